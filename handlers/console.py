@@ -1,0 +1,76 @@
+"""The ``console`` notifier: a readable summary per event on standard output."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from handlers.base import Notifier
+from watcher.models import Event, EventItem
+from watcher.taxonomy import top_level
+
+VERBS = {"published": "published", "edited": "release notes edited",
+         "released": "released (was a pre-release)", "deleted": "deleted"}
+CALLED_OUT = (("bc_breaking", "BC-breaking"), ("deprecation", "Deprecations"),
+              ("security", "Security"), ("regression", "Regressions"))
+MAX_LISTED = 10  # per called-out kind; the rest are counted, the link has them all
+
+
+def _first_line(item: EventItem, width: int = 110) -> str:
+    line = item.text.split("\n", 1)[0].strip()
+    return line if len(line) <= width else line[: width - 1] + "…"
+
+
+def _bullets(items: list[EventItem], limit: int = MAX_LISTED) -> list[str]:
+    lines = [f"    - [{item.subsystem}] {_first_line(item)}" for item in items[:limit]]
+    if len(items) > limit:
+        lines.append(f"    … and {len(items) - limit} more")
+    return lines
+
+
+def _counts(counter: dict[str, int], limit: int = 12) -> str:
+    shown = [f"{name} {count}" for name, count in list(counter.items())[:limit]]
+    rest = sum(list(counter.values())[limit:])
+    return " · ".join(shown + ([f"others {rest}"] if rest else []))
+
+
+def _edit_lines(event: Event) -> list[str]:
+    changes = Counter(item.change for item in event.items)
+    if not event.items:
+        return ["  title or prose edited; no item added, removed or changed"]
+    lines = [f"  {changes['added']} added, {changes['removed']} removed, "
+             f"{changes['changed']} changed"]
+    for change, sign in (("added", "+"), ("removed", "-"), ("changed", "~")):
+        picked = [item for item in event.items if item.change == change]
+        for item in picked[:MAX_LISTED]:
+            lines.append(f"    {sign} [{item.subsystem}] {_first_line(item)}")
+            if item.old_text is not None:
+                lines.append(f"      was: {item.old_text.split(chr(10), 1)[0][:100]}")
+        if len(picked) > MAX_LISTED:
+            lines.append(f"    {sign} … and {len(picked) - MAX_LISTED} more")
+    return lines
+
+
+def format_event(event: Event) -> str:
+    """Most important first: what happened, the link, BC-breaking and deprecations, counts."""
+    title = event.name or event.tag
+    tag = f" ({event.tag})" if event.name and event.tag not in event.name else ""
+    pre = " [pre-release]" if event.prerelease else ""
+    lines = [f"{event.repo}: {title}{tag} {VERBS[event.event]}{pre}", f"  {event.url}"]
+    if event.event == "edited":
+        lines += _edit_lines(event)
+    elif event.items:
+        by_subsystem = Counter(top_level(item.subsystem) for item in event.items)
+        lines.append(f"  {len(event.items)} items: {_counts(dict(by_subsystem.most_common()))}")
+        for kind, label in CALLED_OUT:
+            picked = [item for item in event.items if item.kind == kind]
+            if picked:
+                lines.append(f"  {label} ({len(picked)}):")
+                lines += _bullets(picked)
+        lines.append(f"  by kind: {_counts(event.summary.by_kind)}")
+    return "\n".join(lines)
+
+
+class ConsoleNotifier(Notifier):
+    def send(self, event: Event) -> None:
+        self.context.stdout.write(format_event(event) + "\n\n")
+        self.context.stdout.flush()

@@ -1,0 +1,400 @@
+"""A fake GitHub REST releases API served over real HTTP on loopback.
+
+Why a real server instead of ``httpx.MockTransport``: the watcher's retry, timeout, keep-alive,
+ETag and rate-limit code paths only get exercised honestly when bytes cross a socket.  The fake
+uses nothing but the standard library so it runs anywhere the tests run, binds to an ephemeral
+port so parallel test runs never collide, and never sleeps unless a test asks it to (``latency``
+or ``Scripted.delay``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import hashlib
+import json
+import math
+import socket
+import sys
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+JSON_CT = "application/json; charset=utf-8"
+_EPOCH = datetime(2024, 1, 1, tzinfo=UTC)
+_NO_BODY = {204, 304}
+_AUTHOR: dict[str, Any] = {
+    "login": "octocat", "id": 1, "node_id": "MDQ6VXNlcjE=",
+    "avatar_url": "https://github.com/images/error/octocat_happy.gif", "gravatar_id": "",
+    "url": "https://api.github.com/users/octocat", "html_url": "https://github.com/octocat",
+    "type": "User", "site_admin": False,
+}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Scripted:
+    """One canned answer; queued with ``FakeGitHub.script`` to inject faults deterministically."""
+
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=dict)
+    body: bytes | str | None = None  # None: the normal body (and ETag) for the path
+    delay: float = 0.0  # real sleep before answering; only for timeout tests
+
+    @classmethod
+    def server_error(cls, status: int = 500) -> Scripted:
+        """A GitHub-style 5xx, for retry/backoff tests."""
+        return cls(status, {"content-type": JSON_CT}, json.dumps({"message": "Server Error"}))
+
+    @classmethod
+    def broken_json(cls) -> Scripted:
+        """A 200 whose JSON is cut mid-stream, as seen behind flaky proxies."""
+        return cls(200, {"content-type": "application/json"}, b'[{"id": 1, "tag_na')
+
+    @classmethod
+    def not_json(cls) -> Scripted:
+        """A 200 HTML page, as returned by captive portals and GitHub's unicorn outage page."""
+        return cls(200, {"content-type": "text/html; charset=utf-8"}, "<html>unicorn</html>")
+
+    @classmethod
+    def rate_limited(
+        cls, *, retry_after: int | None = None, reset: int | None = None, status: int = 403
+    ) -> Scripted:
+        """GitHub's primary (403 + reset) or secondary (429/403 + retry-after) rate-limit answer."""
+        headers = {"content-type": JSON_CT, "x-ratelimit-remaining": "0"}
+        if reset is not None:
+            headers["x-ratelimit-reset"] = str(reset)
+        if retry_after is not None:
+            headers["retry-after"] = str(retry_after)
+        message = "API rate limit exceeded for 127.0.0.1. (But here's the good news: ...)"
+        return cls(status, headers, json.dumps({"message": message}))
+
+
+@dataclass(frozen=True)
+class RecordedRequest:
+    """What the server saw and answered, so tests can assert on the client's wire behaviour."""
+
+    method: str
+    path: str
+    query: dict[str, str]
+    headers: dict[str, str]
+    status: int
+
+
+@dataclass
+class _Answer:
+    status: int
+    headers: dict[str, str]
+    body: bytes
+    delay: float = 0.0
+
+
+class FakeGitHub:
+    """In-memory releases store plus an HTTP server that serves it the way api.github.com does."""
+
+    def __init__(self, *, per_page_default: int = 30, latency: float = 0.0) -> None:
+        self.per_page_default = per_page_default
+        self.latency = latency
+        self.rate_limit: int = 5000
+        self.rate_remaining: int = self.rate_limit
+        self.rate_reset: int = int(time.time()) + 3600
+        self.requests: list[RecordedRequest] = []
+        self._lock = threading.RLock()
+        self._repos: dict[str, list[dict[str, Any]]] = {}
+        self._scripts: dict[str, deque[Scripted]] = {}
+        self._token: str | None = None
+        self._next_id = 1000
+        self._seq = 0
+        self._server: _Server | None = None
+        self._thread: threading.Thread | None = None
+
+    # -- lifecycle ---------------------------------------------------------------------------
+    def start(self) -> FakeGitHub:
+        """Bind 127.0.0.1:0 and serve from a daemon thread so a hung test never blocks exit."""
+        if self._server is not None:
+            raise RuntimeError("FakeGitHub already started")
+        self._server = _Server(self)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving and cut kept-alive connections, so pooled clients see a dead server."""
+        server, self._server = self._server, None
+        if server is None:
+            return
+        server.shutdown()
+        server.close_open_connections()
+        server.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def __enter__(self) -> FakeGitHub:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def url(self) -> str:
+        """Base URL to use as ``github.api_url`` (no trailing slash)."""
+        if self._server is None:
+            raise RuntimeError("FakeGitHub is not running; call start() first")
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    # -- state -------------------------------------------------------------------------------
+    def add_repo(self, repo: str) -> None:
+        """Make a repo exist with no releases (listing it gives 200 [] rather than 404)."""
+        with self._lock:
+            self._repos.setdefault(repo, [])
+
+    def add_release(
+        self, repo: str, *, tag: str, body: str = "", name: str | None = None,
+        prerelease: bool = False, draft: bool = False, release_id: int | None = None,
+        published_at: str | None = None,
+    ) -> dict[str, Any]:  # fmt: skip
+        """Publish a release; it becomes the first (newest) entry of the repo's list."""
+        with self._lock:
+            releases = self._repos.setdefault(repo, [])
+            rid = self._next_id if release_id is None else release_id
+            if any(r["id"] == rid for r in releases):
+                raise ValueError(f"release id {rid} already exists in {repo}")
+            self._next_id = max(self._next_id, rid + 1)
+            when = (_EPOCH + timedelta(hours=self._seq)).strftime("%Y-%m-%dT%H:%M:%SZ")
+            self._seq += 1
+            node = hashlib.sha256(f"{repo}:{rid}".encode()).hexdigest()[:16]
+            release = {
+                "id": rid, "node_id": f"RE_{node}", "tag_name": tag, "target_commitish": "main",
+                "name": tag if name is None else name, "body": body, "draft": draft,
+                "prerelease": prerelease, "created_at": published_at or when,
+                "published_at": published_at or when, "author": dict(_AUTHOR), "assets": [],
+            }  # fmt: skip
+            releases.insert(0, release)
+            return self._render(repo, release)
+
+    def edit_release(self, repo: str, release_id: int, **fields: Any) -> dict[str, Any]:
+        """Change fields in place (list position is kept, like editing on github.com)."""
+        with self._lock:
+            release = self._find(repo, release_id)
+            release.update(copy.deepcopy(fields))
+            return self._render(repo, release)
+
+    def delete_release(self, repo: str, release_id: int) -> None:
+        """Remove a release; later GETs by id answer 404."""
+        with self._lock:
+            self._repos[repo].remove(self._find(repo, release_id))
+
+    def releases(self, repo: str) -> list[dict[str, Any]]:
+        """Current releases newest first, drafts included (a view of state, not of the API)."""
+        with self._lock:
+            return [self._render(repo, r) for r in self._repos.get(repo, [])]
+
+    def set_token(self, token: str | None) -> None:
+        """Require ``Authorization: Bearer <token>`` (or ``token <token>``); None disables it."""
+        with self._lock:
+            self._token = token
+
+    # -- fault injection and observation -----------------------------------------------------
+    def script(self, path: str, *responses: Scripted) -> None:
+        """Queue answers for requests whose path (query excluded) equals ``path``, FIFO."""
+        with self._lock:
+            self._scripts.setdefault(path, deque()).extend(responses)
+
+    def requests_to(self, path: str) -> list[RecordedRequest]:
+        """Requests whose path (query excluded) equals ``path``."""
+        with self._lock:
+            return [r for r in self.requests if r.path == path]
+
+    def reset_requests(self) -> None:
+        with self._lock:
+            self.requests.clear()
+
+    # -- request handling (called from server threads) ---------------------------------------
+    def _find(self, repo: str, release_id: int) -> dict[str, Any]:
+        for release in self._repos.get(repo, []):
+            if release["id"] == release_id:
+                return release
+        raise KeyError(f"no release {release_id} in {repo}")
+
+    def _render(self, repo: str, release: dict[str, Any]) -> dict[str, Any]:
+        api = self.url if self._server is not None else "https://api.github.com"
+        rid, tag = release["id"], release["tag_name"]
+        out: dict[str, Any] = {
+            "url": f"{api}/repos/{repo}/releases/{rid}",
+            "html_url": f"https://github.com/{repo}/releases/tag/{tag}",
+            "assets_url": f"{api}/repos/{repo}/releases/{rid}/assets",
+            "upload_url": f"https://uploads.github.com/repos/{repo}/releases/{rid}/assets"
+            "{?name,label}",
+            "tarball_url": f"{api}/repos/{repo}/tarball/{tag}",
+            "zipball_url": f"{api}/repos/{repo}/zipball/{tag}",
+        }
+        out.update(copy.deepcopy(release))
+        return out
+
+    def _route(
+        self, method: str, path: str, query: dict[str, str], headers: dict[str, str]
+    ) -> tuple[int, Any, dict[str, str]]:
+        """Normal (unscripted) handling: (status, JSON payload, extra headers)."""
+        if method != "GET":
+            return 405, {"message": "Method Not Allowed"}, {"allow": "GET"}
+        scheme, _, given = headers.get("authorization", "").partition(" ")
+        authorized = scheme.lower() in ("bearer", "token") and given.strip() == self._token
+        if self._token is not None and not authorized:
+            return 401, {"message": "Bad credentials"}, {}
+        parts = path.split("/")
+        repo = "/".join(parts[2:4])
+        shape_ok = len(parts) in (5, 6) and parts[1] == "repos" and parts[4] == "releases"
+        if not shape_ok or repo not in self._repos:
+            return 404, {"message": "Not Found"}, {}
+        visible = [r for r in self._repos[repo] if authorized or not r["draft"]]
+        if len(parts) == 5:
+            return self._page(path, query, [self._render(repo, r) for r in visible])
+        if parts[5] == "latest":
+            found = [r for r in visible if not r["draft"] and not r["prerelease"]][:1]
+        else:
+            found = [r for r in visible if parts[5].isdigit() and r["id"] == int(parts[5])]
+        if not found:
+            return 404, {"message": "Not Found"}, {}
+        return 200, self._render(repo, found[0]), {}
+
+    def _page(
+        self, path: str, query: dict[str, str], items: list[dict[str, Any]]
+    ) -> tuple[int, Any, dict[str, str]]:
+        """Slice one page and build GitHub's Link header (prev, next, last, first)."""
+
+        def number(name: str, default: int, high: int) -> int:
+            try:
+                return min(max(int(query.get(name, default)), 1), high)
+            except ValueError:
+                return default
+
+        per_page = number("per_page", self.per_page_default, 100)
+        page = number("page", 1, sys.maxsize)
+        last = max(1, math.ceil(len(items) / per_page))
+        links: list[str] = []
+        rels = [("prev", page - 1, page > 1), ("next", page + 1, page < last),
+                ("last", last, page < last), ("first", 1, page > 1)]  # fmt: skip
+        for rel, target, wanted in rels:
+            if wanted and last > 1:
+                links.append(f'<{self.url}{path}?per_page={per_page}&page={target}>; rel="{rel}"')
+        extra = {"link": ", ".join(links)} if links else {}
+        return 200, items[(page - 1) * per_page : page * per_page], extra
+
+    def _handle(
+        self, method: str, path: str, query: dict[str, str], headers: dict[str, str]
+    ) -> _Answer:
+        """Combine scripted and normal answers, apply ETag/304 and rate-limit bookkeeping."""
+        with self._lock:
+            queue = self._scripts.get(path)
+            scripted = queue.popleft() if queue else None
+            status, payload, extra = self._route(method, path, query, headers)
+            body = json.dumps(payload).encode()
+            out_headers: dict[str, str] = {"content-type": JSON_CT, **extra}
+            if status == 200:
+                etag = f'"{hashlib.sha256(body).hexdigest()[:32]}"'
+                out_headers["etag"] = etag
+                inm = headers.get("if-none-match", "").split(",")
+                sent = [t.strip().removeprefix("W/") for t in inm]
+                if scripted is None and etag in sent:
+                    status, body = 304, b""
+            if scripted is not None:
+                status = scripted.status
+                if scripted.body is not None:
+                    raw = scripted.body
+                    body = raw.encode() if isinstance(raw, str) else raw
+                    out_headers = {"content-type": JSON_CT}
+            if status in _NO_BODY or status < 200:
+                body = b""
+            if not body:
+                out_headers.pop("content-type", None)
+            if status == 200:
+                self.rate_remaining = max(0, self.rate_remaining - 1)
+            final = {
+                "x-ratelimit-limit": str(self.rate_limit),
+                "x-ratelimit-remaining": str(self.rate_remaining),
+                "x-ratelimit-reset": str(self.rate_reset),
+                "x-ratelimit-used": str(max(0, self.rate_limit - self.rate_remaining)),
+                "x-ratelimit-resource": "core",
+                **out_headers,
+            }
+            if scripted is not None:
+                final.update({k.lower(): v for k, v in scripted.headers.items()})
+            self.requests.append(RecordedRequest(method, path, query, headers, status))
+            return _Answer(status, final, body, scripted.delay if scripted else 0.0)
+
+
+class _Server(ThreadingHTTPServer):
+    """Threaded server that remembers open sockets so ``stop()`` can cut keep-alive clients."""
+
+    daemon_threads = True
+
+    def __init__(self, fake: FakeGitHub) -> None:
+        self.fake = fake
+        self._conns: set[socket.socket] = set()
+        self._conns_lock = threading.Lock()
+        super().__init__(("127.0.0.1", 0), _Handler)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        with self._conns_lock:
+            self._conns.add(request)
+        super().process_request(request, client_address)
+
+    def shutdown_request(self, request: Any) -> None:
+        with self._conns_lock:
+            self._conns.discard(request)
+        super().shutdown_request(request)
+
+    def close_open_connections(self) -> None:
+        with self._conns_lock:
+            for conn in self._conns:
+                with contextlib.suppress(OSError):
+                    conn.shutdown(socket.SHUT_RDWR)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """Clients that time out and hang up are expected here; stay quiet about them."""
+        if not isinstance(sys.exc_info()[1], OSError):
+            super().handle_error(request, client_address)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    """Thin HTTP/1.1 adapter: parse, delegate to ``FakeGitHub._handle``, write the answer."""
+
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # headers and body go out as separate writes; avoid 40 ms stalls
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Keep pytest output clean."""
+
+    def _serve(self) -> None:
+        length = int(self.headers.get("content-length") or 0)
+        if length:
+            self.rfile.read(length)
+        if self.server.fake.latency > 0:
+            time.sleep(self.server.fake.latency)
+        split = urlsplit(self.path)
+        query = dict(parse_qsl(split.query, keep_blank_values=True))
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        answer = self.server.fake._handle(self.command, split.path, query, headers)
+        if answer.delay > 0:
+            time.sleep(answer.delay)
+        try:
+            self.send_response(answer.status)
+            for name, value in answer.headers.items():
+                self.send_header(name, value)
+            self.send_header("content-length", str(len(answer.body)))
+            self.end_headers()
+            if self.command != "HEAD":
+                self.wfile.write(answer.body)
+            self.wfile.flush()
+        except OSError:
+            self.close_connection = True
+
+    do_GET = do_HEAD = do_POST = do_PUT = do_PATCH = do_DELETE = _serve

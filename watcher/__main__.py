@@ -1,0 +1,3 @@
+from watcher.cli import console_script
+
+console_script()

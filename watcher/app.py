@@ -1,0 +1,85 @@
+"""The composition root: builds the store, client, analyzer and notifiers from a Config.
+
+Everything with I/O is created here and handed in; sleep, clock and transport can be replaced
+(tests use a loopback fake GitHub and never sleep).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import IO
+
+import httpx
+
+from handlers.base import HandlerContext, Notifier, NotifierConfig, notifier_config
+from watcher.analyze import Analyzer
+from watcher.config import Config, Secrets
+from watcher.github import GitHubClient, RetryPolicy
+from watcher.poller import Poller, utcnow
+from watcher.store import Store
+from watcher.taxonomy import Taxonomy, with_overrides
+
+
+@dataclass
+class Dependencies:
+    """What the outside world provides; tests swap these."""
+
+    stdout: IO[str] = field(default_factory=lambda: sys.stdout)
+    sleep: Callable[[float], None] = time.sleep
+    clock: Callable[[], datetime] = utcnow
+    epoch: Callable[[], float] = time.time
+    transport: httpx.BaseTransport | None = None
+    secrets: Secrets | None = None
+
+    def get_secrets(self) -> Secrets:
+        if self.secrets is None:
+            self.secrets = Secrets()
+        return self.secrets
+
+
+def taxonomy_for(config: Config) -> Taxonomy:
+    rules = [(rule.subsystem, rule.patterns) for rule in config.classify.rules]
+    return with_overrides(config.classify.headings, rules)
+
+
+def notifier_configs(config: Config) -> list[tuple[type[Notifier], NotifierConfig]]:
+    return [notifier_config(raw, config.source) for raw in config.notifiers]
+
+
+def build_notifiers(config: Config, deps: Dependencies) -> dict[str, Notifier]:
+    context = HandlerContext(secrets=deps.get_secrets(), base_dir=config.base_dir,
+                             stdout=deps.stdout, slack_api_url=config.slack.api_url)
+    return {cfg.name: cls(cfg, context) for cls, cfg in notifier_configs(config)}
+
+
+@dataclass
+class Runtime:
+    config: Config
+    store: Store
+    client: GitHubClient
+    analyzer: Analyzer
+    poller: Poller
+    http: httpx.Client
+
+    def close(self) -> None:
+        self.http.close()
+        self.store.close()
+
+
+def build_runtime(config: Config, deps: Dependencies) -> Runtime:
+    github = config.github
+    http = GitHubClient.make_http(github.api_url, deps.get_secrets().github_token,
+                                  github.timeout, transport=deps.transport)
+    policy = RetryPolicy(retries=github.retries, backoff=github.backoff,
+                         max_rate_limit_wait=github.max_rate_limit_wait)
+    client = GitHubClient(http, api_url=github.api_url, policy=policy, sleep=deps.sleep,
+                          clock=deps.epoch)
+    analyzer = Analyzer(taxonomy_for(config), max_body_chars=config.poll.max_body_chars)
+    store = Store.open(config.store_path())
+    notifiers = [cfg for _, cfg in notifier_configs(config)]
+    poller = Poller(config, store, client, analyzer, notifiers, clock=deps.clock)
+    return Runtime(config, store, client, analyzer, poller, http)

@@ -1,0 +1,182 @@
+"""The ``release-watch`` command line (also ``python -m watcher``).
+
+Exit codes (contract): 0 success; 1 a repo or notifier failed after its retries (the others
+still ran); 2 usage or configuration error. Errors are one line on stderr; ``--verbose`` adds
+the traceback. Heavy modules are imported inside the commands that need them, so ``--help``
+and a console-only poll start fast.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, NoReturn
+
+import click
+
+from watcher.errors import ConfigError, WatcherError
+
+logger = logging.getLogger("watcher")
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+class State:
+    def __init__(self, config_path: str | None, verbose: bool, log_format: str,
+                 deps: Any) -> None:
+        self.config_path = config_path
+        self.verbose = verbose
+        self.log_format = log_format
+        self.deps = deps
+
+    def config(self) -> Any:
+        from watcher.config import find_config_file, load_config
+
+        return load_config(find_config_file(self.config_path))
+
+
+def _fail(message: str, code: int) -> NoReturn:
+    click.echo(f"release-watch: {message}", err=True)
+    sys.exit(code)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--config", "config_path", metavar="PATH",
+              help="Config file (else $RELEASE_WATCH_CONFIG, else ./release-watch.toml, else the "
+                   "built-in defaults).")
+@click.option("-v", "--verbose", is_flag=True, help="Debug logging and tracebacks on errors.")
+@click.option("--log-format", type=click.Choice(["text", "json"]), default="text",
+              show_default=True, help="Format of log lines on stderr.")
+@click.pass_context
+def cli(ctx: click.Context, config_path: str | None, verbose: bool, log_format: str) -> None:
+    """Tells you what changed in PyTorch and PyTorch/XLA releases, by subsystem."""
+    deps = ctx.obj
+    if deps is None:
+        from watcher.app import Dependencies
+
+        deps = Dependencies()
+    secrets = deps.get_secrets()
+    from watcher.logs import setup_logging
+
+    values = [s.get_secret_value() for s in (secrets.github_token, secrets.slack_bot_token,
+                                              secrets.slack_webhook_url) if s is not None]
+    setup_logging(verbose=verbose, log_format=log_format, secrets=values)
+    ctx.obj = State(config_path, verbose, log_format, deps)
+
+
+@cli.command()
+@click.option("--repo", "repos", multiple=True, metavar="OWNER/NAME",
+              help="Poll only this repo (repeatable); it need not be in the config.")
+@click.option("--dry-run", is_flag=True, help="Compute and print; send nothing, change no state.")
+@click.pass_obj
+def poll(state: State, repos: tuple[str, ...], dry_run: bool) -> None:
+    """One poll of every watched repo, then exit."""
+    from watcher.commands.poll import run_poll
+
+    sys.exit(run_poll(state.config(), state.deps, list(repos), dry_run=dry_run))
+
+
+@cli.command()
+@click.argument("path", metavar="PATH|-")
+@click.option("--repo", metavar="OWNER/NAME", help="The repo the notes belong to (for links).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
+              show_default=True)
+@click.option("--explain", is_flag=True, help="Say why each item got its subsystem and kind.")
+@click.pass_obj
+def classify(state: State, path: str, repo: str | None, fmt: str, explain: bool) -> None:
+    """Parse and classify one release-notes markdown file (offline)."""
+    from watcher.commands.offline import run_classify
+
+    run_classify(state.config(), state.deps.stdout, path, repo=repo, fmt=fmt, explain=explain)
+
+
+@cli.command()
+@click.argument("old", metavar="OLD")
+@click.argument("new", metavar="NEW")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
+              show_default=True)
+@click.pass_obj
+def diff(state: State, old: str, new: str, fmt: str) -> None:
+    """Item-level diff of two release-notes files (offline)."""
+    from watcher.commands.offline import run_diff
+
+    run_diff(state.config(), state.deps.stdout, old, new, fmt=fmt)
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.option("--check", is_flag=True,
+              help="Exit 1 when the last successful poll is older than 3 poll intervals.")
+@click.pass_obj
+def status(state: State, as_json: bool, check: bool) -> None:
+    """What the store knows: per repo polls, errors, releases; pending deliveries."""
+    from watcher.commands.status import run_status
+
+    sys.exit(run_status(state.config(), state.deps, as_json=as_json, check=check))
+
+
+@cli.group("config")
+def config_group() -> None:
+    """Configuration commands."""
+
+
+@config_group.command("check")
+@click.pass_obj
+def config_check(state: State) -> None:
+    """Validate the configuration and print it with secrets masked."""
+    from watcher.commands.config_check import run_config_check
+
+    run_config_check(state.config(), state.deps)
+
+
+def main(argv: Sequence[str] | None = None, deps: Any = None) -> int:
+    """Entry point; returns the exit code (``sys.exit`` in the console script)."""
+    verbose = "-v" in (argv or sys.argv[1:]) or "--verbose" in (argv or sys.argv[1:])
+    try:
+        cli.main(args=list(argv) if argv is not None else None, prog_name="release-watch",
+                 standalone_mode=False, obj=deps)
+    except SystemExit as done:
+        return int(done.code or 0) if not isinstance(done.code, str) else EXIT_FAILED
+    except click.exceptions.Abort:
+        click.echo("release-watch: aborted", err=True)
+        return 130
+    except click.ClickException as error:
+        error.show()
+        return EXIT_USAGE
+    except ConfigError as error:
+        _report(error, verbose)
+        return EXIT_USAGE
+    except WatcherError as error:
+        _report(error, verbose)
+        return EXIT_FAILED
+    except BrokenPipeError:
+        return EXIT_OK
+    return EXIT_OK
+
+
+def _report(error: Exception, verbose: bool) -> None:
+    if verbose:
+        logger.error("traceback follows", exc_info=error)
+    click.echo(f"release-watch: {error}", err=True)
+
+
+def console_script() -> None:
+    sys.exit(main())
+
+
+def dumps(data: Any) -> str:
+    return json.dumps(data, indent=2, ensure_ascii=False, default=str)
+
+
+def read_text(path: str) -> str:
+    if path == "-":
+        return sys.stdin.read()
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except OSError as error:
+        raise ConfigError(f"cannot read {path}: {error.strerror}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path} is not UTF-8 text") from None

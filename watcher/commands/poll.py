@@ -1,0 +1,63 @@
+"""``release-watch poll``: one poll, then deliver what is queued."""
+
+from __future__ import annotations
+
+import logging
+import tempfile
+from pathlib import Path
+
+from handlers.console import format_event
+from watcher.app import Dependencies, build_notifiers, build_runtime
+from watcher.config import Config, RepoConfig
+from watcher.deliver import deliver_pending
+
+logger = logging.getLogger(__name__)
+
+
+def _repos(config: Config, names: list[str]) -> list[RepoConfig]:
+    if not names:
+        return config.repos
+    return [config.repo(name) if "/" in name else RepoConfig(name=name) for name in names]
+
+
+def run_poll(config: Config, deps: Dependencies, repo_names: list[str], *, dry_run: bool) -> int:
+    repos = _repos(config, repo_names)
+    if dry_run:
+        return _dry_run(config, deps, repos)
+    notifiers = build_notifiers(config, deps)
+    runtime = build_runtime(config, deps)
+    try:
+        report = runtime.poller.poll(repos)
+        delivery = deliver_pending(runtime.store, notifiers)
+    finally:
+        for notifier in notifiers.values():
+            notifier.close()
+        runtime.close()
+    logger.info("polled %d repos: %d events, %d messages sent, %d repos failed",
+                len(repos), len(report.events), delivery.sent, len(report.failed))
+    return 1 if report.failed or delivery.failed else 0
+
+
+def _dry_run(config: Config, deps: Dependencies, repos: list[RepoConfig]) -> int:
+    """Poll against the real store without writing to it; a missing store is a first run in a
+    throw-away directory, so the dry run shows what the first real poll would announce."""
+    store_path = config.store_path()
+    with tempfile.TemporaryDirectory(prefix="release-watch-dry-") as scratch:
+        if not (store_path / "cache.db").exists():
+            config = config.model_copy(update={"store": config.store.model_copy(
+                update={"path": str(Path(scratch) / "store")})})
+        runtime = build_runtime(config, deps)
+        try:
+            report = runtime.poller.poll(repos, dry_run=True)
+            out = deps.stdout
+            for event in report.events:
+                recipients = runtime.poller.recipients(event)
+                out.write(format_event(event) + "\n")
+                out.write(f"  would go to: {', '.join(recipients) or 'no notifier'}\n\n")
+            unchanged = sum(1 for outcome in report.outcomes if outcome.not_modified)
+            out.write(f"dry run: {len(repos)} repos, {len(report.events)} events, "
+                      f"{unchanged} unchanged, {len(report.failed)} failed; nothing sent or "
+                      "recorded\n")
+        finally:
+            runtime.close()
+    return 1 if report.failed else 0

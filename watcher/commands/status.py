@@ -1,0 +1,107 @@
+"""``release-watch status``: what the store knows, for people (text) and probes (--check)."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta
+from typing import Any
+
+from watcher.app import Dependencies
+from watcher.config import Config
+from watcher.store import Store
+
+STALE_INTERVALS = 3
+
+
+def _ago(when: datetime | None, now: datetime) -> str:
+    if when is None:
+        return "never"
+    seconds = int((now - when).total_seconds())
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{when:%Y-%m-%d %H:%M:%SZ} ({seconds // size}{unit} ago)"
+    return f"{when:%Y-%m-%d %H:%M:%SZ} ({seconds}s ago)"
+
+
+def collect(config: Config, store: Store) -> dict[str, Any]:
+    repos = []
+    for name in sorted({*store.repos(), *(r.name for r in config.repos)}):
+        state = store.repo_state(name)
+        repos.append({
+            "repo": name, "watched": any(r.name == name for r in config.repos),
+            "last_poll": state.last_poll, "last_success": state.last_success,
+            "consecutive_failures": state.consecutive_failures, "last_error": state.last_error,
+            "releases_known": len(state.release_ids),
+            "rate_limit": {"remaining": state.rate_limit_remaining,
+                           "limit": state.rate_limit_limit, "reset": state.rate_limit_reset},
+        })
+    pending = store.pending_deliveries()
+    by_notifier: dict[str, int] = {}
+    for delivery in pending:
+        by_notifier[delivery.notifier] = by_notifier.get(delivery.notifier, 0) + 1
+    return {"store": str(config.store_path()), "repos": repos,
+            "pending_deliveries": len(pending), "pending_by_notifier": by_notifier,
+            "failing_deliveries": [{"notifier": d.notifier, "event": d.event_id,
+                                    "attempts": d.attempts, "error": d.last_error,
+                                    "permanent": d.permanent_failure}
+                                   for d in pending if d.attempts]}
+
+
+def health(data: dict[str, Any], interval: float, now: datetime) -> tuple[bool, str]:
+    successes = [r["last_success"] for r in data["repos"] if r["last_success"] is not None]
+    if not successes:
+        return False, "no successful poll yet"
+    latest = max(successes)
+    limit = timedelta(seconds=STALE_INTERVALS * interval)
+    if now - latest > limit:
+        return False, f"last successful poll {_ago(latest, now)} is older than {limit}"
+    return True, f"last successful poll {_ago(latest, now)}"
+
+
+def run_status(config: Config, deps: Dependencies, *, as_json: bool, check: bool) -> int:
+    path = config.store_path()
+    now = deps.clock()
+    if not (path / "cache.db").exists():
+        data: dict[str, Any] = {"store": str(path), "repos": [], "pending_deliveries": 0,
+                                "pending_by_notifier": {}, "failing_deliveries": []}
+    else:
+        store = Store.open(path)
+        try:
+            data = collect(config, store)
+        finally:
+            store.close()
+    healthy, why = health(data, config.poll.interval, now)
+    data["healthy"], data["health"] = healthy, why
+    out = deps.stdout
+    if as_json:
+        out.write(json.dumps(data, indent=2, default=str) + "\n")
+    else:
+        out.write(_text(data, now))
+    return 0 if healthy or not check else 1
+
+
+def _text(data: dict[str, Any], now: datetime) -> str:
+    lines = [f"store: {data['store']}"]
+    if not data["repos"]:
+        lines.append("no poll recorded yet")
+    for repo in data["repos"]:
+        flag = "" if repo["watched"] else " (no longer watched)"
+        lines.append(f"{repo['repo']}{flag}")
+        lines.append(f"  last poll:    {_ago(repo['last_poll'], now)}")
+        lines.append(f"  last success: {_ago(repo['last_success'], now)}")
+        lines.append(f"  releases known: {repo['releases_known']}")
+        if repo["consecutive_failures"]:
+            lines.append(f"  failing: {repo['consecutive_failures']} polls in a row; last error: "
+                         f"{repo['last_error']}")
+        rate = repo["rate_limit"]
+        if rate["remaining"] is not None:
+            lines.append(f"  rate limit: {rate['remaining']}/{rate['limit']} left")
+    lines.append(f"pending deliveries: {data['pending_deliveries']}"
+                 + "".join(f"\n  {name}: {count}" for name, count
+                           in data["pending_by_notifier"].items()))
+    for failing in data["failing_deliveries"]:
+        kind = "permanent" if failing["permanent"] else "transient"
+        lines.append(f"  {failing['notifier']}: {failing['attempts']} failed attempts "
+                     f"({kind}): {failing['error']}")
+    lines.append(f"health: {'ok' if data['healthy'] else 'STALE'}: {data['health']}")
+    return "\n".join(lines) + "\n"

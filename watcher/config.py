@@ -1,0 +1,236 @@
+"""Configuration: the TOML file merged over the built-in defaults, validated strictly.
+
+A misspelled key is an error (``extra="forbid"``), never silently ignored. Secrets do not live in
+the file: they come from the environment (see ``Secrets``) and are ``SecretStr`` everywhere.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+)
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from watcher.errors import ConfigError
+from watcher.resources import default_config_path
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$")
+_UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
+REPO_NAME = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
+
+
+def parse_duration(value: object) -> float:
+    """``"30s"``, ``"10m"``, ``"1h"``, ``"2d"`` or a number of seconds → seconds."""
+    if isinstance(value, bool):
+        raise ValueError("a duration is written like 30s, 10m or 1h")
+    if isinstance(value, int | float):
+        return float(value)
+    match = _DURATION.match(str(value))
+    if not match:
+        raise ValueError(f"{value!r} is not a duration; write it like 30s, 10m or 1h")
+    return float(match.group(1)) * _UNIT_SECONDS[match.group(2) or "s"]
+
+
+Duration = Annotated[float, BeforeValidator(parse_duration)]
+
+
+class Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class GitHubConfig(Section):
+    api_url: str
+    per_page: int = Field(ge=1, le=100)
+    max_pages: int = Field(ge=1, le=100)
+    timeout: Duration = Field(gt=0)
+    retries: int = Field(ge=0, le=10)
+    backoff: Duration = Field(ge=0)
+    max_rate_limit_wait: Duration = Field(ge=0)
+
+    @field_validator("api_url")
+    @classmethod
+    def _http_url(cls, value: str) -> str:
+        if not value.startswith(("http://", "https://")):
+            raise ValueError("must start with http:// or https://")
+        return value.rstrip("/")
+
+
+class StoreConfig(Section):
+    path: str
+
+
+class PollConfig(Section):
+    interval: Duration = Field(ge=1)
+    first_run_announce: int = Field(ge=0)
+    max_body_chars: int = Field(ge=1000)
+
+
+class RepoConfig(Section):
+    name: str
+    include_prereleases: bool = True
+
+    @field_validator("name")
+    @classmethod
+    def _owner_slash_name(cls, value: str) -> str:
+        if not REPO_NAME.match(value):
+            raise ValueError(f"{value!r} is not OWNER/NAME")
+        return value
+
+
+class SlackConfig(Section):
+    api_url: str
+
+
+class ClassifyRule(Section):
+    subsystem: str
+    patterns: list[str] = Field(min_length=1)
+
+    @field_validator("patterns")
+    @classmethod
+    def _compiles(cls, patterns: list[str]) -> list[str]:
+        for pattern in patterns:
+            try:
+                re.compile(pattern)
+            except re.error as error:
+                raise ValueError(f"pattern {pattern!r} is not a valid regex: {error}") from None
+        return patterns
+
+
+class ClassifyConfig(Section):
+    headings: dict[str, str]
+    rules: list[ClassifyRule]
+
+
+class Config(Section):
+    github: GitHubConfig
+    store: StoreConfig
+    poll: PollConfig
+    repos: list[RepoConfig] = Field(min_length=1)
+    slack: SlackConfig
+    classify: ClassifyConfig
+    notifiers: list[dict[str, Any]]
+    # Where relative paths in the file (a jsonl notifier's path, store.path) are anchored.
+    base_dir: Path = Field(default_factory=Path.cwd, exclude=True)
+    source: str = Field(default="built-in defaults", exclude=True)
+
+    @field_validator("repos")
+    @classmethod
+    def _unique_repos(cls, repos: list[RepoConfig]) -> list[RepoConfig]:
+        names = [repo.name.lower() for repo in repos]
+        duplicates = sorted({name for name in names if names.count(name) > 1})
+        if duplicates:
+            raise ValueError(f"repo listed twice: {', '.join(duplicates)}")
+        return repos
+
+    @field_validator("notifiers")
+    @classmethod
+    def _named_and_typed(cls, notifiers: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        seen: set[str] = set()
+        for index, notifier in enumerate(notifiers):
+            name, kind = notifier.get("name"), notifier.get("type")
+            if not isinstance(name, str) or not name:
+                raise ValueError(f"notifiers[{index}] needs a name")
+            if not isinstance(kind, str) or not kind:
+                raise ValueError(f"notifier {name!r} needs a type")
+            if name in seen:
+                raise ValueError(f"notifier name {name!r} is used twice")
+            seen.add(name)
+        return notifiers
+
+    def repo(self, name: str) -> RepoConfig:
+        for repo in self.repos:
+            if repo.name.lower() == name.lower():
+                return repo
+        return RepoConfig(name=name)
+
+    def resolve_path(self, value: str) -> Path:
+        path = Path(os.path.expandvars(value)).expanduser()
+        return path if path.is_absolute() else self.base_dir / path
+
+    def store_path(self) -> Path:
+        if self.store.path:
+            return self.resolve_path(self.store.path)
+        state_home = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+        return Path(state_home) / "release-watch"
+
+
+class Secrets(BaseSettings):
+    """Tokens, from the environment only; their repr and str are masked by ``SecretStr``."""
+
+    model_config = SettingsConfigDict(extra="ignore", populate_by_name=False)
+
+    github_token: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("GITHUB_TOKEN", "GH_TOKEN"))
+    slack_bot_token: SecretStr | None = Field(default=None, validation_alias="SLACK_BOT_TOKEN")
+    slack_webhook_url: SecretStr | None = Field(default=None, validation_alias="SLACK_WEBHOOK_URL")
+
+
+def _merge(defaults: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
+    merged = dict(defaults)
+    for key, value in overrides.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = _merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as handle:
+            return tomllib.load(handle)
+    except FileNotFoundError:
+        raise ConfigError(f"config file {path} does not exist") from None
+    except OSError as error:
+        raise ConfigError(f"cannot read config file {path}: {error.strerror}") from None
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"{path} is not valid TOML: {error}") from None
+
+
+def describe_validation_error(error: ValidationError, source: str) -> str:
+    """One line naming the first bad key, e.g. ``poll.interval: '10 minutes' is not a duration``."""
+    first = error.errors()[0]
+    where = ".".join(str(part) for part in first["loc"]) or "(top level)"
+    message = first["msg"].removeprefix("Value error, ")
+    if first["type"] == "extra_forbidden":
+        message = "unknown key (misspelled?)"
+    more = f" (and {error.error_count() - 1} more)" if error.error_count() > 1 else ""
+    return f"{source}: {where}: {message}{more}"
+
+
+def config_from_dict(data: dict[str, Any], *, base_dir: Path, source: str) -> Config:
+    merged = _merge(_read_toml(default_config_path()), data)
+    try:
+        return Config.model_validate({**merged, "base_dir": base_dir, "source": source})
+    except ValidationError as error:
+        raise ConfigError(describe_validation_error(error, source)) from None
+
+
+def find_config_file(explicit: str | None, environ: dict[str, str] | None = None) -> Path | None:
+    """``--config``, else ``$RELEASE_WATCH_CONFIG``, else ``./release-watch.toml`` if present."""
+    env = os.environ if environ is None else environ
+    if explicit:
+        return Path(explicit)
+    if env.get("RELEASE_WATCH_CONFIG"):
+        return Path(env["RELEASE_WATCH_CONFIG"])
+    local = Path("release-watch.toml")
+    return local if local.is_file() else None
+
+
+def load_config(path: Path | None) -> Config:
+    if path is None:
+        return config_from_dict({}, base_dir=Path.cwd(), source="built-in defaults")
+    return config_from_dict(_read_toml(path), base_dir=path.resolve().parent, source=str(path))

@@ -1,0 +1,268 @@
+"""The GitHub REST client: conditional, paginated, rate-limit aware release listing.
+
+Rules it follows (docs.github.com, "Best practices for using the REST API" and "Using pagination
+in the REST API"; see ../shared/data/github/api-notes.md):
+  * send ``If-None-Match`` with the ETag exactly as received; a 304 is "unchanged" and costs no
+    quota on an authorised request;
+  * follow ``Link: <…>; rel="next"`` only up to a configured depth, and only on the API host (a
+    token is never sent to another host);
+  * on a 403/429 rate limit wait for ``retry-after``, else until ``x-ratelimit-reset``, else one
+    minute, but never longer than ``max_rate_limit_wait``: past that, give up on the repo for
+    this poll (``RateLimitError``) so the other repos still run;
+  * 5xx, timeouts, dropped connections and bodies that are not the documented JSON get bounded
+    retries with exponential backoff and full jitter.
+Sleep, clock and randomness are injected, so tests never wait.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+from pydantic import SecretStr, TypeAdapter, ValidationError
+
+from watcher.errors import GitHubError, MalformedResponse, RateLimitError
+from watcher.models import Release
+
+logger = logging.getLogger(__name__)
+
+API_VERSION = "2022-11-28"
+USER_AGENT = "release-watch/0.1 (+https://github.com/release-watch)"
+_LINK = re.compile(r'<([^>]+)>\s*;\s*rel="([^"]+)"')
+_RELEASES = TypeAdapter(list[Release])
+_RELEASE = TypeAdapter(Release)
+
+
+@dataclass(frozen=True)
+class RateLimitReading:
+    """The ``x-ratelimit-*`` headers of one answer."""
+
+    limit: int | None
+    remaining: int | None
+    reset: float | None  # UTC epoch seconds
+    resource: str | None = None
+
+    @classmethod
+    def from_headers(cls, headers: httpx.Headers) -> RateLimitReading | None:
+        def number(name: str) -> int | None:
+            value = headers.get(name)
+            return int(value) if value and value.strip().isdigit() else None
+
+        if "x-ratelimit-remaining" not in headers:
+            return None
+        reset = number("x-ratelimit-reset")
+        return cls(number("x-ratelimit-limit"), number("x-ratelimit-remaining"),
+                   float(reset) if reset is not None else None, headers.get("x-ratelimit-resource"))
+
+
+@dataclass
+class Listing:
+    """The outcome of listing one repo's releases."""
+
+    not_modified: bool
+    releases: list[Release] = field(default_factory=list)
+    etags: dict[str, str] = field(default_factory=dict)  # page URL → ETag to keep
+    complete: bool = True  # False when max_pages cut the listing short
+    requests: int = 0
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How often and how long to retry transient failures (exponential backoff, full jitter)."""
+
+    retries: int = 3
+    backoff: float = 2.0
+    cap: float = 60.0
+    max_rate_limit_wait: float = 60.0
+
+    def delay(self, attempt: int, rng: random.Random) -> float:
+        return rng.uniform(0, min(self.cap, self.backoff * 2**attempt))
+
+
+def parse_link_header(value: str | None) -> dict[str, str]:
+    """``<url>; rel="next", <url>; rel="last"`` → ``{"next": url, "last": url}``."""
+    return {rel: url for url, rel in _LINK.findall(value or "")}
+
+
+def _is_rate_limited(response: httpx.Response) -> bool:
+    if response.status_code == 429:
+        return True
+    if response.status_code != 403:
+        return False
+    if response.headers.get("x-ratelimit-remaining") == "0" or "retry-after" in response.headers:
+        return True
+    return "rate limit" in response.text.lower()
+
+
+def rate_limit_wait(response: httpx.Response, now: float) -> float:
+    """Seconds GitHub asks us to wait before trying again."""
+    retry_after = response.headers.get("retry-after", "").strip()
+    if retry_after.isdigit():
+        return float(retry_after)
+    reading = RateLimitReading.from_headers(response.headers)
+    if reading and reading.remaining == 0 and reading.reset is not None:
+        return max(0.0, reading.reset - now) + 1.0
+    return 60.0  # "Otherwise, wait for at least one minute before retrying."
+
+
+class GitHubClient:
+    def __init__(self, http: httpx.Client, *, api_url: str, policy: RetryPolicy,
+                 sleep: Callable[[float], None] = time.sleep,
+                 clock: Callable[[], float] = time.time,
+                 rng: random.Random | None = None) -> None:
+        self.http = http
+        self.api_url = api_url.rstrip("/")
+        self.policy = policy
+        self.sleep = sleep
+        self.clock = clock
+        self.rng = rng or random.Random()
+        self.last_rate_limit: RateLimitReading | None = None
+
+    @staticmethod
+    def make_http(api_url: str, token: SecretStr | None, timeout: float,
+                  transport: httpx.BaseTransport | None = None,
+                  max_connections: int = 10) -> httpx.Client:
+        """The one shared keep-alive client; the token lives only in its default headers."""
+        headers = {"Accept": "application/vnd.github+json", "X-GitHub-Api-Version": API_VERSION,
+                   "User-Agent": USER_AGENT}
+        if token is not None and token.get_secret_value():
+            headers["Authorization"] = f"Bearer {token.get_secret_value()}"
+        limits = httpx.Limits(max_connections=max_connections,
+                              max_keepalive_connections=max_connections)
+        return httpx.Client(base_url=api_url.rstrip("/"), headers=headers, timeout=timeout,
+                            transport=transport, limits=limits, follow_redirects=False)
+
+    def releases_url(self, repo: str, per_page: int, page: int = 1) -> str:
+        return f"{self.api_url}/repos/{repo}/releases?per_page={per_page}&page={page}"
+
+    def list_releases(self, repo: str, *, etags: dict[str, str], per_page: int,
+                      max_pages: int) -> Listing:
+        """Newest first. ``etags`` maps page URLs to the ETags kept from the last poll."""
+        listing = Listing(not_modified=False)
+        url: str | None = self.releases_url(repo, per_page)
+        for page in range(1, max_pages + 1):
+            assert url is not None
+            response, releases = self._fetch(repo, url, etags.get(url), _RELEASES)
+            listing.requests += 1
+            if response.status_code == 304:
+                listing.not_modified = page == 1
+                listing.complete = False
+                return listing
+            listing.releases.extend(releases)
+            if response.headers.get("etag"):
+                listing.etags[url] = response.headers["etag"]
+            url = parse_link_header(response.headers.get("link")).get("next")
+            if url is None:
+                return listing
+            if not url.startswith(self.api_url + "/"):
+                logger.warning("%s: ignoring a next-page link to another host", repo)
+                return listing
+        listing.complete = False
+        return listing
+
+    def get_release(self, repo: str, release_id: int) -> Release | None:
+        """The release by id, or None when GitHub says 404 (deleted, or never existed)."""
+        url = f"{self.api_url}/repos/{repo}/releases/{release_id}"
+        response, release = self._fetch(repo, url, None, _RELEASE, allow_404=True)
+        return None if response.status_code == 404 else release
+
+    def _fetch(self, repo: str, url: str, etag: str | None, adapter: TypeAdapter[Any], *,
+               allow_404: bool = False) -> tuple[httpx.Response, Any]:
+        """GET with every retry rule; returns the response and its decoded body (None for
+        304/404). A body that is not the documented JSON is retried like a 5xx."""
+        headers = {"If-None-Match": etag} if etag else {}
+        attempt = 0
+        waited_for_rate_limit = False
+        while True:
+            self._respect_known_limit(repo, url)
+            try:
+                response = self.http.get(url, headers=headers)
+            except httpx.TransportError as error:  # timeouts, refused and dropped connections
+                failure = type(error).__name__
+                if attempt >= self.policy.retries:
+                    raise GitHubError(f"{repo}: GitHub unreachable after {attempt + 1} tries "
+                                      f"({failure})", repo=repo, url=url) from error
+                self._backoff(repo, attempt, failure)
+                attempt += 1
+                continue
+            reading = RateLimitReading.from_headers(response.headers)
+            self.last_rate_limit = reading or self.last_rate_limit
+            status = response.status_code
+            if status == 304 or (status == 404 and allow_404):
+                return response, None
+            if status == 200:
+                try:
+                    return response, adapter.validate_json(response.content)
+                except ValidationError as error:
+                    problem = self._shape_problem(error)
+                    if attempt >= self.policy.retries:
+                        raise MalformedResponse(
+                            f"{repo}: GitHub's answer is not a release listing ({problem}), "
+                            f"{attempt + 1} times", repo=repo, url=url, status=status) from None
+                    self._backoff(repo, attempt, f"a malformed body ({problem})")
+                    attempt += 1
+                    continue
+            if _is_rate_limited(response):
+                wait = rate_limit_wait(response, self.clock())
+                if waited_for_rate_limit or wait > self.policy.max_rate_limit_wait:
+                    raise RateLimitError(
+                        f"{repo}: GitHub rate limit (HTTP {status}) asks for {wait:.0f}s, more "
+                        f"than github.max_rate_limit_wait={self.policy.max_rate_limit_wait:.0f}s;"
+                        " skipped this poll", repo=repo, url=url, status=status,
+                        reset_at=self.clock() + wait)
+                logger.info("%s: rate limited, waiting %.0fs as GitHub asks", repo, wait)
+                self.sleep(wait)
+                self.last_rate_limit = None
+                waited_for_rate_limit = True
+                continue
+            if status >= 500 and attempt < self.policy.retries:
+                self._backoff(repo, attempt, f"HTTP {status}")
+                attempt += 1
+                continue
+            raise GitHubError(self._describe(repo, response), repo=repo, url=url, status=status)
+
+    @staticmethod
+    def _shape_problem(error: ValidationError) -> str:
+        first = error.errors()[0]
+        if first["type"] == "json_invalid":
+            return "invalid JSON"
+        where = ".".join(str(part) for part in first["loc"]) or "body"
+        return f"{where}: {first['msg']}"
+
+    def _respect_known_limit(self, repo: str, url: str) -> None:
+        """Do not spend a request we know GitHub will refuse: quota exhausted until reset."""
+        reading = self.last_rate_limit
+        if not reading or reading.remaining != 0 or reading.reset is None:
+            return
+        wait = reading.reset - self.clock() + 1.0
+        if wait <= 0:
+            return
+        if wait > self.policy.max_rate_limit_wait:
+            raise RateLimitError(f"{repo}: GitHub quota used up until reset in {wait:.0f}s; "
+                                 "skipped this poll", repo=repo, url=url, reset_at=reading.reset)
+        logger.info("%s: quota used up, waiting %.0fs for the reset", repo, wait)
+        self.sleep(wait)
+        self.last_rate_limit = None
+
+    def _backoff(self, repo: str, attempt: int, failure: str) -> None:
+        delay = self.policy.delay(attempt, self.rng)
+        logger.warning("%s: %s from GitHub, retry %d/%d in %.1fs", repo, failure, attempt + 1,
+                       self.policy.retries, delay)
+        self.sleep(delay)
+
+    @staticmethod
+    def _describe(repo: str, response: httpx.Response) -> str:
+        status = response.status_code
+        if status == 401:
+            return f"{repo}: GitHub says bad credentials (HTTP 401): check GITHUB_TOKEN"
+        if status == 404:
+            return f"{repo}: no such repository, or it is private and GITHUB_TOKEN cannot see it"
+        if status == 403:
+            return f"{repo}: GitHub refused access (HTTP 403)"
+        return f"{repo}: GitHub answered HTTP {status}"

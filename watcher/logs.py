@@ -1,0 +1,50 @@
+"""Logging setup: plain text or JSON lines on stderr, with every known secret masked."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from collections.abc import Iterable
+from datetime import UTC, datetime
+
+
+class RedactSecrets(logging.Filter):
+    """Replaces any secret value that slipped into a message or its arguments with ``***``."""
+
+    def __init__(self, secrets: Iterable[str]) -> None:
+        super().__init__()
+        self.secrets = [s for s in secrets if s and len(s) >= 4]
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if self.secrets:
+            message = record.getMessage()
+            for secret in self.secrets:
+                message = message.replace(secret, "***")
+            record.msg, record.args = message, None
+        return True
+
+
+class JsonFormatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        entry = {"time": datetime.fromtimestamp(record.created, UTC).isoformat(),
+                 "level": record.levelname.lower(), "logger": record.name,
+                 "message": record.getMessage()}
+        if record.exc_info:
+            entry["exception"] = self.formatException(record.exc_info)
+        return json.dumps(entry, ensure_ascii=False)
+
+
+def setup_logging(*, verbose: bool, log_format: str, secrets: Iterable[str] = ()) -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    if log_format == "json":
+        handler.setFormatter(JsonFormatter())
+    else:
+        handler.setFormatter(logging.Formatter("release-watch: %(levelname)s: %(message)s"))
+    handler.addFilter(RedactSecrets(secrets))
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(logging.DEBUG if verbose else logging.WARNING)
+    # httpx logs each request at INFO, with URLs; keep that for --verbose only.
+    logging.getLogger("httpx").setLevel(logging.INFO if verbose else logging.WARNING)
+    logging.getLogger("httpcore").setLevel(logging.WARNING)

@@ -1,0 +1,112 @@
+"""Domain values that flow through a poll: Release → Snapshot → Item → Change → Event.
+
+All are immutable pydantic models, so each step of the pipeline takes one value and returns the
+next without reaching back; the JSON they dump is the contract's event shape.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+EventType = Literal["published", "edited", "released", "deleted"]
+ChangeType = Literal["added", "removed", "changed"]
+
+KINDS: tuple[str, ...] = (
+    "highlight", "bc_breaking", "deprecation", "new_feature", "improvement", "bug_fix",
+    "performance", "docs", "developers", "security", "regression", "other",
+)
+
+SUBSYSTEMS: tuple[str, ...] = (
+    "compile", "export", "distributed", "quantization", "sparse", "nn", "optim", "autograd",
+    "python_frontend", "linalg", "nested_tensor", "cuda", "rocm", "mps", "xpu", "cpu", "onnx",
+    "jit", "fx", "mobile", "profiler", "data", "build", "cpp_frontend", "composability",
+    "xla_runtime", "spmd", "lazy_tensor", "other",
+)
+
+
+class Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+
+class Release(Frozen):
+    """A GitHub release object: the fields this tool uses, typed; the rest kept as received so
+    the store holds the raw record."""
+
+    model_config = ConfigDict(frozen=True, extra="allow")
+
+    id: int
+    tag_name: str
+    name: str | None = None
+    body: str | None = None
+    draft: bool = False
+    prerelease: bool = False
+    html_url: str = ""
+    created_at: datetime | None = None
+    published_at: datetime | None = None
+
+    @property
+    def title(self) -> str:
+        return self.name or self.tag_name
+
+
+class Item(Frozen):
+    """One release-note entry as written: a bullet, a `### title` entry, or a highlight cell."""
+
+    text: str
+    section: tuple[str, ...] = ()
+    prs: tuple[int, ...] = ()
+    lead: str = ""  # the paragraph that introduces the list it stands in, a hint for its kind
+
+
+class ClassifiedItem(Item):
+    subsystem: str
+    kind: str
+
+
+class EventItem(Frozen):
+    """An item as the contract's event JSON carries it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    subsystem: str
+    kind: str
+    text: str
+    section: list[str]
+    prs: list[int]
+    change: ChangeType = "added"
+    old_text: str | None = None
+
+
+class Summary(Frozen):
+    items: int
+    by_subsystem: dict[str, int] = Field(default_factory=dict)
+    by_kind: dict[str, int] = Field(default_factory=dict)
+
+
+class Event(Frozen):
+    """What every notifier receives; ``model_dump(mode="json")`` is one JSONL line."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str
+    event: EventType
+    repo: str
+    release_id: int
+    tag: str
+    name: str | None
+    url: str
+    prerelease: bool
+    published_at: datetime | None
+    detected_at: datetime
+    summary: Summary
+    items: list[EventItem]
+
+    def to_json_dict(self) -> dict[str, object]:
+        data = self.model_dump(mode="json")
+        for item in data["items"]:
+            if item["old_text"] is None:
+                del item["old_text"]
+        return data

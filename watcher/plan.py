@@ -1,0 +1,118 @@
+"""Decides, without any I/O, what a fresh listing means against what the store remembers.
+
+Input: the stored records of one repo, the releases just listed (newest first), the ids GitHub
+confirmed deleted, and ``now``. Output: the records to write and the events to announce.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from watcher.analyze import Analyzer, body_hash
+from watcher.diff import diff_items
+from watcher.events import added, event_item, make_event
+from watcher.models import Event, Release
+from watcher.store import ReleaseRecord
+
+_OLDEST = datetime.min.replace(tzinfo=UTC)
+
+
+@dataclass
+class RepoPlan:
+    records: list[ReleaseRecord] = field(default_factory=list)
+    deleted: list[int] = field(default_factory=list)
+    events: list[Event] = field(default_factory=list)
+    release_ids: list[int] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class RepoPolicy:
+    include_prereleases: bool = True
+    first_run: bool = False
+    first_run_announce: int = 1
+
+
+def _when(release: Release) -> datetime:
+    return release.published_at or release.created_at or _OLDEST
+
+
+def deletion_candidates(known: dict[int, ReleaseRecord], listed: list[Release],
+                        complete: bool) -> list[int]:
+    """Known releases missing from the listing where they should have been.
+
+    Absence from a page is no proof (a release may have slid onto page 2), so only releases
+    newer than the oldest one listed, or any when the listing was complete, are candidates;
+    the caller confirms each with a direct look-up.
+    """
+    listed_ids = {release.id for release in listed}
+    missing = [rid for rid in known if rid not in listed_ids]
+    if complete or not listed:
+        return missing if complete else []
+    oldest = min(_when(release) for release in listed)
+    return [rid for rid in missing if _when(known[rid].release) > oldest]
+
+
+def _edit_hash(old: ReleaseRecord, new: Release, new_hash: str) -> str:
+    if old.body_hash != new_hash:
+        return new_hash
+    title = f"{new.tag_name}\n{new.name or ''}\n{new_hash}"  # a title-only edit is its own change
+    return hashlib.sha256(title.encode("utf-8")).hexdigest()
+
+
+def plan_repo(repo: str, known: dict[int, ReleaseRecord], listed: list[Release],
+              deleted: list[int], policy: RepoPolicy, analyzer: Analyzer,
+              now: datetime) -> RepoPlan:
+    plan = RepoPlan()
+    announce: list[tuple[Release, str]] = []
+    label = repo
+    for release in sorted((r for r in listed if not r.draft), key=_when):
+        new_hash = body_hash(release.body)
+        old = known.get(release.id)
+        wanted = policy.include_prereleases or not release.prerelease
+        if old is None:
+            plan.records.append(ReleaseRecord(repo=repo, release=release, body_hash=new_hash,
+                                              first_seen=now, last_changed=now))
+            if policy.first_run:
+                if wanted:
+                    announce.append((release, new_hash))
+            elif wanted:
+                items = added(analyzer.items(release.body, label=f"{label} {release.tag_name}"))
+                plan.events.append(make_event("published", repo, release, new_hash, items, now))
+            continue
+        body_changed = old.body_hash != new_hash
+        title_changed = (old.release.name, old.release.tag_name) != (release.name,
+                                                                      release.tag_name)
+        became_release = old.release.prerelease and not release.prerelease
+        if body_changed or title_changed:
+            plan.records.append(old.model_copy(update={"release": release, "body_hash": new_hash,
+                                                       "last_changed": now}))
+            if wanted:
+                changes = []
+                if body_changed:
+                    changes = diff_items(analyzer.items(old.release.body),
+                                         analyzer.items(release.body))
+                items = [event_item(change) for change in changes]
+                plan.events.append(make_event("edited", repo, release,
+                                              _edit_hash(old, release, new_hash), items, now))
+        elif release != old.release:
+            # Whitespace churn, a flag, or a field we do not announce: remember it silently.
+            plan.records.append(old.model_copy(update={"release": release}))
+        if became_release:
+            items = added(analyzer.items(release.body, label=f"{label} {release.tag_name}"))
+            plan.events.append(make_event("released", repo, release, new_hash, items, now))
+
+    if announce and policy.first_run_announce:
+        for release, new_hash in announce[-policy.first_run_announce:]:
+            items = added(analyzer.items(release.body, label=f"{label} {release.tag_name}"))
+            plan.events.append(make_event("published", repo, release, new_hash, items, now))
+
+    for release_id in deleted:
+        record = known[release_id]
+        plan.deleted.append(release_id)
+        plan.events.append(make_event("deleted", repo, record.release, record.body_hash, [], now))
+
+    listed_ids = [r.id for r in listed if not r.draft]
+    plan.release_ids = sorted({*known, *listed_ids} - set(plan.deleted), reverse=True)
+    return plan

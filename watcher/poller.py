@@ -1,0 +1,145 @@
+"""One poll of every watched repo: fetch → plan → record (events and deliveries) in the store.
+
+Each repo is its own unit of failure: an error is recorded in that repo's state and the next
+repo still runs. Nothing is sent from here; ``deliver`` sends what the store has queued.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from handlers.base import NotifierConfig
+from watcher.analyze import Analyzer
+from watcher.config import Config, RepoConfig
+from watcher.errors import WatcherError
+from watcher.github import GitHubClient
+from watcher.models import Event
+from watcher.plan import RepoPlan, RepoPolicy, deletion_candidates, plan_repo
+from watcher.routing import route
+from watcher.store import RepoState, Store
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class RepoOutcome:
+    repo: str
+    events: list[Event] = field(default_factory=list)
+    not_modified: bool = False
+    requests: int = 0
+    error: WatcherError | None = None
+
+
+@dataclass
+class PollReport:
+    outcomes: list[RepoOutcome] = field(default_factory=list)
+
+    @property
+    def events(self) -> list[Event]:
+        return [event for outcome in self.outcomes for event in outcome.events]
+
+    @property
+    def failed(self) -> list[RepoOutcome]:
+        return [outcome for outcome in self.outcomes if outcome.error is not None]
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class Poller:
+    def __init__(self, config: Config, store: Store, client: GitHubClient, analyzer: Analyzer,
+                 notifiers: list[NotifierConfig], clock: Callable[[], datetime] = utcnow) -> None:
+        self.config = config
+        self.store = store
+        self.client = client
+        self.analyzer = analyzer
+        self.notifiers = notifiers
+        self.clock = clock
+
+    def poll(self, repos: list[RepoConfig], *, dry_run: bool = False) -> PollReport:
+        report = PollReport()
+        for repo in repos:
+            report.outcomes.append(self.poll_repo(repo, dry_run=dry_run))
+        return report
+
+    def poll_repo(self, repo: RepoConfig, *, dry_run: bool = False) -> RepoOutcome:
+        outcome = RepoOutcome(repo.name)
+        state = self.store.repo_state(repo.name)
+        try:
+            self._poll(repo, state, outcome, dry_run)
+        except WatcherError as error:
+            outcome.error = error
+            logger.error("%s", error)
+            if not dry_run:
+                self._record_failure(state, error)
+        return outcome
+
+    def _poll(self, repo: RepoConfig, state: RepoState, outcome: RepoOutcome,
+              dry_run: bool) -> None:
+        github = self.config.github
+        first_url = self.client.releases_url(repo.name, github.per_page)
+        etags = {} if state.baseline_at is None else self.store.etags([first_url])
+        listing = self.client.list_releases(repo.name, etags=etags, per_page=github.per_page,
+                                            max_pages=github.max_pages)
+        outcome.requests = listing.requests
+        now = self.clock()
+        if listing.not_modified:
+            outcome.not_modified = True
+            if not dry_run:
+                self._record_success(state, now)
+            return
+        known = self.store.release_records(repo.name)
+        deleted = []
+        for release_id in deletion_candidates(known, listing.releases, listing.complete):
+            outcome.requests += 1
+            if self.client.get_release(repo.name, release_id) is None:
+                deleted.append(release_id)
+        policy = RepoPolicy(include_prereleases=repo.include_prereleases,
+                            first_run=state.baseline_at is None,
+                            first_run_announce=self.config.poll.first_run_announce)
+        plan = plan_repo(repo.name, known, listing.releases, deleted, policy, self.analyzer, now)
+        outcome.events = plan.events
+        if not dry_run:
+            self._record(state, plan, listing.etags, now)
+
+    def recipients(self, event: Event) -> list[str]:
+        return [n.name for n in self.notifiers if route(event, n) is not None]
+
+    def _record(self, state: RepoState, plan: RepoPlan, etags: dict[str, str],
+                now: datetime) -> None:
+        """Records, events, deliveries and the ETag that vouches for them: all or nothing."""
+        with self.store.transaction():
+            for record in plan.records:
+                self.store.put_release(record)
+            for release_id in plan.deleted:
+                self.store.delete_release(state.repo, release_id)
+            for event in plan.events:
+                if not self.store.add_event(event, self.recipients(event), now):
+                    logger.info("%s: event %s was recorded before; not queued again",
+                                state.repo, event.id)
+            self.store.put_etags(etags)
+            self.store.put_repo_state(self._succeeded(state, now).model_copy(update={
+                "release_ids": plan.release_ids,
+                "baseline_at": state.baseline_at or now}))
+
+    def _succeeded(self, state: RepoState, now: datetime) -> RepoState:
+        reading = self.client.last_rate_limit
+        update: dict[str, object] = {"last_poll": now, "last_success": now,
+                                     "consecutive_failures": 0, "last_error": None}
+        if reading is not None:
+            update |= {"rate_limit_remaining": reading.remaining,
+                       "rate_limit_limit": reading.limit, "rate_limit_reset": reading.reset}
+        return state.model_copy(update=update)
+
+    def _record_success(self, state: RepoState, now: datetime) -> None:
+        self.store.put_repo_state(self._succeeded(state, now))
+
+    def _record_failure(self, state: RepoState, error: WatcherError) -> None:
+        current = self.store.repo_state(state.repo)
+        self.store.put_repo_state(current.model_copy(update={
+            "last_poll": self.clock(), "last_error": str(error),
+            "consecutive_failures": current.consecutive_failures + 1}))

@@ -1,0 +1,198 @@
+"""The on-disk memory of release-watch: one diskcache directory.
+
+Keys (tuples; values are plain JSON-able dicts so a future version can read them):
+  ("schema",)                       the schema version; another version is refused clearly
+  ("repo", repo)                    RepoState: poll status and the ids of the releases known
+  ("release", repo, id)             ReleaseRecord: the raw GitHub object, body hash, first seen…
+  ("etag", url)                     the ETag last received for a listing page
+  ("event", id)                     an Event, as the notifiers receive it
+  ("outbox",)                       delivery ids still to send, oldest first
+  ("delivery", id)                  Delivery: which event to which notifier, attempts, last error
+
+What belongs together is written in one ``transact()``: the records of a poll, its events, their
+deliveries and the ETag that vouches for them, so a crash leaves either all or nothing, and a
+304 after a crash can never hide a change we did not record.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import diskcache
+from pydantic import BaseModel, ConfigDict, Field
+
+from watcher.errors import StoreError
+from watcher.models import Event, Release
+
+logger = logging.getLogger(__name__)
+
+SCHEMA_VERSION = 1
+
+
+class Record(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+
+class ReleaseRecord(Record):
+    repo: str
+    release: Release
+    body_hash: str
+    first_seen: datetime
+    last_changed: datetime
+
+
+class RepoState(Record):
+    repo: str
+    release_ids: list[int] = Field(default_factory=list)
+    baseline_at: datetime | None = None
+    last_poll: datetime | None = None
+    last_success: datetime | None = None
+    consecutive_failures: int = 0
+    last_error: str | None = None
+    rate_limit_remaining: int | None = None
+    rate_limit_limit: int | None = None
+    rate_limit_reset: float | None = None
+
+
+class Delivery(Record):
+    id: str
+    event_id: str
+    notifier: str
+    queued_at: datetime
+    attempts: int = 0
+    last_error: str | None = None
+    permanent_failure: bool = False
+
+
+def delivery_id(event_id: str, notifier: str) -> str:
+    return f"{notifier}|{event_id}"
+
+
+class Store:
+    def __init__(self, cache: diskcache.Cache) -> None:
+        self.cache = cache
+
+    @classmethod
+    def open(cls, path: Path) -> Store:
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+            cache = diskcache.Cache(str(path), size_limit=2**34, eviction_policy="none")
+        except (OSError, diskcache.Timeout) as error:
+            raise StoreError(f"cannot open the store at {path}: {error}") from None
+        store = cls(cache)
+        store._check_schema(path)
+        return store
+
+    def close(self) -> None:
+        self.cache.close()
+
+    def _check_schema(self, path: Path) -> None:
+        version = self.cache.get(("schema",))
+        if version is None:
+            if any(True for _ in self.cache.iterkeys()):
+                raise StoreError(f"{path} holds data but no release-watch schema version; "
+                                 "point store.path at an empty or release-watch directory")
+            self.cache.set(("schema",), SCHEMA_VERSION)
+        elif version != SCHEMA_VERSION:
+            raise StoreError(f"the store at {path} has schema version {version}; this "
+                             f"release-watch reads version {SCHEMA_VERSION}")
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        with self.cache.transact():
+            yield
+
+    # ---- reading ---------------------------------------------------------------------------
+    def repo_state(self, repo: str) -> RepoState:
+        data = self.cache.get(("repo", repo))
+        return RepoState.model_validate(data) if data else RepoState(repo=repo)
+
+    def repos(self) -> list[str]:
+        return sorted(key[1] for key in self.cache.iterkeys()
+                      if isinstance(key, tuple) and key[0] == "repo")
+
+    def release_record(self, repo: str, release_id: int) -> ReleaseRecord | None:
+        data = self.cache.get(("release", repo, release_id))
+        return ReleaseRecord.model_validate(data) if data else None
+
+    def release_records(self, repo: str) -> dict[int, ReleaseRecord]:
+        records = {}
+        for release_id in self.repo_state(repo).release_ids:
+            record = self.release_record(repo, release_id)
+            if record is not None:
+                records[release_id] = record
+        return records
+
+    def etag(self, url: str) -> str | None:
+        value = self.cache.get(("etag", url))
+        return str(value) if value else None
+
+    def etags(self, urls: list[str]) -> dict[str, str]:
+        return {url: etag for url in urls if (etag := self.etag(url))}
+
+    def event(self, event_id: str) -> Event | None:
+        data = self.cache.get(("event", event_id))
+        return Event.model_validate(data) if data else None
+
+    def has_event(self, event_id: str) -> bool:
+        return ("event", event_id) in self.cache
+
+    def pending_deliveries(self) -> list[Delivery]:
+        deliveries = []
+        for key in self.cache.get(("outbox",), []):
+            data = self.cache.get(("delivery", key))
+            if data:
+                deliveries.append(Delivery.model_validate(data))
+        return deliveries
+
+    # ---- writing (call inside transaction() where several belong together) -----------------
+    def put_repo_state(self, state: RepoState) -> None:
+        self.cache.set(("repo", state.repo), state.model_dump(mode="json"))
+
+    def put_release(self, record: ReleaseRecord) -> None:
+        key = ("release", record.repo, record.release.id)
+        self.cache.set(key, record.model_dump(mode="json"))
+
+    def delete_release(self, repo: str, release_id: int) -> None:
+        self.cache.delete(("release", repo, release_id))
+
+    def put_etags(self, etags: dict[str, str]) -> None:
+        for url, etag in etags.items():
+            self.cache.set(("etag", url), etag)
+
+    def add_event(self, event: Event, notifiers: list[str], now: datetime) -> bool:
+        """Record an event and queue one delivery per notifier; False if it was known already
+        (the same change is never queued twice)."""
+        if self.has_event(event.id):
+            return False
+        self.cache.set(("event", event.id), event.model_dump(mode="json"))
+        outbox: list[str] = self.cache.get(("outbox",), [])
+        for notifier in notifiers:
+            delivery = Delivery(id=delivery_id(event.id, notifier), event_id=event.id,
+                                notifier=notifier, queued_at=now)
+            self.cache.set(("delivery", delivery.id), delivery.model_dump(mode="json"))
+            outbox.append(delivery.id)
+        self.cache.set(("outbox",), outbox)
+        return True
+
+    def delivered(self, delivery: Delivery) -> None:
+        with self.transaction():
+            outbox: list[str] = self.cache.get(("outbox",), [])
+            self.cache.set(("outbox",), [key for key in outbox if key != delivery.id])
+            self.cache.delete(("delivery", delivery.id))
+
+    def delivery_failed(self, delivery: Delivery, error: str, *, permanent: bool) -> Delivery:
+        failed = delivery.model_copy(update={"attempts": delivery.attempts + 1,
+                                             "last_error": error, "permanent_failure": permanent})
+        self.cache.set(("delivery", delivery.id), failed.model_dump(mode="json"))
+        return failed
+
+    def stats(self) -> dict[str, Any]:
+        pending = self.pending_deliveries()
+        return {"pending_deliveries": len(pending),
+                "failing_deliveries": sum(1 for d in pending if d.attempts)}

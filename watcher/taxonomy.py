@@ -1,0 +1,179 @@
+"""The subsystem and kind taxonomy, loaded from ``config/subsystems.toml`` and ``kinds.toml``.
+
+Headings are matched by a normalised name (case, markdown emphasis and punctuation ignored), so
+"## **Bug fixes**", "# Bug Fixes" and "Bug fixes:" are one heading. A heading with a
+parenthesised part, "FullyShardedDataParallel2 (FSDP2)", also matches on either part alone.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from watcher.errors import ConfigError
+from watcher.models import KINDS, SUBSYSTEMS
+from watcher.resources import kinds_path, subsystems_path
+
+_PUNCT = re.compile(r"[^\w.+/#]+")
+_PAREN = re.compile(r"\(([^)]*)\)")
+
+
+def heading_key(text: str) -> str:
+    """``"## **Bug fixes:**"`` → ``"bug fixes"``; ``"torch.compile"`` keeps its dot."""
+    text = text.replace("&", " and ")
+    return " ".join(_PUNCT.sub(" ", text.lower()).split()).strip(" .")
+
+
+def heading_keys(text: str) -> list[str]:
+    """The whole heading first, then without its parenthesised part, then that part alone."""
+    keys = [heading_key(text)]
+    inner = _PAREN.findall(text)
+    if inner:
+        keys.append(heading_key(_PAREN.sub(" ", text)))
+        keys.extend(heading_key(part) for part in inner)
+    return [key for key in dict.fromkeys(keys) if key]
+
+
+def top_level(subsystem: str) -> str:
+    return subsystem.split("/", 1)[0]
+
+
+@dataclass(frozen=True)
+class TextRule:
+    subsystem: str
+    pattern: re.Pattern[str]
+    weight: float
+
+
+@dataclass(frozen=True)
+class KindRule:
+    kind: str
+    pattern: re.Pattern[str]
+    strong: bool = False
+
+    @property
+    def anchored(self) -> bool:
+        return self.pattern.pattern.startswith("^")
+
+
+@dataclass
+class Taxonomy:
+    """Everything the classifier knows, as data; built by ``load_taxonomy``."""
+
+    names: dict[str, str] = field(default_factory=dict)
+    descriptions: dict[str, str] = field(default_factory=dict)
+    area_headings: dict[str, list[str]] = field(default_factory=dict)  # key → ids, file order
+    context_only: set[str] = field(default_factory=set)
+    text_rules: list[TextRule] = field(default_factory=list)
+    kind_headings: dict[str, str] = field(default_factory=dict)
+    kind_rules: list[KindRule] = field(default_factory=list)
+    lead_rules: list[KindRule] = field(default_factory=list)
+
+    def area_ids(self, heading: str) -> list[str]:
+        for key in heading_keys(heading):
+            if key in self.area_headings:
+                return self.area_headings[key]
+        return []
+
+    def kind_of_heading(self, heading: str) -> str | None:
+        for key in heading_keys(heading):
+            if key in self.kind_headings:
+                return self.kind_headings[key]
+        return None
+
+    def is_known_heading(self, heading: str) -> bool:
+        return bool(self.area_ids(heading)) or self.kind_of_heading(heading) is not None
+
+    def add_heading(self, heading: str, subsystem: str, *, first: bool = False) -> None:
+        ids = self.area_headings.setdefault(heading_key(heading), [])
+        if subsystem in ids:
+            ids.remove(subsystem)
+        ids.insert(0, subsystem) if first else ids.append(subsystem)
+
+
+def _check_subsystem(subsystem: str, where: str) -> str:
+    if top_level(subsystem) not in SUBSYSTEMS or not re.fullmatch(r"[a-z_]+(?:/[a-z0-9_]+)?",
+                                                                 subsystem):
+        raise ConfigError(f"{where}: {subsystem!r} is not a subsystem id "
+                          f"(one of {', '.join(SUBSYSTEMS)}, optionally /finer)")
+    return subsystem
+
+
+def _compile(pattern: str, where: str) -> re.Pattern[str]:
+    try:
+        return re.compile(pattern, re.IGNORECASE)
+    except re.error as error:
+        raise ConfigError(f"{where}: pattern {pattern!r} is not a valid regex: {error}") from None
+
+
+def _read(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as handle:
+            return tomllib.load(handle)
+    except (OSError, tomllib.TOMLDecodeError) as error:
+        raise ConfigError(f"cannot load {path}: {error}") from None
+
+
+def _load_subsystems(taxonomy: Taxonomy, table: Mapping[str, Any], where: str) -> None:
+    for subsystem, entry in table.items():
+        _check_subsystem(subsystem, where)
+        taxonomy.names[subsystem] = entry.get("name", subsystem)
+        taxonomy.descriptions[subsystem] = entry.get("description", "")
+        if entry.get("context_only"):
+            taxonomy.context_only.add(subsystem)
+        for heading in entry.get("headings", []):
+            taxonomy.add_heading(heading, subsystem)
+        weight = float(entry.get("weight", 1))
+        taxonomy.text_rules.extend(
+            TextRule(subsystem, _compile(p, f"{where} {subsystem}"), weight)
+            for p in entry.get("patterns", []))
+
+
+def _load_kinds(taxonomy: Taxonomy, table: Mapping[str, Any], where: str) -> None:
+    for kind, entry in table.items():
+        if kind not in KINDS:
+            raise ConfigError(f"{where}: {kind!r} is not a kind ({', '.join(KINDS)})")
+        for heading in entry.get("headings", []):
+            taxonomy.kind_headings[heading_key(heading)] = kind
+        strong = bool(entry.get("strong", False))
+        taxonomy.kind_rules.extend(KindRule(kind, _compile(p, f"{where} {kind}"), strong)
+                                   for p in entry.get("patterns", []))
+        taxonomy.lead_rules.extend(KindRule(kind, _compile(p, f"{where} {kind}"))
+                                   for p in entry.get("lead_patterns", []))
+
+
+@cache
+def builtin_taxonomy() -> Taxonomy:
+    taxonomy = Taxonomy()
+    _load_subsystems(taxonomy, _read(subsystems_path())["subsystems"], "subsystems.toml")
+    _load_kinds(taxonomy, _read(kinds_path())["kinds"], "kinds.toml")
+    return taxonomy
+
+
+def with_overrides(headings: Mapping[str, str], rules: Iterable[tuple[str, list[str]]]) -> Taxonomy:
+    """The built-in taxonomy with a user's headings and rules put in front of the built-in ones."""
+    base = builtin_taxonomy()
+    headings, rules = dict(headings), list(rules)
+    if not headings and not rules:
+        return base
+    taxonomy = Taxonomy(
+        names=dict(base.names), descriptions=dict(base.descriptions),
+        area_headings={key: list(ids) for key, ids in base.area_headings.items()},
+        context_only=set(base.context_only), text_rules=[], kind_headings=dict(base.kind_headings),
+        kind_rules=list(base.kind_rules), lead_rules=list(base.lead_rules))
+    for heading, subsystem in headings.items():
+        _check_subsystem(subsystem, "classify.headings")
+        taxonomy.add_heading(heading, subsystem, first=True)
+        taxonomy.context_only.discard(subsystem)
+    # User rules outweigh any built-in combination, so they decide whenever they match.
+    for subsystem, patterns in rules:
+        _check_subsystem(subsystem, "classify.rules")
+        taxonomy.text_rules.extend(
+            TextRule(subsystem, _compile(p, "classify.rules"), 100.0) for p in patterns)
+    taxonomy.text_rules.extend(base.text_rules)
+    return taxonomy
