@@ -82,8 +82,9 @@ class Classifier:
         tops: dict[str, float] = defaultdict(float)
         finer: dict[str, float] = defaultdict(float)
         first_rule: dict[str, str] = {}
+        lowered = words.lower()
         for rule in self.taxonomy.text_rules:
-            if rule.pattern.search(words):
+            if rule.matches(words, lowered):
                 tops[top_level(rule.subsystem)] += rule.weight
                 finer[rule.subsystem] += rule.weight
                 first_rule.setdefault(rule.subsystem, rule.pattern.pattern)

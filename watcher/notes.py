@@ -79,6 +79,20 @@ def _dedent_item(lines: Sequence[str]) -> str:
     return "\n".join(body).strip()
 
 
+def _split_lazy(lines: list[str]) -> tuple[list[str], str]:
+    """Splits off unindented lines that CommonMark folds into an item as "lazy continuation".
+
+    In the real notes such a line introduces the next bullets ("New meta tensor
+    implementations for a few pytorch operators:"); a reader sees it as a lead-in, not as part
+    of the bullet above it.
+    """
+    for position in range(1, len(lines)):
+        line = lines[position]
+        if line.strip() and not line[0].isspace() and not _MARKER.match(line):
+            return lines[:position], "\n".join(lines[position:]).strip()
+    return lines, ""
+
+
 class _TableCells(HTMLParser):
     """Collects the text of each ``<td>``/``<th>`` cell, row by row."""
 
@@ -230,11 +244,14 @@ class _Walker:
         for token in self.tokens[index + 1:end]:
             if token.type != "list_item_open" or token.level != item_level:
                 continue
-            text = _dedent_item(self.source(token))
-            if not text or _ANCHOR_ONLY.match(text):
-                continue  # a table of contents entry such as [Highlights](#highlights)
-            self.items.append(Item(text=text, section=self.section, prs=find_prs(text),
-                                   lead=self.lead))
+            lines, lazy = _split_lazy(self.source(token))
+            text = _dedent_item(lines)
+            if text and not _ANCHOR_ONLY.match(text):  # not a TOC entry like [Bug fixes](#…)
+                self.items.append(Item(text=text, section=self.section, prs=find_prs(text),
+                                       lead=self.lead))
+            if lazy:
+                self.prose.append(lazy)
+                self.lead = lazy
         return end
 
     def html(self, token: Token) -> None:

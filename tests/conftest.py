@@ -1,0 +1,98 @@
+"""Shared fixtures: the loopback fake GitHub, configs pointing at it, and a CLI runner that
+never sleeps and never reads the real environment's tokens."""
+
+from __future__ import annotations
+
+import io
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from fakes.github import FakeGitHub  # noqa: E402
+
+from watcher.app import Dependencies  # noqa: E402
+from watcher.cli import main  # noqa: E402
+from watcher.config import Secrets  # noqa: E402
+
+FIXTURES = Path(__file__).parent / "fixtures"
+RELEASES = FIXTURES / "releases"
+TOKEN = "ghp_test_token_value_1234"
+
+
+def release_notes(name: str) -> str:
+    """A real release body from tests/fixtures/releases, e.g. ``pytorch/v2.7.0.md``."""
+    return (RELEASES / name).read_bytes().decode("utf-8")
+
+
+@pytest.fixture
+def fake_github() -> Iterator[FakeGitHub]:
+    with FakeGitHub() as server:
+        yield server
+
+
+class Clock:
+    """A settable clock: tests move time instead of sleeping."""
+
+    def __init__(self) -> None:
+        self.now = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
+        self.slept: list[float] = []
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def epoch(self) -> float:
+        return self.now.timestamp()
+
+    def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+        self.now += timedelta(seconds=seconds)
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@dataclass
+class Result:
+    code: int
+    stdout: str
+    stderr: str
+
+
+@pytest.fixture
+def run_cli(clock: Clock, capsys: pytest.CaptureFixture[str]) -> Callable[..., Result]:
+    def run(*args: str, token: str | None = TOKEN, env: dict[str, str] | None = None) -> Result:
+        out = io.StringIO()
+        secrets = Secrets.model_validate({"GITHUB_TOKEN": token, **(env or {})})
+        deps = Dependencies(stdout=out, sleep=clock.sleep, clock=clock, epoch=clock.epoch,
+                            secrets=secrets)
+        capsys.readouterr()
+        code = main(list(args), deps)
+        captured = capsys.readouterr()
+        return Result(code, out.getvalue() + captured.out, captured.err)
+
+    return run
+
+
+@pytest.fixture
+def write_config(tmp_path: Path, fake_github: FakeGitHub) -> Callable[..., Path]:
+    """A config file in tmp_path pointing at the fake GitHub; ``extra`` is appended TOML."""
+
+    def write(extra: str = "", *, repos: tuple[str, ...] = ("pytorch/pytorch", "pytorch/xla"),
+              notifiers: str | None = None) -> Path:
+        repo_tables = "".join(f'\n[[repos]]\nname = "{name}"\n' for name in repos)
+        if notifiers is None:
+            notifiers = ('[[notifiers]]\nname = "log"\ntype = "jsonl"\npath = "events.jsonl"\n')
+        path = tmp_path / "release-watch.toml"
+        path.write_text(f'[github]\napi_url = "{fake_github.url}"\nbackoff = "1s"\n'
+                        f'[store]\npath = "store"\n{repo_tables}\n{notifiers}\n{extra}\n')
+        return path
+
+    return write

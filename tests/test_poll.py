@@ -1,0 +1,249 @@
+"""End to end: `release-watch poll` against the loopback fake GitHub, as the issue's
+"done means" states it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from conftest import release_notes
+from fakes.github import Scripted
+
+XLA_NOTES = release_notes("xla/v2.0.0.md")
+V27 = release_notes("pytorch/v2.7.0.md")
+
+
+def events(config: Path) -> list[dict]:
+    path = config.parent / "events.jsonl"
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def seed(fake_github) -> dict:
+    fake_github.add_release("pytorch/pytorch", tag="v2.6.0", body="- Fix a crash (#1)")
+    newest = fake_github.add_release("pytorch/pytorch", tag="v2.7.0", name="PyTorch 2.7.0",
+                                     body=V27)
+    fake_github.add_release("pytorch/xla", tag="v2.0", body=XLA_NOTES)
+    return newest
+
+
+def test_first_poll_records_a_baseline_and_announces_only_the_newest(fake_github, write_config,
+                                                                     run_cli):
+    seed(fake_github)
+    config = write_config()
+    result = run_cli("--config", str(config), "poll")
+    assert result.code == 0, result.stderr
+    announced = [(e["repo"], e["tag"], e["event"]) for e in events(config)]
+    assert announced == [("pytorch/pytorch", "v2.7.0", "published"),
+                         ("pytorch/xla", "v2.0", "published")]
+    status = run_cli("--config", str(config), "status", "--json")
+    known = {r["repo"]: r["releases_known"] for r in json.loads(status.stdout)["repos"]}
+    assert known == {"pytorch/pytorch": 2, "pytorch/xla": 1}
+
+
+def test_first_run_can_announce_nothing(fake_github, write_config, run_cli):
+    seed(fake_github)
+    config = write_config("[poll]\nfirst_run_announce = 0\n")
+    assert run_cli("--config", str(config), "poll").code == 0
+    assert events(config) == []
+
+
+def test_unchanged_second_poll_is_one_conditional_request_per_repo(fake_github, write_config,
+                                                                   run_cli):
+    seed(fake_github)
+    config = write_config()
+    run_cli("--config", str(config), "poll")
+    fake_github.reset_requests()
+    quota = fake_github.rate_remaining
+    assert run_cli("--config", str(config), "poll").code == 0
+    assert [(r.path, r.status) for r in fake_github.requests] == [
+        ("/repos/pytorch/pytorch/releases", 304), ("/repos/pytorch/xla/releases", 304)]
+    assert all(r.headers.get("if-none-match") for r in fake_github.requests)
+    assert fake_github.rate_remaining == quota
+    assert len(events(config)) == 2  # nothing new
+
+
+def test_new_release_is_one_published_event(fake_github, write_config, run_cli):
+    seed(fake_github)
+    config = write_config()
+    run_cli("--config", str(config), "poll")
+    fake_github.add_release("pytorch/pytorch", tag="v2.8.0", name="PyTorch 2.8.0",
+                            body=release_notes("pytorch/v2.8.0.md"))
+    assert run_cli("--config", str(config), "poll").code == 0
+    new = events(config)[2:]
+    assert [(e["event"], e["tag"]) for e in new] == [("published", "v2.8.0")]
+    assert new[0]["summary"]["items"] == len(new[0]["items"]) > 300
+    assert {item["change"] for item in new[0]["items"]} == {"added"}
+
+
+def test_editing_one_bullet_of_a_real_body_is_one_edited_event_with_that_change(
+        fake_github, write_config, run_cli):
+    release = seed(fake_github)
+    config = write_config()
+    run_cli("--config", str(config), "poll")
+    old = "- Added Windows Arm64 Nightly Builds (#139760)"
+    new = "- Added Windows Arm64 Nightly Builds and wheels (#139760)"
+    assert old in V27
+    # GitHub hands bodies back with CRLF; that churn alone must not count as an edit.
+    fake_github.edit_release("pytorch/pytorch", release["id"],
+                             body=V27.replace(old, new).replace("\n", "\r\n"))
+    assert run_cli("--config", str(config), "poll").code == 0
+    edited = events(config)[2:]
+    assert len(edited) == 1 and edited[0]["event"] == "edited"
+    assert edited[0]["items"] == [{
+        "subsystem": "build", "kind": "new_feature", "text": new[2:], "section": ["New features", "Release Engineering"],
+        "prs": [139760], "change": "changed", "old_text": old[2:]}]
+
+
+def test_whitespace_and_line_ending_churn_is_not_an_edit(fake_github, write_config, run_cli):
+    release = seed(fake_github)
+    config = write_config()
+    run_cli("--config", str(config), "poll")
+    churned = "\r\n".join(line + "  " for line in V27.split("\n")) + "\r\n\r\n"
+    fake_github.edit_release("pytorch/pytorch", release["id"], body=churned)
+    assert run_cli("--config", str(config), "poll").code == 0
+    assert len(events(config)) == 2
+
+
+def test_server_error_then_success_recovers_within_the_poll(fake_github, write_config, run_cli,
+                                                            clock):
+    seed(fake_github)
+    config = write_config()
+    fake_github.script("/repos/pytorch/xla/releases", Scripted.server_error(),
+                       Scripted.server_error(502))
+    result = run_cli("--config", str(config), "poll")
+    assert result.code == 0, result.stderr
+    assert [e["repo"] for e in events(config)] == ["pytorch/pytorch", "pytorch/xla"]
+    assert len(clock.slept) == 2  # two backoffs, not real sleeps
+
+
+def test_rate_limit_on_one_repo_does_not_stop_the_other(fake_github, write_config, run_cli):
+    seed(fake_github)
+    config = write_config()
+    # A secondary rate limit: quota is left, but GitHub asks this caller to back off for an hour.
+    secondary = Scripted(403, {"retry-after": "3600", "content-type": "application/json"},
+                         '{"message": "You have exceeded a secondary rate limit."}')
+    fake_github.script("/repos/pytorch/pytorch/releases", secondary)
+    result = run_cli("--config", str(config), "poll")
+    assert result.code == 1
+    assert "pytorch/pytorch" in result.stderr and "rate limit" in result.stderr
+    assert result.stderr.count("\n") == 1  # one clear line
+    assert [e["repo"] for e in events(config)] == ["pytorch/xla"]
+    status = json.loads(run_cli("--config", str(config), "status", "--json").stdout)
+    failing = {r["repo"]: r["consecutive_failures"] for r in status["repos"]}
+    assert failing == {"pytorch/pytorch": 1, "pytorch/xla": 0}
+    # the next poll catches up on the skipped repo as a first run
+    assert run_cli("--config", str(config), "poll").code == 0
+    assert [e["repo"] for e in events(config)] == ["pytorch/xla", "pytorch/pytorch"]
+
+
+def test_twice_with_jsonl_gives_contract_lines_then_none(fake_github, write_config, run_cli):
+    seed(fake_github)
+    config = write_config()
+    assert run_cli("--config", str(config), "poll").code == 0
+    first = (config.parent / "events.jsonl").read_text()
+    assert run_cli("--config", str(config), "poll").code == 0
+    assert (config.parent / "events.jsonl").read_text() == first
+    for line in first.splitlines():
+        event = json.loads(line)
+        assert set(event) == {"id", "event", "repo", "release_id", "tag", "name", "url",
+                              "prerelease", "published_at", "detected_at", "summary", "items"}
+        assert event["id"].startswith(f"{event['repo']}:{event['release_id']}:published:")
+        assert len(event["id"].rsplit(":", 1)[1]) == 64
+        assert set(event["summary"]) == {"items", "by_subsystem", "by_kind"}
+        assert event["published_at"].endswith("Z") and event["detected_at"].endswith("Z")
+        for item in event["items"]:
+            assert set(item) == {"subsystem", "kind", "text", "section", "prs", "change"}
+
+
+def test_deleted_release_is_confirmed_by_a_direct_look_up(fake_github, write_config, run_cli):
+    seed(fake_github)
+    config = write_config()
+    run_cli("--config", str(config), "poll")
+    v26 = next(r for r in fake_github.releases("pytorch/pytorch") if r["tag_name"] == "v2.6.0")
+    fake_github.delete_release("pytorch/pytorch", v26["id"])
+    fake_github.reset_requests()
+    assert run_cli("--config", str(config), "poll").code == 0
+    assert [(e["event"], e["tag"]) for e in events(config)[2:]] == [("deleted", "v2.6.0")]
+    assert fake_github.requests_to(f"/repos/pytorch/pytorch/releases/{v26['id']}")
+
+
+def test_release_sliding_to_page_two_is_not_deleted(fake_github, write_config, run_cli):
+    fake_github.add_release("pytorch/pytorch", tag="v0", body="- first")
+    config = write_config(repos=("pytorch/pytorch",))
+    run_cli("--config", str(config), "poll")
+    for n in range(1, 31):  # pushes v0 off the first page of 30
+        fake_github.add_release("pytorch/pytorch", tag=f"v{n}", body=f"- item {n}")
+    assert run_cli("--config", str(config), "poll").code == 0
+    kinds = {e["event"] for e in events(config)[1:]}
+    assert kinds == {"published"} and len(events(config)) == 31
+
+
+def test_prerelease_becoming_a_release(fake_github, write_config, run_cli):
+    rc = fake_github.add_release("pytorch/pytorch", tag="v2.9.0-rc1", body="- Add X (#5)",
+                                 prerelease=True)
+    config = write_config(repos=("pytorch/pytorch",))
+    run_cli("--config", str(config), "poll")
+    fake_github.edit_release("pytorch/pytorch", rc["id"], prerelease=False)
+    assert run_cli("--config", str(config), "poll").code == 0
+    assert [(e["event"], e["prerelease"]) for e in events(config)] == [
+        ("published", True), ("released", False)]
+
+
+def test_drafts_are_never_published(fake_github, write_config, run_cli):
+    fake_github.set_token("ghp_test_token_value_1234")
+    fake_github.add_release("pytorch/pytorch", tag="v1", body="- a")
+    config = write_config(repos=("pytorch/pytorch",))
+    run_cli("--config", str(config), "poll")
+    fake_github.add_release("pytorch/pytorch", tag="v2", body="- b", draft=True)
+    assert run_cli("--config", str(config), "poll").code == 0
+    assert [e["tag"] for e in events(config)] == ["v1"]
+
+
+def test_dry_run_prints_and_changes_nothing(fake_github, write_config, run_cli):
+    seed(fake_github)
+    config = write_config()
+    result = run_cli("--config", str(config), "poll", "--dry-run")
+    assert result.code == 0
+    assert "PyTorch 2.7.0 (v2.7.0) published" in result.stdout
+    assert "would go to: log" in result.stdout
+    assert not (config.parent / "store").exists()
+    assert events(config) == []
+
+
+def test_repo_option_polls_only_that_repo(fake_github, write_config, run_cli):
+    seed(fake_github)
+    config = write_config()
+    assert run_cli("--config", str(config), "poll", "--repo", "pytorch/xla").code == 0
+    assert {r.path for r in fake_github.requests} == {"/repos/pytorch/xla/releases"}
+
+
+def test_a_failing_notifier_keeps_its_delivery_queued_and_others_still_run(
+        fake_github, write_config, run_cli, tmp_path):
+    seed(fake_github)
+    (tmp_path / "blocked").write_text("a file where a directory should be")
+    notifiers = ('[[notifiers]]\nname = "broken"\ntype = "jsonl"\npath = "blocked/x.jsonl"\n'
+                 '[[notifiers]]\nname = "log"\ntype = "jsonl"\npath = "events.jsonl"\n')
+    config = write_config(notifiers=notifiers)
+    result = run_cli("--config", str(config), "poll")
+    assert result.code == 1 and "cannot append" in result.stderr
+    assert len(events(config)) == 2
+    status = json.loads(run_cli("--config", str(config), "status", "--json").stdout)
+    assert status["pending_by_notifier"] == {"broken": 2}
+    (tmp_path / "blocked").unlink()
+    assert run_cli("--config", str(config), "poll").code == 0
+    assert len((tmp_path / "blocked" / "x.jsonl").read_text().splitlines()) == 2
+    assert len(events(config)) == 2  # the healthy notifier got nothing twice
+
+
+def test_huge_body_is_recorded_and_parsed_up_to_the_limit(fake_github, write_config, run_cli):
+    body = "".join(f"- Fix item number {n} in torch.nn (#{n})\n" for n in range(1, 130_000))
+    assert len(body) > 5_000_000
+    fake_github.add_release("pytorch/pytorch", tag="v9", body=body)
+    config = write_config(repos=("pytorch/pytorch",))
+    result = run_cli("--config", str(config), "poll")
+    assert result.code == 0
+    assert "over poll.max_body_chars" in result.stderr
+    (event,) = events(config)
+    assert 20_000 < event["summary"]["items"] < 130_000
