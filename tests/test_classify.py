@@ -1,0 +1,142 @@
+"""The classifier: headings decide when present, rules from config/ otherwise."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import release_notes
+
+from watcher.classify import Classifier
+from watcher.errors import ConfigError
+from watcher.models import KINDS, SUBSYSTEMS, Item
+from watcher.notes import parse_notes
+from watcher.taxonomy import builtin_taxonomy, top_level, with_overrides
+
+TAXONOMY = builtin_taxonomy()
+CLASSIFIER = Classifier(TAXONOMY)
+REAL_NOTES = ["pytorch/v1.13.1.md", "pytorch/v2.7.0.md", "pytorch/v2.8.0.md", "xla/v2.0.0.md"]
+
+
+def classified(name: str):
+    notes = parse_notes(release_notes(name), is_known_heading=TAXONOMY.is_known_heading)
+    return CLASSIFIER.classify_all(notes.items)
+
+
+def heading_area(section: tuple[str, ...]) -> str | None:
+    for heading in section:
+        ids = [i for i in TAXONOMY.area_ids(heading) if i not in TAXONOMY.context_only]
+        if ids:
+            return top_level(ids[0])
+    return None
+
+
+def heading_kind(section: tuple[str, ...]) -> str | None:
+    for heading in reversed(section):
+        if kind := TAXONOMY.kind_of_heading(heading):
+            return kind
+    return None
+
+
+@pytest.mark.parametrize("name", REAL_NOTES)
+def test_items_under_an_area_heading_get_its_subsystem(name):
+    items = classified(name)
+    under_area = [(item, area) for item in items if (area := heading_area(item.section))]
+    agree = sum(1 for item, area in under_area if top_level(item.subsystem) == area)
+    assert agree >= 0.99 * len(under_area)
+
+
+@pytest.mark.parametrize("name", REAL_NOTES)
+def test_items_under_a_section_heading_get_its_kind(name):
+    for item in classified(name):
+        kind = heading_kind(item.section)
+        if kind:
+            assert item.kind == kind, item.text[:80]
+
+
+@pytest.mark.parametrize("name", ["pytorch/v2.7.0.md", "pytorch/v2.8.0.md", "xla/v2.0.0.md"])
+def test_grouping_headings_of_real_notes_are_recognised(name):
+    """Every heading that groups bullets is a known area or section, except highlight columns,
+    BC-entry titles that group bullets, and the generic "General" sub-area of CPU."""
+    allowed = {"Beta", "Prototype", "Unstable", "General"}
+    for item in classified(name):
+        unknown = [h for h in item.section if not TAXONOMY.is_known_heading(h)]
+        assert all(h in allowed or item.kind == "bc_breaking" for h in unknown), unknown
+
+
+@pytest.mark.parametrize("name", REAL_NOTES)
+def test_every_item_has_a_contract_subsystem_and_kind(name):
+    for item in classified(name):
+        assert top_level(item.subsystem) in SUBSYSTEMS
+        assert item.kind in KINDS
+
+
+@pytest.mark.parametrize(("section", "expected"), [
+    (("Improvements", "Distributed", "FullyShardedDataParallel2 (FSDP2)"), "distributed/fsdp"),
+    (("Bug fixes", "Distributed", "Distibuted Checkpoint (DCP)"), "distributed/checkpoint"),
+    (("Improvements", "torch.compile", "Dynamo"), "compile/dynamo"),
+    (("Improvements", "torch.export", "serialization"), "export/serialization"),
+    (("Improvements", "torch.compile", "Decompositions, FakeTensor and meta tensors"), "compile"),
+    (("Improvements", "CPU", "x86"), "cpu/x86"),
+    (("Improvements", "ROCm", "TunableOp"), "rocm"),
+    (("## **Bug fixes**", "**Nested Tensor (NJT)**"), "nested_tensor"),
+    (("Beta Features", "PJRT runtime"), "xla_runtime/pjrt"),
+    (("Experimental Features", "PyTorch/XLA GSPMD on single host"), "spmd"),
+], ids=lambda v: v if isinstance(v, str) else "/".join(v[1:]))
+def test_heading_paths(section, expected):
+    item = Item(text="Make it better", section=section)
+    assert CLASSIFIER.classify(item).subsystem == expected
+
+
+@pytest.mark.parametrize(("text", "subsystem", "kind"), [
+    ("Fix type annotations in FSDP (#4371)", "distributed/fsdp", "bug_fix"),
+    ("Add `torch.export.export_for_training` option (#1)", "export", "new_feature"),
+    ("Deprecate `torch.onnx.dynamo_export` (#2)", "onnx", "deprecation"),
+    ("Speed up Inductor codegen for reductions (#3)", "compile/inductor", "performance"),
+    ("Fix crash in DTensor redistribute (#4)", "distributed/dtensor", "bug_fix"),
+    ("Release the GIL during TransferFromServer (#4504)", "xla_runtime", "other"),
+    ("torch.jit.annotations.parse_type_line is not safe (command injection)", "jit", "security"),
+    ("Quantized int8 matmul on MPS (#5)", "mps", "other"),
+    ("Something nobody has a rule for", "other", "other"),
+], ids=lambda v: v[:30] if isinstance(v, str) else v)
+def test_text_rules_without_headings(text, subsystem, kind):
+    item = CLASSIFIER.classify(Item(text=text))
+    assert (item.subsystem, item.kind) == (subsystem, kind)
+
+
+def test_patch_release_lead_in_makes_its_list_bug_fixes():
+    items = classified("pytorch/v1.13.1.md")
+    kinds = [item.kind for item in items]
+    assert kinds.count("bug_fix") == 11 and kinds.count("security") == 1
+
+
+def test_user_headings_and_rules_win_over_the_builtin_ones():
+    taxonomy = with_overrides({"My Team Area": "distributed/fsdp"},
+                              [("quantization", [r"\bmy_quant_thing\b"])])
+    classifier = Classifier(taxonomy)
+    assert classifier.classify(Item(text="x", section=("Improvements", "My Team Area"))
+                               ).subsystem == "distributed/fsdp"
+    assert classifier.classify(Item(text="Use my_quant_thing in CUDA kernels")
+                               ).subsystem == "quantization"
+    assert Classifier(builtin_taxonomy()).classify(
+        Item(text="Use my_quant_thing in CUDA kernels")).subsystem == "cuda"
+
+
+@pytest.mark.parametrize(("headings", "rules"), [
+    ({"X": "not_a_subsystem"}, []), ({}, [("distributed", ["(unclosed"])]),
+    ({}, [("Distributed", ["x"])])], ids=["bad-id", "bad-regex", "bad-case"])
+def test_bad_user_rules_are_config_errors(headings, rules):
+    with pytest.raises(ConfigError):
+        with_overrides(headings, rules)
+
+
+def test_literal_prefilter_never_changes_a_rule_outcome():
+    texts = [item.text for name in REAL_NOTES for item in classified(name)]
+    for rule in TAXONOMY.text_rules:
+        for text in texts:
+            assert rule.matches(text, text.lower()) == bool(rule.pattern.search(text)), (
+                rule.pattern.pattern, text[:60])
+
+
+def test_explain_says_why():
+    decision = CLASSIFIER.explain(Item(text="Fix FSDP hang", section=("Bug fixes", "Distributed")))
+    assert "heading 'Distributed'" in decision.subsystem_reason
+    assert "section 'Bug fixes'" in decision.kind_reason

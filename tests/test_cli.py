@@ -1,0 +1,125 @@
+"""The command line: offline commands, config errors, status and its health check."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+from datetime import timedelta
+
+import pytest
+from conftest import RELEASES, TOKEN, release_notes
+
+from watcher.config import find_config_file
+
+
+@pytest.mark.parametrize("name", ["pytorch/v1.13.1.md", "pytorch/v2.7.0.md", "xla/v2.0.0.md"])
+def test_classify_json(run_cli, name):
+    result = run_cli("classify", str(RELEASES / name), "--format", "json")
+    assert result.code == 0
+    items = json.loads(result.stdout)["items"]
+    assert items and all(set(i) == {"subsystem", "kind", "text", "section", "prs"} for i in items)
+
+
+def test_classify_reads_stdin_and_explains(run_cli, monkeypatch):
+    monkeypatch.setattr(sys, "stdin", io.StringIO("## Distributed\n- Fix FSDP hang (#1)\n"))
+    result = run_cli("classify", "-", "--explain")
+    assert result.code == 0
+    assert "distributed/fsdp" in result.stdout and "heading 'Distributed'" in result.stdout
+
+
+def test_diff_json(run_cli, tmp_path):
+    old, new = tmp_path / "old.md", tmp_path / "new.md"
+    old.write_text("- Fix A (#1)\n- B (#2)\n")
+    new.write_text("- Fix A better (#1)\n- C (#3)\n")
+    result = run_cli("diff", str(old), str(new), "--format", "json")
+    assert result.code == 0
+    items = json.loads(result.stdout)["items"]
+    assert [(i["change"], i["text"]) for i in items] == [
+        ("changed", "Fix A better (#1)"), ("added", "C (#3)"), ("removed", "B (#2)")]
+    assert items[0]["old_text"] == "Fix A (#1)" and "old_text" not in items[1]
+
+
+def test_missing_input_file_is_one_line_exit_2(run_cli):
+    result = run_cli("classify", "/nonexistent/notes.md")
+    assert result.code == 2
+    assert result.stderr.strip().count("\n") == 0 and "cannot read" in result.stderr
+
+
+@pytest.mark.parametrize(("toml", "message"), [
+    ("[poll]\nintervall = \"5m\"\n", "poll.intervall: unknown key"),
+    ("[poll]\ninterval = \"5 minutes\"\n", "not a duration"),
+    ("[github\n", "not valid TOML"),
+    ('[[repos]]\nname = "not a repo"\n', "is not OWNER/NAME"),
+    ('[[notifiers]]\nname = "x"\ntype = "carrier-pigeon"\n', "unknown notifier type"),
+    ('[[notifiers]]\nname = "x"\ntype = "console"\nkinds = ["bugfix"]\n', "is not a kind"),
+    ('[[notifiers]]\nname = "x"\ntype = "jsonl"\n', "path: Field required"),
+    ('[classify]\nheadings = { "Foo" = "nope" }\n', "is not a subsystem id"),
+], ids=["misspelled", "duration", "toml", "repo", "type", "kind", "missing", "rule"])
+def test_broken_config_is_one_clear_line_and_exit_2(run_cli, tmp_path, toml, message):
+    path = tmp_path / "bad.toml"
+    path.write_text(toml)
+    result = run_cli("--config", str(path), "config", "check")
+    assert result.code == 2
+    assert message in result.stderr
+    assert result.stderr.strip().count("\n") == 0
+    assert "Traceback" not in result.stderr
+
+
+def test_missing_config_file(run_cli, tmp_path):
+    result = run_cli("--config", str(tmp_path / "nope.toml"), "poll")
+    assert result.code == 2 and "does not exist" in result.stderr
+
+
+def test_config_check_masks_secrets(run_cli, tmp_path):
+    result = run_cli("config", "check", env={"SLACK_BOT_TOKEN": "xoxb-secret-bot-token"})
+    assert result.code == 0
+    assert TOKEN not in result.stdout and "xoxb-secret-bot-token" not in result.stdout
+    assert '"GITHUB_TOKEN": "*** (set)"' in result.stdout
+    assert "jsonl" not in result.stdout or "path" in result.stdout
+    assert "pytorch/pytorch" in result.stdout and "pytorch/xla" in result.stdout
+
+
+def test_config_file_search_order(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert find_config_file(None, {}) is None
+    (tmp_path / "release-watch.toml").write_text("")
+    assert find_config_file(None, {}).name == "release-watch.toml"
+    assert str(find_config_file(None, {"RELEASE_WATCH_CONFIG": "/x.toml"})) == "/x.toml"
+    assert str(find_config_file("/y.toml", {"RELEASE_WATCH_CONFIG": "/x.toml"})) == "/y.toml"
+
+
+def test_status_check_follows_the_last_successful_poll(fake_github, write_config, run_cli,
+                                                       clock):
+    fake_github.add_release("pytorch/xla", tag="v2.0", body=release_notes("xla/v2.0.0.md"))
+    config = write_config("[poll]\ninterval = \"10m\"\n", repos=("pytorch/xla",))
+    assert run_cli("--config", str(config), "status", "--check").code == 1
+    assert run_cli("--config", str(config), "poll").code == 0
+    healthy = run_cli("--config", str(config), "status", "--check")
+    assert healthy.code == 0 and "health: ok" in healthy.stdout
+    clock.now += timedelta(minutes=31)
+    stale = run_cli("--config", str(config), "status", "--check")
+    assert stale.code == 1 and "STALE" in stale.stdout
+    assert run_cli("--config", str(config), "status").code == 0  # without --check: report only
+
+
+def test_token_never_reaches_logs_even_verbose(fake_github, write_config, run_cli):
+    fake_github.set_token("a-different-token")
+    config = write_config(repos=("pytorch/xla",))
+    result = run_cli("--verbose", "--config", str(config), "poll")
+    assert result.code == 1 and "bad credentials" in result.stderr
+    assert TOKEN not in result.stderr and TOKEN not in result.stdout
+    json_logs = run_cli("--log-format", "json", "--config", str(config), "poll")
+    line = json.loads(json_logs.stderr.strip().splitlines()[0])
+    assert line["level"] == "error" and TOKEN not in json_logs.stderr
+
+
+def test_python_dash_m_entry_point():
+    result = subprocess.run([sys.executable, "-m", "watcher", "--help"], capture_output=True,
+                            text=True, timeout=60)
+    assert result.returncode == 0 and "classify" in result.stdout
+
+
+def test_unknown_command_is_usage_error(run_cli):
+    assert run_cli("frobnicate").code == 2
