@@ -14,11 +14,11 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from fakes.github import FakeGitHub  # noqa: E402
+from fakes.github import FakeGitHub
 
-from watcher.app import Dependencies  # noqa: E402
-from watcher.cli import main  # noqa: E402
-from watcher.config import Secrets  # noqa: E402
+from watcher.app import Dependencies
+from watcher.cli import main
+from watcher.config import Secrets
 
 FIXTURES = Path(__file__).parent / "fixtures"
 RELEASES = FIXTURES / "releases"

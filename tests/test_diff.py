@@ -20,7 +20,8 @@ def changes(old: str, new: str) -> list[tuple[str, str, str | None]]:
 @pytest.mark.parametrize(("old", "new", "expected"), [
     ("- A (#1)\n- B (#2)\n", "- A (#1)\n- B (#2)\n- C (#3)\n", [("added", "C (#3)", None)]),
     ("- A (#1)\n- B (#2)\n", "- A (#1)\n", [("removed", "B (#2)", None)]),
-    ("- Fix A (#1)\n", "- Fix A properly (#1)\n", [("changed", "Fix A properly (#1)", "Fix A (#1)")]),
+    ("- Fix A (#1)\n", "- Fix A properly (#1)\n",
+     [("changed", "Fix A properly (#1)", "Fix A (#1)")]),
     ("- Fix A (#1)\n", "- Fix A (#1, #7)\n", [("changed", "Fix A (#1, #7)", "Fix A (#1)")]),
     ("- Checkout our newest documnet\n", "- Checkout our newest document\n",
      [("changed", "Checkout our newest document", "Checkout our newest documnet")]),

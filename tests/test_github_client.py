@@ -199,8 +199,6 @@ def test_next_link_to_another_host_is_not_followed(fake_github: FakeGitHub,
     assert other_host.requests == []  # the token never reached another origin
 
 
-@pytest.mark.xfail(strict=True, reason="bug: an ignored off-host next link leaves complete=True,"
-                   " so the poller treats every unlisted known release as a deletion candidate")
 def test_ignored_off_host_link_marks_the_listing_incomplete(fake_github: FakeGitHub,
                                                             rig: Rig) -> None:
     publish(fake_github, 75)
@@ -272,8 +270,6 @@ def test_bad_body_every_time_is_malformed_response(fake_github: FakeGitHub, rig:
     assert len(rig.slept) == RETRIES
 
 
-@pytest.mark.xfail(strict=True, raises=httpx.DecodingError,
-                   reason="bug: httpx.DecodingError is neither retried nor translated")
 def test_undecodable_body_is_retried_like_a_malformed_one(fake_github: FakeGitHub,
                                                           rig: Rig) -> None:
     publish(fake_github, 1)

@@ -61,7 +61,7 @@ def test_every_registered_handler_honours_the_contract(type_name, tmp_path):
 
 
 def test_unknown_type_names_the_installed_ones():
-    with pytest.raises(ConfigError, match="installed types: .*console"):
+    with pytest.raises(ConfigError, match=r"installed types: .*console"):
         notifier_class("carrier-pigeon")
 
 

@@ -92,8 +92,9 @@ def test_editing_one_bullet_of_a_real_body_is_one_edited_event_with_that_change(
     edited = events(config)[2:]
     assert len(edited) == 1 and edited[0]["event"] == "edited"
     assert edited[0]["items"] == [{
-        "subsystem": "build", "kind": "new_feature", "text": new[2:], "section": ["New features", "Release Engineering"],
-        "prs": [139760], "change": "changed", "old_text": old[2:]}]
+        "subsystem": "build", "kind": "new_feature", "text": new[2:],
+        "section": ["New features", "Release Engineering"], "prs": [139760],
+        "change": "changed", "old_text": old[2:]}]
 
 
 def test_whitespace_and_line_ending_churn_is_not_an_edit(fake_github, write_config, run_cli):

@@ -160,11 +160,17 @@ class GitHubClient:
             url = parse_link_header(response.headers.get("link")).get("next")
             if url is None:
                 return listing
-            if not url.startswith(self.api_url + "/"):
+            if not self._same_origin(url):
                 logger.warning("%s: ignoring a next-page link to another host", repo)
+                listing.complete = False
                 return listing
         listing.complete = False
         return listing
+
+    def _same_origin(self, url: str) -> bool:
+        """Whether ``url`` is on the API host: the token must never travel anywhere else."""
+        here, there = httpx.URL(self.api_url), httpx.URL(url)
+        return (here.scheme, here.host, here.port) == (there.scheme, there.host, there.port)
 
     def get_release(self, repo: str, release_id: int) -> Release | None:
         """The release by id, or None when GitHub says 404 (deleted, or never existed)."""
@@ -183,7 +189,7 @@ class GitHubClient:
             self._respect_known_limit(repo, url)
             try:
                 response = self.http.get(url, headers=headers)
-            except httpx.TransportError as error:  # timeouts, refused and dropped connections
+            except httpx.RequestError as error:  # timeouts, refused/dropped connections, bad gzip
                 failure = type(error).__name__
                 if attempt >= self.policy.retries:
                     raise GitHubError(f"{repo}: GitHub unreachable after {attempt + 1} tries "
@@ -211,9 +217,11 @@ class GitHubClient:
             if _is_rate_limited(response):
                 wait = rate_limit_wait(response, self.clock())
                 if waited_for_rate_limit or wait > self.policy.max_rate_limit_wait:
+                    why = ("again after one wait" if waited_for_rate_limit else
+                           f"more than github.max_rate_limit_wait="
+                           f"{self.policy.max_rate_limit_wait:.0f}s")
                     raise RateLimitError(
-                        f"{repo}: GitHub rate limit (HTTP {status}) asks for {wait:.0f}s, more "
-                        f"than github.max_rate_limit_wait={self.policy.max_rate_limit_wait:.0f}s;"
+                        f"{repo}: GitHub rate limit (HTTP {status}) asks for {wait:.0f}s, {why};"
                         " skipped this poll", repo=repo, url=url, status=status,
                         reset_at=self.clock() + wait)
                 logger.info("%s: rate limited, waiting %.0fs as GitHub asks", repo, wait)
