@@ -248,3 +248,22 @@ def test_huge_body_is_recorded_and_parsed_up_to_the_limit(fake_github, write_con
     assert "over poll.max_body_chars" in result.stderr
     (event,) = events(config)
     assert 20_000 < event["summary"]["items"] < 130_000
+
+
+def test_a_bug_tripped_by_one_repo_does_not_stop_the_others(fake_github, write_config, run_cli,
+                                                            monkeypatch):
+    seed(fake_github)
+    config = write_config()
+    import watcher.plan
+
+    real = watcher.plan.plan_repo
+
+    def explode_on_pytorch(repo, *args, **kwargs):
+        if repo == "pytorch/pytorch":
+            raise ValueError("parser bug")
+        return real(repo, *args, **kwargs)
+
+    monkeypatch.setattr("watcher.poller.plan_repo", explode_on_pytorch)
+    result = run_cli("--config", str(config), "poll")
+    assert result.code == 1 and "unexpected ValueError: parser bug" in result.stderr
+    assert [e["repo"] for e in events(config)] == ["pytorch/xla"]

@@ -74,8 +74,12 @@ class Poller:
         except WatcherError as error:
             outcome.error = error
             logger.error("%s", error)
-            if not dry_run:
-                self._record_failure(state, error)
+        except Exception as error:  # a bug tripped by one repo's data must not stop the others
+            outcome.error = WatcherError(f"{repo.name}: unexpected {type(error).__name__}: "
+                                         f"{error}")
+            logger.exception("%s", outcome.error)
+        if outcome.error is not None and not dry_run:
+            self._record_failure(state, outcome.error)
         return outcome
 
     def _poll(self, repo: RepoConfig, state: RepoState, outcome: RepoOutcome,
