@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+import time
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from pathlib import Path
-from typing import IO, Any, ClassVar, Literal
+from typing import IO, TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from watcher.config import Secrets, describe_validation_error
 from watcher.errors import ConfigError
 from watcher.models import KINDS, SUBSYSTEMS, Event
+
+if TYPE_CHECKING:
+    from watcher.digest import Digest
 
 ENTRY_POINT_GROUP = "release_watch.notifiers"
 EVENT_TYPES = ("published", "edited", "released", "deleted")
@@ -25,14 +30,32 @@ class NotifierConfig(BaseModel):
 
     name: str
     type: str
-    mode: Literal["immediate"] = Field(
-        default="immediate", description="immediate: send each event as it is found")
+    mode: Literal["immediate", "digest"] = Field(
+        default="immediate",
+        description="immediate: send each event as it is found; digest: queue events and send "
+                    "one digest on digest_schedule or with `release-watch digest`")
+    digest_schedule: str | None = Field(
+        default=None, description='cron for digests, e.g. "0 9 * * MON" (with mode = "digest")')
+    digest_timezone: str = Field(default="UTC", description="timezone of digest_schedule")
+    send_empty_digest: bool = Field(
+        default=False, description="send a digest saying nothing happened when nothing did")
     repos: list[str] | None = Field(default=None, description="only these OWNER/NAME repos")
     subsystems: list[str] | None = Field(
         default=None, description="only items of these subsystems (top-level ids or finer)")
     kinds: list[str] | None = Field(default=None, description="only items of these kinds")
     events: list[str] | None = Field(default=None, description="only these event types")
     prereleases: bool = Field(default=True, description="also announce pre-releases")
+
+    @model_validator(mode="after")
+    def _schedule_goes_with_digest(self) -> NotifierConfig:
+        if self.digest_schedule is not None:
+            if self.mode != "digest":
+                raise ValueError('digest_schedule needs mode = "digest"')
+            fields = self.digest_schedule.split()
+            if len(fields) != 5:
+                raise ValueError(f"digest_schedule {self.digest_schedule!r} is not a 5-field "
+                                 "cron expression (minute hour day month weekday)")
+        return self
 
     @field_validator("subsystems")
     @classmethod
@@ -67,7 +90,34 @@ class HandlerContext:
     base_dir: Path
     stdout: IO[str]
     slack_api_url: str = "https://slack.com/api/"
+    sleep: Callable[[float], None] = time.sleep
+    monotonic: Callable[[], float] = time.monotonic
     extra: dict[str, Any] = field(default_factory=dict)
+
+
+class Progress(Protocol):
+    """A delivery's own persistent memory. A handler that needs several calls for one delivery
+    (a Slack parent and its thread replies) saves after each, so a retry resumes where the
+    last attempt stopped instead of posting the start again."""
+
+    @property
+    def state(self) -> dict[str, Any]: ...
+
+    def save(self, **updates: Any) -> None: ...
+
+
+class MemoryProgress:
+    """Progress kept in memory only: for previews and one-off sends."""
+
+    def __init__(self) -> None:
+        self._state: dict[str, Any] = {}
+
+    @property
+    def state(self) -> dict[str, Any]:
+        return self._state
+
+    def save(self, **updates: Any) -> None:
+        self._state.update(updates)
 
 
 class Notifier(ABC):
@@ -85,7 +135,25 @@ class Notifier(ABC):
         return self.config.name
 
     @abstractmethod
-    def send(self, event: Event) -> None: ...
+    def send(self, event: Event, progress: Progress) -> None: ...
+
+    def send_digest(self, digest: Digest, progress: Progress) -> None:
+        """Deliver a digest; by default each of its events in turn, resuming after the last."""
+        done = int(progress.state.get("events_sent", 0))
+        for index, event in enumerate(digest.events[done:], start=done):
+            self.send(event, MemoryProgress())
+            progress.save(events_sent=index + 1)
+
+    def preview(self, event: Event) -> str:
+        """What ``send`` would deliver, for ``--dry-run``."""
+        from handlers.console import format_event
+
+        return format_event(event)
+
+    def preview_digest(self, digest: Digest) -> str:
+        from handlers.console import format_digest
+
+        return format_digest(digest)
 
     def close(self) -> None:  # noqa: B027 - optional hook, most handlers hold nothing open
         """Release what ``send`` opened; called once at the end of a run."""

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections import Counter
 
-from handlers.base import Notifier
+from handlers.base import Notifier, Progress
+from watcher.digest import Digest, by_repo, by_subsystem
 from watcher.models import Event, EventItem
 from watcher.taxonomy import top_level
 
@@ -71,6 +72,31 @@ def format_event(event: Event) -> str:
 
 
 class ConsoleNotifier(Notifier):
-    def send(self, event: Event) -> None:
+    def send(self, event: Event, progress: Progress) -> None:
         self.context.stdout.write(format_event(event) + "\n\n")
         self.context.stdout.flush()
+
+    def send_digest(self, digest: Digest, progress: Progress) -> None:
+        self.context.stdout.write(format_digest(digest) + "\n\n")
+        self.context.stdout.flush()
+
+
+def format_digest(digest: Digest) -> str:
+    """Per repo what happened, then per subsystem the counts and the most important items."""
+    period = f"{digest.period_start:%Y-%m-%d %H:%M} → {digest.period_end:%Y-%m-%d %H:%M} UTC"
+    lines = [f"Digest for {digest.notifier}: {period}"]
+    if digest.empty:
+        return "\n".join([*lines, "  nothing new in this period"])
+    for repo, events in by_repo(digest).items():
+        lines.append(f"  {repo}")
+        for event in events:
+            title = event.name or event.tag
+            lines.append(f"    {title} {VERBS[event.event]}: {event.summary.items} items "
+                         f"{event.url}")
+    lines.append("  by subsystem:")
+    for group in by_subsystem(digest):
+        kinds = ", ".join(f"{count} {kind}" for kind, count in group.by_kind.items())
+        lines.append(f"    {group.subsystem}: {group.count} items ({kinds})")
+        for _, item in group.top:
+            lines.append(f"      - [{item.kind}] {_first_line(item, 100)}")
+    return "\n".join(lines)

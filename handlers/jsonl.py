@@ -8,7 +8,7 @@ from pathlib import Path
 
 from pydantic import Field
 
-from handlers.base import Notifier, NotifierConfig
+from handlers.base import Notifier, NotifierConfig, Progress
 from watcher.errors import HandlerError
 from watcher.models import Event
 
@@ -28,7 +28,7 @@ class JsonlNotifier(Notifier):
         path = Path(os.path.expandvars(self.config.path)).expanduser()
         return path if path.is_absolute() else self.context.base_dir / path
 
-    def send(self, event: Event) -> None:
+    def send(self, event: Event, progress: Progress) -> None:
         assert isinstance(self.config, JsonlConfig)
         line = json.dumps(event.to_json_dict(), ensure_ascii=False, separators=(",", ":"))
         try:

@@ -12,6 +12,7 @@ from conftest import release_notes
 
 from handlers.base import (
     HandlerContext,
+    MemoryProgress,
     Notifier,
     NotifierConfig,
     available_types,
@@ -68,7 +69,7 @@ def test_unknown_type_names_the_installed_ones():
 def test_jsonl_writes_the_contract_shape(tmp_path):
     cls, config = notifier_config({"name": "log", "type": "jsonl", "path": "out/e.jsonl"}, "t")
     notifier = cls(config, context(tmp_path))
-    notifier.send(event())
+    notifier.send(event(), MemoryProgress())
     (line,) = (tmp_path / "out" / "e.jsonl").read_text().splitlines()
     data = json.loads(line)
     assert data["id"] == "pytorch/pytorch:7:published:" + "f" * 64
@@ -79,7 +80,7 @@ def test_jsonl_failure_is_a_handler_error(tmp_path):
     (tmp_path / "file").write_text("")
     cls, config = notifier_config({"name": "log", "type": "jsonl", "path": "file/e.jsonl"}, "t")
     with pytest.raises(HandlerError) as caught:
-        cls(config, context(tmp_path)).send(event())
+        cls(config, context(tmp_path)).send(event(), MemoryProgress())
     assert caught.value.notifier == "log"
 
 

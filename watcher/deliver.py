@@ -1,17 +1,59 @@
-"""Sends what the store's outbox holds, oldest first; a delivery leaves the outbox only after
-its notifier returned, i.e. the event is safely delivered."""
+"""Sends what the store holds: the outbox oldest first, and digests. A delivery leaves the store
+only after its notifier returned, i.e. the event is safely delivered; a handler that needs
+several calls saves its progress after each, so a retry never repeats what already went out.
+
+The one window where a duplicate is possible: the process dies after the receiver accepted a
+message and before the store recorded it (one diskcache write later). Then that one message
+is sent again on the next run.
+"""
 
 from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
 
 from handlers.base import Notifier
+from watcher.digest import Digest, build_digest
 from watcher.errors import HandlerError
+from watcher.models import Event
 from watcher.routing import route
-from watcher.store import Store
+from watcher.store import Delivery, DigestDelivery, Store
 
 logger = logging.getLogger(__name__)
+
+
+class StoreProgress:
+    """A delivery's progress, written through to the store at every save."""
+
+    def __init__(self, store: Store, delivery: Delivery) -> None:
+        self.store = store
+        self.key = delivery.id
+        self._state = dict(delivery.progress)
+
+    @property
+    def state(self) -> dict[str, Any]:
+        return self._state
+
+    def save(self, **updates: Any) -> None:
+        self._state.update(updates)
+        self.store.save_progress(self.key, updates)
+
+
+class DigestProgress:
+    def __init__(self, store: Store, digest: DigestDelivery) -> None:
+        self.store = store
+        self.digest = digest
+
+    @property
+    def state(self) -> dict[str, Any]:
+        return self.digest.progress
+
+    def save(self, **updates: Any) -> None:
+        self.digest = self.digest.model_copy(
+            update={"progress": {**self.digest.progress, **updates}})
+        self.store.put_digest_delivery(self.digest)
 
 
 @dataclass
@@ -19,6 +61,16 @@ class DeliveryReport:
     sent: int = 0
     failed: dict[str, str] = field(default_factory=dict)  # notifier → first error this run
     dropped: int = 0
+
+
+def _log_failure(error: HandlerError, attempts: int, already_permanent: bool) -> None:
+    if error.permanent and already_permanent:
+        # Logged with its fix when it first happened; `status` keeps counting it.
+        logger.info("%s (still failing, attempt %d)", error, attempts)
+    elif error.permanent:
+        logger.error("%s; it stays queued until this is fixed", error)
+    else:
+        logger.warning("%s (attempt %d); will retry on the next run", error, attempts)
 
 
 def deliver_pending(store: Store, notifiers: dict[str, Notifier]) -> DeliveryReport:
@@ -39,19 +91,62 @@ def deliver_pending(store: Store, notifiers: dict[str, Notifier]) -> DeliveryRep
             store.delivered(delivery)  # filters changed since it was queued, or event pruned
             continue
         try:
-            notifier.send(view)
+            notifier.send(view, StoreProgress(store, delivery))
         except HandlerError as error:
             failed = store.delivery_failed(delivery, str(error), permanent=error.permanent)
             report.failed[delivery.notifier] = str(error)
-            logger.error("%s (attempt %d; %s)", error, failed.attempts,
-                         "fix the cause, it stays queued" if error.permanent
-                         else "will retry on the next run")
+            _log_failure(error, failed.attempts, delivery.permanent_failure)
             continue
         except Exception as error:  # a bug in one handler must not stop the others
-            store.delivery_failed(delivery, f"{type(error).__name__}: {error}", permanent=False)
-            report.failed[delivery.notifier] = f"{type(error).__name__}: {error}"
-            logger.exception("notifier %r failed unexpectedly", delivery.notifier)
+            message = f"{delivery.notifier}: unexpected {type(error).__name__}: {error}"
+            store.delivery_failed(delivery, message, permanent=False)
+            report.failed[delivery.notifier] = message
+            logger.exception("%s", message)
             continue
         store.delivered(delivery)
+        report.sent += 1
+    return report
+
+
+def digest_view(store: Store, notifier: Notifier, pending: DigestDelivery) -> Digest:
+    events: list[Event] = []
+    for event_id in pending.event_ids:
+        event = store.event(event_id)
+        view = route(event, notifier.config) if event is not None else None
+        if view is not None:
+            events.append(view)
+    return build_digest(notifier.name, events, since=pending.since, now=pending.until)
+
+
+def send_digests(store: Store, notifiers: dict[str, Notifier], now: datetime, *,
+                 only: str | None = None, dry_run: bool = False) -> DeliveryReport:
+    """One digest per digest notifier; its queue is cleared only once the digest was sent."""
+    report = DeliveryReport()
+    for name, notifier in notifiers.items():
+        if notifier.config.mode != "digest" or (only is not None and name != only):
+            continue
+        if dry_run:
+            preview = DigestDelivery(notifier=name, event_ids=store.digest_queue(name),
+                                     since=store.digest_since(name), until=now)
+            text = notifier.preview_digest(digest_view(store, notifier, preview))
+            notifier.context.stdout.write(f"# digest for {name}\n{text}\n\n")
+            continue
+        pending = store.start_digest(name, now)
+        digest = digest_view(store, notifier, pending)
+        if digest.empty and not notifier.config.send_empty_digest:
+            store.digest_delivered(pending)
+            continue
+        progress = DigestProgress(store, pending)
+        try:
+            notifier.send_digest(digest, progress)
+        except HandlerError as error:
+            failed = progress.digest.model_copy(update={
+                "attempts": pending.attempts + 1, "last_error": str(error),
+                "permanent_failure": error.permanent})
+            store.put_digest_delivery(failed)
+            report.failed[name] = str(error)
+            _log_failure(error, failed.attempts, pending.permanent_failure)
+            continue
+        store.digest_delivered(progress.digest)
         report.sent += 1
     return report

@@ -110,8 +110,9 @@ class Poller:
         if not dry_run:
             self._record(state, plan, listing.etags, now)
 
-    def recipients(self, event: Event) -> list[str]:
-        return [n.name for n in self.notifiers if route(event, n) is not None]
+    def recipients(self, event: Event, mode: str | None = None) -> list[str]:
+        return [n.name for n in self.notifiers
+                if (mode is None or n.mode == mode) and route(event, n) is not None]
 
     def _record(self, state: RepoState, plan: RepoPlan, etags: dict[str, str],
                 now: datetime) -> None:
@@ -122,7 +123,8 @@ class Poller:
             for release_id in plan.deleted:
                 self.store.delete_release(state.repo, release_id)
             for event in plan.events:
-                if not self.store.add_event(event, self.recipients(event), now):
+                if not self.store.add_event(event, self.recipients(event, "immediate"), now,
+                                            self.recipients(event, "digest")):
                     logger.info("%s: event %s was recorded before; not queued again",
                                 state.repo, event.id)
             self.store.put_etags(etags)

@@ -7,7 +7,12 @@ Keys (tuples; values are plain JSON-able dicts so a future version can read them
   ("etag", url)                     the ETag last received for a listing page
   ("event", id)                     an Event, as the notifiers receive it
   ("outbox",)                       delivery ids still to send, oldest first
-  ("delivery", id)                  Delivery: which event to which notifier, attempts, last error
+  ("delivery", id)                  Delivery: which event to which notifier, attempts, last
+                                    error, and the handler's progress (Slack replies sent)
+  ("digest-queue", notifier)        event ids waiting for that notifier's next digest
+  ("digest-since", notifier)        when its last digest went out (the next one's period start)
+  ("digest-delivery", notifier)     a digest being sent: its event ids and progress, kept until
+                                    delivered so a crash re-sends it and resumes where it was
 
 What belongs together is written in one ``transact()``: the records of a poll, its events, their
 deliveries and the ETag that vouches for them, so a crash leaves either all or nothing, and a
@@ -67,6 +72,18 @@ class Delivery(Record):
     attempts: int = 0
     last_error: str | None = None
     permanent_failure: bool = False
+    progress: dict[str, Any] = Field(default_factory=dict)
+
+
+class DigestDelivery(Record):
+    notifier: str
+    event_ids: list[str]
+    since: datetime | None
+    until: datetime
+    attempts: int = 0
+    last_error: str | None = None
+    permanent_failure: bool = False
+    progress: dict[str, Any] = Field(default_factory=dict)
 
 
 def delivery_id(event_id: str, notifier: str) -> str:
@@ -165,20 +182,72 @@ class Store:
         for url, etag in etags.items():
             self.cache.set(("etag", url), etag)
 
-    def add_event(self, event: Event, notifiers: list[str], now: datetime) -> bool:
-        """Record an event and queue one delivery per notifier; False if it was known already
-        (the same change is never queued twice)."""
+    def add_event(self, event: Event, notifiers: list[str], now: datetime,
+                  digest_notifiers: tuple[str, ...] | list[str] = ()) -> bool:
+        """Record an event, queue one delivery per immediate notifier and put it in each digest
+        notifier's queue; False if it was known already (the same change is never queued
+        twice)."""
         if self.has_event(event.id):
             return False
-        self.cache.set(("event", event.id), event.model_dump(mode="json"))
-        outbox: list[str] = self.cache.get(("outbox",), [])
-        for notifier in notifiers:
-            delivery = Delivery(id=delivery_id(event.id, notifier), event_id=event.id,
-                                notifier=notifier, queued_at=now)
-            self.cache.set(("delivery", delivery.id), delivery.model_dump(mode="json"))
-            outbox.append(delivery.id)
-        self.cache.set(("outbox",), outbox)
+        with self.transaction():
+            self.cache.set(("event", event.id), event.model_dump(mode="json"))
+            outbox: list[str] = self.cache.get(("outbox",), [])
+            for notifier in notifiers:
+                delivery = Delivery(id=delivery_id(event.id, notifier), event_id=event.id,
+                                    notifier=notifier, queued_at=now)
+                self.cache.set(("delivery", delivery.id), delivery.model_dump(mode="json"))
+                outbox.append(delivery.id)
+            self.cache.set(("outbox",), outbox)
+            for notifier in digest_notifiers:
+                queue: list[str] = self.cache.get(("digest-queue", notifier), [])
+                self.cache.set(("digest-queue", notifier), [*queue, event.id])
         return True
+
+    def save_progress(self, delivery_key: str, updates: dict[str, Any]) -> None:
+        data = self.cache.get(("delivery", delivery_key))
+        if data is not None:
+            data["progress"] = {**data.get("progress", {}), **updates}
+            self.cache.set(("delivery", delivery_key), data)
+
+    # ---- digests ---------------------------------------------------------------------------
+    def digest_queue(self, notifier: str) -> list[str]:
+        return list(self.cache.get(("digest-queue", notifier), []))
+
+    def digest_since(self, notifier: str) -> datetime | None:
+        value = self.cache.get(("digest-since", notifier))
+        return datetime.fromisoformat(value) if value else None
+
+    def digest_delivery(self, notifier: str) -> DigestDelivery | None:
+        data = self.cache.get(("digest-delivery", notifier))
+        return DigestDelivery.model_validate(data) if data else None
+
+    def start_digest(self, notifier: str, now: datetime) -> DigestDelivery:
+        """The digest in flight, or a new one taking the whole queue as it is now."""
+        with self.transaction():
+            pending = self.digest_delivery(notifier)
+            if pending is not None:
+                return pending
+            digest = DigestDelivery(notifier=notifier, event_ids=self.digest_queue(notifier),
+                                    since=self.digest_since(notifier), until=now)
+            self.put_digest_delivery(digest)
+            return digest
+
+    def put_digest_delivery(self, digest: DigestDelivery) -> None:
+        self.cache.set(("digest-delivery", digest.notifier), digest.model_dump(mode="json"))
+
+    def digest_delivered(self, digest: DigestDelivery) -> None:
+        """Only now do its events leave the queue; events queued meanwhile stay for the next."""
+        with self.transaction():
+            sent = set(digest.event_ids)
+            queue = [e for e in self.digest_queue(digest.notifier) if e not in sent]
+            self.cache.set(("digest-queue", digest.notifier), queue)
+            self.cache.set(("digest-since", digest.notifier), digest.until.isoformat())
+            self.cache.delete(("digest-delivery", digest.notifier))
+
+    def digest_notifiers(self) -> list[str]:
+        return sorted({key[1] for key in self.cache.iterkeys()
+                       if isinstance(key, tuple) and key[0] in {"digest-queue",
+                                                                "digest-delivery"}})
 
     def delivered(self, delivery: Delivery) -> None:
         with self.transaction():
@@ -192,7 +261,3 @@ class Store:
         self.cache.set(("delivery", delivery.id), failed.model_dump(mode="json"))
         return failed
 
-    def stats(self) -> dict[str, Any]:
-        pending = self.pending_deliveries()
-        return {"pending_deliveries": len(pending),
-                "failing_deliveries": sum(1 for d in pending if d.attempts)}
