@@ -27,6 +27,7 @@ from slack_sdk.models.blocks import (
 )
 
 from handlers.slack_text import escape, plain, to_mrkdwn
+from watcher.digest import Digest, by_repo, by_subsystem
 from watcher.models import Event, EventItem
 from watcher.taxonomy import top_level
 
@@ -55,7 +56,7 @@ class SlackMessage:
     in_thread: bool = False
 
     def payload_chars(self) -> int:
-        return len(json.dumps(self.blocks, separators=(",", ":"), ensure_ascii=False))
+        return len(json.dumps(self.blocks, separators=(",", ":")))
 
 
 def _checked(block: Block) -> dict[str, Any]:
@@ -119,7 +120,7 @@ class Packer:
 
     def fits(self, block: dict[str, Any]) -> bool:
         message = self._current()
-        size = len(json.dumps(block, separators=(",", ":"), ensure_ascii=False)) + 1
+        size = len(json.dumps(block, separators=(",", ":"))) + 1
         return len(message.blocks) < MAX_BLOCKS and message.payload_chars() + size <= self.max_chars
 
     def add(self, block: dict[str, Any]) -> None:
@@ -243,3 +244,47 @@ def plan_texts(messages: list[SlackMessage]) -> str:
     """The exact payloads as JSON, for ``--dry-run``."""
     return json.dumps([{"thread_reply": m.in_thread, "text": m.text, "blocks": m.blocks}
                        for m in messages], indent=2, ensure_ascii=False)
+
+
+def plan_digest(digest: Digest, *, threads: bool, max_chars: int) -> list[SlackMessage]:
+    """Parent: the period, per repo what happened, per subsystem the counts. Thread (or, for a
+    webhook, the same message until full): the most important items per subsystem."""
+    period = f"{digest.period_start:%b %d} to {digest.period_end:%b %d, %Y}"
+    fallback = escape(f"release-watch digest {period}: {len(digest.events)} release events")
+    parent = Packer(max_chars, in_thread=False, fallback=fallback)
+    parent.add(header(f"Release digest: {period}"))
+    if digest.empty:
+        parent.add(section("Nothing new in this period."))
+        return parent.messages
+    for repo, events in by_repo(digest).items():
+        lines = []
+        for event in events:
+            link = f"<{event.url}|{escape(event.name or event.tag)}>" if event.url else escape(
+                event.tag)
+            what = VERBS[event.event]
+            counts = (_edit_summary(event.items) if event.event == "edited"
+                      else f"{event.summary.items} items")
+            lines.append(f"• {link} {what}: {counts}")
+        parent.add_lines(escape(repo), lines)
+    groups = by_subsystem(digest)
+    parent.add_lines("By subsystem", (
+        f"• *{escape(g.subsystem)}* {g.count}: " + ", ".join(
+            f"{n} {KIND_TITLES.get(k, k).lower()}" for k, n in g.by_kind.items())
+        for g in groups))
+    detail = Packer(max_chars, in_thread=threads, fallback=fallback)
+    for group in groups:
+        if group.top:
+            detail.add_lines(f"{escape(group.subsystem)}: most important", (
+                f"{item_line(item, event.repo, show_subsystem=False)} "
+                f"_({KIND_TITLES.get(item.kind, item.kind).lower()}, {escape(event.tag)})_"
+                for event, item in group.top))
+    if threads:
+        return parent.messages + detail.messages
+    message = parent.messages[0]
+    for block in (b for m in detail.messages for b in m.blocks):
+        if len(message.blocks) >= MAX_BLOCKS - 1 or (
+                message.payload_chars() + len(json.dumps(block)) + 300 > max_chars):
+            message.blocks.append(section("_…more in the release notes linked above_"))
+            break
+        message.blocks.append(block)
+    return [message]

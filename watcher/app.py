@@ -52,7 +52,8 @@ def notifier_configs(config: Config) -> list[tuple[type[Notifier], NotifierConfi
 
 def build_notifiers(config: Config, deps: Dependencies) -> dict[str, Notifier]:
     context = HandlerContext(secrets=deps.get_secrets(), base_dir=config.base_dir,
-                             stdout=deps.stdout, slack_api_url=config.slack.api_url)
+                             stdout=deps.stdout, slack_api_url=config.slack.api_url,
+                             sleep=deps.sleep, monotonic=deps.epoch)
     return {cfg.name: cls(cfg, context) for cls, cfg in notifier_configs(config)}
 
 

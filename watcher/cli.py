@@ -80,6 +80,17 @@ def poll(state: State, repos: tuple[str, ...], dry_run: bool) -> None:
 
 
 @cli.command()
+@click.option("--notifier", metavar="NAME", help="Only this digest notifier.")
+@click.option("--dry-run", is_flag=True, help="Print the digests; send nothing, clear nothing.")
+@click.pass_obj
+def digest(state: State, notifier: str | None, dry_run: bool) -> None:
+    """Build and send pending digests now."""
+    from watcher.commands.digest import run_digest
+
+    sys.exit(run_digest(state.config(), state.deps, notifier=notifier, dry_run=dry_run))
+
+
+@cli.command()
 @click.argument("path", metavar="PATH|-")
 @click.option("--repo", metavar="OWNER/NAME", help="The repo the notes belong to (for links).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",

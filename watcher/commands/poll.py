@@ -5,11 +5,15 @@ from __future__ import annotations
 import logging
 import tempfile
 from pathlib import Path
+from typing import IO
 
+from handlers.base import Notifier
 from handlers.console import format_event
 from watcher.app import Dependencies, build_notifiers, build_runtime
 from watcher.config import Config, RepoConfig
 from watcher.deliver import deliver_pending
+from watcher.models import Event
+from watcher.routing import route
 
 logger = logging.getLogger(__name__)
 
@@ -47,6 +51,7 @@ def _dry_run(config: Config, deps: Dependencies, repos: list[RepoConfig]) -> int
             config = config.model_copy(update={"store": config.store.model_copy(
                 update={"path": str(Path(scratch) / "store")})})
         runtime = build_runtime(config, deps)
+        notifiers = build_notifiers(config, deps)
         try:
             report = runtime.poller.poll(repos, dry_run=True)
             out = deps.stdout
@@ -54,6 +59,8 @@ def _dry_run(config: Config, deps: Dependencies, repos: list[RepoConfig]) -> int
                 recipients = runtime.poller.recipients(event)
                 out.write(format_event(event) + "\n")
                 out.write(f"  would go to: {', '.join(recipients) or 'no notifier'}\n\n")
+                for name in recipients:
+                    _preview(notifiers[name], event, out)
             unchanged = sum(1 for outcome in report.outcomes if outcome.not_modified)
             out.write(f"dry run: {len(repos)} repos, {len(report.events)} events, "
                       f"{unchanged} unchanged, {len(report.failed)} failed; nothing sent or "
@@ -61,3 +68,14 @@ def _dry_run(config: Config, deps: Dependencies, repos: list[RepoConfig]) -> int
         finally:
             runtime.close()
     return 1 if report.failed else 0
+
+
+def _preview(notifier: Notifier, event: Event, out: IO[str]) -> None:
+    """What this notifier would be sent: Slack shows the exact Block Kit payloads."""
+    if notifier.config.mode == "digest":
+        out.write(f"--- {notifier.name}: queued for its next digest\n\n")
+        return
+    view = route(event, notifier.config)
+    if view is not None and notifier.config.type != "console":
+        out.write(f"--- {notifier.name} ({notifier.config.type}) would receive:\n")
+        out.write(notifier.preview(view) + "\n\n")

@@ -1,0 +1,271 @@
+"""The ``slack`` notifier: Web API with a bot token (parent message + thread), or an incoming
+webhook (one message). Built on slack-sdk's clients and retry handlers.
+
+Delivery rules:
+  * a delivery's messages go out in order; after each, its progress (messages sent, parent ts)
+    is saved, so a retry continues with the next message instead of posting the parent again;
+  * 429s wait for ``Retry-After`` (slack-sdk's RateLimitErrorRetryHandler, with our injected
+    sleep), connection and 5xx errors get slack-sdk's bounded retries; what still fails is a
+    transient HandlerError and the delivery stays queued for the next run;
+  * errors that retrying cannot fix (a revoked token, a missing channel) are permanent
+    HandlerErrors carrying the fix; they also stay queued, so fixing the cause sends them;
+  * posts to one channel are paced (``min_interval``, about one a second as Slack asks).
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from collections.abc import Callable
+from typing import Any, Literal
+from urllib.error import URLError
+
+from pydantic import Field, SecretStr, model_validator
+from slack_sdk import WebClient, WebhookClient
+from slack_sdk.errors import SlackApiError, SlackClientError
+from slack_sdk.http_retry import (
+    ConnectionErrorRetryHandler,
+    HttpRequest,
+    HttpResponse,
+    RateLimitErrorRetryHandler,
+    RetryState,
+)
+from slack_sdk.http_retry.builtin_handlers import ServerErrorRetryHandler
+
+from handlers.base import Notifier, NotifierConfig, Progress
+from handlers.slack_blocks import SlackMessage, plan_digest, plan_event, plan_texts
+from watcher.config import Duration
+from watcher.digest import Digest
+from watcher.errors import HandlerError
+from watcher.models import Event
+
+logger = logging.getLogger(__name__)
+
+# Error codes that no retry can fix, with what the operator should do
+# (api.slack.com/methods/chat.postMessage#errors).
+PERMANENT = {
+    "invalid_auth": "the bot token is invalid or revoked: set a valid SLACK_BOT_TOKEN",
+    "not_authed": "no bot token was sent: set SLACK_BOT_TOKEN",
+    "account_inactive": "the bot token belongs to a deactivated app or user: reinstall the app",
+    "token_revoked": "the bot token was revoked: reinstall the app and update SLACK_BOT_TOKEN",
+    "token_expired": "the bot token expired: refresh it and update SLACK_BOT_TOKEN",
+    "missing_scope": "the app lacks the chat:write scope: add it and reinstall",
+    "no_permission": "the app may not post there: check its scopes and the channel settings",
+    "channel_not_found": "the channel does not exist or the app cannot see it: check `channel`",
+    "not_in_channel": "the app is not a member: /invite the app in that channel",
+    "is_archived": "the channel is archived: unarchive it or change `channel`",
+    "msg_too_long": "a message exceeded Slack's size limit: please report this as a bug",
+    "msg_blocks_too_long": "a message's blocks were too large: lower max_message_chars",
+    "invalid_blocks": "Slack rejected the message layout: please report this as a bug",
+    "restricted_action": "a workspace policy blocks posting: ask a Slack admin",
+}
+WEBHOOK_PERMANENT = {404: "the webhook URL is unknown or was removed: create a new one",
+                     403: "the webhook may not post (action_prohibited): check the app",
+                     410: "the webhook's channel is archived or gone: create a new webhook",
+                     400: "Slack rejected the message: please report this as a bug"}
+
+
+class SlackNotifierConfig(NotifierConfig):
+    channel: str | None = Field(
+        default=None, description="channel name (#releases) or id, for bot-token delivery")
+    delivery: Literal["bot", "webhook"] | None = Field(
+        default=None, description="bot: SLACK_BOT_TOKEN, parent message and thread; webhook: "
+                                  "one message per event; default: webhook if webhook_url set")
+    webhook_url: SecretStr | None = Field(
+        default=None, description="incoming webhook URL (else env SLACK_WEBHOOK_URL); secret")
+    max_message_chars: int = Field(
+        default=10_000, ge=2_000, le=40_000,
+        description="block JSON per message, under Slack's msg_blocks_too_long ceiling")
+    min_interval: Duration = Field(default=1.0, ge=0, description="pause between posts")
+    retries: int = Field(default=3, ge=0, le=10, description="retries of a 429, 5xx or "
+                                                             "connection error per message")
+    max_retry_wait: Duration = Field(
+        default=120.0, ge=0, description="longest Retry-After to wait for; longer: next run")
+
+    @model_validator(mode="after")
+    def _delivery_needs(self) -> SlackNotifierConfig:
+        if self.delivery is None:
+            object.__setattr__(self, "delivery", "webhook" if self.webhook_url else "bot")
+        if self.delivery == "bot" and not self.channel:
+            raise ValueError("a bot-token Slack notifier needs a channel")
+        return self
+
+
+class _PacedRateLimit(RateLimitErrorRetryHandler):
+    """slack-sdk's 429 handler, with an injected sleep and a ceiling on the wait."""
+
+    def __init__(self, sleep: Callable[[float], None], max_wait: float, retries: int) -> None:
+        super().__init__(max_retry_count=retries)
+        self.sleep = sleep
+        self.max_wait = max_wait
+
+    @staticmethod
+    def _retry_after(response: HttpResponse) -> float:
+        for name, values in response.headers.items():
+            if name.lower() == "retry-after" and values and str(values[0]).strip().isdigit():
+                return float(values[0])
+        return 1.0 + random.random()
+
+    def _can_retry(self, *, state: RetryState, request: HttpRequest,
+                   response: HttpResponse | None = None, error: Exception | None = None) -> bool:
+        return (super()._can_retry(state=state, request=request, response=response, error=error)
+                and response is not None and self._retry_after(response) <= self.max_wait)
+
+    def prepare_for_next_attempt(self, *, state: RetryState, request: HttpRequest,
+                                 response: HttpResponse | None = None,
+                                 error: Exception | None = None) -> None:
+        assert response is not None
+        state.next_attempt_requested = True
+        self.sleep(self._retry_after(response))
+        state.increment_current_attempt()
+
+
+def _with_sleep(handler_class: type, sleep: Callable[[float], None], retries: int) -> Any:
+    """A slack-sdk retry handler whose backoff sleeps through ``sleep`` (tests never wait)."""
+
+    class Sleeping(handler_class):  # type: ignore[misc, valid-type]
+        def prepare_for_next_attempt(self, *, state: RetryState, request: HttpRequest,
+                                     response: HttpResponse | None = None,
+                                     error: Exception | None = None) -> None:
+            state.next_attempt_requested = True
+            sleep(self.interval_calculator.calculate_sleep_duration(state.current_attempt))
+            state.increment_current_attempt()
+
+    return Sleeping(max_retry_count=retries)
+
+
+class SlackNotifier(Notifier):
+    Config = SlackNotifierConfig
+
+    def __init__(self, config: NotifierConfig, context: Any) -> None:
+        super().__init__(config, context)
+        self._client: WebClient | WebhookClient | None = None
+        self._last_post = float("-inf")
+
+    @property
+    def settings(self) -> SlackNotifierConfig:
+        assert isinstance(self.config, SlackNotifierConfig)
+        return self.config
+
+    @property
+    def threads(self) -> bool:
+        return self.settings.delivery == "bot"
+
+    def _retry_handlers(self) -> list[Any]:
+        sleep, retries = self.context.sleep, self.settings.retries
+        return [_PacedRateLimit(sleep, self.settings.max_retry_wait, retries),
+                _with_sleep(ConnectionErrorRetryHandler, sleep, retries),
+                _with_sleep(ServerErrorRetryHandler, sleep, retries)]
+
+    def _web(self) -> WebClient:
+        if self._client is None:
+            token = self.context.secrets.slack_bot_token
+            if token is None or not token.get_secret_value():
+                raise HandlerError(f"slack notifier {self.name!r}: SLACK_BOT_TOKEN is not set",
+                                   notifier=self.name, permanent=True)
+            self._client = WebClient(token=token.get_secret_value(),
+                                     base_url=self.context.slack_api_url, timeout=30,
+                                     retry_handlers=self._retry_handlers())
+        assert isinstance(self._client, WebClient)
+        return self._client
+
+    def _webhook(self) -> WebhookClient:
+        if self._client is None:
+            url = self.settings.webhook_url or self.context.secrets.slack_webhook_url
+            if url is None or not url.get_secret_value():
+                raise HandlerError(f"slack notifier {self.name!r}: no webhook_url and "
+                                   "SLACK_WEBHOOK_URL is not set", notifier=self.name,
+                                   permanent=True)
+            self._client = WebhookClient(url.get_secret_value(), timeout=30,
+                                         retry_handlers=self._retry_handlers())
+        assert isinstance(self._client, WebhookClient)
+        return self._client
+
+    # ---- the Notifier interface ------------------------------------------------------------
+    def plan(self, event: Event) -> list[SlackMessage]:
+        return plan_event(event, threads=self.threads,
+                          max_chars=self.settings.max_message_chars)
+
+    def send(self, event: Event, progress: Progress) -> None:
+        self._post_all(self.plan(event), progress)
+
+    def send_digest(self, digest: Digest, progress: Progress) -> None:
+        self._post_all(plan_digest(digest, threads=self.threads,
+                                   max_chars=self.settings.max_message_chars), progress)
+
+    def preview(self, event: Event) -> str:
+        return plan_texts(self.plan(event))
+
+    def preview_digest(self, digest: Digest) -> str:
+        return plan_texts(plan_digest(digest, threads=self.threads,
+                                      max_chars=self.settings.max_message_chars))
+
+    # ---- posting ---------------------------------------------------------------------------
+    def _pace(self) -> None:
+        wait = self.settings.min_interval - (self.context.monotonic() - self._last_post)
+        if wait > 0:
+            self.context.sleep(wait)
+        self._last_post = self.context.monotonic()
+
+    def _post_all(self, messages: list[SlackMessage], progress: Progress) -> None:
+        sent = int(progress.state.get("sent", 0))
+        for index in range(sent, len(messages)):
+            message = messages[index]
+            self._pace()
+            if self.threads:
+                parent = progress.state.get("parent_ts")
+                if message.in_thread and parent is None:
+                    raise HandlerError(f"slack notifier {self.name!r}: thread reply without a "
+                                       "parent message", notifier=self.name)
+                channel = progress.state.get("channel_id") or self.settings.channel
+                ts, channel_id = self._post_web(message, channel,
+                                                parent if message.in_thread else None)
+                if not message.in_thread:
+                    progress.save(parent_ts=ts, channel_id=channel_id)
+            else:
+                self._post_webhook(message)
+            progress.save(sent=index + 1)
+
+    def _post_web(self, message: SlackMessage, channel: str | None,
+                  thread_ts: str | None) -> tuple[str, str]:
+        try:
+            response = self._web().chat_postMessage(
+                channel=channel or "", text=message.text, blocks=message.blocks,
+                thread_ts=thread_ts, unfurl_links=False, unfurl_media=False)
+        except SlackApiError as error:
+            raise self._api_error(error) from None
+        except (SlackClientError, URLError, OSError) as error:
+            raise HandlerError(f"slack notifier {self.name!r}: Slack unreachable "
+                               f"({type(error).__name__})", notifier=self.name) from None
+        return str(response["ts"]), str(response.get("channel") or channel)
+
+    def _api_error(self, error: SlackApiError) -> HandlerError:
+        code = str(error.response.get("error", "")) if error.response is not None else ""
+        status = error.response.status_code if error.response is not None else 0
+        where = f"slack notifier {self.name!r} ({self.settings.channel})"
+        if code in PERMANENT:
+            return HandlerError(f"{where}: {code}: {PERMANENT[code]}", notifier=self.name,
+                                permanent=True)
+        return HandlerError(f"{where}: Slack answered {code or f'HTTP {status}'}",
+                            notifier=self.name)
+
+    def _post_webhook(self, message: SlackMessage) -> None:
+        where = f"slack notifier {self.name!r} (webhook)"
+        try:
+            response = self._webhook().send(text=message.text, blocks=message.blocks,
+                                            unfurl_links=False, unfurl_media=False)
+        except (SlackClientError, URLError, OSError) as error:
+            # The webhook URL is the secret: the message names only the error type.
+            raise HandlerError(f"{where}: Slack unreachable ({type(error).__name__})",
+                               notifier=self.name) from None
+        if response.status_code == 200:
+            return
+        body = (response.body or "").strip()[:80]
+        if response.status_code in WEBHOOK_PERMANENT:
+            raise HandlerError(f"{where}: HTTP {response.status_code} {body}: "
+                               f"{WEBHOOK_PERMANENT[response.status_code]}", notifier=self.name,
+                               permanent=True)
+        raise HandlerError(f"{where}: HTTP {response.status_code} {body}", notifier=self.name)
+
+    def close(self) -> None:
+        self._client = None
