@@ -1,0 +1,581 @@
+"""The deployment files in deploy/: what can be checked without Docker, a cluster or a running
+systemd. Every command line they contain is parsed by the real click CLI (nothing is invoked),
+every config they carry is validated by the real config loader, and the places they keep the
+store agree with each other."""
+
+from __future__ import annotations
+
+import configparser
+import json
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+import click
+import pytest
+
+from handlers.base import EVENT_TYPES, NotifierConfig, available_types, notifier_config
+from watcher.cli import cli
+from watcher.config import config_from_dict
+from watcher.models import KINDS, SUBSYSTEMS
+
+ROOT = Path(__file__).resolve().parent.parent
+DEPLOY = ROOT / "deploy"
+K8S = DEPLOY / "kubernetes"
+SYSTEMD = DEPLOY / "systemd"
+EXAMPLE_TOML = DEPLOY / "release-watch.example.toml"
+
+STATE_DIR = "/var/lib/release-watch"
+STORE = f"{STATE_DIR}/store"
+CONFIG_PATH = "/etc/release-watch/release-watch.toml"
+UID = 10001
+SECRET_NAMES = {"GITHUB_TOKEN", "SLACK_BOT_TOKEN", "SLACK_WEBHOOK_URL"}
+HEALTH = ["release-watch", "status", "--check"]
+
+HAS_RUN = "run" in cli.commands
+needs_run = pytest.mark.xfail(
+    not HAS_RUN, strict=False,
+    reason="`release-watch run` (the daemon) is being written; the deploy files reference it")
+
+
+@pytest.fixture(scope="module")
+def yaml() -> Any:
+    return pytest.importorskip("yaml", reason="PyYAML is needed: add pyyaml to the test extras")
+
+
+# ---- the command line ---------------------------------------------------------------------
+
+def _rest(ctx: click.Context) -> list[str]:
+    protected = getattr(ctx, "_protected_args", None)  # click >= 8.2
+    if protected is None:
+        protected = ctx.protected_args
+    return [*protected, *ctx.args]
+
+
+def parse_global(argv: list[str]) -> tuple[click.Context, list[str]]:
+    """The global options of ``release-watch ARGS`` parsed by click; the rest of the line."""
+    assert argv and PurePosixPath(argv[0]).name == "release-watch", argv
+    ctx = cli.make_context("release-watch", list(argv[1:]))
+    return ctx, _rest(ctx)
+
+
+def parse_cli(argv: list[str]) -> tuple[tuple[str, ...], dict[str, Any]]:
+    """Parse a whole command line as the real CLI would (a usage error raises); nothing is run.
+    Returns the subcommand path, e.g. ``("status",)``, and that command's parsed options."""
+    ctx, rest = parse_global(argv)
+    group: click.Group = cli
+    path: list[str] = []
+    while True:
+        name, command, rest = group.resolve_command(ctx, rest)
+        assert name is not None and command is not None
+        path.append(name)
+        ctx = command.make_context(name, rest, parent=ctx)
+        if not isinstance(command, click.Group):
+            return tuple(path), ctx.params
+        group, rest = command, _rest(ctx)
+
+
+def test_the_cli_parser_helper_rejects_what_the_cli_rejects() -> None:
+    assert parse_cli(["release-watch", "--log-format", "json", "status", "--check"]) == (
+        ("status",), {"as_json": False, "check": True})
+    assert parse_cli(["/opt/x/bin/release-watch", "config", "check"])[0] == ("config", "check")
+    for bad in (["release-watch", "status", "--nope"], ["release-watch", "--log-format", "yaml",
+                                                         "status"],
+                ["release-watch", "no-such-command"]):
+        with pytest.raises(click.UsageError):
+            parse_cli(bad)
+
+
+# ---- Dockerfile ---------------------------------------------------------------------------
+
+def dockerfile() -> list[tuple[str, str]]:
+    """(INSTRUCTION, arguments) with continuation lines joined and comments dropped."""
+    instructions, buffer = [], ""
+    for raw in (DEPLOY / "Dockerfile").read_text().splitlines():
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        if line.endswith("\\"):
+            buffer += line[:-1] + " "
+            continue
+        keyword, _, args = (buffer + line).partition(" ")
+        instructions.append((keyword.upper(), args.strip()))
+        buffer = ""
+    assert not buffer, "the Dockerfile ends inside a continued line"
+    return instructions
+
+
+def stages() -> list[list[tuple[str, str]]]:
+    result: list[list[tuple[str, str]]] = []
+    for keyword, args in dockerfile():
+        if keyword == "FROM":
+            result.append([])
+        if result:
+            result[-1].append((keyword, args))
+    return result
+
+
+def only(stage: list[tuple[str, str]], keyword: str) -> str:
+    found = [args for kw, args in stage if kw == keyword]
+    assert len(found) == 1, f"expected one {keyword}, found {found}"
+    return found[0]
+
+
+def env_of(stage: list[tuple[str, str]]) -> dict[str, str]:
+    env: dict[str, str] = {}
+    for keyword, args in stage:
+        if keyword == "ENV":
+            env.update(item.split("=", 1) for item in shlex.split(args))
+    return env
+
+
+def exec_form(args: str) -> list[str]:
+    value = json.loads(args)
+    assert isinstance(value, list) and all(isinstance(v, str) for v in value), args
+    return value
+
+
+def copy_sources(stage: list[tuple[str, str]]) -> list[str]:
+    sources = []
+    for keyword, args in stage:
+        if keyword == "COPY":
+            words = [w for w in shlex.split(args) if not w.startswith("--")]
+            assert not any(w.startswith("--from") for w in shlex.split(args))
+            sources += words[:-1]
+    return sources
+
+
+def test_dockerfile_builds_a_wheel_then_installs_it_without_build_tools() -> None:
+    args = dict(a.split("=", 1) for kw, a in dockerfile() if kw == "ARG" and "=" in a)
+    assert args.get("PYTHON_IMAGE") == "python:3.12-slim"
+    builder, runtime = stages()
+    assert re.fullmatch(r"\$\{PYTHON_IMAGE\} AS builder", only(builder, "FROM"), re.I)
+    assert re.fullmatch(r"\$\{PYTHON_IMAGE\} AS runtime", only(runtime, "FROM"), re.I)
+    assert any(kw == "RUN" and "pip wheel" in a for kw, a in builder)
+    install = only(runtime, "RUN")
+    assert "from=builder" in install and "--no-index" in install
+    runtime_text = " ".join(a for _, a in runtime)
+    for tool in ("gcc", "build-essential", "apt-get install", "pip wheel"):
+        assert tool not in runtime_text
+
+
+def test_dockerfile_copies_everything_the_wheel_build_needs() -> None:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    wheel = project["tool"]["hatch"]["build"]["targets"]["wheel"]
+    needed = {"pyproject.toml", project["project"]["readme"], *wheel["packages"],
+              *wheel.get("force-include", {})}
+    copied = {PurePosixPath(s).as_posix().rstrip("/") for s in copy_sources(stages()[0])}
+    assert needed <= copied, f"the builder stage does not COPY {needed - copied}"
+
+
+def test_dockerfile_runtime_settings() -> None:
+    runtime = stages()[-1]
+    env = env_of(runtime)
+    assert env["PYTHONUNBUFFERED"] == "1"
+    assert env["XDG_STATE_HOME"] == "/var/lib"
+    assert env["RELEASE_WATCH_CONFIG"] == CONFIG_PATH
+    assert env["PATH"].startswith("/opt/release-watch/bin:")
+    assert exec_form(only(runtime, "VOLUME")) == [STATE_DIR]
+    assert only(runtime, "USER") == f"{UID}:{UID}"
+    assert only(runtime, "STOPSIGNAL") == "SIGTERM"
+    assert exec_form(only(runtime, "ENTRYPOINT")) == ["release-watch"]
+    # The config baked in where RELEASE_WATCH_CONFIG points is the example.
+    copies = [shlex.split(a) for kw, a in runtime if kw == "COPY"]
+    assert any(c[-2:] == ["deploy/release-watch.example.toml", CONFIG_PATH] for c in copies)
+
+
+def test_dockerfile_healthcheck_runs_status_check() -> None:
+    healthcheck = only(stages()[-1], "HEALTHCHECK")
+    options, _, command = healthcheck.partition(" CMD ")
+    assert "--start-period=" in options and "--interval=" in options
+    argv = exec_form(command)
+    assert argv == HEALTH
+    assert parse_cli(argv) == (("status",), {"as_json": False, "check": True})
+
+
+def test_dockerfile_default_command_has_valid_global_options() -> None:
+    runtime = stages()[-1]
+    argv = exec_form(only(runtime, "ENTRYPOINT")) + exec_form(only(runtime, "CMD"))
+    ctx, rest = parse_global(argv)
+    assert ctx.params["log_format"] == "json"
+    assert rest == ["run"]
+
+
+@needs_run
+def test_dockerfile_default_command_is_the_daemon() -> None:
+    runtime = stages()[-1]
+    argv = exec_form(only(runtime, "ENTRYPOINT")) + exec_form(only(runtime, "CMD"))
+    assert parse_cli(argv)[0] == ("run",)
+
+
+def dockerignore_rules() -> list[tuple[bool, re.Pattern[str]]]:
+    """deploy/Dockerfile.dockerignore as (is-exception, regex), Docker's matching rules."""
+    rules = []
+    for raw in (DEPLOY / "Dockerfile.dockerignore").read_text().splitlines():
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        negate = line.startswith("!")
+        pattern, out, i = line.lstrip("!").strip("/"), "", 0
+        while i < len(pattern):
+            if pattern.startswith("**/", i):
+                out, i = out + "(?:.*/)?", i + 3
+            elif pattern.startswith("**", i):
+                out, i = out + ".*", i + 2
+            elif pattern[i] == "*":
+                out, i = out + "[^/]*", i + 1
+            elif pattern[i] == "?":
+                out, i = out + "[^/]", i + 1
+            else:
+                out, i = out + re.escape(pattern[i]), i + 1
+        rules.append((negate, re.compile(out + r"\Z")))
+    return rules
+
+
+def ignored(path: str, rules: list[tuple[bool, re.Pattern[str]]]) -> bool:
+    parts = path.split("/")
+    prefixes = ["/".join(parts[:n]) for n in range(1, len(parts) + 1)]
+    result = False
+    for negate, regex in rules:  # the last matching rule wins; a match on a parent counts
+        if any(regex.match(prefix) for prefix in prefixes):
+            result = not negate
+    return result
+
+
+def test_dockerignore_sends_the_sources_and_keeps_secrets_and_clutter_out() -> None:
+    rules = dockerignore_rules()
+    for source in copy_sources(stages()[0]) + copy_sources(stages()[-1]):
+        assert (ROOT / source).exists(), source
+        files = [source] if (ROOT / source).is_file() else [
+            p.relative_to(ROOT).as_posix() for p in (ROOT / source).rglob("*.*")
+            if "__pycache__" not in p.parts]
+        assert files and not any(ignored(f, rules) for f in files), source
+    for path in (".git/config", ".venv/bin/python", "tests/test_deploy.py", "deploy/Dockerfile",
+                 "deploy/release-watch.env", "deploy/release-watch.toml", "bench/x.py",
+                 "watcher/__pycache__/cli.cpython-312.pyc", "events.jsonl"):
+        assert ignored(path, rules), path
+
+
+# ---- the example config -------------------------------------------------------------------
+
+def validate_toml(text: str, source: str) -> Any:
+    config = config_from_dict(tomllib.loads(text), base_dir=DEPLOY, source=source)
+    for raw in config.notifiers:
+        if raw["type"] in available_types():
+            notifier_config(raw, source)
+    return config
+
+
+def test_example_config_is_valid_and_keeps_the_store_on_the_volume() -> None:
+    config = validate_toml(EXAMPLE_TOML.read_text(), str(EXAMPLE_TOML))
+    assert config.store_path() == Path(STORE)
+    assert [repo.name for repo in config.repos] == ["pytorch/pytorch", "pytorch/xla"]
+    assert [n["type"] for n in config.notifiers] == ["console"]
+
+
+def test_example_config_commented_notifiers_are_valid_once_uncommented() -> None:
+    text = EXAMPLE_TOML.read_text()
+    uncommented = re.sub(r"(?m)^# (?=\[|[a-z_]+ = )", "", text)
+    config = validate_toml(uncommented, "uncommented example")
+    notifiers = {n["name"]: n for n in config.notifiers}
+    assert {n["type"] for n in notifiers.values()} == {"console", "jsonl", "slack"}
+    assert notifiers["events-log"]["path"].startswith(STATE_DIR + "/")  # config dir is read-only
+    slack = notifiers["releases-channel"]
+    if "slack" not in available_types():  # check what the contract says, until it exists
+        contract_keys = {*NotifierConfig.model_fields, "channel", "digest_schedule"}
+        assert set(slack) <= contract_keys
+        NotifierConfig.model_validate({k: v for k, v in slack.items()
+                                       if k in NotifierConfig.model_fields})
+    assert slack["type"] == "slack" and slack["channel"].startswith("#")
+    assert {s.split("/")[0] for s in slack["subsystems"]} <= set(SUBSYSTEMS)
+    assert set(slack["kinds"]) <= set(KINDS) and set(slack["events"]) <= set(EVENT_TYPES)
+    assert not re.search(r"(?i)xox[bp]-|ghp_|hooks\.slack\.com", text), "no secrets in config"
+
+
+def test_env_example_holds_placeholders_only() -> None:
+    text = (DEPLOY / "release-watch.env.example").read_text()
+    entries = dict(re.findall(r"(?m)^#? ?([A-Z_]+)=(.*)$", text))
+    assert set(entries) == SECRET_NAMES
+    for name, value in entries.items():
+        assert value == "" or "REPLACE" in value, f"{name} must be a placeholder"
+    assert "release-watch.env" in (DEPLOY / ".gitignore").read_text().split()
+
+
+# ---- Compose ------------------------------------------------------------------------------
+
+def compose_service(yaml: Any) -> dict[str, Any]:
+    compose = yaml.safe_load((DEPLOY / "docker-compose.yml").read_text())
+    services = compose["services"]
+    assert list(services) == ["release-watch"]
+    service = services["release-watch"]
+    for volume in service["volumes"]:
+        if volume["type"] == "volume":
+            assert volume["source"] in compose["volumes"]
+    return service
+
+
+def test_compose_service(yaml: Any) -> None:
+    service = compose_service(yaml)
+    build = service["build"]
+    assert (DEPLOY / build["context"]).resolve() == ROOT
+    assert (DEPLOY / build["context"] / build["dockerfile"]).resolve() == DEPLOY / "Dockerfile"
+    assert service["env_file"] == "release-watch.env"
+    assert (DEPLOY / "release-watch.env.example").is_file()
+    assert service["restart"] == "unless-stopped"
+    assert service["stop_grace_period"] == "30s"
+    assert service.get("stop_signal", "SIGTERM") == "SIGTERM"
+    assert "replicas" not in service.get("deploy", {})
+    config = service["environment"]["RELEASE_WATCH_CONFIG"]
+    mounts = {v["target"]: v for v in service["volumes"]}
+    assert mounts[STATE_DIR]["type"] == "volume"
+    assert mounts[config]["type"] == "bind" and mounts[config]["read_only"] is True
+    assert (DEPLOY / mounts[config]["source"]).name == "release-watch.toml"
+    assert "release-watch.toml" in (DEPLOY / ".gitignore").read_text().split()
+
+
+def test_compose_healthcheck_runs_status_check(yaml: Any) -> None:
+    test = compose_service(yaml)["healthcheck"]["test"]
+    assert test[0] == "CMD" and test[1:] == HEALTH
+    assert parse_cli(test[1:])[0] == ("status",)
+
+
+def test_compose_command_has_valid_global_options(yaml: Any) -> None:
+    ctx, rest = parse_global(["release-watch", *compose_service(yaml)["command"]])
+    assert ctx.params["log_format"] == "json" and rest == ["run"]
+
+
+@needs_run
+def test_compose_command_is_the_daemon(yaml: Any) -> None:
+    assert parse_cli(["release-watch", *compose_service(yaml)["command"]])[0] == ("run",)
+
+
+# ---- systemd ------------------------------------------------------------------------------
+
+def unit(name: str) -> configparser.RawConfigParser:
+    parser = configparser.RawConfigParser(strict=False, interpolation=None)
+    parser.optionxform = str  # type: ignore[assignment,method-assign]  # keys are case-sensitive
+    parser.read_string((SYSTEMD / name).read_text(), source=name)
+    return parser
+
+
+def unit_values(name: str, section: str, key: str) -> list[str]:
+    """Every value of a key that may repeat (configparser keeps only the last)."""
+    values, current = [], None
+    for line in (SYSTEMD / name).read_text().splitlines():
+        if line.startswith("["):
+            current = line.strip()[1:-1]
+        elif current == section and line.split("=", 1)[0].strip() == key:
+            values.append(line.split("=", 1)[1].strip())
+    return values
+
+
+def test_systemd_daemon_unit_has_the_required_settings() -> None:
+    service = unit("release-watch.service")["Service"]
+    expected = {
+        "Type": "exec", "Restart": "on-failure", "RestartSec": "10s", "DynamicUser": "yes",
+        "User": "release-watch", "StateDirectory": "release-watch",
+        "EnvironmentFile": "-/etc/release-watch/release-watch.env", "TimeoutStopSec": "30s",
+        "KillSignal": "SIGTERM", "NoNewPrivileges": "yes", "ProtectSystem": "strict",
+        "ProtectHome": "yes", "PrivateTmp": "yes", "SystemCallArchitectures": "native",
+        "RestrictAddressFamilies": "AF_INET AF_INET6 AF_UNIX",
+    }
+    assert {key: service.get(key) for key in expected} == expected
+    assert service["ExecStart"] == ("/opt/release-watch/bin/release-watch --log-format json "
+                                    f"--config {CONFIG_PATH} run")
+    assert "XDG_STATE_HOME=/var/lib" in unit_values("release-watch.service", "Service",
+                                                    "Environment")
+    assert unit("release-watch.service")["Install"]["WantedBy"] == "multi-user.target"
+
+
+def test_systemd_poll_timer_is_the_alternative_and_shares_the_store() -> None:
+    daemon = unit("release-watch.service")["Service"]
+    poll = unit("release-watch-poll.service")["Service"]
+    assert poll["Type"] == "oneshot"
+    for key in ("DynamicUser", "User", "StateDirectory", "EnvironmentFile",
+                "ProtectSystem", "RestrictAddressFamilies"):
+        assert poll[key] == daemon[key], key
+    assert "release-watch.service" in poll["ExecCondition"]
+    timer = unit("release-watch-poll.timer")
+    assert timer["Timer"]["Unit"] == "release-watch-poll.service"
+    assert timer["Timer"]["OnCalendar"] == "*:0/10"
+    assert timer["Install"]["WantedBy"] == "timers.target"
+    for name in ("release-watch-poll.service", "release-watch-poll.timer"):
+        assert "never both" in (SYSTEMD / name).read_text()
+    argv = shlex.split(poll["ExecStart"])
+    assert parse_cli(argv) == (("poll",), {"repos": (), "dry_run": False})
+    # The poll timer keeps the store as fresh as the daemon's default interval expects.
+    assert validate_toml(EXAMPLE_TOML.read_text(), "example").poll.interval == 600
+
+
+def test_systemd_daemon_command_has_valid_global_options() -> None:
+    argv = shlex.split(unit("release-watch.service")["Service"]["ExecStart"])
+    ctx, rest = parse_global(argv)
+    assert ctx.params == {"config_path": CONFIG_PATH, "log_format": "json", "verbose": False}
+    assert rest == ["run"]
+
+
+@needs_run
+def test_systemd_daemon_command_is_the_daemon() -> None:
+    argv = shlex.split(unit("release-watch.service")["Service"]["ExecStart"])
+    assert parse_cli(argv)[0] == ("run",)
+
+
+@pytest.mark.skipif(shutil.which("systemd-analyze") is None, reason="no systemd-analyze here")
+def test_systemd_units_pass_systemd_analyze_verify(tmp_path: Path) -> None:
+    # verify insists that ExecStart's program exists: point it at an executable that does.
+    program = shutil.which("release-watch") or sys.executable
+    names = sorted(p.name for p in SYSTEMD.iterdir())
+    for name in names:
+        text = (SYSTEMD / name).read_text()
+        (tmp_path / name).write_text(text.replace("/opt/release-watch/bin/release-watch", program))
+    result = subprocess.run(["systemd-analyze", "verify", *(str(tmp_path / n) for n in names)],
+                            capture_output=True, text=True, timeout=120)
+    ours = [line for line in (result.stdout + result.stderr).splitlines()
+            if str(tmp_path) in line or any(n in line for n in names)]
+    assert result.returncode == 0 and not ours, result.stdout + result.stderr
+
+
+# ---- Kubernetes ---------------------------------------------------------------------------
+
+def k8s(yaml: Any, name: str) -> dict[str, Any]:
+    return yaml.safe_load((K8S / name).read_text())
+
+
+def test_every_yaml_file_parses(yaml: Any) -> None:
+    files = sorted([*DEPLOY.rglob("*.yaml"), *DEPLOY.rglob("*.yml")])
+    assert len(files) >= 7
+    for path in files:
+        documents = list(yaml.safe_load_all(path.read_text()))
+        assert documents and all(isinstance(d, dict) for d in documents), path
+
+
+def test_kustomization_lists_existing_files_and_leaves_the_example_secret_out(yaml: Any) -> None:
+    resources = k8s(yaml, "kustomization.yaml")["resources"]
+    assert all((K8S / r).is_file() for r in resources)
+    manifests = {p.name for p in K8S.glob("*.yaml")} - {"kustomization.yaml"}
+    assert set(resources) == manifests - {"secret.example.yaml"}
+
+
+def container(yaml: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    deployment = k8s(yaml, "deployment.yaml")
+    pod = deployment["spec"]["template"]["spec"]
+    (main,) = pod["containers"]
+    return pod, main
+
+
+def test_deployment_runs_exactly_one_pod_at_a_time(yaml: Any) -> None:
+    deployment = k8s(yaml, "deployment.yaml")
+    assert deployment["kind"] == "Deployment"
+    assert deployment["spec"]["replicas"] == 1
+    assert deployment["spec"]["strategy"] == {"type": "Recreate"}
+    pod, _ = container(yaml)
+    assert pod["terminationGracePeriodSeconds"] == 30
+
+
+def test_deployment_security(yaml: Any) -> None:
+    pod, main = container(yaml)
+    security = pod["securityContext"]
+    assert security["runAsNonRoot"] is True
+    assert security["runAsUser"] == security["fsGroup"] == UID
+    assert main["securityContext"]["readOnlyRootFilesystem"] is True
+    assert main["securityContext"]["allowPrivilegeEscalation"] is False
+    volumes = {v["name"]: v for v in pod["volumes"]}
+    mounts = {m["mountPath"]: m for m in main["volumeMounts"]}
+    assert "emptyDir" in volumes[mounts["/tmp"]["name"]]
+
+
+def test_deployment_gets_store_config_and_secrets_from_the_right_objects(yaml: Any) -> None:
+    pod, main = container(yaml)
+    volumes = {v["name"]: v for v in pod["volumes"]}
+    mounts = {m["mountPath"]: m for m in main["volumeMounts"]}
+    env = {e["name"]: e.get("value") for e in main.get("env", [])}
+    # the store: the PVC at the state directory, where the config puts it
+    claim = volumes[mounts[STATE_DIR]["name"]]["persistentVolumeClaim"]["claimName"]
+    pvc = k8s(yaml, "pvc.yaml")
+    assert claim == pvc["metadata"]["name"]
+    assert pvc["spec"]["accessModes"] == ["ReadWriteOnce"]
+    assert pvc["spec"]["resources"]["requests"]["storage"] == "1Gi"
+    # the config: the ConfigMap, read-only, named by RELEASE_WATCH_CONFIG
+    config_path = PurePosixPath(env["RELEASE_WATCH_CONFIG"])
+    config_mount = mounts[str(config_path.parent)]
+    assert config_mount.get("readOnly") is True
+    configmap = k8s(yaml, "configmap.yaml")
+    assert volumes[config_mount["name"]]["configMap"]["name"] == configmap["metadata"]["name"]
+    text = configmap["data"][config_path.name]
+    assert text == EXAMPLE_TOML.read_text()
+    assert str(validate_toml(text, "configmap").store_path()).startswith(STATE_DIR + "/")
+    # the tokens: every variable of the Secret
+    secret = k8s(yaml, "secret.example.yaml")
+    assert [e["secretRef"]["name"] for e in main["envFrom"]] == [secret["metadata"]["name"]]
+    assert set(secret["stringData"]) == SECRET_NAMES
+    assert all(value == "" for value in secret["stringData"].values())
+
+
+def test_deployment_resources(yaml: Any) -> None:
+    _, main = container(yaml)
+    assert main["resources"] == {"requests": {"cpu": "50m", "memory": "128Mi"},
+                                 "limits": {"memory": "256Mi"}}
+
+
+def test_deployment_probes_run_status_check_and_liveness_is_lenient(yaml: Any) -> None:
+    _, main = container(yaml)
+    readiness, liveness = main["readinessProbe"], main["livenessProbe"]
+    for probe in (readiness, liveness):
+        assert probe["exec"]["command"] == HEALTH
+        assert parse_cli(probe["exec"]["command"])[0] == ("status",)
+        assert probe["timeoutSeconds"] >= 10
+    assert liveness["initialDelaySeconds"] >= 300
+    assert liveness["initialDelaySeconds"] > readiness["initialDelaySeconds"]
+    assert (liveness["periodSeconds"] * liveness["failureThreshold"]
+            > readiness["periodSeconds"] * readiness["failureThreshold"])
+
+
+def test_deployment_command_has_valid_global_options(yaml: Any) -> None:
+    _, main = container(yaml)
+    ctx, rest = parse_global([*main["command"], *main["args"]])
+    assert ctx.params["log_format"] == "json" and rest == ["run"]
+
+
+@needs_run
+def test_deployment_command_is_the_daemon(yaml: Any) -> None:
+    _, main = container(yaml)
+    assert parse_cli([*main["command"], *main["args"]])[0] == ("run",)
+
+
+@pytest.mark.skipif(shutil.which("kubectl") is None, reason="no kubectl here")
+def test_kustomize_builds_offline(yaml: Any) -> None:
+    result = subprocess.run(["kubectl", "kustomize", str(K8S)], capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0, result.stderr
+    objects = [d for d in yaml.safe_load_all(result.stdout) if d]
+    assert sorted(o["kind"] for o in objects) == [
+        "ConfigMap", "Deployment", "Namespace", "PersistentVolumeClaim"]
+    assert all(o["metadata"].get("namespace") == "release-watch" for o in objects
+               if o["kind"] != "Namespace")
+
+
+# ---- across targets -----------------------------------------------------------------------
+
+def test_every_target_keeps_the_store_in_the_same_persistent_place(yaml: Any) -> None:
+    docker = exec_form(only(stages()[-1], "VOLUME"))
+    compose = [v["target"] for v in compose_service(yaml)["volumes"] if v["type"] == "volume"]
+    systemd = ["/var/lib/" + unit("release-watch.service")["Service"]["StateDirectory"]]
+    _, main = container(yaml)
+    kube = [m["mountPath"] for m in main["volumeMounts"] if m["name"] == "store"]
+    assert docker == compose == systemd == kube == [STATE_DIR]
+    assert STORE.startswith(STATE_DIR + "/")
+
+
+def test_deploy_readme_covers_every_target_and_file() -> None:
+    readme = (DEPLOY / "README.md").read_text()
+    for heading in ("## Docker", "## Docker Compose", "## systemd", "## Kubernetes",
+                    "## Upgrading"):
+        assert heading in readme
+    for path in DEPLOY.rglob("*"):
+        if path.is_file() and path.name not in {"README.md", ".gitignore"}:
+            assert path.name in readme or path.relative_to(DEPLOY).as_posix() in readme, path
