@@ -26,7 +26,7 @@ from slack_sdk.models.blocks import (
     SectionBlock,
 )
 
-from handlers.slack_text import escape, plain, to_mrkdwn
+from handlers.slack_text import escape, link, plain, to_mrkdwn
 from watcher.digest import Digest, by_repo, by_subsystem
 from watcher.models import Event, EventItem
 from watcher.taxonomy import top_level
@@ -185,8 +185,8 @@ def _parent(event: Event, packer: Packer, *, threads: bool) -> list[EventItem]:
                 lines.append(f"_…and {more} more in the thread_")
             packer.add_lines(f"{KIND_TITLES[kind]} ({len(picked)})", lines)
             shown.update(picked[:limit])
-    link = f"<{event.url}|Full release notes>" if event.url else "Release notes"
-    packer.add(context(f"{link} · {escape(event.repo)} · {escape(event.tag)}"))
+    notes = link(event.url, "Full release notes")
+    packer.add(context(f"{notes} · {escape(event.repo)} · {escape(event.tag)}"))
     return [item for i, item in enumerate(items) if i not in shown]
 
 
@@ -235,7 +235,7 @@ def _single_message(event: Event, packer: Packer, rest: list[EventItem]) -> list
         shown += 1
     left = len(rest) - shown
     if left:
-        message.blocks.append(section(f"_…and {left} more — <{event.url}|full notes>_"))
+        message.blocks.append(section(f"_…and {left} more — {link(event.url, 'full notes')}_"))
     message.blocks.append(footer)
     return [message]
 
@@ -259,12 +259,10 @@ def plan_digest(digest: Digest, *, threads: bool, max_chars: int) -> list[SlackM
     for repo, events in by_repo(digest).items():
         lines = []
         for event in events:
-            link = f"<{event.url}|{escape(event.name or event.tag)}>" if event.url else escape(
-                event.tag)
             what = VERBS[event.event]
             counts = (_edit_summary(event.items) if event.event == "edited"
                       else f"{event.summary.items} items")
-            lines.append(f"• {link} {what}: {counts}")
+            lines.append(f"• {link(event.url, event.name or event.tag)} {what}: {counts}")
         parent.add_lines(escape(repo), lines)
     groups = by_subsystem(digest)
     parent.add_lines("By subsystem", (

@@ -36,7 +36,10 @@ def escape(text: str) -> str:
 
 
 def plain(text: str) -> str:
-    """For ``plain_text`` objects (headers): no markup is parsed, but defuse broadcasts too."""
+    """For ``plain_text`` objects (headers), where ``&lt;`` would show as typed: angle
+    brackets become look-alike quotes, so no ``<!here>`` can be formed, and broadcasts are
+    defused."""
+    text = text.replace("<", "\u2039").replace(">", "\u203a")
     return _BROADCAST.sub(lambda m: f"@{ZWSP}{m.group(1)}", text)
 
 
@@ -45,6 +48,14 @@ def _safe_url(url: str) -> str | None:
     if parts.scheme not in {"http", "https"} or not parts.netloc:
         return None
     return quote(url, safe=":/?#[]@!$&'()*+,;=%~-._")  # encodes <, >, | and spaces
+
+
+def link(url: str | None, label: str) -> str:
+    """A link we build ourselves (release pages): the URL made safe, the label escaped. An
+    unusable URL leaves just the label."""
+    safe = _safe_url(url or "")
+    text = escape(label).replace("|", "¦")
+    return f"<{safe}|{text}>" if safe else text
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 
 from fakes.github import FakeGitHub
+from fakes.slack import FakeSlack
 
 from watcher.app import Dependencies
 from watcher.cli import main
@@ -33,6 +34,17 @@ def release_notes(name: str) -> str:
 @pytest.fixture
 def fake_github() -> Iterator[FakeGitHub]:
     with FakeGitHub() as server:
+        yield server
+
+
+SLACK_TOKEN = "xoxb-test-bot-token-5678"
+
+
+@pytest.fixture
+def fake_slack() -> Iterator[FakeSlack]:
+    with FakeSlack() as server:
+        server.add_token(SLACK_TOKEN, channels=["#releases", "#xla", "#dist-training",
+                                                "#breaking"])
         yield server
 
 
@@ -86,13 +98,14 @@ def write_config(tmp_path: Path, fake_github: FakeGitHub) -> Callable[..., Path]
     """A config file in tmp_path pointing at the fake GitHub; ``extra`` is appended TOML."""
 
     def write(extra: str = "", *, repos: tuple[str, ...] = ("pytorch/pytorch", "pytorch/xla"),
-              notifiers: str | None = None) -> Path:
+              notifiers: str | None = None, slack_url: str | None = None) -> Path:
         repo_tables = "".join(f'\n[[repos]]\nname = "{name}"\n' for name in repos)
         if notifiers is None:
             notifiers = ('[[notifiers]]\nname = "log"\ntype = "jsonl"\npath = "events.jsonl"\n')
         path = tmp_path / "release-watch.toml"
         path.write_text(f'[github]\napi_url = "{fake_github.url}"\nbackoff = "1s"\n'
-                        f'[store]\npath = "store"\n{repo_tables}\n{notifiers}\n{extra}\n')
+                        f'[store]\npath = "store"\n{repo_tables}\n{notifiers}\n{extra}\n'
+                        + (f'[slack]\napi_url = "{slack_url}"\n' if slack_url else ""))
         return path
 
     return write

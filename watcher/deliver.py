@@ -63,8 +63,8 @@ class DeliveryReport:
     dropped: int = 0
 
 
-def _log_failure(error: HandlerError, attempts: int, already_permanent: bool) -> None:
-    if error.permanent and already_permanent:
+def _log_failure(error: HandlerError, attempts: int, previous_error: str | None) -> None:
+    if error.permanent and str(error) == previous_error:
         # Logged with its fix when it first happened; `status` keeps counting it.
         logger.info("%s (still failing, attempt %d)", error, attempts)
     elif error.permanent:
@@ -95,7 +95,7 @@ def deliver_pending(store: Store, notifiers: dict[str, Notifier]) -> DeliveryRep
         except HandlerError as error:
             failed = store.delivery_failed(delivery, str(error), permanent=error.permanent)
             report.failed[delivery.notifier] = str(error)
-            _log_failure(error, failed.attempts, delivery.permanent_failure)
+            _log_failure(error, failed.attempts, delivery.last_error)
             continue
         except Exception as error:  # a bug in one handler must not stop the others
             message = f"{delivery.notifier}: unexpected {type(error).__name__}: {error}"
@@ -145,7 +145,7 @@ def send_digests(store: Store, notifiers: dict[str, Notifier], now: datetime, *,
                 "permanent_failure": error.permanent})
             store.put_digest_delivery(failed)
             report.failed[name] = str(error)
-            _log_failure(error, failed.attempts, pending.permanent_failure)
+            _log_failure(error, failed.attempts, pending.last_error)
             continue
         store.digest_delivered(progress.digest)
         report.sent += 1

@@ -256,8 +256,11 @@ class Store:
             self.cache.delete(("delivery", delivery.id))
 
     def delivery_failed(self, delivery: Delivery, error: str, *, permanent: bool) -> Delivery:
-        failed = delivery.model_copy(update={"attempts": delivery.attempts + 1,
-                                             "last_error": error, "permanent_failure": permanent})
+        # Re-read: the handler may have saved progress since ``delivery`` was loaded.
+        data = self.cache.get(("delivery", delivery.id))
+        current = Delivery.model_validate(data) if data else delivery
+        failed = current.model_copy(update={"attempts": current.attempts + 1,
+                                            "last_error": error, "permanent_failure": permanent})
         self.cache.set(("delivery", delivery.id), failed.model_dump(mode="json"))
         return failed
 

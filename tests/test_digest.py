@@ -1,0 +1,136 @@
+"""Digests: queued per notifier, one message per notifier, cleared only once delivered."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+
+from conftest import SLACK_TOKEN, release_notes
+from fakes.slack import Scripted
+
+ENV = {"SLACK_BOT_TOKEN": SLACK_TOKEN}
+V27 = release_notes("pytorch/v2.7.0.md")
+XLA = release_notes("xla/v2.0.0.md")
+
+
+def digest_notifier(name: str, channel: str, filters: str = "") -> str:
+    return (f'[[notifiers]]\nname = "{name}"\ntype = "slack"\nchannel = "{channel}"\n'
+            f'mode = "digest"\ndigest_schedule = "0 9 * * MON"\n{filters}\n')
+
+
+THREE_CHANNELS = (digest_notifier("xla", "#xla", 'repos = ["pytorch/xla"]')
+                  + digest_notifier("dist", "#dist-training", 'subsystems = ["distributed"]')
+                  + digest_notifier("breaking", "#breaking",
+                                    'kinds = ["bc_breaking", "deprecation"]'))
+
+
+def a_week(fake_github, run_cli, config, clock):
+    """Two releases and one edit over a week, polled as the daemon would."""
+    fake_github.add_repo("pytorch/pytorch")
+    fake_github.add_repo("pytorch/xla")
+    assert run_cli("--config", str(config), "poll", env=ENV).code == 0  # empty baseline
+    clock.now += timedelta(days=1)
+    v27 = fake_github.add_release("pytorch/pytorch", tag="v2.7.0", name="PyTorch 2.7.0",
+                                  body=V27)
+    assert run_cli("--config", str(config), "poll", env=ENV).code == 0
+    clock.now += timedelta(days=2)
+    fake_github.add_release("pytorch/xla", tag="v2.0", body=XLA)
+    assert run_cli("--config", str(config), "poll", env=ENV).code == 0
+    clock.now += timedelta(days=2)
+    heading = "#### FullyShardedDataParallel2 (FSDP2)\n"
+    assert heading in V27
+    fake_github.edit_release("pytorch/pytorch", v27["id"], body=V27.replace(
+        heading, heading + "- Support `reshard_after_forward=int` in FSDP2 (#150000)\n", 1))
+    assert run_cli("--config", str(config), "poll", env=ENV).code == 0
+    clock.now += timedelta(days=2)
+
+
+def test_a_week_routed_to_three_channels_matches_each_filter(fake_github, fake_slack,
+                                                             write_config, run_cli, clock):
+    config = write_config(notifiers=THREE_CHANNELS, slack_url=fake_slack.api_url)
+    a_week(fake_github, run_cli, config, clock)
+    assert fake_slack.messages == []  # digest notifiers only queue
+    status = run_cli("--config", str(config), "digest", env=ENV)
+    assert status.code == 0, status.stderr
+
+    def text(channel: str) -> str:
+        return "\n".join(m.all_text() for m in fake_slack.channel_messages(channel))
+
+    xla = text("xla")
+    assert "v2.0" in xla and "PyTorch 2.7.0" not in xla
+    assert "lazy_tensor" in xla
+    dist = text("dist-training")
+    assert "PyTorch 2.7.0" in dist and "v2.0" in dist and "edited" in dist
+    assert "*distributed*" in dist and "*compile*" not in dist
+    breaking = text("breaking")
+    assert "PyTorch 2.7.0" in breaking and "v2.0" not in breaking  # XLA 2.0 has no BC items
+    assert "Dropped support for Triton" in breaking
+    assert "deprecation" in breaking and "new features" not in breaking
+    parents = [m for m in fake_slack.messages if m.thread_ts is None]
+    assert len(parents) == 3  # one digest per notifier
+    assert all(m.blocks[0]["text"]["text"].startswith("Release digest:") for m in parents)
+    # sent and cleared: nothing left for the next digest
+    assert run_cli("--config", str(config), "digest", env=ENV).code == 0
+    assert len([m for m in fake_slack.messages if m.thread_ts is None]) == 3
+
+
+def test_digest_queue_survives_a_failed_send_and_resends_without_duplicates(
+        fake_github, fake_slack, write_config, run_cli, clock):
+    notifiers = digest_notifier("dist", "#dist-training", 'subsystems = ["distributed"]'
+                                '\nretries = 0')
+    config = write_config(notifiers=notifiers, slack_url=fake_slack.api_url)
+    a_week(fake_github, run_cli, config, clock)
+    fake_slack.script("/api/chat.postMessage", Scripted(), Scripted.server_error())
+    failed = run_cli("--config", str(config), "digest", env=ENV)
+    assert failed.code == 1
+    assert len(fake_slack.messages) == 1
+    assert run_cli("--config", str(config), "digest", env=ENV).code == 0
+    parents = [m for m in fake_slack.messages if m.thread_ts is None]
+    assert len(parents) == 1 and len(fake_slack.messages) >= 2
+
+
+def test_nothing_pending_sends_nothing_unless_asked(fake_github, fake_slack, write_config,
+                                                    run_cli):
+    fake_github.add_repo("pytorch/xla")
+    quiet = digest_notifier("quiet", "#xla")
+    loud = digest_notifier("loud", "#breaking", "send_empty_digest = true")
+    config = write_config(repos=("pytorch/xla",), notifiers=quiet + loud,
+                          slack_url=fake_slack.api_url)
+    assert run_cli("--config", str(config), "poll", env=ENV).code == 0
+    assert run_cli("--config", str(config), "digest", env=ENV).code == 0
+    assert fake_slack.channel_messages("xla") == []
+    (message,) = fake_slack.channel_messages("breaking")
+    assert "Nothing new" in message.all_text()
+
+
+def test_console_and_jsonl_digests(fake_github, write_config, run_cli, clock):
+    notifiers = ('[[notifiers]]\nname = "screen"\ntype = "console"\nmode = "digest"\n'
+                 '[[notifiers]]\nname = "log"\ntype = "jsonl"\npath = "digest.jsonl"\n'
+                 'mode = "digest"\nkinds = ["bc_breaking"]\n')
+    config = write_config(notifiers=notifiers)
+    a_week(fake_github, run_cli, config, clock)
+    assert not (config.parent / "digest.jsonl").exists()
+    dry = run_cli("--config", str(config), "digest", "--dry-run")
+    assert dry.code == 0 and "Digest for screen" in dry.stdout
+    assert not (config.parent / "digest.jsonl").exists()
+    result = run_cli("--config", str(config), "digest")
+    assert result.code == 0
+    assert "Digest for screen" in result.stdout and "pytorch/xla" in result.stdout
+    written = (config.parent / "digest.jsonl").read_text().splitlines()
+    lines = [json.loads(line) for line in written]
+    # the edit added no BC-breaking item, so this notifier's digest does not carry it
+    assert [(e["event"], e["tag"]) for e in lines] == [("published", "v2.7.0")]
+    assert all(item["kind"] == "bc_breaking" for e in lines for item in e["items"])
+
+
+def test_digest_for_an_unknown_notifier_is_a_usage_error(write_config, run_cli):
+    config = write_config()
+    result = run_cli("--config", str(config), "digest", "--notifier", "nope")
+    assert result.code == 2 and "no digest notifier named 'nope'" in result.stderr
+
+
+def test_digest_schedule_needs_digest_mode(run_cli, tmp_path):
+    path = tmp_path / "c.toml"
+    path.write_text('[[notifiers]]\nname = "x"\ntype = "console"\ndigest_schedule = "0 9 * * *"\n')
+    result = run_cli("--config", str(path), "config", "check")
+    assert result.code == 2 and 'needs mode = "digest"' in result.stderr

@@ -1,0 +1,255 @@
+"""The Slack notifier against the loopback fake Slack Web API and webhook, with the real
+slack-sdk clients: complete, safe, in order, never twice."""
+
+from __future__ import annotations
+
+import html
+import json
+from collections import Counter
+
+import pytest
+from conftest import SLACK_TOKEN, release_notes
+from fakes.slack import Scripted
+
+from handlers.slack_blocks import item_line
+from watcher.analyze import Analyzer
+from watcher.taxonomy import builtin_taxonomy
+
+V27 = release_notes("pytorch/v2.7.0.md")
+ENV = {"SLACK_BOT_TOKEN": SLACK_TOKEN}
+
+
+def slack_notifier(name: str = "releases", channel: str = "#releases", extra: str = "") -> str:
+    return (f'[[notifiers]]\nname = "{name}"\ntype = "slack"\nchannel = "{channel}"\n'
+            f'min_interval = "1s"\n{extra}\n')
+
+
+def block_lines(messages) -> Counter:
+    lines: Counter = Counter()
+    for message in messages:
+        for block in message.blocks or []:
+            text = (block.get("text") or {}).get("text", "")
+            lines.update(text.split("\n"))
+    return lines
+
+
+def assert_every_item_once(messages, body: str, repo: str = "pytorch/pytorch") -> None:
+    items = Analyzer(builtin_taxonomy()).items(body)
+    wanted = Counter(item.text for item in items)
+    lines = block_lines(messages)
+    from watcher.events import added
+
+    for event_item in added(items):
+        shown = (lines[item_line(event_item, repo, show_subsystem=True)]
+                 + lines[item_line(event_item, repo, show_subsystem=False)])
+        assert shown == wanted[event_item.text], event_item.text[:80]
+
+
+def poll(run_cli, config):
+    return run_cli("--config", str(config), "poll", env=ENV)
+
+
+def test_real_release_arrives_complete_in_a_thread(fake_github, fake_slack, write_config,
+                                                   run_cli, clock):
+    fake_github.add_release("pytorch/pytorch", tag="v2.7.0", name="PyTorch 2.7.0", body=V27)
+    config = write_config(repos=("pytorch/pytorch",), notifiers=slack_notifier(),
+                          slack_url=fake_slack.api_url)
+    result = poll(run_cli, config)
+    assert result.code == 0, result.stderr
+    assert all(r.error is None for r in fake_slack.requests), [r.error for r in fake_slack.requests]
+    parent, *replies = fake_slack.messages
+    assert parent.thread_ts is None and parent.blocks[0]["type"] == "header"
+    assert parent.blocks[0]["text"]["text"] == "PyTorch 2.7.0 (v2.7.0) released"
+    assert "BC-breaking (11)" in parent.all_text() and parent.text
+    assert replies and all(reply.thread_ts == parent.ts for reply in replies)
+    assert_every_item_once(fake_slack.messages, V27)
+    assert not any(m.pings for m in fake_slack.messages)
+    # paced: about one post a second, slept through the injected clock
+    assert len([s for s in clock.slept if s > 0.5]) >= len(fake_slack.messages) - 1
+
+
+def test_fifteen_hundred_items_go_out_complete(fake_github, fake_slack, write_config, run_cli):
+    body = "# Bug fixes\n" + "".join(
+        f"## {area}\n" + "".join(f"- Fix `{area}` case {n} in the kernel path (#{n + 10000 * i})\n"
+                                 for n in range(300))
+        for i, area in enumerate(["Distributed", "CUDA", "MPS", "torch.compile", "ROCm"]))
+    fake_github.add_release("pytorch/pytorch", tag="v9.0", body=body)
+    config = write_config(repos=("pytorch/pytorch",), notifiers=slack_notifier(),
+                          slack_url=fake_slack.api_url)
+    assert poll(run_cli, config).code == 0
+    assert len(Analyzer(builtin_taxonomy()).items(body)) == 1500
+    assert all(r.error is None for r in fake_slack.requests)
+    assert_every_item_once(fake_slack.messages, body)
+
+
+def test_untrusted_text_pings_nobody_and_shows_literally(fake_github, fake_slack, write_config,
+                                                         run_cli):
+    hostile = "<!channel> @here <@U123> <https://evil|click>"
+    fake_github.add_release("pytorch/pytorch", tag="v1 <!here>", name="<!everyone> @channel",
+                            body=f"## Distributed\n- {hostile} (#1)\n")
+    config = write_config(repos=("pytorch/pytorch",), notifiers=slack_notifier(),
+                          slack_url=fake_slack.api_url)
+    assert poll(run_cli, config).code == 0
+    assert fake_slack.messages
+    for message in fake_slack.messages:
+        assert message.pings == ()
+        assert all(url.startswith("https://github.com/") for url, _ in message.links)
+    text = html.unescape(" ".join(m.all_text() for m in fake_slack.messages)).replace("\u200b", "")
+    assert hostile in text
+
+
+def test_markdown_links_and_pr_refs_point_where_they_say(fake_github, fake_slack, write_config,
+                                                        run_cli):
+    body = ("## Distributed\n- See [the docs](https://pytorch.org/docs/fsdp) (#42)\n"
+            "- Read [pytorch.org](https://evil.example.com/x) now\n")
+    fake_github.add_release("pytorch/xla", tag="v2.0", body=body)
+    config = write_config(repos=("pytorch/xla",), notifiers=slack_notifier(),
+                          slack_url=fake_slack.api_url)
+    assert poll(run_cli, config).code == 0
+    links = {link for m in fake_slack.messages for link in m.links}
+    assert ("https://pytorch.org/docs/fsdp", "the docs") in links
+    assert ("https://github.com/pytorch/xla/pull/42", "#42") in links
+    # a label that reads like an address shows the address it really goes to
+    assert ("https://evil.example.com/x", "https://evil.example.com/x") in links
+    assert not any(label == "pytorch.org" for _, label in links)
+
+
+def test_slack_down_for_three_polls_then_everything_once_in_order(fake_github, fake_slack,
+                                                                  write_config, run_cli):
+    config = write_config(repos=("pytorch/pytorch",),
+                          notifiers=slack_notifier(extra="retries = 0"),
+                          slack_url=fake_slack.api_url)
+    for n in range(3):
+        fake_github.add_release("pytorch/pytorch", tag=f"v1.{n}", body=f"## CUDA\n- Fix {n} (#{n})")
+        fake_slack.script("/api/chat.postMessage", Scripted.server_error())
+        result = poll(run_cli, config)
+        assert result.code == 1 and "will retry" in result.stderr
+    assert fake_slack.messages == []
+    status = json.loads(run_cli("--config", str(config), "status", "--json").stdout)
+    assert status["pending_by_notifier"] == {"releases": 3}
+    assert poll(run_cli, config).code == 0
+    headers = [m.blocks[0]["text"]["text"] for m in fake_slack.messages if m.thread_ts is None]
+    assert headers == ["pytorch/pytorch v1.0 released", "pytorch/pytorch v1.1 released",
+                       "pytorch/pytorch v1.2 released"]
+    assert poll(run_cli, config).code == 0
+    assert len(fake_slack.messages) == 6  # three parents, three replies, none twice
+
+
+def test_a_failed_reply_resumes_without_reposting_the_parent(fake_github, fake_slack,
+                                                             write_config, run_cli):
+    fake_github.add_release("pytorch/pytorch", tag="v2.7.0", name="PyTorch 2.7.0", body=V27)
+    config = write_config(repos=("pytorch/pytorch",),
+                          notifiers=slack_notifier(extra="retries = 0"),
+                          slack_url=fake_slack.api_url)
+    ok = [Scripted()] * 3  # status 200 with no body: answered normally
+    fake_slack.script("/api/chat.postMessage", *ok, Scripted.server_error())
+    assert poll(run_cli, config).code == 1
+    assert len(fake_slack.messages) == 3
+    assert poll(run_cli, config).code == 0
+    parents = [m for m in fake_slack.messages if m.thread_ts is None]
+    assert len(parents) == 1
+    assert_every_item_once(fake_slack.messages, V27)
+
+
+def test_rate_limit_waits_for_retry_after(fake_github, fake_slack, write_config, run_cli, clock):
+    fake_github.add_release("pytorch/xla", tag="v2.0", body="## FSDP\n- Add X (#1)\n")
+    config = write_config(repos=("pytorch/xla",), notifiers=slack_notifier(),
+                          slack_url=fake_slack.api_url)
+    fake_slack.script("/api/chat.postMessage", Scripted.rate_limited_429(retry_after=7))
+    assert poll(run_cli, config).code == 0
+    assert 7.0 in clock.slept
+    assert len(fake_slack.messages) == 2
+
+
+@pytest.mark.parametrize(("error", "fix"), [
+    ("invalid_auth", "set a valid SLACK_BOT_TOKEN"),
+    ("channel_not_found", "check `channel`"),
+    ("not_in_channel", "/invite the app"),
+])
+def test_permanent_errors_say_the_fix_once_and_do_not_block_others(
+        fake_github, fake_slack, write_config, run_cli, error, fix):
+    fake_github.add_release("pytorch/xla", tag="v2.0", body="## FSDP\n- Add X (#1)\n")
+    notifiers = (slack_notifier() + '[[notifiers]]\nname = "log"\ntype = "jsonl"\n'
+                 'path = "events.jsonl"\n')
+    config = write_config(repos=("pytorch/xla",), notifiers=notifiers,
+                          slack_url=fake_slack.api_url)
+    fake_slack.script("/api/chat.postMessage", Scripted.error(error), Scripted.error(error))
+    first = poll(run_cli, config)
+    assert first.code == 1 and error in first.stderr and fix in first.stderr
+    assert len((config.parent / "events.jsonl").read_text().splitlines()) == 1
+    second = poll(run_cli, config)
+    assert second.code == 1 and fix not in second.stderr  # said once, then counted
+    status = json.loads(run_cli("--config", str(config), "status", "--json").stdout)
+    (failing,) = status["failing_deliveries"]
+    assert failing["permanent"] and failing["attempts"] == 2
+    assert poll(run_cli, config).code == 0  # fixed: delivered, once
+    assert len([m for m in fake_slack.messages if m.thread_ts is None]) == 1
+
+
+def test_revoked_token_and_missing_token(fake_github, fake_slack, write_config, run_cli):
+    fake_github.add_release("pytorch/xla", tag="v2.0", body="- Add X (#1)\n")
+    config = write_config(repos=("pytorch/xla",), notifiers=slack_notifier(),
+                          slack_url=fake_slack.api_url)
+    fake_slack.revoke(SLACK_TOKEN)
+    revoked = poll(run_cli, config)
+    assert revoked.code == 1 and "invalid_auth" in revoked.stderr
+    assert SLACK_TOKEN not in revoked.stderr
+    missing = run_cli("--config", str(config), "poll")
+    assert missing.code == 1 and "SLACK_BOT_TOKEN is not set" in missing.stderr
+
+
+def test_webhook_mode_is_one_message_with_an_honest_remainder(fake_github, fake_slack,
+                                                              write_config, run_cli):
+    fake_github.add_release("pytorch/pytorch", tag="v2.7.0", name="PyTorch 2.7.0", body=V27)
+    notifiers = '[[notifiers]]\nname = "hook"\ntype = "slack"\ndelivery = "webhook"\n'
+    config = write_config(repos=("pytorch/pytorch",), notifiers=notifiers)
+    result = run_cli("--config", str(config), "poll",
+                     env={"SLACK_WEBHOOK_URL": fake_slack.webhook_url})
+    assert result.code == 0, result.stderr
+    (message,) = fake_slack.messages
+    assert message.via == "webhook" and message.text
+    text = message.all_text()
+    assert text.index("BC-breaking") < text.index("more — ")
+    assert "full notes" in text
+    assert fake_slack.webhook_url not in result.stderr
+
+
+def test_webhook_url_in_the_config_is_masked(run_cli, fake_slack, tmp_path):
+    path = tmp_path / "c.toml"
+    path.write_text(f'[[notifiers]]\nname = "hook"\ntype = "slack"\n'
+                    f'webhook_url = "{fake_slack.webhook_url}"\n')
+    result = run_cli("--config", str(path), "config", "check")
+    assert result.code == 0 and fake_slack.webhook_url not in result.stdout
+    assert '"delivery": "webhook"' in result.stdout
+
+
+def test_dry_run_prints_the_block_kit_json_and_posts_nothing(fake_github, fake_slack,
+                                                             write_config, run_cli):
+    fake_github.add_release("pytorch/xla", tag="v2.0", body=release_notes("xla/v2.0.0.md"))
+    config = write_config(repos=("pytorch/xla",), notifiers=slack_notifier(),
+                          slack_url=fake_slack.api_url)
+    result = run_cli("--config", str(config), "poll", "--dry-run", env=ENV)
+    assert result.code == 0
+    payload = result.stdout.split("--- releases (slack) would receive:\n", 1)[1]
+    messages = json.loads(payload[: payload.index("\n]\n") + 2])
+    assert messages[0]["blocks"][0]["type"] == "header"
+    assert all(m["thread_reply"] for m in messages[1:])
+    assert fake_slack.messages == [] and fake_slack.requests == []
+
+
+def test_routing_several_channels(fake_github, fake_slack, write_config, run_cli):
+    notifiers = (slack_notifier("xla", "#xla", 'repos = ["pytorch/xla"]')
+                 + slack_notifier("dist", "#dist-training", 'subsystems = ["distributed"]')
+                 + slack_notifier("breaking", "#breaking",
+                                  'kinds = ["bc_breaking", "deprecation"]'))
+    fake_github.add_release("pytorch/pytorch", tag="v2.7.0", name="PyTorch 2.7.0", body=V27)
+    fake_github.add_release("pytorch/xla", tag="v2.0", body=release_notes("xla/v2.0.0.md"))
+    config = write_config(notifiers=notifiers, slack_url=fake_slack.api_url)
+    assert poll(run_cli, config).code == 0
+    xla = fake_slack.channel_messages("xla")
+    assert xla and all("pytorch/pytorch" not in m.all_text() for m in xla)
+    dist_text = "\n".join(m.all_text() for m in fake_slack.channel_messages("dist-training"))
+    assert "auto_wrap_policy" in dist_text and "Mega Cache" not in dist_text
+    breaking = fake_slack.channel_messages("breaking")
+    headers = [m.blocks[0]["text"]["text"] for m in breaking if m.thread_ts is None]
+    assert headers == ["PyTorch 2.7.0 (v2.7.0) released"]  # XLA 2.0 has no BC items
