@@ -80,6 +80,17 @@ def poll(state: State, repos: tuple[str, ...], dry_run: bool) -> None:
 
 
 @cli.command()
+@click.pass_obj
+def run(state: State) -> None:
+    """The long-running daemon: scheduled polls, digests and retries until SIGTERM/SIGINT."""
+    from watcher.daemon import run_daemon
+
+    if not state.verbose:
+        logging.getLogger().setLevel(logging.INFO)
+    sys.exit(run_daemon(state.config(), state.deps))
+
+
+@cli.command()
 @click.option("--notifier", metavar="NAME", help="Only this digest notifier.")
 @click.option("--dry-run", is_flag=True, help="Print the digests; send nothing, clear nothing.")
 @click.pass_obj

@@ -74,6 +74,10 @@ class StoreConfig(Section):
 
 class PollConfig(Section):
     interval: Duration = Field(ge=1)
+    jitter: Duration = Field(ge=0)
+    retry_interval: Duration = Field(ge=1)
+    shutdown_timeout: Duration = Field(ge=0)
+    lock_wait: Duration = Field(ge=0)
     first_run_announce: int = Field(ge=0)
     max_body_chars: int = Field(ge=1000)
 

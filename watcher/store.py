@@ -244,6 +244,13 @@ class Store:
             self.cache.set(("digest-since", digest.notifier), digest.until.isoformat())
             self.cache.delete(("digest-delivery", digest.notifier))
 
+    def put_daemon_state(self, state: dict[str, Any]) -> None:
+        self.cache.set(("daemon",), state)
+
+    def daemon_state(self) -> dict[str, Any] | None:
+        value = self.cache.get(("daemon",))
+        return dict(value) if value else None
+
     def digest_notifiers(self) -> list[str]:
         return sorted({key[1] for key in self.cache.iterkeys()
                        if isinstance(key, tuple) and key[0] in {"digest-queue",

@@ -6,6 +6,7 @@ from watcher.app import Dependencies, build_notifiers
 from watcher.config import Config
 from watcher.deliver import send_digests
 from watcher.errors import ConfigError
+from watcher.locks import writer_lock
 from watcher.store import Store
 
 
@@ -22,7 +23,9 @@ def run_digest(config: Config, deps: Dependencies, *, notifier: str | None,
         return 0
     store = Store.open(path)
     try:
-        report = send_digests(store, notifiers, deps.clock(), only=notifier, dry_run=dry_run)
+        with writer_lock(path, wait=config.poll.lock_wait, sleep=deps.sleep):
+            report = send_digests(store, notifiers, deps.clock(), only=notifier,
+                                  dry_run=dry_run)
     finally:
         for handler in notifiers.values():
             handler.close()

@@ -12,6 +12,7 @@ from handlers.console import format_event
 from watcher.app import Dependencies, build_notifiers, build_runtime
 from watcher.config import Config, RepoConfig
 from watcher.deliver import deliver_pending
+from watcher.locks import writer_lock
 from watcher.models import Event
 from watcher.routing import route
 
@@ -31,8 +32,12 @@ def run_poll(config: Config, deps: Dependencies, repo_names: list[str], *, dry_r
     notifiers = build_notifiers(config, deps)
     runtime = build_runtime(config, deps)
     try:
-        report = runtime.poller.poll(repos)
-        delivery = deliver_pending(runtime.store, notifiers)
+        # Beside a running daemon this waits for its job to finish, then sees its records:
+        # the same change is never polled and posted twice.
+        with writer_lock(config.store_path(), wait=config.poll.lock_wait, sleep=deps.sleep,
+                         on_wait=lambda why: logger.warning("%s", why)):
+            report = runtime.poller.poll(repos)
+            delivery = deliver_pending(runtime.store, notifiers)
     finally:
         for notifier in notifiers.values():
             notifier.close()

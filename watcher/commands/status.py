@@ -36,10 +36,12 @@ def collect(config: Config, store: Store) -> dict[str, Any]:
                            "limit": state.rate_limit_limit, "reset": state.rate_limit_reset},
         })
     pending = store.pending_deliveries()
+    digests = {name: len(store.digest_queue(name)) for name in store.digest_notifiers()}
     by_notifier: dict[str, int] = {}
     for delivery in pending:
         by_notifier[delivery.notifier] = by_notifier.get(delivery.notifier, 0) + 1
-    return {"store": str(config.store_path()), "repos": repos,
+    return {"store": str(config.store_path()), "repos": repos, "daemon": store.daemon_state(),
+            "digest_queues": digests,
             "pending_deliveries": len(pending), "pending_by_notifier": by_notifier,
             "failing_deliveries": [{"notifier": d.notifier, "event": d.event_id,
                                     "attempts": d.attempts, "error": d.last_error,
@@ -62,7 +64,8 @@ def run_status(config: Config, deps: Dependencies, *, as_json: bool, check: bool
     path = config.store_path()
     now = deps.clock()
     if not (path / "cache.db").exists():
-        data: dict[str, Any] = {"store": str(path), "repos": [], "pending_deliveries": 0,
+        data: dict[str, Any] = {"store": str(path), "repos": [], "daemon": None,
+                                "digest_queues": {}, "pending_deliveries": 0,
                                 "pending_by_notifier": {}, "failing_deliveries": []}
     else:
         store = Store.open(path)
@@ -103,5 +106,11 @@ def _text(data: dict[str, Any], now: datetime) -> str:
         kind = "permanent" if failing["permanent"] else "transient"
         lines.append(f"  {failing['notifier']}: {failing['attempts']} failed attempts "
                      f"({kind}): {failing['error']}")
+    for name, size in data["digest_queues"].items():
+        lines.append(f"digest queue {name}: {size} events")
+    daemon = data["daemon"]
+    if daemon:
+        lines.append(f"daemon: pid {daemon['pid']}, last heartbeat {daemon['heartbeat']}")
+        lines += [f"  next {job}: {when}" for job, when in sorted(daemon["next_runs"].items())]
     lines.append(f"health: {'ok' if data['healthy'] else 'STALE'}: {data['health']}")
     return "\n".join(lines) + "\n"

@@ -1,0 +1,184 @@
+"""``release-watch run``: scheduled polls, digests and delivery retries until SIGTERM/SIGINT.
+
+APScheduler 3.x runs the jobs on a single worker thread, so they never overlap; each job also
+takes the store's writer lock, so a ``release-watch poll`` run by hand waits its turn. Jobs
+coalesce, run one instance at most, and have a misfire grace time, so a laptop waking from
+sleep runs one catch-up poll, not fifty.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from apscheduler.executors.pool import ThreadPoolExecutor
+from apscheduler.schedulers.background import BackgroundScheduler
+from apscheduler.triggers.cron import CronTrigger
+from apscheduler.triggers.interval import IntervalTrigger
+
+from handlers.base import Notifier
+from watcher.app import Dependencies, Runtime, build_notifiers, build_runtime
+from watcher.config import Config
+from watcher.deliver import deliver_pending, send_digests
+from watcher.errors import ConfigError, WatcherError
+from watcher.locks import FileLock, daemon_lock, writer_lock
+
+logger = logging.getLogger(__name__)
+
+
+def digest_trigger(schedule: str, timezone: str) -> CronTrigger:
+    try:
+        zone = ZoneInfo(timezone)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise ConfigError(f"digest_timezone {timezone!r} is not a known timezone") from None
+    try:
+        return CronTrigger.from_crontab(schedule, timezone=zone)
+    except ValueError as error:
+        raise ConfigError(f"digest_schedule {schedule!r} is not valid cron: {error}") from None
+
+
+class Daemon:
+    def __init__(self, config: Config, deps: Dependencies) -> None:
+        self.config = config
+        self.deps = deps
+        self.busy = threading.Lock()        # held while a job runs
+        self.stopping = threading.Event()
+        self.scheduler: BackgroundScheduler | None = None
+        self.runtime: Runtime | None = None
+        self.notifiers: dict[str, Notifier] = {}
+        self._lock: FileLock | None = None
+
+    # ---- life cycle --------------------------------------------------------------------------
+    def start(self) -> None:
+        """Validate everything first; schedule nothing if anything is wrong."""
+        notifiers = build_notifiers(self.config, self.deps)
+        triggers = {name: digest_trigger(n.config.digest_schedule, n.config.digest_timezone)
+                    for name, n in notifiers.items()
+                    if n.config.mode == "digest" and n.config.digest_schedule}
+        store_path = self.config.store_path()
+        store_path.mkdir(parents=True, exist_ok=True)
+        self._lock = daemon_lock(store_path)
+        self.notifiers = notifiers
+        self.runtime = build_runtime(self.config, self.deps)
+        poll = self.config.poll
+        scheduler = BackgroundScheduler(
+            executors={"default": ThreadPoolExecutor(max_workers=1)},
+            job_defaults={"coalesce": True, "max_instances": 1,
+                          "misfire_grace_time": int(max(poll.interval, 60))},
+            timezone=UTC)
+        scheduler.add_job(self._poll_job, IntervalTrigger(seconds=poll.interval,
+                                                          jitter=poll.jitter or None),
+                          id="poll", name="poll", next_run_time=datetime.now(UTC))
+        scheduler.add_job(self._retry_job, IntervalTrigger(seconds=poll.retry_interval),
+                          id="deliver", name="delivery retries")
+        for name, trigger in triggers.items():
+            scheduler.add_job(self._digest_job, trigger, args=[name], id=f"digest:{name}",
+                              name=f"digest {name}")
+        self.scheduler = scheduler
+        scheduler.start()
+        logger.info("daemon started (pid %d): %d repos every %s, %d digest schedules, store %s",
+                    os.getpid(), len(self.config.repos), timedelta(seconds=poll.interval),
+                    len(triggers), store_path)
+
+    def stop(self) -> bool:
+        """Stop scheduling, let the job in flight finish (bounded); True if it finished."""
+        self.stopping.set()
+        if self.scheduler is not None and self.scheduler.running:
+            self.scheduler.shutdown(wait=False)
+        finished = self.busy.acquire(timeout=self.config.poll.shutdown_timeout)
+        if not finished:
+            logger.warning("a job was still running after %ss; exiting anyway (the store is "
+                           "consistent: every write is a transaction)",
+                           self.config.poll.shutdown_timeout)
+        for notifier in self.notifiers.values():
+            notifier.close()
+        if self.runtime is not None and finished:
+            self.runtime.close()
+        if self._lock is not None:
+            self._lock.release()
+        logger.info("daemon stopped")
+        return finished
+
+    # ---- jobs ----------------------------------------------------------------------------------
+    @contextmanager
+    def _job(self, name: str) -> Iterator[bool]:
+        """Run a job unless stopping; never let one failure kill the scheduler thread."""
+        if self.stopping.is_set() or not self.busy.acquire(blocking=False):
+            yield False
+            return
+        try:
+            with writer_lock(self.config.store_path(), wait=self.config.poll.lock_wait):
+                yield True
+        except WatcherError as error:
+            logger.error("%s job: %s", name, error)
+        except Exception:
+            logger.exception("%s job failed unexpectedly", name)
+        finally:
+            self.busy.release()
+            self._heartbeat()
+
+    def _poll_job(self) -> None:
+        with self._job("poll") as running:
+            if running:
+                assert self.runtime is not None
+                report = self.runtime.poller.poll(self.config.repos)
+                delivery = deliver_pending(self.runtime.store, self.notifiers)
+                logger.info("poll: %d events, %d sent, %d repos failed", len(report.events),
+                            delivery.sent, len(report.failed))
+
+    def _retry_job(self) -> None:
+        with self._job("delivery") as running:
+            if running:
+                assert self.runtime is not None
+                if self.runtime.store.pending_deliveries():
+                    deliver_pending(self.runtime.store, self.notifiers)
+
+    def _digest_job(self, name: str) -> None:
+        with self._job(f"digest {name}") as running:
+            if running:
+                assert self.runtime is not None
+                send_digests(self.runtime.store, self.notifiers, self.deps.clock(), only=name)
+
+    def _heartbeat(self) -> None:
+        """What `status` shows of the daemon: pid, last heartbeat, next runs."""
+        if self.runtime is None or self.scheduler is None or not self.scheduler.running:
+            return
+        next_runs = {job.name: job.next_run_time.isoformat()
+                     for job in self.scheduler.get_jobs() if job.next_run_time}
+        try:
+            self.runtime.store.put_daemon_state({
+                "pid": os.getpid(), "heartbeat": datetime.now(UTC).isoformat(),
+                "next_runs": next_runs})
+        except Exception:  # status is best effort; never let it stop a job
+            logger.debug("could not record the daemon heartbeat", exc_info=True)
+
+
+def run_daemon(config: Config, deps: Dependencies,
+               install_signals: Callable[[Callable[[int, Any], None]], None] | None = None) -> int:
+    daemon = Daemon(config, deps)
+    daemon.start()
+    stop = threading.Event()
+
+    def on_signal(signum: int, frame: Any) -> None:
+        if stop.is_set():
+            logger.warning("second signal: exiting at once")
+            os._exit(1)
+        logger.info("signal %d: finishing the work in flight", signum)
+        stop.set()
+
+    if install_signals is None:
+        signal.signal(signal.SIGTERM, on_signal)
+        signal.signal(signal.SIGINT, on_signal)
+    else:
+        install_signals(on_signal)
+    while not stop.wait(0.5):
+        pass
+    daemon.stop()
+    return 0

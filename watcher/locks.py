@@ -1,0 +1,84 @@
+"""Cross-process locks on the store directory, with ``flock`` so the kernel frees them when a
+process dies (even by SIGKILL): no stale lock survives a crash.
+
+* ``daemon.lock`` is held by a running daemon for its whole life: a second daemon on the same
+  store refuses to start.
+* ``writer.lock`` is held for each poll, delivery run or digest, by the daemon's jobs and by
+  commands run by hand, so a manual ``poll`` beside the daemon waits its turn instead of
+  polling (and posting) the same change at the same time.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import os
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from watcher.errors import StoreError
+
+
+class FileLock:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._fd: int | None = None
+
+    def try_acquire(self) -> bool:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as error:
+            os.close(fd)
+            if error.errno in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
+                return False
+            raise StoreError(f"cannot lock {self.path}: {error.strerror}") from None
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+        self._fd = fd
+        return True
+
+    def holder(self) -> str:
+        try:
+            return self.path.read_text().strip() or "unknown"
+        except OSError:
+            return "unknown"
+
+    def release(self) -> None:
+        if self._fd is not None:
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+            os.close(self._fd)
+            self._fd = None
+
+
+def daemon_lock(store_path: Path) -> FileLock:
+    lock = FileLock(store_path / "daemon.lock")
+    if not lock.try_acquire():
+        raise StoreError(f"another release-watch daemon (pid {lock.holder()}) is running on "
+                         f"the store {store_path}; two daemons must never share a store")
+    return lock
+
+
+@contextmanager
+def writer_lock(store_path: Path, *, wait: float, sleep: Callable[[float], None] = time.sleep,
+                monotonic: Callable[[], float] = time.monotonic,
+                on_wait: Callable[[str], None] | None = None) -> Iterator[None]:
+    """Hold the store's writer lock, waiting up to ``wait`` seconds for another holder."""
+    lock = FileLock(store_path / "writer.lock")
+    deadline = monotonic() + wait
+    told = False
+    while not lock.try_acquire():
+        if monotonic() >= deadline:
+            raise StoreError(f"the store {store_path} is busy (pid {lock.holder()} is polling "
+                             f"or delivering); gave up after {wait:.0f}s, try again later")
+        if not told and on_wait is not None:
+            on_wait(f"waiting for pid {lock.holder()}, which is polling or delivering")
+            told = True
+        sleep(0.2)
+    try:
+        yield
+    finally:
+        lock.release()
