@@ -35,6 +35,7 @@ from slack_sdk.http_retry.builtin_handlers import ServerErrorRetryHandler
 from handlers.base import Notifier, NotifierConfig, Progress
 from handlers.slack_blocks import SlackMessage, plan_digest, plan_event, plan_texts
 from watcher.config import Duration
+from watcher.crashpoints import crashpoint
 from watcher.digest import Digest
 from watcher.errors import HandlerError
 from watcher.models import Event
@@ -212,6 +213,7 @@ class SlackNotifier(Notifier):
         for index in range(sent, len(messages)):
             message = messages[index]
             self._pace()
+            saved: dict[str, Any] = {"sent": index + 1}
             if self.threads:
                 parent = progress.state.get("parent_ts")
                 if message.in_thread and parent is None:
@@ -221,10 +223,12 @@ class SlackNotifier(Notifier):
                 ts, channel_id = self._post_web(message, channel,
                                                 parent if message.in_thread else None)
                 if not message.in_thread:
-                    progress.save(parent_ts=ts, channel_id=channel_id)
+                    saved |= {"parent_ts": ts, "channel_id": channel_id}
             else:
                 self._post_webhook(message)
-            progress.save(sent=index + 1)
+            crashpoint("slack:posted")  # the documented duplicate window
+            progress.save(**saved)  # one write: what was sent and where its thread is
+            crashpoint("slack:progress-saved")
 
     def _post_web(self, message: SlackMessage, channel: str | None,
                   thread_ts: str | None) -> tuple[str, str]:

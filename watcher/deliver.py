@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from handlers.base import Notifier
+from watcher.crashpoints import crashpoint
 from watcher.digest import Digest, build_digest
 from watcher.errors import HandlerError
 from watcher.models import Event
@@ -90,6 +91,7 @@ def deliver_pending(store: Store, notifiers: dict[str, Notifier]) -> DeliveryRep
         if view is None:
             store.delivered(delivery)  # filters changed since it was queued, or event pruned
             continue
+        crashpoint("deliver:before-send")
         try:
             notifier.send(view, StoreProgress(store, delivery))
         except HandlerError as error:
@@ -103,7 +105,9 @@ def deliver_pending(store: Store, notifiers: dict[str, Notifier]) -> DeliveryRep
             report.failed[delivery.notifier] = message
             logger.exception("%s", message)
             continue
+        crashpoint("deliver:sent")  # the documented duplicate window
         store.delivered(delivery)
+        crashpoint("deliver:marked")
         report.sent += 1
     return report
 

@@ -48,3 +48,5 @@ def setup_logging(*, verbose: bool, log_format: str, secrets: Iterable[str] = ()
     # httpx logs each request at INFO, with URLs; keep that for --verbose only.
     logging.getLogger("httpx").setLevel(logging.INFO if verbose else logging.WARNING)
     logging.getLogger("httpcore").setLevel(logging.WARNING)
+    # APScheduler narrates every job run at INFO; our jobs log what matters themselves.
+    logging.getLogger("apscheduler").setLevel(logging.DEBUG if verbose else logging.WARNING)

@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from handlers.base import NotifierConfig
 from watcher.analyze import Analyzer
 from watcher.config import Config, RepoConfig
+from watcher.crashpoints import crashpoint
 from watcher.errors import WatcherError
 from watcher.github import GitHubClient
 from watcher.models import Event
@@ -90,6 +91,7 @@ class Poller:
         listing = self.client.list_releases(repo.name, etags=etags, per_page=github.per_page,
                                             max_pages=github.max_pages)
         outcome.requests = listing.requests
+        crashpoint("poll:fetched")
         now = self.clock()
         if listing.not_modified:
             outcome.not_modified = True
@@ -127,10 +129,12 @@ class Poller:
                                             self.recipients(event, "digest")):
                     logger.info("%s: event %s was recorded before; not queued again",
                                 state.repo, event.id)
+            crashpoint("store:mid-transaction")
             self.store.put_etags(etags)
             self.store.put_repo_state(self._succeeded(state, now).model_copy(update={
                 "release_ids": plan.release_ids,
                 "baseline_at": state.baseline_at or now}))
+        crashpoint("poll:recorded")
 
     def _succeeded(self, state: RepoState, now: datetime) -> RepoState:
         reading = self.client.last_rate_limit

@@ -1,0 +1,77 @@
+"""Runs `release-watch run` as a real subprocess against the loopback fakes."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from conftest import SLACK_TOKEN, TOKEN
+
+
+def daemon_config(path: Path, github_url: str, slack_url: str, *, repos: tuple[str, ...],
+                  extra: str = "") -> Path:
+    tables = "".join(f'[[repos]]\nname = "{repo}"\n' for repo in repos)
+    path.write_text(
+        f'[github]\napi_url = "{github_url}"\nbackoff = "0s"\n'
+        f'[store]\npath = "store"\n'
+        f'[poll]\ninterval = "1s"\njitter = "0s"\nretry_interval = "1s"\n'
+        f'shutdown_timeout = "10s"\nlock_wait = "30s"\n'
+        f'[slack]\napi_url = "{slack_url}"\n{tables}'
+        f'[[notifiers]]\nname = "releases"\ntype = "slack"\nchannel = "#releases"\n'
+        f'min_interval = "0s"\nretries = 0\n{extra}')
+    return path
+
+
+def environment(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RELEASE_WATCH")}
+    env.update(GITHUB_TOKEN=TOKEN, SLACK_BOT_TOKEN=SLACK_TOKEN, **extra)
+    return env
+
+
+class Daemon:
+    """A `release-watch run` process whose stderr is collected in the background."""
+
+    def __init__(self, config: Path, **env: str) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "watcher", "--config", str(config), "run"],
+            cwd=config.parent, env=environment(**env), stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, text=True)
+        self.lines: list[str] = []
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        assert self.process.stderr is not None
+        for line in self.process.stderr:
+            self.lines.append(line)
+
+    @property
+    def log(self) -> str:
+        return "".join(self.lines)
+
+    def terminate(self, timeout: float = 15) -> int:
+        self.process.send_signal(signal.SIGTERM)
+        return self.process.wait(timeout=timeout)
+
+    def wait(self, timeout: float) -> int:
+        return self.process.wait(timeout=timeout)
+
+    def kill(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(timeout=10)
+
+
+def wait_for(condition: Callable[[], bool], timeout: float = 20, what: str = "") -> None:
+    """Waits on a real subprocess: the one place tests wait for wall-clock time."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what or condition}")
+        time.sleep(0.05)
