@@ -123,6 +123,7 @@ def run_scenario(fake_github, fake_slack, tmp_path, crash_at: str | None) -> lis
             crashed.kill()
     daemon = Daemon(config)
     try:
+        wait_for(lambda: "daemon started" in daemon.log, what="the daemon to start")
         wait_for(lambda: len(parents(fake_slack)) >= 2 and daemon_idle(config),
                  timeout=60, what="every delivery")
     finally:

@@ -162,8 +162,6 @@ class Daemon:
 
 def run_daemon(config: Config, deps: Dependencies,
                install_signals: Callable[[Callable[[int, Any], None]], None] | None = None) -> int:
-    daemon = Daemon(config, deps)
-    daemon.start()
     stop = threading.Event()
 
     def on_signal(signum: int, frame: Any) -> None:
@@ -173,11 +171,14 @@ def run_daemon(config: Config, deps: Dependencies,
         logger.info("signal %d: finishing the work in flight", signum)
         stop.set()
 
+    # Before anything starts, so a SIGTERM during start-up is a clean stop too.
     if install_signals is None:
         signal.signal(signal.SIGTERM, on_signal)
         signal.signal(signal.SIGINT, on_signal)
     else:
         install_signals(on_signal)
+    daemon = Daemon(config, deps)
+    daemon.start()
     while not stop.wait(0.5):
         pass
     daemon.stop()
