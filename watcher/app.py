@@ -74,7 +74,8 @@ class Runtime:
 def build_runtime(config: Config, deps: Dependencies) -> Runtime:
     github = config.github
     http = GitHubClient.make_http(github.api_url, deps.get_secrets().github_token,
-                                  github.timeout, transport=deps.transport)
+                                  github.timeout, transport=deps.transport,
+                                  max_connections=github.concurrency)
     policy = RetryPolicy(retries=github.retries, backoff=github.backoff,
                          max_rate_limit_wait=github.max_rate_limit_wait)
     client = GitHubClient(http, api_url=github.api_url, policy=policy, sleep=deps.sleep,

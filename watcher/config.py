@@ -59,6 +59,8 @@ class GitHubConfig(Section):
     retries: int = Field(ge=0, le=10)
     backoff: Duration = Field(ge=0)
     max_rate_limit_wait: Duration = Field(ge=0)
+    # GitHub's secondary limits: at most 100 concurrent requests (REST and GraphQL together).
+    concurrency: int = Field(ge=1, le=64)
 
     @field_validator("api_url")
     @classmethod

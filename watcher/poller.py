@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -16,7 +17,7 @@ from watcher.analyze import Analyzer
 from watcher.config import Config, RepoConfig
 from watcher.crashpoints import crashpoint
 from watcher.errors import WatcherError
-from watcher.github import GitHubClient
+from watcher.github import GitHubClient, Listing
 from watcher.models import Event
 from watcher.plan import RepoPlan, RepoPolicy, deletion_candidates, plan_repo
 from watcher.routing import route
@@ -62,16 +63,31 @@ class Poller:
         self.clock = clock
 
     def poll(self, repos: list[RepoConfig], *, dry_run: bool = False) -> PollReport:
+        """Fetch every repo concurrently (bounded by ``github.concurrency``), then plan and
+        record them one by one in config order, so events queue in the same order every run."""
         report = PollReport()
-        for repo in repos:
-            report.outcomes.append(self.poll_repo(repo, dry_run=dry_run))
+        workers = max(1, min(self.config.github.concurrency, len(repos)))
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="fetch") as pool:
+            fetches = [pool.submit(self._fetch, repo, self.store.repo_state(repo.name))
+                       for repo in repos]
+            for repo, fetch in zip(repos, fetches, strict=True):
+                report.outcomes.append(self.poll_repo(repo, dry_run=dry_run, fetched=fetch))
         return report
 
-    def poll_repo(self, repo: RepoConfig, *, dry_run: bool = False) -> RepoOutcome:
+    def _fetch(self, repo: RepoConfig, state: RepoState) -> Listing:
+        github = self.config.github
+        first_url = self.client.releases_url(repo.name, github.per_page)
+        etags = {} if state.baseline_at is None else self.store.etags([first_url])
+        return self.client.list_releases(repo.name, etags=etags, per_page=github.per_page,
+                                         max_pages=github.max_pages)
+
+    def poll_repo(self, repo: RepoConfig, *, dry_run: bool = False,
+                  fetched: Future[Listing] | None = None) -> RepoOutcome:
         outcome = RepoOutcome(repo.name)
         state = self.store.repo_state(repo.name)
         try:
-            self._poll(repo, state, outcome, dry_run)
+            listing = fetched.result() if fetched is not None else self._fetch(repo, state)
+            self._poll(repo, state, listing, outcome, dry_run)
         except WatcherError as error:
             outcome.error = error
             logger.error("%s", error)
@@ -83,13 +99,8 @@ class Poller:
             self._record_failure(state, outcome.error)
         return outcome
 
-    def _poll(self, repo: RepoConfig, state: RepoState, outcome: RepoOutcome,
+    def _poll(self, repo: RepoConfig, state: RepoState, listing: Listing, outcome: RepoOutcome,
               dry_run: bool) -> None:
-        github = self.config.github
-        first_url = self.client.releases_url(repo.name, github.per_page)
-        etags = {} if state.baseline_at is None else self.store.etags([first_url])
-        listing = self.client.list_releases(repo.name, etags=etags, per_page=github.per_page,
-                                            max_pages=github.max_pages)
         outcome.requests = listing.requests
         crashpoint("poll:fetched")
         now = self.clock()
