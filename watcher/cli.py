@@ -74,6 +74,11 @@ def cli(ctx: click.Context, config_path: str | None, verbose: bool, log_format: 
 @click.pass_obj
 def poll(state: State, repos: tuple[str, ...], dry_run: bool) -> None:
     """One poll of every watched repo, then exit."""
+    from watcher.config import REPO_NAME
+
+    for name in repos:
+        if not REPO_NAME.match(name):
+            raise click.BadParameter(f"{name!r} is not OWNER/NAME", param_hint="--repo")
     from watcher.commands.poll import run_poll
 
     sys.exit(run_poll(state.config(), state.deps, list(repos), dry_run=dry_run))

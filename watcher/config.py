@@ -21,6 +21,7 @@ from pydantic import (
     SecretStr,
     ValidationError,
     field_validator,
+    model_validator,
 )
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
@@ -96,6 +97,23 @@ class RepoConfig(Section):
         return value
 
 
+class OrgConfig(Section):
+    """Watch every non-archived repository of an organisation (its list refreshed rarely)."""
+
+    name: str
+    include: list[str] = Field(default_factory=lambda: ["*"])  # fnmatch on the repo name
+    exclude: list[str] = Field(default_factory=list)
+    include_prereleases: bool = True
+    refresh: Duration = Field(default=86400.0, ge=60)
+
+    @field_validator("name")
+    @classmethod
+    def _org_name(cls, value: str) -> str:
+        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9-]*", value):
+            raise ValueError(f"{value!r} is not an organisation name")
+        return value
+
+
 class SlackConfig(Section):
     api_url: str
 
@@ -124,7 +142,8 @@ class Config(Section):
     github: GitHubConfig
     store: StoreConfig
     poll: PollConfig
-    repos: list[RepoConfig] = Field(min_length=1)
+    repos: list[RepoConfig]
+    orgs: list[OrgConfig] = Field(default_factory=list)
     slack: SlackConfig
     classify: ClassifyConfig
     notifiers: list[dict[str, Any]]
@@ -140,6 +159,12 @@ class Config(Section):
         if duplicates:
             raise ValueError(f"repo listed twice: {', '.join(duplicates)}")
         return repos
+
+    @model_validator(mode="after")
+    def _something_to_watch(self) -> Config:
+        if not self.repos and not self.orgs:
+            raise ValueError("nothing to watch: add [[repos]] or [[orgs]]")
+        return self
 
     @field_validator("notifiers")
     @classmethod
@@ -218,6 +243,10 @@ def describe_validation_error(error: ValidationError, source: str) -> str:
 
 
 def config_from_dict(data: dict[str, Any], *, base_dir: Path, source: str) -> Config:
+    if "orgs" in data and "repos" not in data:
+        # The built-in repos are the watch list of a file that names nothing to watch; a file
+        # naming [[orgs]] has said what it wants.
+        data = {**data, "repos": []}
     merged = _merge(_read_toml(default_config_path()), data)
     try:
         return Config.model_validate({**merged, "base_dir": base_dir, "source": source})

@@ -128,7 +128,8 @@ class Daemon:
         with self._job("poll") as running:
             if running:
                 assert self.runtime is not None
-                report = self.runtime.poller.poll(self.config.repos)
+                repos, _ = self.runtime.poller.watched()
+                report = self.runtime.poller.poll(repos)
                 delivery = deliver_pending(self.runtime.store, self.notifiers)
                 logger.info("poll: %d events, %d sent, %d repos failed", len(report.events),
                             delivery.sent, len(report.failed))

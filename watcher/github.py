@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
-from pydantic import SecretStr, TypeAdapter, ValidationError
+from pydantic import BaseModel, ConfigDict, SecretStr, TypeAdapter, ValidationError
 
 from watcher.errors import GitHubError, MalformedResponse, RateLimitError
 from watcher.models import Release
@@ -37,6 +37,17 @@ USER_AGENT = "release-watch/0.1 (+https://github.com/release-watch)"
 _LINK = re.compile(r'<([^>]+)>\s*;\s*rel="([^"]+)"')
 _RELEASES = TypeAdapter(list[Release])
 _RELEASE = TypeAdapter(Release)
+
+
+class OrgRepo(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    full_name: str
+    archived: bool = False
+    disabled: bool = False
+
+
+_ORG_REPOS = TypeAdapter(list[OrgRepo])
 
 
 @dataclass(frozen=True)
@@ -66,7 +77,7 @@ class Listing:
     """The outcome of listing one repo's releases."""
 
     not_modified: bool
-    releases: list[Release] = field(default_factory=list)
+    releases: list[Any] = field(default_factory=list)  # Release (or OrgRepo for an org)
     etags: dict[str, str] = field(default_factory=dict)  # page URL → ETag to keep
     complete: bool = True  # False when max_pages cut the listing short
     requests: int = 0
@@ -144,11 +155,20 @@ class GitHubClient:
     def list_releases(self, repo: str, *, etags: dict[str, str], per_page: int,
                       max_pages: int) -> Listing:
         """Newest first. ``etags`` maps page URLs to the ETags kept from the last poll."""
+        return self._list(repo, self.releases_url(repo, per_page), etags, max_pages, _RELEASES)
+
+    def list_org_repos(self, org: str, *, etags: dict[str, str], max_pages: int = 20) -> Listing:
+        """An organisation's repositories (``releases`` holds ``OrgRepo`` values here)."""
+        url = f"{self.api_url}/orgs/{org}/repos?per_page=100&page=1"
+        return self._list(f"org {org}", url, etags, max_pages, _ORG_REPOS)
+
+    def _list(self, repo: str, first_url: str, etags: dict[str, str], max_pages: int,
+              adapter: TypeAdapter[Any]) -> Listing:
         listing = Listing(not_modified=False)
-        url: str | None = self.releases_url(repo, per_page)
+        url: str | None = first_url
         for page in range(1, max_pages + 1):
             assert url is not None
-            response, releases = self._fetch(repo, url, etags.get(url), _RELEASES)
+            response, releases = self._fetch(repo, url, etags.get(url), adapter)
             listing.requests += 1
             if response.status_code == 304:
                 listing.not_modified = page == 1

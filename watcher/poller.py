@@ -19,6 +19,7 @@ from watcher.crashpoints import crashpoint
 from watcher.errors import WatcherError
 from watcher.github import GitHubClient, Listing
 from watcher.models import Event
+from watcher.orgs import watched_repos
 from watcher.plan import RepoPlan, RepoPolicy, deletion_candidates, plan_repo
 from watcher.routing import route
 from watcher.store import RepoState, Store
@@ -61,6 +62,16 @@ class Poller:
         self.analyzer = analyzer
         self.notifiers = notifiers
         self.clock = clock
+
+    def watched(self, names: list[str] | None = None, *, dry_run: bool = False
+                ) -> tuple[list[RepoConfig], list[WatcherError]]:
+        """The repos to poll: those named (``--repo``), else ``[[repos]]`` plus ``[[orgs]]``."""
+        if names:
+            return [self.config.repo(name) for name in names], []
+        failures: list[WatcherError] = []
+        repos = watched_repos(self.config, self.client, self.store, self.clock, dry_run=dry_run,
+                              failures=failures)
+        return repos, failures
 
     def poll(self, repos: list[RepoConfig], *, dry_run: bool = False) -> PollReport:
         """Fetch every repo concurrently (bounded by ``github.concurrency``), then plan and

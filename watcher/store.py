@@ -13,6 +13,8 @@ Keys (tuples; values are plain JSON-able dicts so a future version can read them
   ("digest-since", notifier)        when its last digest went out (the next one's period start)
   ("digest-delivery", notifier)     a digest being sent: its event ids and progress, kept until
                                     delivered so a crash re-sends it and resumes where it was
+  ("org", org)                      an organisation's repo list, when refreshed, its ETags
+  ("daemon",)                       the running daemon's pid, heartbeat and next runs
 
 What belongs together is written in one ``transact()``: the records of a poll, its events, their
 deliveries and the ETag that vouches for them, so a crash leaves either all or nothing, and a
@@ -243,6 +245,13 @@ class Store:
             self.cache.set(("digest-queue", digest.notifier), queue)
             self.cache.set(("digest-since", digest.notifier), digest.until.isoformat())
             self.cache.delete(("digest-delivery", digest.notifier))
+
+    def org_state(self, org: str) -> dict[str, Any] | None:
+        value = self.cache.get(("org", org.lower()))
+        return dict(value) if value else None
+
+    def put_org_state(self, org: str, state: dict[str, Any]) -> None:
+        self.cache.set(("org", org.lower()), state)
 
     def put_daemon_state(self, state: dict[str, Any]) -> None:
         self.cache.set(("daemon",), state)

@@ -105,6 +105,7 @@ class FakeGitHub:
         self.requests: list[RecordedRequest] = []
         self._lock = threading.RLock()
         self._repos: dict[str, list[dict[str, Any]]] = {}
+        self._archived: set[str] = set()
         self._scripts: dict[str, deque[Scripted]] = {}
         self._token: str | None = None
         self._next_id = 1000
@@ -150,10 +151,15 @@ class FakeGitHub:
         return f"http://{host}:{port}"
 
     # -- state -------------------------------------------------------------------------------
-    def add_repo(self, repo: str) -> None:
-        """Make a repo exist with no releases (listing it gives 200 [] rather than 404)."""
+    def add_repo(self, repo: str, *, archived: bool = False) -> None:
+        """Make a repo exist with no releases (listing it gives 200 [] rather than 404); it is
+        also listed by ``GET /orgs/{owner}/repos``."""
         with self._lock:
             self._repos.setdefault(repo, [])
+            if archived:
+                self._archived.add(repo)
+            else:
+                self._archived.discard(repo)
 
     def add_release(
         self, repo: str, *, tag: str, body: str = "", name: str | None = None,
@@ -249,6 +255,8 @@ class FakeGitHub:
         if self._token is not None and not authorized:
             return 401, {"message": "Bad credentials"}, {}
         parts = path.split("/")
+        if len(parts) == 4 and parts[1] == "orgs" and parts[3] == "repos":
+            return self._org_repos(path, query, parts[2])
         repo = "/".join(parts[2:4])
         shape_ok = len(parts) in (5, 6) and parts[1] == "repos" and parts[4] == "releases"
         if not shape_ok or repo not in self._repos:
@@ -263,6 +271,17 @@ class FakeGitHub:
         if not found:
             return 404, {"message": "Not Found"}, {}
         return 200, self._render(repo, found[0]), {}
+
+    def _org_repos(self, path: str, query: dict[str, str],
+                   org: str) -> tuple[int, Any, dict[str, str]]:
+        names = sorted(r for r in self._repos if r.split("/")[0].lower() == org.lower())
+        if not names:
+            return 404, {"message": "Not Found"}, {}
+        items = [{"id": index + 1, "name": name.split("/")[1], "full_name": name,
+                  "archived": name in self._archived, "disabled": False, "fork": False,
+                  "html_url": f"https://github.com/{name}"}
+                 for index, name in enumerate(names)]
+        return self._page(path, query, items)
 
     def _page(
         self, path: str, query: dict[str, str], items: list[dict[str, Any]]

@@ -10,7 +10,7 @@ from typing import IO
 from handlers.base import Notifier
 from handlers.console import format_event
 from watcher.app import Dependencies, build_notifiers, build_runtime
-from watcher.config import Config, RepoConfig
+from watcher.config import Config
 from watcher.deliver import deliver_pending
 from watcher.locks import writer_lock
 from watcher.models import Event
@@ -19,16 +19,9 @@ from watcher.routing import route
 logger = logging.getLogger(__name__)
 
 
-def _repos(config: Config, names: list[str]) -> list[RepoConfig]:
-    if not names:
-        return config.repos
-    return [config.repo(name) if "/" in name else RepoConfig(name=name) for name in names]
-
-
 def run_poll(config: Config, deps: Dependencies, repo_names: list[str], *, dry_run: bool) -> int:
-    repos = _repos(config, repo_names)
     if dry_run:
-        return _dry_run(config, deps, repos)
+        return _dry_run(config, deps, repo_names)
     notifiers = build_notifiers(config, deps)
     runtime = build_runtime(config, deps)
     try:
@@ -36,6 +29,7 @@ def run_poll(config: Config, deps: Dependencies, repo_names: list[str], *, dry_r
         # the same change is never polled and posted twice.
         with writer_lock(config.store_path(), wait=config.poll.lock_wait, sleep=deps.sleep,
                          on_wait=lambda why: logger.warning("%s", why)):
+            repos, org_failures = runtime.poller.watched(repo_names)
             report = runtime.poller.poll(repos)
             delivery = deliver_pending(runtime.store, notifiers)
     finally:
@@ -44,10 +38,10 @@ def run_poll(config: Config, deps: Dependencies, repo_names: list[str], *, dry_r
         runtime.close()
     logger.info("polled %d repos: %d events, %d messages sent, %d repos failed",
                 len(repos), len(report.events), delivery.sent, len(report.failed))
-    return 1 if report.failed or delivery.failed else 0
+    return 1 if report.failed or delivery.failed or org_failures else 0
 
 
-def _dry_run(config: Config, deps: Dependencies, repos: list[RepoConfig]) -> int:
+def _dry_run(config: Config, deps: Dependencies, repo_names: list[str]) -> int:
     """Poll against the real store without writing to it; a missing store is a first run in a
     throw-away directory, so the dry run shows what the first real poll would announce."""
     store_path = config.store_path()
@@ -58,6 +52,7 @@ def _dry_run(config: Config, deps: Dependencies, repos: list[RepoConfig]) -> int
         runtime = build_runtime(config, deps)
         notifiers = build_notifiers(config, deps)
         try:
+            repos, org_failures = runtime.poller.watched(repo_names, dry_run=True)
             report = runtime.poller.poll(repos, dry_run=True)
             out = deps.stdout
             for event in report.events:
@@ -72,7 +67,7 @@ def _dry_run(config: Config, deps: Dependencies, repos: list[RepoConfig]) -> int
                       "recorded\n")
         finally:
             runtime.close()
-    return 1 if report.failed else 0
+    return 1 if report.failed or org_failures else 0
 
 
 def _preview(notifier: Notifier, event: Event, out: IO[str]) -> None:

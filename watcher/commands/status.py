@@ -25,10 +25,13 @@ def _ago(when: datetime | None, now: datetime) -> str:
 
 def collect(config: Config, store: Store) -> dict[str, Any]:
     repos = []
-    for name in sorted({*store.repos(), *(r.name for r in config.repos)}):
+    watched = {r.name for r in config.repos}
+    for org in config.orgs:
+        watched.update((store.org_state(org.name) or {}).get("repos", []))
+    for name in sorted({*store.repos(), *watched}):
         state = store.repo_state(name)
         repos.append({
-            "repo": name, "watched": any(r.name == name for r in config.repos),
+            "repo": name, "watched": name in watched,
             "last_poll": state.last_poll, "last_success": state.last_success,
             "consecutive_failures": state.consecutive_failures, "last_error": state.last_error,
             "releases_known": len(state.release_ids),
