@@ -2,9 +2,17 @@
 
 Order of evidence, strongest first:
   subsystem: the first area heading above the item (refined by deeper headings of the same area,
-             then by the text rules of that area), else the text rules over the item's words;
+             then by the text rules of that area); else a context-only heading with nothing above
+             it ("Ongoing Dynamic Shape implementation"), unless a text rule strongly names
+             another subsystem; else the item's words: a strong rule score decides, then the
+             statistical model when it is confident, then any rule, then the model when it has
+             at least a little confidence, else "other";
   kind:      the nearest section heading, else a strong text rule (security), else the paragraph
              introducing the item's list ("fix the following issues"), else the item's own words.
+
+The thresholds below were chosen by holding out whole releases (scripts/eval_classifier.py):
+rules alone are precise only when several agree or a weighty one fires, the model is right about
+as often as it says, and their union beats either alone.
 """
 
 from __future__ import annotations
@@ -12,11 +20,23 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from dataclasses import dataclass
+from enum import Enum
 
+from watcher.model import SubsystemModel, builtin_model, top_features
 from watcher.models import ClassifiedItem, Item
 from watcher.taxonomy import Taxonomy, top_level
 
 _FENCED = re.compile(r"^ {0,3}(`{3,}|~{3,}).*?^ {0,3}\1[`~]*[ \t]*$", re.MULTILINE | re.DOTALL)
+
+STRONG_RULE = 6.0  # a rule score at least this high decides without asking the model
+CONFIDENT = 0.5  # the model decides over weaker rules when at least this sure
+HUNCH = 0.1  # with no rule at all, the model still beats "other" from here
+
+
+class Builtin(Enum):
+    """Stands for the shipped model, loaded on first use (``builtin_model``)."""
+
+    MODEL = "builtin"
 
 
 @dataclass(frozen=True)
@@ -26,10 +46,40 @@ class Decision:
     kind_reason: str
 
 
+@dataclass(frozen=True)
+class RuleScores:
+    tops: dict[str, float]
+    finer: dict[str, float]
+    first_rule: dict[str, str]
+
+    def best(self, order: dict[str, int]) -> tuple[str | None, float]:
+        if not self.tops:
+            return None, 0.0
+        top = max(self.tops, key=lambda s: (self.tops[s], -order.get(s, 0)))
+        return top, self.tops[top]
+
+    def cues(self, order: dict[str, int]) -> list[str]:
+        """The model's view of the rules: which subsystems matched and which matched best."""
+        best, _ = self.best(order)
+        matched = [f"rule:{top}" for top in sorted(self.tops)]
+        return matched + ([f"rule_best:{best}"] if best else [])
+
+
 class Classifier:
-    def __init__(self, taxonomy: Taxonomy) -> None:
+    """``model=None`` classifies by headings and rules only (for measuring what the model adds);
+    the default is the shipped model, loaded the first time an item needs it."""
+
+    def __init__(self, taxonomy: Taxonomy,
+                 model: SubsystemModel | Builtin | None = Builtin.MODEL) -> None:
         self.taxonomy = taxonomy
+        self._model = model
         self._order = {name: index for index, name in enumerate(taxonomy.names)}
+
+    @property
+    def model(self) -> SubsystemModel | None:
+        if self._model is Builtin.MODEL:
+            self._model = builtin_model()
+        return self._model
 
     def classify(self, item: Item) -> ClassifiedItem:
         return self.explain(item).item
@@ -38,13 +88,13 @@ class Classifier:
         return [self.classify(item) for item in items]
 
     def explain(self, item: Item) -> Decision:
-        words = self._words(item)
+        words = self.words(item)
         subsystem, subsystem_reason = self._subsystem(item, words)
         kind, kind_reason = self._kind(item, words)
         classified = ClassifiedItem(**item.model_dump(), subsystem=subsystem, kind=kind)
         return Decision(classified, subsystem_reason, kind_reason)
 
-    def _words(self, item: Item) -> str:
+    def words(self, item: Item) -> str:
         """The item's prose without code blocks, plus headings above it that are not areas or
         sections (a BC-breaking entry's title, for the bullets grouped under it)."""
         extra = [h for h in item.section if not self.taxonomy.is_known_heading(h)]
@@ -52,25 +102,40 @@ class Classifier:
 
     def _subsystem(self, item: Item, words: str) -> tuple[str, str]:
         area: str | None = None
+        fallback: tuple[str, str] | None = None
         reason = ""
         for heading in item.section:
             ids = self.taxonomy.area_ids(heading)
             if area is None:
-                ids = [i for i in ids if i not in self.taxonomy.context_only]
-                if ids:
-                    area = self._most_specific(ids, top_level(ids[0]))
+                deciding = [i for i in ids if i not in self.taxonomy.context_only]
+                if deciding:
+                    area = self._most_specific(deciding, top_level(deciding[0]))
                     reason = f"heading {heading!r}"
+                elif ids and fallback is None:
+                    fallback = ids[0], heading
             elif ids:
                 refined = self._most_specific(ids, top_level(area))
                 if refined and "/" in refined and refined != area:
                     area, reason = refined, f"{reason} > {heading!r}"
         if area is not None:
             if "/" not in area:
-                finer, rule = self._best_finer(words, area)
+                finer, rule = self._best_finer(self.rule_scores(words), area)
                 if finer:
                     return finer, f"{reason}, refined by rule {rule!r}"
             return area, reason
-        return self._by_rules(words)
+        if fallback is not None:
+            return self._under_context_heading(words, *fallback)
+        return self._by_text(words)
+
+    def _under_context_heading(self, words: str, subsystem: str, heading: str) -> tuple[str, str]:
+        """A context-only heading with no area above it names a topic, not an owner: a rule that
+        strongly names another subsystem wins over it (XLA's "Ongoing Dynamic Shape
+        implementation" lists an SPMD item)."""
+        scores = self.rule_scores(words)
+        top, score = scores.best(self._order)
+        if top is not None and score >= STRONG_RULE and top != top_level(subsystem):
+            return self._rule_decision(scores, top)
+        return subsystem, f"heading {heading!r}"
 
     @staticmethod
     def _most_specific(ids: list[str], top: str) -> str | None:
@@ -78,7 +143,7 @@ class Classifier:
         finer = [i for i in same if "/" in i]
         return (finer or same or [None])[0]
 
-    def _scores(self, words: str) -> tuple[dict[str, float], dict[str, float], dict[str, str]]:
+    def rule_scores(self, words: str) -> RuleScores:
         tops: dict[str, float] = defaultdict(float)
         finer: dict[str, float] = defaultdict(float)
         first_rule: dict[str, str] = {}
@@ -89,26 +154,51 @@ class Classifier:
                 finer[rule.subsystem] += rule.weight
                 first_rule.setdefault(rule.subsystem, rule.pattern.pattern)
                 first_rule.setdefault(top_level(rule.subsystem), rule.pattern.pattern)
-        return tops, finer, first_rule
+        return RuleScores(dict(tops), dict(finer), first_rule)
 
-    def _best_finer(self, words: str, top: str) -> tuple[str | None, str]:
-        _, finer, first_rule = self._scores(words)
-        candidates = [(score, -self._order.get(s, 0), s) for s, score in finer.items()
+    def _best_finer(self, scores: RuleScores, top: str) -> tuple[str | None, str]:
+        candidates = [(score, -self._order.get(s, 0), s) for s, score in scores.finer.items()
                       if "/" in s and top_level(s) == top and s not in self.taxonomy.context_only]
         if not candidates:
             return None, ""
         best = max(candidates)[2]
-        return best, first_rule[best]
+        return best, scores.first_rule[best]
 
-    def _by_rules(self, words: str) -> tuple[str, str]:
-        tops, finer, first_rule = self._scores(words)
-        if not tops:
-            return "other", "no heading or rule matched"
-        top = max(tops, key=lambda s: (tops[s], -self._order.get(s, 0)))
-        candidates = [(score, -self._order.get(s, 0), s) for s, score in finer.items()
-                      if "/" in s and top_level(s) == top and s not in self.taxonomy.context_only]
-        chosen = max(candidates)[2] if candidates else top
-        return chosen, f"rule {first_rule[chosen]!r} (score {tops[top]:g})"
+    def _rule_decision(self, scores: RuleScores, top: str) -> tuple[str, str]:
+        finer, _ = self._best_finer(scores, top)
+        chosen = finer or top
+        return chosen, f"rule {scores.first_rule[chosen]!r} (score {scores.tops[top]:g})"
+
+    def model_cues(self, words: str) -> list[str]:
+        """What the model sees besides the words (the same at training and at run time)."""
+        return self.rule_scores(words).cues(self._order)
+
+    def _model_decision(self, model: SubsystemModel, scores: RuleScores, words: str,
+                        top: str, probability: float) -> tuple[str, str]:
+        finer, rule = self._best_finer(scores, top)
+        pulls = top_features(model, words, top, scores.cues(self._order))
+        cues = ", ".join(repr(f) for f in pulls)
+        reason = f"model (p={probability:.2f})" + (f" from {cues}" if cues else "")
+        if finer:
+            return finer, f"{reason}, refined by rule {rule!r}"
+        return top, reason
+
+    def _by_text(self, words: str) -> tuple[str, str]:
+        scores = self.rule_scores(words)
+        rule_top, rule_score = scores.best(self._order)
+        if rule_top is not None and rule_score >= STRONG_RULE:
+            return self._rule_decision(scores, rule_top)
+        model = self.model
+        if model is not None:
+            guess = model.predict(words, scores.cues(self._order))
+            if guess.probability >= CONFIDENT or (rule_top is None
+                                                  and guess.probability >= HUNCH):
+                return self._model_decision(model, scores, words, guess.subsystem,
+                                            guess.probability)
+        if rule_top is not None:
+            return self._rule_decision(scores, rule_top)
+        return "other", "no heading or rule matched" + ("" if model is None else
+                                                        ", model unsure")
 
     def _kind(self, item: Item, words: str) -> tuple[str, str]:
         for heading in reversed(item.section):

@@ -1,0 +1,184 @@
+"""The statistical subsystem model: features of an item's words, and a shipped linear model.
+
+The model guesses a top-level subsystem for items that no heading decides and no strong rule
+names. It is trained offline by ``scripts/train_classifier.py`` on PyTorch's own release-notes
+labels and shipped as ``config/subsystem_model.json``; here it is only loaded and applied, in pure
+Python. Scores are linear, ``bias[c] + per_token[c] * n + sum(weights[t][c])`` over the item's
+known features, which covers multinomial naive Bayes (``per_token`` is the log-probability of a
+feature the class never saw) and plain linear models (``per_token`` zero).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from watcher.errors import ConfigError
+from watcher.resources import defaults_dir
+
+FORMAT = 1
+
+_FENCED = re.compile(r"^ {0,3}(`{3,}|~{3,}).*?^ {0,3}\1[`~]*[ \t]*$", re.MULTILINE | re.DOTALL)
+_LINK = re.compile(r"\[([^\]]*)\]\([^)\s]*\)")
+_URL = re.compile(r"https?://\S+")
+_PR = re.compile(r"#\d+")
+# A dotted identifier (torch.distributed.checkpoint), a C++ path (torch::lazy::Shape) or a word.
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::)[A-Za-z_][A-Za-z0-9_]*)*|\d+(?:\.\d+)*")
+_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+_STOP = frozenset([
+    "a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "in", "into", "is", "it",
+    "its", "of", "on", "or", "that", "the", "this", "to", "was", "were", "will", "with", "when",
+    "we", "our", "now", "can", "has", "have", "been", "which", "also",
+])
+
+
+def _pieces(word: str) -> list[str]:
+    """``scaled_dot_product_attention`` → its parts; ``XLAGraphExecutor`` → xla, graph, executor."""
+    parts = [p for p in word.split("_") if p]
+    out: list[str] = []
+    for part in parts:
+        out.extend(piece.lower() for piece in _CAMEL.findall(part))
+    return out if len(out) > 1 else []
+
+
+def features(text: str) -> list[str]:
+    """The distinct features of an item: words, word bigrams, identifier parts, and every
+    namespace prefix of a dotted name (``torch.distributed.checkpoint`` also gives
+    ``ns:torch.distributed``), so a new function in a known module still points at its area."""
+    prose = _PR.sub(" ", _URL.sub(" ", _LINK.sub(r"\1", _FENCED.sub(" ", text))))
+    found: dict[str, None] = {}
+    words: list[str] = []
+    for match in _WORD.finditer(prose):
+        token = match.group(0)
+        if token[0].isdigit():
+            if len(token) < 4 or "." in token:  # versions like 3.13 or 12.8, not PR numbers
+                words.append(token)
+            continue
+        names = re.split(r"\.|::", token)
+        if len(names) > 1:
+            lowered = [n.lower() for n in names]
+            for end in range(2, len(lowered) + 1):
+                found.setdefault("ns:" + ".".join(lowered[:end]))
+            for name in names:
+                found.setdefault(name.lower())
+                for piece in _pieces(name):
+                    found.setdefault(piece)
+            words.append(lowered[-1])
+            continue
+        lower = token.lower()
+        for piece in _pieces(token):
+            found.setdefault(piece)
+        words.append(lower)
+    kept = [w for w in words if w not in _STOP]
+    for word in kept:
+        found.setdefault(word)
+    for first, second in itertools.pairwise(kept):
+        found.setdefault(f"{first} {second}")
+    return list(found)
+
+
+@dataclass(frozen=True)
+class Prediction:
+    subsystem: str
+    probability: float
+
+
+@dataclass(frozen=True)
+class SubsystemModel:
+    classes: tuple[str, ...]
+    bias: tuple[float, ...]
+    per_token: tuple[float, ...]
+    weights: Mapping[str, Mapping[int, float]]
+    temperature: float = 1.0
+
+    def scores(self, text: str, extra: Sequence[str] = ()) -> list[float]:
+        """``extra`` are features from outside the text: the classifier passes which text
+        rules matched (``rule:nn``), so the model learns how far to trust each rule."""
+        return self.feature_scores([*features(text), *extra])
+
+    def feature_scores(self, found: Iterable[str]) -> list[float]:
+        totals = list(self.bias)
+        known = 0
+        for feature in found:
+            row = self.weights.get(feature)
+            if row is None:
+                continue
+            known += 1
+            for index, weight in row.items():
+                totals[index] += weight
+        return [total + known * extra for total, extra in zip(totals, self.per_token,
+                                                              strict=True)]
+
+    def probabilities(self, text: str, extra: Sequence[str] = ()) -> list[tuple[str, float]]:
+        """Every class with its probability, most likely first."""
+        scores = [s / self.temperature for s in self.scores(text, extra)]
+        top = max(scores)
+        exps = [math.exp(s - top) for s in scores]
+        total = sum(exps)
+        ranked = sorted(zip(self.classes, (e / total for e in exps), strict=True),
+                        key=lambda pair: -pair[1])
+        return ranked
+
+    def predict(self, text: str, extra: Sequence[str] = ()) -> Prediction:
+        subsystem, probability = self.probabilities(text, extra)[0]
+        return Prediction(subsystem, probability)
+
+    def to_json(self, **meta: Any) -> dict[str, Any]:
+        """The shipped form: features sorted, so retraining on the same data gives the same
+        bytes."""
+        return {
+            "format": FORMAT, **meta, "classes": list(self.classes), "bias": list(self.bias),
+            "per_token": list(self.per_token), "temperature": self.temperature,
+            "weights": {feature: {str(i): w for i, w in sorted(row.items())}
+                        for feature, row in sorted(self.weights.items())},
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> SubsystemModel:
+        if data.get("format") != FORMAT:
+            raise ValueError(f"model format {data.get('format')!r} is not {FORMAT}")
+        classes = tuple(data["classes"])
+        weights = {feature: {int(i): float(w) for i, w in row.items()}
+                   for feature, row in data["weights"].items()}
+        if any(not 0 <= i < len(classes) for row in weights.values() for i in row):
+            raise ValueError("a weight names a class the model does not have")
+        return cls(classes, tuple(map(float, data["bias"])),
+                   tuple(map(float, data["per_token"])), weights,
+                   float(data.get("temperature", 1.0)))
+
+
+def model_path() -> Path:
+    return defaults_dir() / "subsystem_model.json"
+
+
+def load_model(path: Path) -> SubsystemModel:
+    try:
+        return SubsystemModel.from_json(json.loads(path.read_text(encoding="utf-8")))
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise ConfigError(f"cannot load the subsystem model {path}: {error}") from None
+
+
+@cache
+def builtin_model() -> SubsystemModel:
+    """The shipped model, loaded once on first use (not at import)."""
+    return load_model(model_path())
+
+
+def top_features(model: SubsystemModel, text: str, subsystem: str, extra: Sequence[str] = (),
+                 count: int = 3) -> list[str]:
+    """The item's features that pull hardest towards ``subsystem``, for explanations."""
+    index = model.classes.index(subsystem)
+    pulls = []
+    for feature in [*features(text), *extra]:
+        row = model.weights.get(feature)
+        if row:
+            mean = sum(row.values()) / len(model.classes)
+            pulls.append((row.get(index, 0.0) - mean, feature))
+    return [f for pull, f in sorted(pulls, reverse=True)[:count] if pull > 0]
