@@ -24,11 +24,11 @@ from enum import Enum
 
 from watcher.model import SubsystemModel, builtin_model, top_features
 from watcher.models import ClassifiedItem, Item
-from watcher.taxonomy import Taxonomy, top_level
+from watcher.taxonomy import DECISIVE, Taxonomy, top_level
 
 _FENCED = re.compile(r"^ {0,3}(`{3,}|~{3,}).*?^ {0,3}\1[`~]*[ \t]*$", re.MULTILINE | re.DOTALL)
 
-STRONG_RULE = 6.0  # a rule score at least this high decides without asking the model
+STRONG_RULE = DECISIVE  # a rule score this high (one decisive pattern) needs no model
 CONFIDENT = 0.5  # the model decides over weaker rules when at least this sure
 HUNCH = 0.1  # with no rule at all, the model still beats "other" from here
 
@@ -146,15 +146,16 @@ class Classifier:
     def rule_scores(self, words: str) -> RuleScores:
         tops: dict[str, float] = defaultdict(float)
         finer: dict[str, float] = defaultdict(float)
-        first_rule: dict[str, str] = {}
+        strongest: dict[str, tuple[float, str]] = {}  # the rule an explanation names
         lowered = words.lower()
         for rule in self.taxonomy.text_rules:
             if rule.matches(words, lowered):
                 tops[top_level(rule.subsystem)] += rule.weight
                 finer[rule.subsystem] += rule.weight
-                first_rule.setdefault(rule.subsystem, rule.pattern.pattern)
-                first_rule.setdefault(top_level(rule.subsystem), rule.pattern.pattern)
-        return RuleScores(dict(tops), dict(finer), first_rule)
+                for key in (rule.subsystem, top_level(rule.subsystem)):
+                    if key not in strongest or rule.weight > strongest[key][0]:
+                        strongest[key] = rule.weight, rule.pattern.pattern
+        return RuleScores(dict(tops), dict(finer), {k: p for k, (_, p) in strongest.items()})
 
     def _best_finer(self, scores: RuleScores, top: str) -> tuple[str | None, str]:
         candidates = [(score, -self._order.get(s, 0), s) for s, score in scores.finer.items()

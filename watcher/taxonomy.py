@@ -39,6 +39,9 @@ def heading_keys(text: str) -> list[str]:
     return [key for key in dict.fromkeys(keys) if key]
 
 
+DECISIVE = 6.0  # the score of a `decisive` pattern: enough to decide without the model
+
+
 def top_level(subsystem: str) -> str:
     return subsystem.split("/", 1)[0]
 
@@ -183,6 +186,9 @@ def _load_subsystems(taxonomy: Taxonomy, table: Mapping[str, Any], where: str) -
         taxonomy.text_rules.extend(
             TextRule.make(subsystem, _compile(p, f"{where} {subsystem}"), weight)
             for p in entry.get("patterns", []))
+        taxonomy.text_rules.extend(
+            TextRule.make(subsystem, _compile(p, f"{where} {subsystem}"), DECISIVE)
+            for p in entry.get("decisive", []))
 
 
 def _load_kinds(taxonomy: Taxonomy, table: Mapping[str, Any], where: str) -> None:
