@@ -10,8 +10,10 @@ import time
 from collections import Counter
 
 import pytest
-from conftest import release_notes
+from conftest import SLACK_TOKEN, release_notes
 from daemon_support import Daemon, daemon_config, environment, wait_for
+from fakes.github import FakeGitHub
+from fakes.slack import FakeSlack
 
 XLA = release_notes("xla/v2.0.0.md")
 V28 = release_notes("pytorch/v2.8.0.md")
@@ -140,11 +142,6 @@ def daemon_idle(config) -> bool:
 
 @pytest.fixture(scope="module")
 def expected(tmp_path_factory) -> Counter:
-    from fakes.github import FakeGitHub
-    from fakes.slack import FakeSlack
-
-    from conftest import SLACK_TOKEN
-
     with FakeGitHub() as github, FakeSlack() as slack:
         slack.add_token(SLACK_TOKEN, channels=["#releases"])
         messages = run_scenario(github, slack, tmp_path_factory.mktemp("reference"), None)
