@@ -27,6 +27,7 @@ from watcher.models import ClassifiedItem, Item
 from watcher.taxonomy import DECISIVE, Taxonomy, top_level
 
 _FENCED = re.compile(r"^ {0,3}(`{3,}|~{3,}).*?^ {0,3}\1[`~]*[ \t]*$", re.MULTILINE | re.DOTALL)
+_ESCAPED = re.compile(r"\\([!-/:-@\[-`{-~])")  # CommonMark backslash escapes
 
 STRONG_RULE = DECISIVE  # a rule score this high (one decisive pattern) needs no model
 CONFIDENT = 0.5  # the model decides over weaker rules when at least this sure
@@ -98,7 +99,8 @@ class Classifier:
         """The item's prose without code blocks, plus headings above it that are not areas or
         sections (a BC-breaking entry's title, for the bullets grouped under it)."""
         extra = [h for h in item.section if not self.taxonomy.is_known_heading(h)]
-        return "\n".join([*extra, _FENCED.sub(" ", item.text)])
+        prose = _ESCAPED.sub(r"\1", _FENCED.sub(" ", item.text))  # TORCH\_LAZY → TORCH_LAZY
+        return "\n".join([*extra, prose])
 
     def _subsystem(self, item: Item, words: str) -> tuple[str, str]:
         area: str | None = None
