@@ -123,3 +123,19 @@ def test_python_dash_m_entry_point():
 
 def test_unknown_command_is_usage_error(run_cli):
     assert run_cli("frobnicate").code == 2
+
+
+def test_webhook_url_from_the_config_is_masked_in_logs(tmp_path, capsys):
+    import logging
+
+    from watcher.cli import State
+    from watcher.logs import setup_logging
+
+    secret = "https://hooks.slack.com/services/T1/B2/very-secret"
+    path = tmp_path / "c.toml"
+    path.write_text(f'[[notifiers]]\nname = "h"\ntype = "slack"\nwebhook_url = "{secret}"\n')
+    setup_logging(verbose=True, log_format="text")
+    State(str(path), True, "text", None).config()
+    logging.getLogger("anything").error("posting to %s failed", secret)
+    err = capsys.readouterr().err
+    assert "posting to *** failed" in err and secret not in err

@@ -34,8 +34,11 @@ class State:
 
     def config(self) -> Any:
         from watcher.config import find_config_file, load_config
+        from watcher.logs import register_secrets
 
-        return load_config(find_config_file(self.config_path))
+        config = load_config(find_config_file(self.config_path))
+        register_secrets(str(n["webhook_url"]) for n in config.notifiers if n.get("webhook_url"))
+        return config
 
 
 def _fail(message: str, code: int) -> NoReturn:

@@ -50,3 +50,13 @@ def setup_logging(*, verbose: bool, log_format: str, secrets: Iterable[str] = ()
     logging.getLogger("httpcore").setLevel(logging.WARNING)
     # APScheduler narrates every job run at INFO; our jobs log what matters themselves.
     logging.getLogger("apscheduler").setLevel(logging.DEBUG if verbose else logging.WARNING)
+    # slack-sdk's DEBUG lines carry whole payloads and an incoming webhook's URL (a secret).
+    logging.getLogger("slack_sdk").setLevel(logging.INFO)
+
+
+def register_secrets(values: Iterable[str]) -> None:
+    """Mask more secrets from now on, e.g. webhook URLs read from the config file."""
+    for handler in logging.getLogger().handlers:
+        for log_filter in handler.filters:
+            if isinstance(log_filter, RedactSecrets):
+                log_filter.secrets.extend(v for v in values if v and len(v) >= 4)
