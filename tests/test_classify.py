@@ -88,7 +88,7 @@ def test_heading_paths(section, expected):
 
 @pytest.mark.parametrize(("text", "subsystem", "kind"), [
     ("Fix type annotations in FSDP (#4371)", "distributed/fsdp", "bug_fix"),
-    ("Add `torch.export.export_for_training` option (#1)", "export", "new_feature"),
+    ("Add `torch.export.export_for_training` option (#1)", "export", "improvement"),
     ("Deprecate `torch.onnx.dynamo_export` (#2)", "onnx", "deprecation"),
     ("Speed up Inductor codegen for reductions (#3)", "compile/inductor", "performance"),
     ("Fix crash in DTensor redistribute (#4)", "distributed/dtensor", "bug_fix"),
@@ -100,6 +100,47 @@ def test_heading_paths(section, expected):
 def test_text_rules_without_headings(text, subsystem, kind):
     item = CLASSIFIER.classify(Item(text=text))
     assert (item.subsystem, item.kind) == (subsystem, kind)
+
+
+# Kinds from the item's words alone, as the maintainers' worksheets file them.
+@pytest.mark.parametrize(("text", "kind"), [
+    ("Fix hang in `all_gather` with uneven inputs (#1)", "bug_fix"),
+    ("Properly handle empty inputs in `cross` (#1)", "bug_fix"),
+    ("Deprecate `torch.onnx.dynamo_export` (#2)", "deprecation"),
+    ("`torch.export.export_for_inference` has been removed in favor of `export` (#3)",
+     "bc_breaking"),
+    ("Removed support for Maxwell, Pascal, and Volta architectures with CUDA 12.8 (#4)",
+     "bc_breaking"),
+    ("Calling an op with an unsupported dtype now raises `NotImplementedError` (#5)",
+     "bc_breaking"),
+    ("Switched default to `strict=False` in `torch.export.export` (#6)", "bc_breaking"),
+    ("Add `num_runners` to `AOTIModelPackageLoader` (#7)", "improvement"),
+    ("Support `with` statement on torch.Stream (#8)", "improvement"),
+    ("Add a new API `torch.accelerator.synchronize` (#9)", "new_feature"),
+    ("Introduce `torch.compiler.set_stance` (#10)", "new_feature"),
+    ("Speed up `torch.cat` on CPU (#11)", "performance"),
+    ("Use gather in index_select to improve performance (#12)", "performance"),
+    ("Improve the docs of `torch.nn.Module.register_forward_hook` (#13)", "docs"),
+    ("Updated docstring for `torch.sort` (#14)", "docs"),
+    ("DTensor\n- Fixed `redistribute` for uneven shards (#15)", "bug_fix"),
+    ("Something nobody has a rule for", "other"),
+], ids=lambda v: v[:30])
+def test_kind_from_text(text, kind):
+    assert CLASSIFIER.classify(Item(text=text)).kind == kind
+
+
+@pytest.mark.parametrize(("section", "text", "expected"), [
+    (("Ongoing development", "Ongoing Dynamic Shape implementation"),
+     "Make `empty_symint` support dynamism", "lazy_tensor/dynamic_shape"),
+    (("Ongoing development", "Ongoing Dynamic Shape implementation"),
+     "Ongoing SPMD multi host execution (#4573)", "spmd"),
+    (("New Features", "Dynamic Shapes"), "Support unbacked symbols in X", "compile/dynamic_shapes"),
+    (("Improvements", "torch.export", "Dynamic Shapes"), "Anything", "export/dynamic_shapes"),
+], ids=["topic-heading", "decisive-rule-wins", "alone", "refines-an-area"])
+def test_context_only_headings(section, text, expected):
+    """A context-only heading refines an area above it; alone, it files its items unless a
+    decisive rule names another subsystem."""
+    assert CLASSIFIER.classify(Item(text=text, section=section)).subsystem == expected
 
 
 def test_patch_release_lead_in_makes_its_list_bug_fixes():

@@ -27,6 +27,7 @@ from watcher.models import ClassifiedItem, Item
 from watcher.taxonomy import DECISIVE, Taxonomy, top_level
 
 _FENCED = re.compile(r"^ {0,3}(`{3,}|~{3,}).*?^ {0,3}\1[`~]*[ \t]*$", re.MULTILINE | re.DOTALL)
+_BULLET = re.compile(r"^\s*[-*+]\s+(.*)")
 _ESCAPED = re.compile(r"\\([!-/:-@\[-`{-~])")  # CommonMark backslash escapes
 
 STRONG_RULE = DECISIVE  # a rule score this high (one decisive pattern) needs no model
@@ -38,6 +39,14 @@ class Builtin(Enum):
     """Stands for the shipped model, loaded on first use (``builtin_model``)."""
 
     MODEL = "builtin"
+
+
+def _leading_lines(text: str) -> list[str]:
+    """The item's first line, then its first nested bullet: "DTensor\n- Fixed …" groups its
+    bullets under a label, and the bullet's verb is what says the kind."""
+    lines = text.split("\n")
+    bullet = next((m.group(1) for line in lines[1:] if (m := _BULLET.match(line))), None)
+    return [lines[0]] + ([bullet] if bullet else [])
 
 
 @dataclass(frozen=True)
@@ -216,10 +225,10 @@ class Classifier:
             for rule in self.taxonomy.lead_rules:
                 if rule.pattern.search(item.lead):
                     return rule.kind, f"introduced by {item.lead[:60]!r}"
-        first_line = item.text.split("\n", 1)[0]
-        for rule in rules:
-            if rule.anchored and rule.pattern.search(first_line):
-                return rule.kind, f"rule {rule.pattern.pattern!r}"
+        for line in _leading_lines(item.text):
+            for rule in rules:
+                if rule.anchored and rule.pattern.search(line):
+                    return rule.kind, f"rule {rule.pattern.pattern!r}"
         for rule in rules:
             if not rule.anchored and rule.pattern.search(words):
                 return rule.kind, f"rule {rule.pattern.pattern!r}"
