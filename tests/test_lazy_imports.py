@@ -1,0 +1,83 @@
+"""Start-up stays light: a console-only poll never loads Slack or the scheduler, and ``--help``
+loads none of the libraries a poll needs. Each check runs in a fresh interpreter, since this
+test process has imported everything already."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from conftest import TOKEN
+
+TESTS = Path(__file__).parent
+
+# Starts a fake GitHub serving the two default repos with real notes, polls twice through the
+# real command line (the first poll announces to the console, the second is all 304s), and
+# reports the exit codes and which of the modules named in argv[2:] got imported.
+CONSOLE_POLL = textwrap.dedent("""
+    import json, sys
+    from pathlib import Path
+    tests, out, *watched = sys.argv[1:]
+    sys.path.insert(0, tests)
+    from fakes.github import FakeGitHub
+    from watcher.cli import main
+
+    releases = Path(tests) / "fixtures" / "releases"
+    with FakeGitHub() as fake:
+        fake.set_token({token!r})
+        for repo, tag, notes in [("pytorch/pytorch", "v2.8.0", "pytorch/v2.8.0.md"),
+                                 ("pytorch/xla", "v2.0.0", "xla/v2.0.0.md")]:
+            fake.add_release(repo, tag=tag, body=(releases / notes).read_text())
+        config = Path(out).with_name("release-watch.toml")
+        config.write_text(f'[github]\\napi_url = "{{fake.url}}"\\n[store]\\npath = "store"\\n'
+                          '[[notifiers]]\\nname = "console"\\ntype = "console"\\n')
+        codes = [main(["--config", str(config), "poll"]) for _ in range(2)]
+        requests = len(fake.requests)
+    loaded = [name for name in watched
+              if any(m == name or m.startswith(name + ".") for m in sys.modules)]
+    Path(out).write_text(json.dumps({{"codes": codes, "requests": requests, "loaded": loaded}}))
+""").format(token=TOKEN)
+
+HELP = textwrap.dedent("""
+    import json, sys
+    from pathlib import Path
+    out, *watched = sys.argv[1:]
+    from watcher.cli import main
+
+    code = main(["--help"])
+    loaded = [name for name in watched
+              if any(m == name or m.startswith(name + ".") for m in sys.modules)]
+    Path(out).write_text(json.dumps({"codes": [code], "loaded": loaded}))
+""")
+
+
+def run_python(code: str, tmp_path: Path, *args: str) -> tuple[dict, str]:
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("RELEASE_WATCH", "SLACK_", "GITHUB_TOKEN", "GH_TOKEN"))}
+    env.update(GITHUB_TOKEN=TOKEN, XDG_STATE_HOME=str(tmp_path / "state"))
+    out = tmp_path / "result.json"
+    done = subprocess.run([sys.executable, "-c", code, *args], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return json.loads(out.read_text()), done.stdout
+
+
+def test_console_only_poll_imports_neither_slack_nor_the_scheduler(tmp_path):
+    result, stdout = run_python(CONSOLE_POLL, tmp_path, str(TESTS), str(tmp_path / "result.json"),
+                                "slack_sdk", "apscheduler")
+    assert result["codes"] == [0, 0]
+    assert result["requests"] == 4  # one listing per repo per poll: the second poll was 304s
+    assert "pytorch/pytorch: v2.8.0 published" in stdout  # the console notifier really ran
+    assert result["loaded"] == []
+
+
+def test_help_imports_none_of_the_poll_libraries(tmp_path):
+    result, stdout = run_python(HELP, tmp_path, str(tmp_path / "result.json"),
+                                "httpx", "pydantic_settings", "diskcache")
+    assert result["codes"] == [0]
+    assert "Usage: release-watch" in stdout
+    assert result["loaded"] == []
