@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import hashlib
 import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from watcher.classify import Classifier
 from watcher.models import ClassifiedItem
-from watcher.notes import normalise_body, parse_notes
-from watcher.taxonomy import Taxonomy
+
+if TYPE_CHECKING:
+    from watcher.classify import Classifier
+    from watcher.taxonomy import Taxonomy
 
 logger = logging.getLogger(__name__)
 
@@ -19,17 +22,36 @@ def body_hash(body: str | None) -> str:
     Line-ending and whitespace churn (CRLF ↔ LF, trailing spaces, re-wrapped blank lines) is
     not a change a reader can see, so it must not change the hash or count as an edit.
     """
-    visible = " ".join(normalise_body(body).split())
+    visible = " ".join((body or "").split())  # str.split() also splits on \r and \n
     return hashlib.sha256(visible.encode("utf-8")).hexdigest()
 
 
 class Analyzer:
-    def __init__(self, taxonomy: Taxonomy, *, max_body_chars: int = 1_000_000) -> None:
-        self.taxonomy = taxonomy
-        self.classifier = Classifier(taxonomy)
+    """Parses and classifies. The taxonomy (hundreds of regexes) and the model are built on
+    first use, so a poll where nothing changed never pays for them."""
+
+    def __init__(self, taxonomy: Taxonomy | Callable[[], Taxonomy], *,
+                 max_body_chars: int = 1_000_000) -> None:
+        self._taxonomy_source = taxonomy
+        self._classifier: Classifier | None = None
         self.max_body_chars = max_body_chars
 
+    @property
+    def classifier(self) -> Classifier:
+        if self._classifier is None:
+            from watcher.classify import Classifier
+
+            source = self._taxonomy_source
+            self._classifier = Classifier(source() if callable(source) else source)
+        return self._classifier
+
+    @property
+    def taxonomy(self) -> Taxonomy:
+        return self.classifier.taxonomy
+
     def items(self, body: str | None, *, label: str = "release") -> list[ClassifiedItem]:
+        from watcher.notes import parse_notes
+
         notes = parse_notes(body, is_known_heading=self.taxonomy.is_known_heading,
                             max_chars=self.max_body_chars)
         if notes.truncated:

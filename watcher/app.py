@@ -80,7 +80,7 @@ def build_runtime(config: Config, deps: Dependencies) -> Runtime:
                          max_rate_limit_wait=github.max_rate_limit_wait)
     client = GitHubClient(http, api_url=github.api_url, policy=policy, sleep=deps.sleep,
                           clock=deps.epoch)
-    analyzer = Analyzer(taxonomy_for(config), max_body_chars=config.poll.max_body_chars)
+    analyzer = Analyzer(lambda: taxonomy_for(config), max_body_chars=config.poll.max_body_chars)
     store = Store.open(config.store_path())
     notifiers = [cfg for _, cfg in notifier_configs(config)]
     poller = Poller(config, store, client, analyzer, notifiers, clock=deps.clock)

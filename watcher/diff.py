@@ -55,13 +55,16 @@ def diff_items(old: list[ClassifiedItem], new: list[ClassifiedItem]) -> list[Ite
         if overlap:
             pair(new_index, overlap[0])
 
+    old_folded = {index: folded(old[index].text) for index in unmatched_old}
     for new_index in list(unmatched_new):
-        text = folded(new[new_index].text)
         best, best_ratio = None, SIMILAR
+        # One matcher per new item: SequenceMatcher indexes its second sequence once.
+        matcher = SequenceMatcher(None, autojunk=False)
+        matcher.set_seq2(folded(new[new_index].text))
         for old_index in unmatched_old:
             if old[old_index].prs and new[new_index].prs:
                 continue  # both cite PRs and none matched: different items
-            matcher = SequenceMatcher(None, folded(old[old_index].text), text, autojunk=False)
+            matcher.set_seq1(old_folded[old_index])
             if matcher.real_quick_ratio() < best_ratio or matcher.quick_ratio() < best_ratio:
                 continue
             ratio = matcher.ratio()

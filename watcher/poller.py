@@ -79,16 +79,21 @@ class Poller:
         report = PollReport()
         workers = max(1, min(self.config.github.concurrency, len(repos)))
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="fetch") as pool:
-            fetches = [pool.submit(self._fetch, repo, self.store.repo_state(repo.name))
-                       for repo in repos]
+            # The store is read here, not in the workers: they only speak HTTP (a store read
+            # in a fresh thread would open a fresh SQLite connection on every poll).
+            fetches = [pool.submit(self._fetch, repo, self._etags(repo, self.store.repo_state(
+                repo.name))) for repo in repos]
             for repo, fetch in zip(repos, fetches, strict=True):
                 report.outcomes.append(self.poll_repo(repo, dry_run=dry_run, fetched=fetch))
         return report
 
-    def _fetch(self, repo: RepoConfig, state: RepoState) -> Listing:
+    def _etags(self, repo: RepoConfig, state: RepoState) -> dict[str, str]:
+        if state.baseline_at is None:
+            return {}
+        return self.store.etags([self.client.releases_url(repo.name, self.config.github.per_page)])
+
+    def _fetch(self, repo: RepoConfig, etags: dict[str, str]) -> Listing:
         github = self.config.github
-        first_url = self.client.releases_url(repo.name, github.per_page)
-        etags = {} if state.baseline_at is None else self.store.etags([first_url])
         return self.client.list_releases(repo.name, etags=etags, per_page=github.per_page,
                                          max_pages=github.max_pages)
 
@@ -97,7 +102,8 @@ class Poller:
         outcome = RepoOutcome(repo.name)
         state = self.store.repo_state(repo.name)
         try:
-            listing = fetched.result() if fetched is not None else self._fetch(repo, state)
+            listing = (fetched.result() if fetched is not None
+                       else self._fetch(repo, self._etags(repo, state)))
             self._poll(repo, state, listing, outcome, dry_run)
         except WatcherError as error:
             outcome.error = error
