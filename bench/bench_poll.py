@@ -4,7 +4,7 @@ Every request of that poll is conditional (the ETags come from a first, baseline
 should cost one request per repo and no quota at all. Figures: HTTP requests sent, requests
 that cost quota (the fake's ``rate_remaining`` delta), wall time next to the same conditional
 GETs sent with a bare httpx client (the floor), and, with 50 ms of server latency, concurrent
-(``github.concurrency``, default 16) against sequential (``concurrency = 1``).
+(``github.concurrency``, default 20) against sequential (``concurrency = 1``).
 
 The fake runs in this process and shares its GIL, so absolute times include the server's work;
 every figure and its baseline pay that alike.
