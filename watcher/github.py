@@ -48,6 +48,7 @@ class OrgRepo(BaseModel):
 
 
 _ORG_REPOS = TypeAdapter(list[OrgRepo])
+_GRAPHQL = TypeAdapter(dict[str, Any])
 
 
 @dataclass(frozen=True)
@@ -192,6 +193,36 @@ class GitHubClient:
         here, there = httpx.URL(self.api_url), httpx.URL(url)
         return (here.scheme, here.host, here.port) == (there.scheme, there.host, there.port)
 
+    def graphql_url(self) -> str:
+        """GitHub.com: /graphql beside the REST root; GitHub Enterprise: /api/graphql."""
+        if self.api_url.endswith("/api/v3"):
+            return self.api_url.removesuffix("/v3") + "/graphql"
+        return self.api_url + "/graphql"
+
+    def pr_labels(self, repo: str, numbers: list[int]) -> dict[int, list[str]]:
+        """Labels of up to 100 PRs in one GraphQL query. Numbers that are issues, not PRs,
+        come back with no labels (GitHub answers them with a NOT_FOUND error and null)."""
+        if len(numbers) > 100:
+            raise ValueError("at most 100 PRs per query")
+        owner, name = repo.split("/", 1)
+        fields = " ".join(f"p{n}: pullRequest(number: {n}) {{ labels(first: 50) "
+                          f"{{ nodes {{ name }} }} }}" for n in numbers)
+        query = (f"query($owner: String!, $name: String!) {{ repository(owner: $owner, "
+                 f"name: $name) {{ {fields} }} }}")
+        body = {"query": query, "variables": {"owner": owner, "name": name}}
+        _, answer = self._fetch(repo, self.graphql_url(), None, _GRAPHQL, post=body)
+        repository = (answer.get("data") or {}).get("repository")
+        if repository is None:
+            errors = "; ".join(str(e.get("message")) for e in answer.get("errors") or [])
+            raise MalformedResponse(f"{repo}: GraphQL gave no repository ({errors or 'no data'})",
+                                    repo=repo, url=self.graphql_url(), status=200)
+        labels: dict[int, list[str]] = {}
+        for number in numbers:
+            node = repository.get(f"p{number}") or {}
+            labels[number] = [str(label.get("name", "")) for label in
+                              ((node.get("labels") or {}).get("nodes") or [])]
+        return labels
+
     def get_release(self, repo: str, release_id: int) -> Release | None:
         """The release by id, or None when GitHub says 404 (deleted, or never existed)."""
         url = f"{self.api_url}/repos/{repo}/releases/{release_id}"
@@ -199,16 +230,21 @@ class GitHubClient:
         return None if response.status_code == 404 else release
 
     def _fetch(self, repo: str, url: str, etag: str | None, adapter: TypeAdapter[Any], *,
-               allow_404: bool = False) -> tuple[httpx.Response, Any]:
-        """GET with every retry rule; returns the response and its decoded body (None for
-        304/404). A body that is not the documented JSON is retried like a 5xx."""
+               allow_404: bool = False,
+               post: dict[str, Any] | None = None) -> tuple[httpx.Response, Any]:
+        """GET (or POST ``post`` as JSON) with every retry rule; returns the response and its
+        decoded body (None for 304/404). A body that is not the documented JSON is retried
+        like a 5xx."""
         headers = {"If-None-Match": etag} if etag else {}
         attempt = 0
         waited_for_rate_limit = False
         while True:
             self._respect_known_limit(repo, url)
             try:
-                response = self.http.get(url, headers=headers)
+                if post is not None:
+                    response = self.http.post(url, json=post)
+                else:
+                    response = self.http.get(url, headers=headers)
             except httpx.RequestError as error:  # timeouts, refused/dropped connections, bad gzip
                 failure = type(error).__name__
                 if attempt >= self.policy.retries:
@@ -218,7 +254,8 @@ class GitHubClient:
                 attempt += 1
                 continue
             reading = RateLimitReading.from_headers(response.headers)
-            self.last_rate_limit = reading or self.last_rate_limit
+            if reading is not None and reading.resource in (None, "core"):
+                self.last_rate_limit = reading  # GraphQL has its own budget
             status = response.status_code
             if status == 304 or (status == 404 and allow_404):
                 return response, None

@@ -14,6 +14,7 @@ Keys (tuples; values are plain JSON-able dicts so a future version can read them
   ("digest-delivery", notifier)     a digest being sent: its event ids and progress, kept until
                                     delivered so a crash re-sends it and resumes where it was
   ("org", org)                      an organisation's repo list, when refreshed, its ETags
+  ("pr-labels", repo, number)       a PR's labels, cached for good (classify.use_pr_labels)
   ("daemon",)                       the running daemon's pid, heartbeat and next runs
 
 What belongs together is written in one ``transact()``: the records of a poll, its events, their
@@ -245,6 +246,20 @@ class Store:
             self.cache.set(("digest-queue", digest.notifier), queue)
             self.cache.set(("digest-since", digest.notifier), digest.until.isoformat())
             self.cache.delete(("digest-delivery", digest.notifier))
+
+    def pr_labels(self, repo: str, numbers: list[int]) -> dict[int, list[str]]:
+        found = {}
+        for number in numbers:
+            value = self.cache.get(("pr-labels", repo, number))
+            if value is not None:
+                found[number] = list(value)
+        return found
+
+    def put_pr_labels(self, repo: str, labels: dict[int, list[str]]) -> None:
+        """Kept for good: a merged PR's release-notes labels do not change."""
+        with self.transaction():
+            for number, names in labels.items():
+                self.cache.set(("pr-labels", repo, number), list(names))
 
     def org_state(self, org: str) -> dict[str, Any] | None:
         value = self.cache.get(("org", org.lower()))

@@ -14,6 +14,7 @@ import copy
 import hashlib
 import json
 import math
+import re
 import socket
 import sys
 import threading
@@ -106,6 +107,7 @@ class FakeGitHub:
         self._lock = threading.RLock()
         self._repos: dict[str, list[dict[str, Any]]] = {}
         self._archived: set[str] = set()
+        self.pr_labels: dict[tuple[str, int], list[str]] = {}  # (repo, PR number) → labels
         self._scripts: dict[str, deque[Scripted]] = {}
         self._token: str | None = None
         self._next_id = 1000
@@ -272,6 +274,37 @@ class FakeGitHub:
             return 404, {"message": "Not Found"}, {}
         return 200, self._render(repo, found[0]), {}
 
+    def _graphql(self, headers: dict[str, str], body: bytes) -> tuple[int, Any, dict[str, str]]:
+        """Just enough GraphQL for PR labels: ``alias: pullRequest(number: N)`` fields of
+        ``repository(owner:, name:)``, answered with GitHub's shape (null + an error for a
+        number that is not a PR). GitHub's GraphQL API needs a token."""
+        scheme, _, given = headers.get("authorization", "").partition(" ")
+        if scheme.lower() not in ("bearer", "token") or not given.strip():
+            return 401, {"message": "This endpoint requires you to be authenticated."}, {}
+        try:
+            request = json.loads(body)
+            variables = request.get("variables") or {}
+            repo = f"{variables['owner']}/{variables['name']}"
+            fields = re.findall(r"(\w+)\s*:\s*pullRequest\(number:\s*(\d+)\)", request["query"])
+        except (ValueError, KeyError, TypeError):
+            return 400, {"message": "Problems parsing JSON"}, {}
+        data: dict[str, Any] = {}
+        errors = []
+        for alias, number in fields:
+            labels = self.pr_labels.get((repo, int(number)))
+            if labels is None:
+                data[alias] = None
+                errors.append({"type": "NOT_FOUND", "path": ["repository", alias],
+                               "message": f"Could not resolve to a PullRequest with the "
+                                          f"number of {number}."})
+            else:
+                data[alias] = {"number": int(number),
+                               "labels": {"nodes": [{"name": name} for name in labels]}}
+        answer: dict[str, Any] = {"data": {"repository": data}}
+        if errors:
+            answer["errors"] = errors
+        return 200, answer, {"x-ratelimit-resource": "graphql"}
+
     def _org_repos(self, path: str, query: dict[str, str],
                    org: str) -> tuple[int, Any, dict[str, str]]:
         names = sorted(r for r in self._repos if r.split("/")[0].lower() == org.lower())
@@ -307,13 +340,17 @@ class FakeGitHub:
         return 200, items[(page - 1) * per_page : page * per_page], extra
 
     def _handle(
-        self, method: str, path: str, query: dict[str, str], headers: dict[str, str]
+        self, method: str, path: str, query: dict[str, str], headers: dict[str, str],
+        body_in: bytes = b"",
     ) -> _Answer:
         """Combine scripted and normal answers, apply ETag/304 and rate-limit bookkeeping."""
         with self._lock:
             queue = self._scripts.get(path)
             scripted = queue.popleft() if queue else None
-            status, payload, extra = self._route(method, path, query, headers)
+            if method == "POST" and path == "/graphql":
+                status, payload, extra = self._graphql(headers, body_in)
+            else:
+                status, payload, extra = self._route(method, path, query, headers)
             body = json.dumps(payload).encode()
             out_headers: dict[str, str] = {"content-type": JSON_CT, **extra}
             if status == 200:
@@ -394,14 +431,13 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _serve(self) -> None:
         length = int(self.headers.get("content-length") or 0)
-        if length:
-            self.rfile.read(length)
+        body = self.rfile.read(length) if length else b""
         if self.server.fake.latency > 0:
             time.sleep(self.server.fake.latency)
         split = urlsplit(self.path)
         query = dict(parse_qsl(split.query, keep_blank_values=True))
         headers = {k.lower(): v for k, v in self.headers.items()}
-        answer = self.server.fake._handle(self.command, split.path, query, headers)
+        answer = self.server.fake._handle(self.command, split.path, query, headers, body)
         if answer.delay > 0:
             time.sleep(answer.delay)
         try:
