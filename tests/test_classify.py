@@ -9,7 +9,7 @@ from watcher.classify import Classifier
 from watcher.errors import ConfigError
 from watcher.models import KINDS, SUBSYSTEMS, Item
 from watcher.notes import parse_notes
-from watcher.taxonomy import builtin_taxonomy, top_level, with_overrides
+from watcher.taxonomy import builtin_taxonomy, literal_hint, top_level, with_overrides
 
 TAXONOMY = builtin_taxonomy()
 CLASSIFIER = Classifier(TAXONOMY)
@@ -167,6 +167,14 @@ def test_user_headings_and_rules_win_over_the_builtin_ones():
 def test_bad_user_rules_are_config_errors(headings, rules):
     with pytest.raises(ConfigError):
         with_overrides(headings, rules)
+
+
+@pytest.mark.parametrize(("pattern", "hint"), [
+    (r"\bPJRT\b", "pjrt"), (r"\bLazy ?Tensor", "lazy"), (r"(?:foo)bar", "foo"),
+    (r"^(?:Update|Upgrade|Bump)\w* to", None), (r"\b(?:foo)?bar", None), (r"a|b", None),
+], ids=["word", "optional-char", "group", "alternation-in-group", "optional-group", "alternation"])
+def test_literal_hint(pattern, hint):
+    assert literal_hint(pattern) == hint
 
 
 def test_literal_prefilter_never_changes_a_rule_outcome():

@@ -36,6 +36,10 @@ _STOP = frozenset([
     "a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "in", "into", "is", "it",
     "its", "of", "on", "or", "that", "the", "this", "to", "was", "were", "will", "with", "when",
     "we", "our", "now", "can", "has", "have", "been", "which", "also",
+    # Verbs that say what kind of change an item is, not where: every area adds and fixes.
+    "add", "added", "adds", "adding", "fix", "fixed", "fixes", "fixing", "support", "supported",
+    "supports", "improve", "improved", "improves", "enable", "enabled", "update", "updated",
+    "make", "made", "use", "used", "allow", "allowed", "remove", "removed",
 ])
 
 

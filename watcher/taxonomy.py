@@ -74,14 +74,19 @@ def literal_hint(pattern: str) -> str | None:
     if _has_top_level_alternation(pattern) or pattern.startswith(("(?=", "(?!", "\\b(?")):
         return None
     body = pattern.removeprefix("^")
+    groups = 0
     while body.startswith(("\\b", "(?:")):
+        groups += body.startswith("(?:")
         body = body[3:] if body.startswith("(?:") else body[2:]
     match = _LITERAL.match(body)
     if not match:
         return None
     literal = match.group(0)
-    following = body[match.end():match.end() + 1]
-    if following in {"?", "*", "{"}:
+    following = body[match.end():match.end() + 2]
+    optional = {"?", "*", "{"}
+    if following[:1] == "|" or (groups and following[:1] == ")" and following[1:] in optional):
+        return None  # "(?:Update|Bump)" or "(?:foo)?bar": the literal is only one option
+    if following[:1] in optional:
         literal = literal[:-1]
     hint = re.sub(r"\\(.)", r"\1", literal).lower()
     return hint if len(hint) >= 2 else None
