@@ -97,7 +97,7 @@ def confusion(pairs: list[tuple[str, str]], size: int = 5) -> str:
     counts = Counter(pairs)
     width = max(len(name) for name in top) + 2
     lines = ["gold \\ predicted".ljust(width) + "".join(name[:12].rjust(13) for name in top)
-             + "        other"]
+             + "    elsewhere"]
     for gold in top:
         row = [counts[(gold, p)] for p in top]
         rest = sum(n for (g, p), n in counts.items() if g == gold and p not in top)

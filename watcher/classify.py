@@ -42,8 +42,8 @@ class Builtin(Enum):
 
 
 def _leading_lines(text: str) -> list[str]:
-    """The item's first line, then its first nested bullet: "DTensor\n- Fixed …" groups its
-    bullets under a label, and the bullet's verb is what says the kind."""
+    """The item's first line, then its first nested bullet: a "DTensor" line above "- Fixed …"
+    bullets is a label, and the bullet's verb is what says the kind."""
     lines = text.split("\n")
     bullet = next((m.group(1) for line in lines[1:] if (m := _BULLET.match(line))), None)
     return [lines[0]] + ([bullet] if bullet else [])
@@ -60,7 +60,7 @@ class Decision:
 class RuleScores:
     tops: dict[str, float]
     finer: dict[str, float]
-    first_rule: dict[str, str]
+    strongest_rule: dict[str, str]
 
     def best(self, order: dict[str, int]) -> tuple[str | None, float]:
         if not self.tops:
@@ -174,12 +174,12 @@ class Classifier:
         if not candidates:
             return None, ""
         best = max(candidates)[2]
-        return best, scores.first_rule[best]
+        return best, scores.strongest_rule[best]
 
     def _rule_decision(self, scores: RuleScores, top: str) -> tuple[str, str]:
         finer, _ = self._best_finer(scores, top)
         chosen = finer or top
-        return chosen, f"rule {scores.first_rule[chosen]!r} (score {scores.tops[top]:g})"
+        return chosen, f"rule {scores.strongest_rule[chosen]!r} (score {scores.tops[top]:g})"
 
     def model_cues(self, words: str) -> list[str]:
         """What the model sees besides the words (the same at training and at run time)."""
