@@ -13,7 +13,7 @@ most frequent subsystems, and, from the worksheets' ``### <topic>`` sections, ho
 rules get an item's kind right.
 
     python scripts/eval_classifier.py [--data ../shared/data] [--holdout 2.8 ...]
-                                      [--model config/subsystem_model.json] [--per-class]
+                                      [--model config/subsystem_model.json] [--summary]
 """
 
 from __future__ import annotations
@@ -133,7 +133,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                         metavar="RELEASE", help="releases to hold out one at a time")
     parser.add_argument("--model", type=Path,
                         help="evaluate this model on every labelled set instead (no training)")
-    parser.add_argument("--per-class", action="store_true")
+    parser.add_argument("--summary", action="store_true",
+                        help="accuracy, macro-F1 and confusion only, no per-subsystem table")
     args = parser.parse_args(argv)
     taxonomy = builtin_taxonomy()
     examples = load_examples(args.data, taxonomy)
@@ -143,7 +144,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for name, group in groups(examples).items():
             report(f"{name} (model {args.model.name})",
                    {mode: evaluate(group, predict) for mode, predict in modes.items()},
-                   args.per_class)
+                   not args.summary)
         return 0
     for release in args.holdout:
         model = train(e for e in examples if e.release != release)
@@ -155,7 +156,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for name, group in groups(held).items():
             report(f"{name}, trained without {release}",
                    {mode: evaluate(group, predict) for mode, predict in modes.items()},
-                   args.per_class)
+                   not args.summary)
             count, accuracy = kind_accuracy(taxonomy, group)
             if count:
                 print(f"  kind from text: n={count} accuracy {accuracy:.3f}")
