@@ -123,6 +123,7 @@ def test_text_rules_without_headings(text, subsystem, kind):
     ("Improve the docs of `torch.nn.Module.register_forward_hook` (#13)", "docs"),
     ("Updated docstring for `torch.sort` (#14)", "docs"),
     ("DTensor\n- Fixed `redistribute` for uneven shards (#15)", "bug_fix"),
+    ("[MPS][BE] Fix `torch.add` crash with alpha (#16)", "bug_fix"),
     ("Something nobody has a rule for", "other"),
 ], ids=lambda v: v[:30])
 def test_kind_from_text(text, kind):

@@ -28,6 +28,7 @@ from watcher.taxonomy import DECISIVE, Taxonomy, top_level
 
 _FENCED = re.compile(r"^ {0,3}(`{3,}|~{3,}).*?^ {0,3}\1[`~]*[ \t]*$", re.MULTILINE | re.DOTALL)
 _BULLET = re.compile(r"^\s*[-*+]\s+(.*)")
+_TAGS = re.compile(r"^(?:\s*\[[^\]]{1,30}\](?!\())+\s*")  # commit-title tags: "[MPS][BE] Fix …"
 _ESCAPED = re.compile(r"\\([!-/:-@\[-`{-~])")  # CommonMark backslash escapes
 
 STRONG_RULE = DECISIVE  # a rule score this high (one decisive pattern) needs no model
@@ -42,11 +43,11 @@ class Builtin(Enum):
 
 
 def _leading_lines(text: str) -> list[str]:
-    """The item's first line, then its first nested bullet: a "DTensor" line above "- Fixed …"
-    bullets is a label, and the bullet's verb is what says the kind."""
+    """The item's first line without "[MPS] "-style tags, then its first nested bullet: a
+    "DTensor" line above "- Fixed …" bullets is a label, and the bullet's verb says the kind."""
     lines = text.split("\n")
     bullet = next((m.group(1) for line in lines[1:] if (m := _BULLET.match(line))), None)
-    return [lines[0]] + ([bullet] if bullet else [])
+    return [_TAGS.sub("", lines[0])] + ([bullet] if bullet else [])
 
 
 @dataclass(frozen=True)
