@@ -6,6 +6,8 @@ again as one flat list (so every item goes through the rules and the model), and
 The shipped model's load time is printed first, since the first classification pays it once.
 
     python bench/bench_classify.py [NOTES.md ...]   # default: tests/fixtures/releases/**/*.md
+
+``run()`` gives the same figures as rows for ``bench/run_all.py``.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TypeVar
+from typing import NamedTuple, TypeVar
 
 from watcher.classify import Classifier
 from watcher.model import builtin_model
@@ -38,31 +40,63 @@ def timed(call: Callable[[], T], repeat: int = 5) -> tuple[T, float]:
     return result, best
 
 
-def bench(name: str, body: str, classifier: Classifier) -> None:
+class Measurement(NamedTuple):
+    name: str
+    kilobytes: float
+    items: int
+    parse: float
+    headed: float
+    flat: float
+
+    @property
+    def rate(self) -> float:
+        return self.items / self.flat if self.flat else float("inf")
+
+
+def measure(name: str, body: str, classifier: Classifier) -> Measurement:
     taxonomy = classifier.taxonomy
     notes, parse = timed(lambda: parse_notes(body, is_known_heading=taxonomy.is_known_heading))
     items = notes.items
     flat = [Item(text=item.text) for item in items]
     _, headed = timed(lambda: classifier.classify_all(items))
     _, bare = timed(lambda: classifier.classify_all(flat))
-    rate = len(items) / bare if bare else float("inf")
-    print(f"{name:28} {len(body) / 1000:6.1f} KB {len(items):5d} items  parse {parse:6.3f} s  "
-          f"classify {headed:6.3f} s  flat {bare:6.3f} s  ({rate:,.0f} items/s flat)")
+    return Measurement(name, len(body) / 1000, len(items), parse, headed, bare)
 
 
-def main(argv: Sequence[str]) -> int:
-    paths = [Path(a) for a in argv] or sorted(RELEASES.glob("*/*.md"))
+def measurements(paths: Sequence[Path]) -> tuple[float, list[Measurement]]:
+    """The model's load time, then one measurement per note and one for 2.7 + 2.8 joined."""
     start = time.perf_counter()
     builtin_model()
-    print(f"model load {time.perf_counter() - start:.3f} s")
+    load = time.perf_counter() - start
     classifier = Classifier(builtin_taxonomy())
     bodies = {str(p.relative_to(RELEASES) if p.is_relative_to(RELEASES) else p):
               p.read_bytes().decode("utf-8") for p in paths}
-    for name, body in bodies.items():
-        bench(name, body, classifier)
+    found = [measure(name, body, classifier) for name, body in bodies.items()]
     joined = [b for n, b in bodies.items() if n.endswith(("v2.7.0.md", "v2.8.0.md"))]
     if len(joined) == 2:
-        bench("pytorch 2.7 + 2.8 joined", "\n\n".join(joined), classifier)
+        found.append(measure("pytorch 2.7 + 2.8 joined", "\n\n".join(joined), classifier))
+    return load, found
+
+
+def run() -> list[tuple[str, str, str, str]]:
+    """Rows for bench/run_all.py: benchmark, figure, baseline, note."""
+    load, found = measurements(sorted(RELEASES.glob("*/*.md")))
+    rows = [("classify: model load", f"{load * 1e3:.1f} ms", "", "once per process")]
+    for m in found:
+        target = "target < 1 s: " + ("met" if m.parse + m.flat < 1 else "MISSED")
+        rows.append((f"classify {m.name} ({m.kilobytes:.0f} KB, {m.items} items)",
+                     f"{m.flat * 1e3:.0f} ms flat, {m.rate:,.0f} items/s",
+                     f"parse {m.parse * 1e3:.0f} ms, with headings {m.headed * 1e3:.0f} ms",
+                     target))
+    return rows
+
+
+def main(argv: Sequence[str]) -> int:
+    load, found = measurements([Path(a) for a in argv] or sorted(RELEASES.glob("*/*.md")))
+    print(f"model load {load:.3f} s")
+    for m in found:
+        print(f"{m.name:28} {m.kilobytes:6.1f} KB {m.items:5d} items  parse {m.parse:6.3f} s  "
+              f"classify {m.headed:6.3f} s  flat {m.flat:6.3f} s  ({m.rate:,.0f} items/s flat)")
     return 0
 
 
