@@ -9,22 +9,20 @@ or ``Scripted.delay``).
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import hashlib
 import json
 import math
 import re
-import socket
 import sys
 import threading
 import time
 from collections import deque
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import parse_qsl, urlsplit
+
+from fakes.loopback import Answer, LoopbackServer
 
 JSON_CT = "application/json; charset=utf-8"
 _EPOCH = datetime(2024, 1, 1, tzinfo=UTC)
@@ -86,14 +84,6 @@ class RecordedRequest:
     status: int
 
 
-@dataclass
-class _Answer:
-    status: int
-    headers: dict[str, str]
-    body: bytes
-    delay: float = 0.0
-
-
 class FakeGitHub:
     """In-memory releases store plus an HTTP server that serves it the way api.github.com does."""
 
@@ -112,19 +102,14 @@ class FakeGitHub:
         self._token: str | None = None
         self._next_id = 1000
         self._seq = 0
-        self._server: _Server | None = None
-        self._thread: threading.Thread | None = None
+        self._server: LoopbackServer | None = None
 
     # -- lifecycle ---------------------------------------------------------------------------
     def start(self) -> FakeGitHub:
         """Bind 127.0.0.1:0 and serve from a daemon thread so a hung test never blocks exit."""
         if self._server is not None:
             raise RuntimeError("FakeGitHub already started")
-        self._server = _Server(self)
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True
-        )
-        self._thread.start()
+        self._server = LoopbackServer(self).start()
         return self
 
     def stop(self) -> None:
@@ -132,11 +117,7 @@ class FakeGitHub:
         server, self._server = self._server, None
         if server is None:
             return
-        server.shutdown()
-        server.close_open_connections()
-        server.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
+        server.stop()
 
     def __enter__(self) -> FakeGitHub:
         return self.start()
@@ -149,8 +130,7 @@ class FakeGitHub:
         """Base URL to use as ``github.api_url`` (no trailing slash)."""
         if self._server is None:
             raise RuntimeError("FakeGitHub is not running; call start() first")
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
+        return self._server.url
 
     # -- state -------------------------------------------------------------------------------
     def add_repo(self, repo: str, *, archived: bool = False) -> None:
@@ -342,7 +322,7 @@ class FakeGitHub:
     def _handle(
         self, method: str, path: str, query: dict[str, str], headers: dict[str, str],
         body_in: bytes = b"",
-    ) -> _Answer:
+    ) -> Answer:
         """Combine scripted and normal answers, apply ETag/304 and rate-limit bookkeeping."""
         with self._lock:
             queue = self._scripts.get(path)
@@ -383,73 +363,4 @@ class FakeGitHub:
             if scripted is not None:
                 final.update({k.lower(): v for k, v in scripted.headers.items()})
             self.requests.append(RecordedRequest(method, path, query, headers, status))
-            return _Answer(status, final, body, scripted.delay if scripted else 0.0)
-
-
-class _Server(ThreadingHTTPServer):
-    """Threaded server that remembers open sockets so ``stop()`` can cut keep-alive clients."""
-
-    daemon_threads = True
-
-    def __init__(self, fake: FakeGitHub) -> None:
-        self.fake = fake
-        self._conns: set[socket.socket] = set()
-        self._conns_lock = threading.Lock()
-        super().__init__(("127.0.0.1", 0), _Handler)
-
-    def process_request(self, request: Any, client_address: Any) -> None:
-        with self._conns_lock:
-            self._conns.add(request)
-        super().process_request(request, client_address)
-
-    def shutdown_request(self, request: Any) -> None:
-        with self._conns_lock:
-            self._conns.discard(request)
-        super().shutdown_request(request)
-
-    def close_open_connections(self) -> None:
-        with self._conns_lock:
-            for conn in self._conns:
-                with contextlib.suppress(OSError):
-                    conn.shutdown(socket.SHUT_RDWR)
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        """Clients that time out and hang up are expected here; stay quiet about them."""
-        if not isinstance(sys.exc_info()[1], OSError):
-            super().handle_error(request, client_address)
-
-
-class _Handler(BaseHTTPRequestHandler):
-    """Thin HTTP/1.1 adapter: parse, delegate to ``FakeGitHub._handle``, write the answer."""
-
-    protocol_version = "HTTP/1.1"
-    disable_nagle_algorithm = True  # headers and body go out as separate writes; avoid 40 ms stalls
-    server: _Server
-
-    def log_message(self, format: str, *args: Any) -> None:
-        """Keep pytest output clean."""
-
-    def _serve(self) -> None:
-        length = int(self.headers.get("content-length") or 0)
-        body = self.rfile.read(length) if length else b""
-        if self.server.fake.latency > 0:
-            time.sleep(self.server.fake.latency)
-        split = urlsplit(self.path)
-        query = dict(parse_qsl(split.query, keep_blank_values=True))
-        headers = {k.lower(): v for k, v in self.headers.items()}
-        answer = self.server.fake._handle(self.command, split.path, query, headers, body)
-        if answer.delay > 0:
-            time.sleep(answer.delay)
-        try:
-            self.send_response(answer.status)
-            for name, value in answer.headers.items():
-                self.send_header(name, value)
-            self.send_header("content-length", str(len(answer.body)))
-            self.end_headers()
-            if self.command != "HEAD":
-                self.wfile.write(answer.body)
-            self.wfile.flush()
-        except OSError:
-            self.close_connection = True
-
-    do_GET = do_HEAD = do_POST = do_PUT = do_PATCH = do_DELETE = _serve
+            return Answer(status, final, body, scripted.delay if scripted else 0.0)

@@ -18,16 +18,14 @@ from __future__ import annotations
 import contextlib
 import json
 import re
-import socket
-import sys
 import threading
-import time
 from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import parse_qsl
+
+from fakes.loopback import Answer, LoopbackServer
 
 JSON_CT = "application/json; charset=utf-8"
 TEXT_CT = "text/plain; charset=utf-8"
@@ -138,14 +136,6 @@ class _Channel:
     members: set[str] = field(default_factory=set)
 
 
-@dataclass
-class _Answer:
-    status: int
-    headers: dict[str, str]
-    body: bytes
-    delay: float = 0.0
-
-
 class _Reject(Exception):
     """Control flow: abandon a request with Slack's error code."""
 
@@ -162,6 +152,8 @@ class FakeSlack:
     counts extra: err on the side of rejecting).
     """
 
+    latency = 0.0  # no simulated network latency for Slack
+
     def __init__(self, *, max_blocks_json: int = 12_000) -> None:
         self.max_blocks_json = max_blocks_json
         self.messages: list[Message] = []
@@ -173,19 +165,14 @@ class FakeSlack:
         self._scripts: dict[str, deque[Scripted]] = {}
         self._seq = 0
         self._next_channel = 1
-        self._server: _Server | None = None
-        self._thread: threading.Thread | None = None
+        self._server: LoopbackServer | None = None
 
     # -- lifecycle ---------------------------------------------------------------------------
     def start(self) -> FakeSlack:
         """Bind 127.0.0.1:0 and serve from a daemon thread so a hung test never blocks exit."""
         if self._server is not None:
             raise RuntimeError("FakeSlack already started")
-        self._server = _Server(self)
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True
-        )
-        self._thread.start()
+        self._server = LoopbackServer(self).start()
         return self
 
     def stop(self) -> None:
@@ -193,11 +180,7 @@ class FakeSlack:
         server, self._server = self._server, None
         if server is None:
             return
-        server.shutdown()
-        server.close_open_connections()
-        server.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
+        server.stop()
 
     def __enter__(self) -> FakeSlack:
         return self.start()
@@ -210,8 +193,7 @@ class FakeSlack:
         """``http://127.0.0.1:PORT`` (no trailing slash)."""
         if self._server is None:
             raise RuntimeError("FakeSlack is not running; call start() first")
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
+        return self._server.url
 
     @property
     def api_url(self) -> str:
@@ -422,7 +404,7 @@ class FakeSlack:
 
     def _handle(
         self, method: str, path: str, query: dict[str, str], headers: dict[str, str], raw: bytes
-    ) -> _Answer:
+    ) -> Answer:
         """Combine scripted and normal answers and record the request."""
         with self._lock:
             queue = self._scripts.get(path)
@@ -450,7 +432,7 @@ class FakeSlack:
                 method, path, query, headers, params, status, _error_of(status, body),
                 scripted is not None,
             ))  # fmt: skip
-            return _Answer(status, out_headers, body, scripted.delay if scripted else 0.0)
+            return Answer(status, out_headers, body, scripted.delay if scripted else 0.0)
 
 
 # -- pure helpers ----------------------------------------------------------------------------
@@ -619,82 +601,3 @@ def _scan(
         visit_text(text, parse_links=mrkdwn)
     walk(blocks or [])
     return tuple(dict.fromkeys(pings)), tuple(links)
-
-
-# -- HTTP plumbing ---------------------------------------------------------------------------
-class _Server(ThreadingHTTPServer):
-    """Threaded server that remembers open sockets so ``stop()`` can cut keep-alive clients."""
-
-    daemon_threads = True
-
-    def __init__(self, fake: FakeSlack) -> None:
-        self.fake = fake
-        self._conns: set[socket.socket] = set()
-        self._conns_lock = threading.Lock()
-        super().__init__(("127.0.0.1", 0), _Handler)
-
-    def process_request(self, request: Any, client_address: Any) -> None:
-        with self._conns_lock:
-            self._conns.add(request)
-        super().process_request(request, client_address)
-
-    def shutdown_request(self, request: Any) -> None:
-        with self._conns_lock:
-            self._conns.discard(request)
-        super().shutdown_request(request)
-
-    def close_open_connections(self) -> None:
-        with self._conns_lock:
-            for conn in self._conns:
-                with contextlib.suppress(OSError):
-                    conn.shutdown(socket.SHUT_RDWR)
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        """Clients that time out and hang up are expected here; stay quiet about them."""
-        if not isinstance(sys.exc_info()[1], OSError):
-            super().handle_error(request, client_address)
-
-
-class _Handler(BaseHTTPRequestHandler):
-    """Thin HTTP/1.1 adapter: read the body, delegate to ``FakeSlack._handle``, write the answer."""
-
-    protocol_version = "HTTP/1.1"
-    disable_nagle_algorithm = True  # headers and body go out as separate writes; avoid 40 ms stalls
-    server: _Server
-
-    def log_message(self, format: str, *args: Any) -> None:
-        """Keep pytest output clean."""
-
-    def _read_body(self) -> bytes:
-        if self.headers.get("transfer-encoding", "").lower() == "chunked":
-            chunks: list[bytes] = []
-            while size := int(self.rfile.readline().split(b";")[0].strip() or b"0", 16):
-                chunks.append(self.rfile.read(size))
-                self.rfile.readline()
-            while self.rfile.readline() not in (b"\r\n", b"\n", b""):
-                pass  # trailers
-            return b"".join(chunks)
-        length = int(self.headers.get("content-length") or 0)
-        return self.rfile.read(length) if length else b""
-
-    def _serve(self) -> None:
-        raw = self._read_body()
-        split = urlsplit(self.path)
-        query = dict(parse_qsl(split.query, keep_blank_values=True))
-        headers = {k.lower(): v for k, v in self.headers.items()}
-        answer = self.server.fake._handle(self.command, split.path, query, headers, raw)
-        if answer.delay > 0:
-            time.sleep(answer.delay)
-        try:
-            self.send_response(answer.status)
-            for name, value in answer.headers.items():
-                self.send_header(name, value)
-            self.send_header("content-length", str(len(answer.body)))
-            self.end_headers()
-            if self.command != "HEAD":
-                self.wfile.write(answer.body)
-            self.wfile.flush()
-        except OSError:
-            self.close_connection = True
-
-    do_GET = do_HEAD = do_POST = do_PUT = do_PATCH = do_DELETE = _serve
