@@ -73,3 +73,29 @@ def test_graphql_url_for_github_enterprise():
     http = GitHubClient.make_http("https://ghe.example.com/api/v3", None, 5.0)
     ghe = GitHubClient(http, api_url="https://ghe.example.com/api/v3", policy=RetryPolicy())
     assert ghe.graphql_url() == "https://ghe.example.com/api/graphql"
+
+
+def test_labels_win_over_text_but_not_over_headings_in_a_poll(fake_github, write_config, run_cli):
+    import json
+
+    body = ("This release is meant to fix the following issues:\n"
+            "- Fix a crash in the kernel path (#101)\n"
+            "## Bug fixes\n### MPS\n- Fix FSDP hang (#102)\n")
+    fake_github.pr_labels[(REPO, 101)] = ["release notes: distributed (fsdp)", "topic: bc breaking"]
+    fake_github.pr_labels[(REPO, 102)] = ["release notes: onnx", "topic: docs"]
+    fake_github.add_release(REPO, tag="v2.9.1", body=body)
+    config = write_config("[classify]\nuse_pr_labels = true\n", repos=(REPO,))
+    assert run_cli("--config", str(config), "poll").code == 0
+    (event,) = [json.loads(line) for line in (config.parent / "events.jsonl").open()]
+    by_pr = {item["prs"][0]: (item["subsystem"], item["kind"]) for item in event["items"]}
+    assert by_pr[101] == ("distributed/fsdp", "bc_breaking")  # labels beat text
+    assert by_pr[102] == ("mps", "bug_fix")                     # headings beat labels
+    assert len([r for r in fake_github.requests if r.path == "/graphql"]) == 1
+
+
+def test_use_pr_labels_without_a_token_falls_back_to_text(fake_github, write_config, run_cli):
+    fake_github.add_release(REPO, tag="v2.9.1", body="- Fix FSDP hang (#102)\n")
+    config = write_config("[classify]\nuse_pr_labels = true\n", repos=(REPO,))
+    result = run_cli("--config", str(config), "poll", token=None)
+    assert result.code == 0 and "needs GITHUB_TOKEN" in result.stderr
+    assert not [r for r in fake_github.requests if r.path == "/graphql"]

@@ -11,6 +11,7 @@ from watcher.models import ClassifiedItem
 
 if TYPE_CHECKING:
     from watcher.classify import Classifier
+    from watcher.pr_labels import LabelSource
     from watcher.taxonomy import Taxonomy
 
 logger = logging.getLogger(__name__)
@@ -31,10 +32,11 @@ class Analyzer:
     first use, so a poll where nothing changed never pays for them."""
 
     def __init__(self, taxonomy: Taxonomy | Callable[[], Taxonomy], *,
-                 max_body_chars: int = 1_000_000) -> None:
+                 max_body_chars: int = 1_000_000, labels: LabelSource | None = None) -> None:
         self._taxonomy_source = taxonomy
         self._classifier: Classifier | None = None
         self.max_body_chars = max_body_chars
+        self.labels = labels
 
     @property
     def classifier(self) -> Classifier:
@@ -49,7 +51,9 @@ class Analyzer:
     def taxonomy(self) -> Taxonomy:
         return self.classifier.taxonomy
 
-    def items(self, body: str | None, *, label: str = "release") -> list[ClassifiedItem]:
+    def items(self, body: str | None, *, label: str = "release",
+              repo: str | None = None) -> list[ClassifiedItem]:
+        """``repo``: where the notes' PR numbers point, for ``classify.use_pr_labels``."""
         from watcher.notes import parse_notes
 
         notes = parse_notes(body, is_known_heading=self.taxonomy.is_known_heading,
@@ -58,4 +62,9 @@ class Analyzer:
             logger.warning("%s: body is %d characters, over poll.max_body_chars=%d; recorded "
                            "whole, items taken from the first %d only", label, len(body or ""),
                            self.max_body_chars, self.max_body_chars)
-        return self.classifier.classify_all(notes.items)
+        if self.labels is None or repo is None:
+            return self.classifier.classify_all(notes.items)
+        found = self.labels.labels(repo, {pr for item in notes.items for pr in item.prs})
+        return [self.classifier.explain(item, [name for pr in item.prs
+                                               for name in found.get(pr, [])],
+                                        self.labels.mapping).item for item in notes.items]

@@ -6,12 +6,13 @@ Everything with I/O is created here and handed in; sleep, clock and transport ca
 
 from __future__ import annotations
 
+import logging
 import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 import httpx
 
@@ -22,6 +23,11 @@ from watcher.github import GitHubClient, RetryPolicy
 from watcher.poller import Poller, utcnow
 from watcher.store import Store
 from watcher.taxonomy import Taxonomy, with_overrides
+
+if TYPE_CHECKING:
+    from watcher.pr_labels import LabelSource
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass
@@ -57,6 +63,20 @@ def build_notifiers(config: Config, deps: Dependencies) -> dict[str, Notifier]:
     return {cfg.name: cls(cfg, context) for cls, cfg in notifier_configs(config)}
 
 
+def _label_source(config: Config, client: GitHubClient, store: Store,
+                  deps: Dependencies) -> LabelSource | None:
+    if not config.classify.use_pr_labels:
+        return None
+    from watcher.pr_labels import LabelSource, label_map
+
+    mapping = label_map(config.classify.label_map)
+    if deps.get_secrets().github_token is None:
+        logger.warning("classify.use_pr_labels needs GITHUB_TOKEN (GitHub's GraphQL API "
+                       "requires one); classifying by text")
+        return None
+    return LabelSource(client, store, mapping)
+
+
 @dataclass
 class Runtime:
     config: Config
@@ -80,8 +100,9 @@ def build_runtime(config: Config, deps: Dependencies) -> Runtime:
                          max_rate_limit_wait=github.max_rate_limit_wait)
     client = GitHubClient(http, api_url=github.api_url, policy=policy, sleep=deps.sleep,
                           clock=deps.epoch)
-    analyzer = Analyzer(lambda: taxonomy_for(config), max_body_chars=config.poll.max_body_chars)
     store = Store.open(config.store_path())
+    analyzer = Analyzer(lambda: taxonomy_for(config), max_body_chars=config.poll.max_body_chars,
+                        labels=_label_source(config, client, store, deps))
     notifiers = [cfg for _, cfg in notifier_configs(config)]
     poller = Poller(config, store, client, analyzer, notifiers, clock=deps.clock)
     return Runtime(config, store, client, analyzer, poller, http)

@@ -19,18 +19,25 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
+from typing import TYPE_CHECKING
 
 from watcher.model import SubsystemModel, builtin_model, top_features
 from watcher.models import ClassifiedItem, Item
 from watcher.taxonomy import DECISIVE, Taxonomy, top_level
+
+if TYPE_CHECKING:
+    from watcher.pr_labels import LabelMap
 
 _FENCED = re.compile(r"^ {0,3}(`{3,}|~{3,}).*?^ {0,3}\1[`~]*[ \t]*$", re.MULTILINE | re.DOTALL)
 _BULLET = re.compile(r"^\s*[-*+]\s+(.*)")
 _TAGS = re.compile(r"^(?:\s*\[[^\]]{1,30}\](?!\())+\s*")  # commit-title tags: "[MPS][BE] Fix …"
 _ESCAPED = re.compile(r"\\([!-/:-@\[-`{-~])")  # CommonMark backslash escapes
 
+HEADING_REASON = "heading "  # how a reason decided by the notes' own headings begins
+SECTION_REASON = "section "
 STRONG_RULE = DECISIVE  # a rule score this high (one decisive pattern) needs no model
 CONFIDENT = 0.5  # the model decides over weaker rules when at least this sure
 HUNCH = 0.1  # with no rule at all, the model still beats "other" from here
@@ -98,10 +105,20 @@ class Classifier:
     def classify_all(self, items: list[Item]) -> list[ClassifiedItem]:
         return [self.classify(item) for item in items]
 
-    def explain(self, item: Item) -> Decision:
+    def explain(self, item: Item, labels: Sequence[str] = (),
+                label_map: LabelMap | None = None) -> Decision:
+        """``labels``: the item's PRs' labels (``classify.use_pr_labels``). They are the
+        maintainers' own verdict, so they win over rules and the model, but not over the
+        headings the release notes were written under."""
         words = self.words(item)
         subsystem, subsystem_reason = self._subsystem(item, words)
         kind, kind_reason = self._kind(item, words)
+        if labels and label_map is not None:
+            by_label, kind_by_label = label_map.decide(labels)
+            if by_label and not subsystem_reason.startswith(HEADING_REASON):
+                subsystem, subsystem_reason = by_label, f"PR label for {by_label!r}"
+            if kind_by_label and not kind_reason.startswith(SECTION_REASON):
+                kind, kind_reason = kind_by_label, f"PR label for {kind_by_label!r}"
         classified = ClassifiedItem(**item.model_dump(), subsystem=subsystem, kind=kind)
         return Decision(classified, subsystem_reason, kind_reason)
 
@@ -122,7 +139,7 @@ class Classifier:
                 deciding = [i for i in ids if i not in self.taxonomy.context_only]
                 if deciding:
                     area = self._most_specific(deciding, top_level(deciding[0]))
-                    reason = f"heading {heading!r}"
+                    reason = f"{HEADING_REASON}{heading!r}"
                 elif ids and fallback is None:
                     fallback = ids[0], heading
             elif ids:
@@ -147,7 +164,7 @@ class Classifier:
         top, score = scores.best(self._order)
         if top is not None and score >= STRONG_RULE and top != top_level(subsystem):
             return self._rule_decision(scores, top)
-        return subsystem, f"heading {heading!r}"
+        return subsystem, f"{HEADING_REASON}{heading!r}"
 
     @staticmethod
     def _most_specific(ids: list[str], top: str) -> str | None:
@@ -217,7 +234,7 @@ class Classifier:
         for heading in reversed(item.section):
             kind = self.taxonomy.kind_of_heading(heading)
             if kind:
-                return kind, f"section {heading!r}"
+                return kind, f"{SECTION_REASON}{heading!r}"
         rules = self.taxonomy.kind_rules
         for rule in rules:
             if rule.strong and rule.pattern.search(words):

@@ -136,6 +136,8 @@ class ClassifyRule(Section):
 class ClassifyConfig(Section):
     headings: dict[str, str]
     rules: list[ClassifyRule]
+    use_pr_labels: bool
+    label_map: dict[str, str]
 
 
 class Config(Section):

@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from watcher.analyze import Analyzer, body_hash
 from watcher.diff import diff_items
 from watcher.events import added, event_item, make_event
-from watcher.models import Event, Release
+from watcher.models import Event, EventItem, Release
 from watcher.store import ReleaseRecord
 
 _OLDEST = datetime.min.replace(tzinfo=UTC)
@@ -66,7 +66,9 @@ def plan_repo(repo: str, known: dict[int, ReleaseRecord], listed: list[Release],
               now: datetime) -> RepoPlan:
     plan = RepoPlan()
     announce: list[tuple[Release, str]] = []
-    label = repo
+
+    def all_items(release: Release) -> list[EventItem]:
+        return added(analyzer.items(release.body, label=f"{repo} {release.tag_name}", repo=repo))
     for release in sorted((r for r in listed if not r.draft), key=_when):
         new_hash = body_hash(release.body)
         old = known.get(release.id)
@@ -78,7 +80,7 @@ def plan_repo(repo: str, known: dict[int, ReleaseRecord], listed: list[Release],
                 if wanted:
                     announce.append((release, new_hash))
             elif wanted:
-                items = added(analyzer.items(release.body, label=f"{label} {release.tag_name}"))
+                items = all_items(release)
                 plan.events.append(make_event("published", repo, release, new_hash, items, now))
             continue
         body_changed = old.body_hash != new_hash
@@ -91,8 +93,8 @@ def plan_repo(repo: str, known: dict[int, ReleaseRecord], listed: list[Release],
             if wanted:
                 changes = []
                 if body_changed:
-                    changes = diff_items(analyzer.items(old.release.body),
-                                         analyzer.items(release.body))
+                    changes = diff_items(analyzer.items(old.release.body, repo=repo),
+                                         analyzer.items(release.body, repo=repo))
                 items = [event_item(change) for change in changes]
                 plan.events.append(make_event("edited", repo, release,
                                               _edit_hash(old, release, new_hash), items, now))
@@ -100,12 +102,12 @@ def plan_repo(repo: str, known: dict[int, ReleaseRecord], listed: list[Release],
             # Whitespace churn, a flag, or a field we do not announce: remember it silently.
             plan.records.append(old.model_copy(update={"release": release}))
         if became_release:
-            items = added(analyzer.items(release.body, label=f"{label} {release.tag_name}"))
+            items = all_items(release)
             plan.events.append(make_event("released", repo, release, new_hash, items, now))
 
     if announce and policy.first_run_announce:
         for release, new_hash in announce[-policy.first_run_announce:]:
-            items = added(analyzer.items(release.body, label=f"{label} {release.tag_name}"))
+            items = all_items(release)
             plan.events.append(make_event("published", repo, release, new_hash, items, now))
 
     for release_id in deleted:
