@@ -41,6 +41,8 @@ def test_wheel_ships_the_defaults_and_runs_from_another_directory(installed, tmp
                                                                   fake_github):
     assert (installed / "watcher" / "_defaults" / "default.toml").is_file()
     assert (installed / "watcher" / "_defaults" / "subsystems.toml").is_file()
+    assert (installed / "watcher" / "_defaults" / "subsystem_model.json").is_file()
+    assert (installed / "watcher" / "_defaults" / "pr_labels.toml").is_file()
     notes = tmp_path / "notes.md"
     notes.write_text("## Distributed\n- Fix FSDP hang (#1)\n")
     help_run = run(installed, tmp_path, "--help")
