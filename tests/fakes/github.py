@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from fakes.loopback import Answer, LoopbackServer
+from fakes.loopback import Answer, Served
 
 JSON_CT = "application/json; charset=utf-8"
 _EPOCH = datetime(2024, 1, 1, tzinfo=UTC)
@@ -84,7 +84,7 @@ class RecordedRequest:
     status: int
 
 
-class FakeGitHub:
+class FakeGitHub(Served):
     """In-memory releases store plus an HTTP server that serves it the way api.github.com does."""
 
     def __init__(self, *, per_page_default: int = 30, latency: float = 0.0) -> None:
@@ -102,35 +102,6 @@ class FakeGitHub:
         self._token: str | None = None
         self._next_id = 1000
         self._seq = 0
-        self._server: LoopbackServer | None = None
-
-    # -- lifecycle ---------------------------------------------------------------------------
-    def start(self) -> FakeGitHub:
-        """Bind 127.0.0.1:0 and serve from a daemon thread so a hung test never blocks exit."""
-        if self._server is not None:
-            raise RuntimeError("FakeGitHub already started")
-        self._server = LoopbackServer(self).start()
-        return self
-
-    def stop(self) -> None:
-        """Stop serving and cut kept-alive connections, so pooled clients see a dead server."""
-        server, self._server = self._server, None
-        if server is None:
-            return
-        server.stop()
-
-    def __enter__(self) -> FakeGitHub:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    @property
-    def url(self) -> str:
-        """Base URL to use as ``github.api_url`` (no trailing slash)."""
-        if self._server is None:
-            raise RuntimeError("FakeGitHub is not running; call start() first")
-        return self._server.url
 
     # -- state -------------------------------------------------------------------------------
     def add_repo(self, repo: str, *, archived: bool = False) -> None:

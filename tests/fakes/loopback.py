@@ -11,7 +11,7 @@ import threading
 import time
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Protocol
+from typing import Any, Protocol, Self
 from urllib.parse import parse_qsl, urlsplit
 
 
@@ -28,6 +28,38 @@ class Backend(Protocol):
 
     def _handle(self, method: str, path: str, query: dict[str, str], headers: dict[str, str],
                 body: bytes) -> Answer: ...
+
+
+class Served:
+    """Life cycle shared by the fakes: ``start()`` binds 127.0.0.1 on an ephemeral port and
+    serves from a daemon thread (a hung test never blocks exit); ``stop()`` also cuts kept-alive
+    connections, so pooled clients see a dead server. Also a context manager."""
+
+    _server: LoopbackServer | None = None
+
+    def start(self) -> Self:
+        if self._server is not None:
+            raise RuntimeError(f"{type(self).__name__} already started")
+        self._server = LoopbackServer(self).start()  # type: ignore[arg-type]
+        return self
+
+    def stop(self) -> None:
+        server, self._server = self._server, None
+        if server is not None:
+            server.stop()
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def url(self) -> str:
+        """``http://127.0.0.1:PORT`` (no trailing slash)."""
+        if self._server is None:
+            raise RuntimeError(f"{type(self).__name__} is not running; call start() first")
+        return self._server.url
 
 
 class LoopbackServer(ThreadingHTTPServer):

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl
 
-from fakes.loopback import Answer, LoopbackServer
+from fakes.loopback import Answer, Served
 
 JSON_CT = "application/json; charset=utf-8"
 TEXT_CT = "text/plain; charset=utf-8"
@@ -144,7 +144,7 @@ class _Reject(Exception):
         self.code = code
 
 
-class FakeSlack:
+class FakeSlack(Served):
     """Channels, tokens and posted messages, served the way slack.com/api and hooks.slack.com do.
 
     ``max_blocks_json`` approximates Slack's undocumented ``msg_blocks_too_long`` ceiling as the
@@ -165,35 +165,6 @@ class FakeSlack:
         self._scripts: dict[str, deque[Scripted]] = {}
         self._seq = 0
         self._next_channel = 1
-        self._server: LoopbackServer | None = None
-
-    # -- lifecycle ---------------------------------------------------------------------------
-    def start(self) -> FakeSlack:
-        """Bind 127.0.0.1:0 and serve from a daemon thread so a hung test never blocks exit."""
-        if self._server is not None:
-            raise RuntimeError("FakeSlack already started")
-        self._server = LoopbackServer(self).start()
-        return self
-
-    def stop(self) -> None:
-        """Stop serving and cut kept-alive connections, so pooled clients see a dead server."""
-        server, self._server = self._server, None
-        if server is None:
-            return
-        server.stop()
-
-    def __enter__(self) -> FakeSlack:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    @property
-    def url(self) -> str:
-        """``http://127.0.0.1:PORT`` (no trailing slash)."""
-        if self._server is None:
-            raise RuntimeError("FakeSlack is not running; call start() first")
-        return self._server.url
 
     @property
     def api_url(self) -> str:
