@@ -129,8 +129,12 @@ def test_digest_for_an_unknown_notifier_is_a_usage_error(write_config, run_cli):
     assert result.code == 2 and "no digest notifier named 'nope'" in result.stderr
 
 
-def test_digest_schedule_needs_digest_mode(run_cli, tmp_path):
+def test_digest_schedule_without_digest_mode_is_noted(run_cli, tmp_path):
     path = tmp_path / "c.toml"
     path.write_text('[[notifiers]]\nname = "x"\ntype = "console"\ndigest_schedule = "0 9 * * *"\n')
     result = run_cli("--config", str(path), "config", "check")
-    assert result.code == 2 and 'needs mode = "digest"' in result.stderr
+    assert result.code == 0 and "the schedule is unused" in result.stdout
+    path.write_text('[[notifiers]]\nname = "x"\ntype = "console"\nmode = "digest"\n'
+                    'digest_schedule = "0 9 * *"\n')
+    bad = run_cli("--config", str(path), "config", "check")
+    assert bad.code == 2 and "5-field cron" in bad.stderr

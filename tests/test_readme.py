@@ -33,3 +33,11 @@ def test_quick_start_has_two_commands_and_ci_runs_the_test_one():
     assert len(commands) == 2
     assert "release-watch poll" in commands[0]
     assert "pytest" in commands[1] and commands[1] in CI
+
+
+def test_the_contract_example_config_is_valid(tmp_path):
+    path = Path(__file__).parent / "fixtures" / "contract" / "config-example.toml"
+    config = config_from_dict(tomllib.loads(path.read_text()), base_dir=tmp_path,
+                              source="CONTRACT")
+    names = [cfg.name for _, cfg in notifier_configs(config)]
+    assert names == ["console", "events-log", "releases-channel"]

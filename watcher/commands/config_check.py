@@ -26,6 +26,10 @@ def run_config_check(config: Config, deps: Dependencies) -> None:
     out = deps.stdout
     out.write(f"# {config.source}: valid\n")
     out.write(json.dumps(effective, indent=2, ensure_ascii=False) + "\n")
+    for _, cfg in notifiers:
+        if cfg.digest_schedule and cfg.mode != "digest":
+            out.write(f'# note: notifier {cfg.name!r} has a digest_schedule but mode = '
+                      f'"{cfg.mode}"; the schedule is unused until mode = "digest"\n')
     out.write("# notifier types and their keys\n")
     for cls, cfg in notifiers:
         fields = cls.Config.model_fields
