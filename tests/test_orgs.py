@@ -33,9 +33,13 @@ def test_org_repos_are_watched_with_include_exclude_and_archived_skipped(
     populate(fake_github)
     config = org_config(write_config)
     assert run_cli("--config", str(config), "poll").code == 0
-    assert sorted(e["repo"] for e in events(config)) == ["pytorch/audio", "pytorch/vision"]
+    assert events(config) == []  # an organisation's existing releases are history: no flood
     polled = {r.path for r in fake_github.requests if r.path.endswith("/releases")}
     assert polled == {"/repos/pytorch/vision/releases", "/repos/pytorch/audio/releases"}
+    fake_github.add_release("pytorch/vision", tag="v0.21.0", body="- Add (#9)\n")
+    fake_github.add_release("pytorch/tutorials", tag="v1", body="- archived, never watched\n")
+    assert run_cli("--config", str(config), "poll").code == 0
+    assert [(e["repo"], e["tag"]) for e in events(config)] == [("pytorch/vision", "v0.21.0")]
 
 
 def test_no_change_poll_costs_one_request_per_repo_and_the_org_list_only_when_due(
@@ -65,8 +69,13 @@ def test_new_org_repo_is_picked_up_at_the_next_refresh(fake_github, write_config
     run_cli("--config", str(config), "poll")
     assert "pytorch/executorch" not in {e["repo"] for e in events(config)}
     clock.now += timedelta(hours=2)
+    fake_github.reset_requests()
+    assert run_cli("--config", str(config), "poll").code == 0  # found: its baseline, silent
+    assert fake_github.requests_to("/repos/pytorch/executorch/releases")
+    assert "pytorch/executorch" not in {e["repo"] for e in events(config)}
+    fake_github.add_release("pytorch/executorch", tag="v0.5.0", body="- Add (#4)\n")
     assert run_cli("--config", str(config), "poll").code == 0
-    assert "pytorch/executorch" in {e["repo"] for e in events(config)}
+    assert [(e["repo"], e["tag"]) for e in events(config)] == [("pytorch/executorch", "v0.5.0")]
 
 
 def test_org_list_failure_keeps_the_last_list(fake_github, write_config, run_cli, clock):
@@ -78,7 +87,7 @@ def test_org_list_failure_keeps_the_last_list(fake_github, write_config, run_cli
     fake_github.add_release("pytorch/vision", tag="v0.21.0", body="- New (#4)\n")
     result = run_cli("--config", str(config), "poll")
     assert result.code == 0 and "keeping the last repo list" in result.stderr
-    assert events(config)[-1]["tag"] == "v0.21.0"
+    assert [e["tag"] for e in events(config)] == ["v0.21.0"]
 
 
 def test_unknown_org_is_a_failure_but_repos_still_run(fake_github, write_config, run_cli):

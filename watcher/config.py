@@ -88,6 +88,7 @@ class PollConfig(Section):
 class RepoConfig(Section):
     name: str
     include_prereleases: bool = True
+    first_run_announce: int | None = Field(default=None, ge=0)  # None: poll.first_run_announce
 
     @field_validator("name")
     @classmethod

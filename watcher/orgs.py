@@ -65,5 +65,8 @@ def watched_repos(config: Config, client: GitHubClient, store: Store,
         for name in names:
             if name.lower() not in seen:
                 seen.add(name.lower())
-                repos.append(RepoConfig(name=name, include_prereleases=org.include_prereleases))
+                # An organisation's existing releases are history: its repos start silently
+                # and announce only what is released after they are first seen.
+                repos.append(RepoConfig(name=name, include_prereleases=org.include_prereleases,
+                                        first_run_announce=0))
     return repos

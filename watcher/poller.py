@@ -134,7 +134,8 @@ class Poller:
                 deleted.append(release_id)
         policy = RepoPolicy(include_prereleases=repo.include_prereleases,
                             first_run=state.baseline_at is None,
-                            first_run_announce=self.config.poll.first_run_announce)
+                            first_run_announce=self.config.poll.first_run_announce
+                            if repo.first_run_announce is None else repo.first_run_announce)
         plan = plan_repo(repo.name, known, listing.releases, deleted, policy, self.analyzer, now)
         outcome.events = plan.events
         if not dry_run:
