@@ -28,6 +28,7 @@ from slack_sdk.http_retry import (
     HttpRequest,
     HttpResponse,
     RateLimitErrorRetryHandler,
+    RetryHandler,
     RetryState,
 )
 from slack_sdk.http_retry.builtin_handlers import ServerErrorRetryHandler
@@ -121,7 +122,8 @@ class _PacedRateLimit(RateLimitErrorRetryHandler):
         state.increment_current_attempt()
 
 
-def _with_sleep(handler_class: type, sleep: Callable[[float], None], retries: int) -> Any:
+def _with_sleep(handler_class: type[RetryHandler], sleep: Callable[[float], None],
+                retries: int) -> RetryHandler:
     """A slack-sdk retry handler whose backoff sleeps through ``sleep`` (tests never wait)."""
 
     class Sleeping(handler_class):  # type: ignore[misc, valid-type]

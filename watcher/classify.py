@@ -170,7 +170,8 @@ class Classifier:
     def _most_specific(ids: list[str], top: str) -> str | None:
         same = [i for i in ids if top_level(i) == top]
         finer = [i for i in same if "/" in i]
-        return (finer or same or [None])[0]
+        chosen = finer or same
+        return chosen[0] if chosen else None
 
     def rule_scores(self, words: str) -> RuleScores:
         tops: dict[str, float] = defaultdict(float)

@@ -12,12 +12,13 @@ from watcher.cli import read_text
 from watcher.config import Config
 from watcher.diff import diff_items
 from watcher.events import event_item
+from watcher.models import ClassifiedItem
 from watcher.notes import parse_notes
 
 
-def _item_json(item: object) -> dict[str, object]:
-    data = item.model_dump(mode="json", include={"subsystem", "kind", "text", "section", "prs"})  # type: ignore[attr-defined]
-    return data
+def _item_json(item: ClassifiedItem) -> dict[str, object]:
+    return dict(item.model_dump(mode="json",
+                                include={"subsystem", "kind", "text", "section", "prs"}))
 
 
 def run_classify(config: Config, out: IO[str], path: str, *, repo: str | None, fmt: str,
