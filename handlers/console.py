@@ -6,13 +6,12 @@ from collections import Counter
 
 from handlers.base import Notifier, Progress
 from watcher.digest import Digest, by_repo, by_subsystem
-from watcher.models import Event, EventItem
+from watcher.models import KIND_TITLES, Event, EventItem
 from watcher.taxonomy import top_level
 
 VERBS = {"published": "published", "edited": "release notes edited",
          "released": "released (was a pre-release)", "deleted": "deleted"}
-CALLED_OUT = (("bc_breaking", "BC-breaking"), ("deprecation", "Deprecations"),
-              ("security", "Security"), ("regression", "Regressions"))
+CALLED_OUT = ("bc_breaking", "deprecation", "security", "regression")
 MAX_LISTED = 10  # per called-out kind; the rest are counted, the link has them all
 
 
@@ -62,10 +61,10 @@ def format_event(event: Event) -> str:
     elif event.items:
         by_subsystem = Counter(top_level(item.subsystem) for item in event.items)
         lines.append(f"  {len(event.items)} items: {_counts(dict(by_subsystem.most_common()))}")
-        for kind, label in CALLED_OUT:
+        for kind in CALLED_OUT:
             picked = [item for item in event.items if item.kind == kind]
             if picked:
-                lines.append(f"  {label} ({len(picked)}):")
+                lines.append(f"  {KIND_TITLES[kind]} ({len(picked)}):")
                 lines += _bullets(picked)
         lines.append(f"  by kind: {_counts(event.summary.by_kind)}")
     return "\n".join(lines)

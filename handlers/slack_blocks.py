@@ -28,7 +28,7 @@ from slack_sdk.models.blocks import (
 
 from handlers.slack_text import escape, link, plain, to_mrkdwn
 from watcher.digest import Digest, by_repo, by_subsystem
-from watcher.models import Event, EventItem
+from watcher.models import KIND_TITLES, Event, EventItem
 from watcher.taxonomy import top_level
 
 SECTION_CHARS = 2900       # under Slack's 3,000, leaving room for a continuation marker
@@ -39,11 +39,6 @@ CALLOUT_ITEMS = 8          # BC-breaking/deprecation items shown in the parent m
 KIND_ORDER = ("bc_breaking", "deprecation", "security", "regression", "highlight",
               "new_feature", "improvement", "performance", "bug_fix", "docs", "developers",
               "other")
-KIND_TITLES = {"bc_breaking": "BC-breaking", "deprecation": "Deprecations",
-               "security": "Security", "regression": "Regressions", "highlight": "Highlights",
-               "new_feature": "New features", "improvement": "Improvements",
-               "performance": "Performance", "bug_fix": "Bug fixes", "docs": "Documentation",
-               "developers": "Developers", "other": "Other"}
 VERBS = {"published": "released", "edited": "release notes edited",
          "released": "is now a full release", "deleted": "release deleted"}
 _RANK = {kind: index for index, kind in enumerate(KIND_ORDER)}
@@ -215,8 +210,7 @@ def plan_event(event: Event, *, threads: bool, max_chars: int) -> list[SlackMess
     if threads:
         thread = Packer(max_chars, in_thread=True, fallback=fallback)
         _thread_blocks(event, rest, thread)
-        return parent.messages[:1] + parent.messages[1:] + thread.messages if rest else (
-            parent.messages)
+        return parent.messages + thread.messages
     return _single_message(event, parent, rest)
 
 

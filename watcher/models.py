@@ -19,6 +19,13 @@ KINDS: tuple[str, ...] = (
     "performance", "docs", "developers", "security", "regression", "other",
 )
 
+KIND_TITLES: dict[str, str] = {
+    "bc_breaking": "BC-breaking", "deprecation": "Deprecations", "security": "Security",
+    "regression": "Regressions", "highlight": "Highlights", "new_feature": "New features",
+    "improvement": "Improvements", "performance": "Performance", "bug_fix": "Bug fixes",
+    "docs": "Documentation", "developers": "Developers", "other": "Other",
+}  # what readers see as a kind's heading, in every notifier
+
 SUBSYSTEMS: tuple[str, ...] = (
     "compile", "export", "distributed", "quantization", "sparse", "nn", "optim", "autograd",
     "python_frontend", "linalg", "nested_tensor", "cuda", "rocm", "mps", "xpu", "cpu", "onnx",

@@ -81,10 +81,12 @@ class Poller:
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="fetch") as pool:
             # The store is read here, not in the workers: they only speak HTTP (a store read
             # in a fresh thread would open a fresh SQLite connection on every poll).
-            fetches = [pool.submit(self._fetch, repo, self._etags(repo, self.store.repo_state(
-                repo.name))) for repo in repos]
-            for repo, fetch in zip(repos, fetches, strict=True):
-                report.outcomes.append(self.poll_repo(repo, dry_run=dry_run, fetched=fetch))
+            states = [self.store.repo_state(repo.name) for repo in repos]
+            fetches = [pool.submit(self._fetch, repo, self._etags(repo, state))
+                       for repo, state in zip(repos, states, strict=True)]
+            for repo, state, fetch in zip(repos, states, fetches, strict=True):
+                report.outcomes.append(self.poll_repo(repo, dry_run=dry_run, fetched=fetch,
+                                                      state=state))
         return report
 
     def _etags(self, repo: RepoConfig, state: RepoState) -> dict[str, str]:
@@ -98,9 +100,10 @@ class Poller:
                                          max_pages=github.max_pages)
 
     def poll_repo(self, repo: RepoConfig, *, dry_run: bool = False,
-                  fetched: Future[Listing] | None = None) -> RepoOutcome:
+                  fetched: Future[Listing] | None = None,
+                  state: RepoState | None = None) -> RepoOutcome:
         outcome = RepoOutcome(repo.name)
-        state = self.store.repo_state(repo.name)
+        state = state or self.store.repo_state(repo.name)
         try:
             listing = (fetched.result() if fetched is not None
                        else self._fetch(repo, self._etags(repo, state)))
