@@ -55,7 +55,7 @@ class Measurement(NamedTuple):
 
 def measure(name: str, body: str, classifier: Classifier) -> Measurement:
     taxonomy = classifier.taxonomy
-    notes, parse = timed(lambda: parse_notes(body, is_known_heading=taxonomy.is_known_heading))
+    notes, parse = timed(lambda: parse_notes(body, lookup=taxonomy))
     items = notes.items
     flat = [Item(text=item.text) for item in items]
     _, headed = timed(lambda: classifier.classify_all(items))

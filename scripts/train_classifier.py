@@ -36,7 +36,6 @@ from watcher.notes.classify import Classifier
 from watcher.notes.model import SubsystemModel, features
 from watcher.notes.parse import parse_notes
 from watcher.notes.taxonomy import Taxonomy, builtin_taxonomy, heading_key, top_level
-from watcher.resources import subsystems_path
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_DATA = ROOT.parent / "shared" / "data"
@@ -134,7 +133,7 @@ def worksheet_examples(folder: Path) -> Iterator[Example]:
         if subsystem is None:
             continue
         # Every heading of a worksheet is structure, never a BC entry's title.
-        notes = parse_notes(path.read_text(encoding="utf-8"), is_known_heading=lambda _: True)
+        notes = parse_notes(path.read_text(encoding="utf-8"))
         for item in notes.items:
             if len(item.section) < 2:  # the instructions above the category heading
                 continue
@@ -165,7 +164,7 @@ def notes_examples(path: Path, taxonomy: Taxonomy) -> Iterator[Example]:
     if path.parent.name != "pytorch":
         release = f"{path.parent.name}-{release}"
     notes = parse_notes(path.read_bytes().decode("utf-8"),
-                        is_known_heading=taxonomy.is_known_heading)
+                        lookup=taxonomy)
     for item in notes.items:
         area = heading_area(taxonomy, item.section)
         if area is not None:
@@ -273,9 +272,12 @@ def train(examples: Iterable[Example], *, taxonomy: Taxonomy | None = None) -> S
 
 
 def rules_digest() -> str:
-    """The model learns from which rules match, so it is tied to the rules it was trained with;
-    a test compares this digest with the shipped rules."""
-    return hashlib.sha256(subsystems_path().read_bytes()).hexdigest()
+    """The model learns from which rules match, so it is tied to the rules it was trained with
+    (their patterns and weights; heading names are no input of the model); a test compares
+    this digest with the shipped rules."""
+    rules = sorted((r.subsystem, r.pattern.pattern, r.weight)
+                   for r in builtin_taxonomy().text_rules)
+    return hashlib.sha256(json.dumps(rules).encode("utf-8")).hexdigest()
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -66,6 +66,8 @@ class Item(Frozen):
     section: tuple[str, ...] = ()
     prs: tuple[int, ...] = ()
     lead: str = ""  # the paragraph that introduces the list it stands in, a hint for its kind
+    group: str = ""  # the group bullet, label or lead-in it stands under ("c10d", "In MPS:")
+    group_depth: int = 0  # how many of ``section``'s last names are group bullets, not headings
 
 
 class ClassifiedItem(Item):
@@ -85,6 +87,7 @@ class EventItem(Frozen):
     prs: list[int]
     change: ChangeType = "added"
     old_text: str | None = None
+    group: str = ""  # the group it stands under in the notes, for readers' context
 
 
 class Summary(Frozen):
@@ -116,4 +119,6 @@ class Event(Frozen):
         for item in data["items"]:
             if item["old_text"] is None:
                 del item["old_text"]
+            if not item["group"]:
+                del item["group"]  # optional beyond the contract: only where the notes group
         return data

@@ -24,7 +24,7 @@ def _item_json(item: ClassifiedItem) -> dict[str, object]:
 def run_classify(config: Config, out: IO[str], path: str, *, repo: str | None, fmt: str,
                  explain: bool) -> None:
     taxonomy = taxonomy_for(config)
-    notes = parse_notes(read_text(path), is_known_heading=taxonomy.is_known_heading,
+    notes = parse_notes(read_text(path), lookup=taxonomy,
                         max_chars=config.poll.max_body_chars)
     classifier = Classifier(taxonomy)
     decisions = [classifier.explain(item) for item in notes.items]

@@ -56,7 +56,7 @@ class Analyzer:
         """``repo``: where the notes' PR numbers point, for ``classify.use_pr_labels``."""
         from watcher.notes.parse import parse_notes
 
-        notes = parse_notes(body, is_known_heading=self.taxonomy.is_known_heading,
+        notes = parse_notes(body, lookup=self.taxonomy,
                             max_chars=self.max_body_chars)
         if notes.truncated:
             logger.warning("%s: body is %d characters, over poll.max_body_chars=%d; recorded "

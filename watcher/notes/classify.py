@@ -27,16 +27,17 @@ from typing import TYPE_CHECKING
 from watcher.models import ClassifiedItem, Item
 from watcher.notes.model import SubsystemModel, builtin_model, top_features
 from watcher.notes.taxonomy import DECISIVE, Taxonomy, top_level
+from watcher.notes.text import strip_code
 
 if TYPE_CHECKING:
     from watcher.notes.labels import LabelMap
 
-_FENCED = re.compile(r"^ {0,3}(`{3,}|~{3,}).*?^ {0,3}\1[`~]*[ \t]*$", re.MULTILINE | re.DOTALL)
 _BULLET = re.compile(r"^\s*[-*+]\s+(.*)")
 _TAGS = re.compile(r"^(?:\s*\[[^\]]{1,30}\](?!\())+\s*")  # commit-title tags: "[MPS][BE] Fix …"
 _ESCAPED = re.compile(r"\\([!-/:-@\[-`{-~])")  # CommonMark backslash escapes
 
 HEADING_REASON = "heading "  # how a reason decided by the notes' own headings begins
+LABEL_REASON = "PR label "
 SECTION_REASON = "section "
 STRONG_RULE = DECISIVE  # a rule score this high (one decisive pattern) needs no model
 CONFIDENT = 0.5  # the model decides over weaker rules when at least this sure
@@ -57,11 +58,25 @@ def _leading_lines(text: str) -> list[str]:
     return [_TAGS.sub("", lines[0])] + ([bullet] if bullet else [])
 
 
+DECIDERS = ("heading", "label", "rule", "model")  # what can set a subsystem, strongest first
+
+
 @dataclass(frozen=True)
 class Decision:
     item: ClassifiedItem
     subsystem_reason: str
     kind_reason: str
+
+    @property
+    def decided_by(self) -> str:
+        """Which of ``DECIDERS`` set the subsystem (the contract's ``decided_by``)."""
+        if self.subsystem_reason.startswith(HEADING_REASON):
+            return "heading"
+        if self.subsystem_reason.startswith(LABEL_REASON):
+            return "label"
+        if self.subsystem_reason.startswith("rule"):
+            return "rule"
+        return "model"
 
 
 @dataclass(frozen=True)
@@ -116,7 +131,7 @@ class Classifier:
         if labels and label_map is not None:
             by_label, kind_by_label = label_map.decide(labels)
             if by_label and not subsystem_reason.startswith(HEADING_REASON):
-                subsystem, subsystem_reason = by_label, f"PR label for {by_label!r}"
+                subsystem, subsystem_reason = by_label, f"{LABEL_REASON}for {by_label!r}"
             if kind_by_label and not kind_reason.startswith(SECTION_REASON):
                 kind, kind_reason = kind_by_label, f"PR label for {kind_by_label!r}"
         classified = ClassifiedItem(**item.model_dump(), subsystem=subsystem, kind=kind)
@@ -126,7 +141,7 @@ class Classifier:
         """The item's prose without code blocks, plus headings above it that are not areas or
         sections (a BC-breaking entry's title, for the bullets grouped under it)."""
         extra = [h for h in item.section if not self.taxonomy.is_known_heading(h)]
-        prose = _ESCAPED.sub(r"\1", _FENCED.sub(" ", item.text))  # TORCH\_LAZY → TORCH_LAZY
+        prose = _ESCAPED.sub(r"\1", strip_code(item.text, " "))  # TORCH\_LAZY → TORCH_LAZY
         return "\n".join([*extra, prose])
 
     def _subsystem(self, item: Item, words: str) -> tuple[str, str]:
@@ -231,11 +246,27 @@ class Classifier:
         return "other", "no heading or rule matched" + ("" if model is None else
                                                         ", model unsure")
 
+    def _section_kind(self, item: Item) -> tuple[str, str] | None:
+        """A Highlights section holds highlights whatever its sub-sections say ("Beta
+        Features"); otherwise the nearest heading that names a kind, then the nearest group
+        bullet that does ("- Bug fixes"), but a group never outranks a heading ("Improvements
+        > … > - Miscellaneous" are improvements)."""
+        cut = len(item.section) - item.group_depth
+        headings, groups = item.section[:cut], item.section[cut:]
+        for heading in headings:
+            if self.taxonomy.kind_of_heading(heading) == "highlight":
+                return "highlight", heading
+        for names in (headings, groups):
+            for heading in reversed(names):
+                if kind := self.taxonomy.kind_of_heading(heading):
+                    return kind, heading
+        return None
+
     def _kind(self, item: Item, words: str) -> tuple[str, str]:
-        for heading in reversed(item.section):
-            kind = self.taxonomy.kind_of_heading(heading)
-            if kind:
-                return kind, f"{SECTION_REASON}{heading!r}"
+        by_section = self._section_kind(item)
+        if by_section is not None:
+            kind, heading = by_section
+            return kind, f"{SECTION_REASON}{heading!r}"
         rules = self.taxonomy.kind_rules
         for rule in rules:
             if rule.strong and rule.pattern.search(words):

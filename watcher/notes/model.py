@@ -21,11 +21,11 @@ from pathlib import Path
 from typing import Any
 
 from watcher.errors import ConfigError
+from watcher.notes.text import strip_code
 from watcher.resources import defaults_dir
 
 FORMAT = 1
 
-_FENCED = re.compile(r"^ {0,3}(`{3,}|~{3,}).*?^ {0,3}\1[`~]*[ \t]*$", re.MULTILINE | re.DOTALL)
 _LINK = re.compile(r"\[([^\]]*)\]\([^)\s]*\)")
 _URL = re.compile(r"https?://\S+")
 _PR = re.compile(r"#\d+")
@@ -56,7 +56,7 @@ def features(text: str) -> list[str]:
     """The distinct features of an item: words, word bigrams, identifier parts, and every
     namespace prefix of a dotted name (``torch.distributed.checkpoint`` also gives
     ``ns:torch.distributed``), so a new function in a known module still points at its area."""
-    prose = _PR.sub(" ", _URL.sub(" ", _LINK.sub(r"\1", _FENCED.sub(" ", text))))
+    prose = _PR.sub(" ", _URL.sub(" ", _LINK.sub(r"\1", strip_code(text, " "))))
     found: dict[str, None] = {}
     words: list[str] = []
     for match in _WORD.finditer(prose):
