@@ -154,12 +154,15 @@ def config_group() -> None:
 
 
 @config_group.command("check")
+@click.option("--online", is_flag=True,
+              help="Also ask GitHub (/rate_limit) and Slack (auth.test) whether the tokens "
+                   "work; exit 1 if one does not.")
 @click.pass_obj
-def config_check(state: State) -> None:
-    """Validate the configuration and print it with secrets masked."""
+def config_check(state: State, online: bool) -> None:
+    """Validate everything `run` would; print the config with secrets masked."""
     from watcher.commands.config_check import run_config_check
 
-    run_config_check(state.config(), state.deps)
+    sys.exit(run_config_check(state.config(), state.deps, online=online))
 
 
 def main(argv: Sequence[str] | None = None, deps: Any = None) -> int:
@@ -190,7 +193,8 @@ def main(argv: Sequence[str] | None = None, deps: Any = None) -> int:
 def _report(error: Exception, verbose: bool) -> None:
     if verbose:
         logger.error("traceback follows", exc_info=error)
-    click.echo(f"release-watch: {error}", err=True)
+    for line in str(error).splitlines() or [type(error).__name__]:
+        click.echo(f"release-watch: {line}", err=True)
 
 
 def console_script() -> None:
