@@ -66,6 +66,9 @@ def setup_logging(*, verbose: bool, log_format: str, secrets: Iterable[str] = ()
     logging.getLogger("httpcore").setLevel(logging.WARNING)
     # APScheduler narrates every job run at INFO; our jobs log what matters themselves.
     logging.getLogger("apscheduler").setLevel(logging.DEBUG if verbose else logging.WARNING)
+    # apprise says why a send failed as a warning; the apprise notifier puts that reason into
+    # its own error, so apprise's lines are shown on their own only with --verbose.
+    logging.getLogger("apprise").propagate = verbose
     # markdown-it narrates every block rule it tries: thousands of lines per release.
     logging.getLogger("markdown_it").setLevel(logging.INFO)
     # slack-sdk's DEBUG lines carry whole payloads and an incoming webhook's URL (a secret).
