@@ -51,9 +51,10 @@ def test_every_problem_is_listed_one_line_each(run_cli, write_config):
     assert result.code == 2
     assert all(line.startswith(f"release-watch: {config}: notifier '") for line in lines)
     assert [line.split("notifier ", 1)[1].split(":", 1)[0] for line in lines] == [
-        "'weekly'", "'chan'", "'hook'", "'typo'", "'typo'"]
-    assert "Mars/Olympus" in lines[0] and "SLACK_BOT_TOKEN" in lines[1]
-    assert "is not a kind" in lines[3] and "unknown key" in lines[4]
+        "'weekly'", "'weekly'", "'chan'", "'hook'", "'typo'", "'typo'"]
+    assert "Mars/Olympus" in lines[0] and "'99 99 * * *' is not valid cron" in lines[1]
+    assert "SLACK_BOT_TOKEN" in lines[2] and "no webhook URL" in lines[3]
+    assert "is not a kind" in lines[4] and "unknown key" in lines[5]
 
 
 def test_valid_digest_schedule_and_tokens_pass(run_cli, write_config, fake_slack):

@@ -50,12 +50,38 @@ def digest_zone(timezone: str) -> ZoneInfo:
                           "such as Europe/Berlin or UTC)") from None
 
 
+_FIELDS = ("minute", "hour", "day", "month", "day_of_week")
+
+
+def _cron_fields(schedule: str) -> dict[str, str]:
+    parts = schedule.split()
+    if len(parts) != len(_FIELDS):
+        raise ValueError(f"{len(parts)} fields; crontab has 5: minute hour day month weekday")
+    fields = dict(zip(_FIELDS, parts, strict=True))
+    fields["day_of_week"] = cron_weekdays(fields["day_of_week"])
+    return fields
+
+
+def _why(fields: dict[str, str], zone: ZoneInfo, error: ValueError) -> str:
+    """The first field APScheduler refuses on its own, named (its errors name only the value)."""
+    for name, value in fields.items():
+        try:
+            CronTrigger(**{name: value}, timezone=zone)
+        except ValueError as field_error:
+            label = "weekday" if name == "day_of_week" else name  # crontab's word
+            return f"{label} {value!r}: {field_error}"
+    return str(error)
+
+
 def digest_trigger(schedule: str, timezone: str) -> CronTrigger:
     """The trigger ``run`` schedules a digest with; a ConfigError names what is wrong."""
     zone = digest_zone(timezone)
     try:
-        minute, hour, day, month, weekday = schedule.split()
-        return CronTrigger(minute=minute, hour=hour, day=day, month=month,
-                           day_of_week=cron_weekdays(weekday), timezone=zone)
+        fields = _cron_fields(schedule)
     except ValueError as error:
         raise ConfigError(f"digest_schedule {schedule!r} is not valid cron: {error}") from None
+    try:
+        return CronTrigger(**fields, timezone=zone)
+    except ValueError as error:
+        raise ConfigError(f"digest_schedule {schedule!r} is not valid cron: "
+                          f"{_why(fields, zone, error)}") from None

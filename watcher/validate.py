@@ -16,13 +16,19 @@ from watcher.schedule import digest_trigger, digest_zone
 
 
 def schedule_problems(config: NotifierConfig) -> list[str]:
+    """A bad timezone and a bad cron are two problems; both are reported."""
+    problems, zone = [], config.digest_timezone
     try:
-        digest_zone(config.digest_timezone)
-        if config.digest_schedule is not None:
-            digest_trigger(config.digest_schedule, config.digest_timezone)
+        digest_zone(zone)
     except ConfigError as error:
-        return [str(error)]
-    return []
+        problems.append(str(error))
+        zone = "UTC"  # so the schedule is still checked on its own
+    if config.digest_schedule is not None:
+        try:
+            digest_trigger(config.digest_schedule, zone)
+        except ConfigError as error:
+            problems.append(str(error))
+    return problems
 
 
 def _notifiers(config: Config, deps: Dependencies) -> tuple[dict[str, Notifier], list[str]]:
