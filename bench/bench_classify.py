@@ -18,11 +18,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NamedTuple, TypeVar
 
-from watcher.classify import Classifier
-from watcher.model import builtin_model
 from watcher.models import Item
-from watcher.notes import parse_notes
-from watcher.taxonomy import builtin_taxonomy
+from watcher.notes.classify import Classifier
+from watcher.notes.model import builtin_model
+from watcher.notes.parse import parse_notes
+from watcher.notes.taxonomy import builtin_taxonomy
 
 ROOT = Path(__file__).resolve().parent.parent
 RELEASES = ROOT / "tests" / "fixtures" / "releases"

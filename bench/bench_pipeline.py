@@ -32,13 +32,13 @@ from run_all import (
     verdict,
 )
 
-import watcher.notes
-from watcher.analyze import Analyzer
+import watcher.notes.parse
 from watcher.app import Dependencies, build_runtime, taxonomy_for
 from watcher.config import Secrets, config_from_dict
-from watcher.diff import diff_items
 from watcher.models import ClassifiedItem
-from watcher.notes import parse_notes
+from watcher.notes.analyze import Analyzer
+from watcher.notes.diff import diff_items
+from watcher.notes.parse import parse_notes
 
 REPEAT = 7
 TARGET = 0.2  # seconds for parse + classify of one release
@@ -99,7 +99,7 @@ def stage_rows(label: str, body: str, analyze: Analyzer) -> tuple[list[Row], lis
 @contextmanager
 def counting_parse_notes() -> Iterator[list[int]]:
     """Counts ``parse_notes`` calls wherever a module imported it by name."""
-    original = watcher.notes.parse_notes
+    original = watcher.notes.parse.parse_notes
     calls = [0]
 
     def counted(*args: Any, **kwargs: Any) -> Any:

@@ -7,7 +7,7 @@ from collections import Counter
 from handlers.base import Notifier, Progress
 from watcher.digest import Digest, by_repo, by_subsystem
 from watcher.models import KIND_TITLES, Event, EventItem
-from watcher.taxonomy import top_level
+from watcher.notes.taxonomy import top_level
 
 VERBS = {"published": "published", "edited": "release notes edited",
          "released": "released (was a pre-release)", "deleted": "deleted"}

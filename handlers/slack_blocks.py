@@ -29,7 +29,7 @@ from slack_sdk.models.blocks import (
 from handlers.slack_text import escape, link, plain, to_mrkdwn
 from watcher.digest import Digest, by_repo, by_subsystem
 from watcher.models import KIND_TITLES, Event, EventItem
-from watcher.taxonomy import top_level
+from watcher.notes.taxonomy import top_level
 
 SECTION_CHARS = 2900       # under Slack's 3,000, leaving room for a continuation marker
 HEADER_CHARS = 150

@@ -29,10 +29,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from train_classifier import DEFAULT_DATA, Example, load_examples, train
 
-from watcher.classify import Classifier
-from watcher.model import SubsystemModel, load_model
 from watcher.models import Item
-from watcher.taxonomy import Taxonomy, builtin_taxonomy, top_level
+from watcher.notes.classify import Classifier
+from watcher.notes.model import SubsystemModel, load_model
+from watcher.notes.taxonomy import Taxonomy, builtin_taxonomy, top_level
 
 Predict = Callable[[str], str]
 

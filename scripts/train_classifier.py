@@ -8,8 +8,9 @@ Training data is PyTorch's own release-notes labelling (see ``shared/data/README
 * ``releases/**/v*.md``: the published notes, each item labelled by the area heading above it.
 
 Rows marked ``skip`` or ``not user facing`` are not release-note items and are left out. The
-model is multinomial naive Bayes over the item's distinct features (``watcher.model.features``)
-with add-alpha smoothing; its output is deterministic: same data, same bytes.
+model is multinomial naive Bayes over the item's distinct features
+(``watcher.notes.model.features``) with add-alpha smoothing; its output is deterministic:
+same data, same bytes.
 
     python scripts/train_classifier.py [--data ../shared/data] [--out config/subsystem_model.json]
                                        [--exclude 2.8 ...]
@@ -30,12 +31,12 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from watcher.classify import Classifier
-from watcher.model import SubsystemModel, features
 from watcher.models import SUBSYSTEMS, Item
-from watcher.notes import parse_notes
+from watcher.notes.classify import Classifier
+from watcher.notes.model import SubsystemModel, features
+from watcher.notes.parse import parse_notes
+from watcher.notes.taxonomy import Taxonomy, builtin_taxonomy, heading_key, top_level
 from watcher.resources import subsystems_path
-from watcher.taxonomy import Taxonomy, builtin_taxonomy, heading_key, top_level
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_DATA = ROOT.parent / "shared" / "data"

@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 from conftest import release_notes
 
-from watcher.classify import Classifier
 from watcher.errors import ConfigError
 from watcher.models import KINDS, SUBSYSTEMS, Item
-from watcher.notes import parse_notes
-from watcher.taxonomy import builtin_taxonomy, literal_hint, top_level, with_overrides
+from watcher.notes.classify import Classifier
+from watcher.notes.parse import parse_notes
+from watcher.notes.taxonomy import builtin_taxonomy, literal_hint, top_level, with_overrides
 
 TAXONOMY = builtin_taxonomy()
 CLASSIFIER = Classifier(TAXONOMY)

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from conftest import release_notes
 
-from watcher.analyze import Analyzer, body_hash
-from watcher.diff import diff_items
-from watcher.taxonomy import builtin_taxonomy
+from watcher.notes.analyze import Analyzer, body_hash
+from watcher.notes.diff import diff_items
+from watcher.notes.taxonomy import builtin_taxonomy
 
 ANALYZER = Analyzer(builtin_taxonomy())
 

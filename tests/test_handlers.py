@@ -20,13 +20,13 @@ from handlers.base import (
     notifier_config,
 )
 from handlers.console import format_event
-from watcher.analyze import Analyzer
 from watcher.config import Secrets
 from watcher.errors import ConfigError, HandlerError
 from watcher.events import added, make_event
 from watcher.models import Release
+from watcher.notes.analyze import Analyzer
+from watcher.notes.taxonomy import builtin_taxonomy
 from watcher.routing import route
-from watcher.taxonomy import builtin_taxonomy
 
 NOW = datetime(2026, 11, 29, tzinfo=UTC)
 

@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 from conftest import FIXTURES, RELEASES, release_notes
 
-from watcher.classify import CONFIDENT, Classifier
-from watcher.model import SubsystemModel, builtin_model, features, model_path
 from watcher.models import SUBSYSTEMS, Item
-from watcher.notes import parse_notes
-from watcher.taxonomy import builtin_taxonomy, top_level
+from watcher.notes.classify import CONFIDENT, Classifier
+from watcher.notes.model import SubsystemModel, builtin_model, features, model_path
+from watcher.notes.parse import parse_notes
+from watcher.notes.taxonomy import builtin_taxonomy, top_level
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from conftest import release_notes
 
-from watcher.notes import find_prs, parse_notes
-from watcher.taxonomy import builtin_taxonomy
+from watcher.notes.parse import find_prs, parse_notes
+from watcher.notes.taxonomy import builtin_taxonomy
 
 KNOWN = builtin_taxonomy().is_known_heading
 

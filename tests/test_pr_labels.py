@@ -10,7 +10,7 @@ from pydantic import SecretStr
 
 from watcher.errors import ConfigError
 from watcher.github import GitHubClient, RetryPolicy
-from watcher.pr_labels import LabelSource, builtin_label_map, label_map
+from watcher.notes.labels import LabelSource, builtin_label_map, label_map
 from watcher.store import Store
 
 REPO = "pytorch/pytorch"

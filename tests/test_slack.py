@@ -12,8 +12,8 @@ from conftest import SLACK_TOKEN, release_notes
 from fakes.slack import Scripted
 
 from handlers.slack_blocks import item_line
-from watcher.analyze import Analyzer
-from watcher.taxonomy import builtin_taxonomy
+from watcher.notes.analyze import Analyzer
+from watcher.notes.taxonomy import builtin_taxonomy
 
 V27 = release_notes("pytorch/v2.7.0.md")
 ENV = {"SLACK_BOT_TOKEN": SLACK_TOKEN}

@@ -19,15 +19,15 @@ import httpx
 
 from handlers.base import HandlerContext, Notifier, NotifierConfig, notifier_config
 from handlers.secrets import secret_values
-from watcher.analyze import Analyzer
 from watcher.config import Config, Secrets
 from watcher.github import GitHubClient, RetryPolicy
+from watcher.notes.analyze import Analyzer
+from watcher.notes.taxonomy import Taxonomy, with_overrides
 from watcher.poller import Poller, utcnow
 from watcher.store import Store
-from watcher.taxonomy import Taxonomy, with_overrides
 
 if TYPE_CHECKING:
-    from watcher.pr_labels import LabelSource
+    from watcher.notes.labels import LabelSource
 
 logger = logging.getLogger(__name__)
 
@@ -86,7 +86,7 @@ def _label_source(config: Config, client: GitHubClient, store: Store,
                   deps: Dependencies) -> LabelSource | None:
     if not config.classify.use_pr_labels:
         return None
-    from watcher.pr_labels import LabelSource, label_map
+    from watcher.notes.labels import LabelSource, label_map
 
     mapping = label_map(config.classify.label_map)
     if deps.get_secrets().github_token is None:

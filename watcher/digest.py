@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from watcher.models import Event, EventItem, Frozen
-from watcher.taxonomy import top_level
+from watcher.notes.taxonomy import top_level
 
 IMPORTANCE = ("bc_breaking", "deprecation", "security", "regression", "new_feature")
 TOP_ITEMS = 5

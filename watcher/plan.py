@@ -10,10 +10,10 @@ import hashlib
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from watcher.analyze import Analyzer, body_hash
-from watcher.diff import diff_items
 from watcher.events import added, event_item, make_event
 from watcher.models import Event, EventItem, Release
+from watcher.notes.analyze import Analyzer, body_hash
+from watcher.notes.diff import diff_items
 from watcher.store import ReleaseRecord
 
 _OLDEST = datetime.min.replace(tzinfo=UTC)

@@ -13,12 +13,12 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from handlers.base import NotifierConfig
-from watcher.analyze import Analyzer
 from watcher.config import Config, RepoConfig
 from watcher.crashpoints import crashpoint
 from watcher.errors import WatcherError
 from watcher.github import GitHubClient, Listing
 from watcher.models import Event
+from watcher.notes.analyze import Analyzer
 from watcher.orgs import watched_repos
 from watcher.plan import RepoPlan, RepoPolicy, deletion_candidates, plan_repo
 from watcher.routing import route

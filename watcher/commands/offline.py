@@ -5,15 +5,15 @@ from __future__ import annotations
 import json
 from typing import IO
 
-from watcher.analyze import Analyzer
 from watcher.app import taxonomy_for
-from watcher.classify import Classifier
 from watcher.cli import read_text
 from watcher.config import Config
-from watcher.diff import diff_items
 from watcher.events import event_item
 from watcher.models import ClassifiedItem
-from watcher.notes import parse_notes
+from watcher.notes.analyze import Analyzer
+from watcher.notes.classify import Classifier
+from watcher.notes.diff import diff_items
+from watcher.notes.parse import parse_notes
 
 
 def _item_json(item: ClassifiedItem) -> dict[str, object]:

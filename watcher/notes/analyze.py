@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING
 from watcher.models import ClassifiedItem
 
 if TYPE_CHECKING:
-    from watcher.classify import Classifier
-    from watcher.pr_labels import LabelSource
-    from watcher.taxonomy import Taxonomy
+    from watcher.notes.classify import Classifier
+    from watcher.notes.labels import LabelSource
+    from watcher.notes.taxonomy import Taxonomy
 
 logger = logging.getLogger(__name__)
 
@@ -41,7 +41,7 @@ class Analyzer:
     @property
     def classifier(self) -> Classifier:
         if self._classifier is None:
-            from watcher.classify import Classifier
+            from watcher.notes.classify import Classifier
 
             source = self._taxonomy_source
             self._classifier = Classifier(source() if callable(source) else source)
@@ -54,7 +54,7 @@ class Analyzer:
     def items(self, body: str | None, *, label: str = "release",
               repo: str | None = None) -> list[ClassifiedItem]:
         """``repo``: where the notes' PR numbers point, for ``classify.use_pr_labels``."""
-        from watcher.notes import parse_notes
+        from watcher.notes.parse import parse_notes
 
         notes = parse_notes(body, is_known_heading=self.taxonomy.is_known_heading,
                             max_chars=self.max_body_chars)

@@ -24,12 +24,12 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING
 
-from watcher.model import SubsystemModel, builtin_model, top_features
 from watcher.models import ClassifiedItem, Item
-from watcher.taxonomy import DECISIVE, Taxonomy, top_level
+from watcher.notes.model import SubsystemModel, builtin_model, top_features
+from watcher.notes.taxonomy import DECISIVE, Taxonomy, top_level
 
 if TYPE_CHECKING:
-    from watcher.pr_labels import LabelMap
+    from watcher.notes.labels import LabelMap
 
 _FENCED = re.compile(r"^ {0,3}(`{3,}|~{3,}).*?^ {0,3}\1[`~]*[ \t]*$", re.MULTILINE | re.DOTALL)
 _BULLET = re.compile(r"^\s*[-*+]\s+(.*)")
