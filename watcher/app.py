@@ -7,16 +7,18 @@ Everything with I/O is created here and handed in; sleep, clock and transport ca
 from __future__ import annotations
 
 import logging
+import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, Any
 
 import httpx
 
 from handlers.base import HandlerContext, Notifier, NotifierConfig, notifier_config
+from handlers.secrets import secret_values
 from watcher.config import Config, Secrets
 from watcher.github import GitHubClient, RetryPolicy
 from watcher.notes.analyze import Analyzer
@@ -40,6 +42,8 @@ class Dependencies:
     epoch: Callable[[], float] = time.time
     transport: httpx.BaseTransport | None = None
     secrets: Secrets | None = None
+    # Where notifiers' secrets are read from (handlers.secrets); tests pass a dict.
+    environ: Mapping[str, str] = field(default_factory=lambda: os.environ)
 
     def get_secrets(self) -> Secrets:
         if self.secrets is None:
@@ -52,15 +56,30 @@ def taxonomy_for(config: Config) -> Taxonomy:
     return with_overrides(config.classify.headings, rules)
 
 
-def notifier_configs(config: Config) -> list[tuple[type[Notifier], NotifierConfig]]:
-    return [notifier_config(raw, config.source) for raw in config.notifiers]
+def configured_notifier(raw: dict[str, Any], config: Config, environ: Mapping[str, str] | None,
+                        ) -> tuple[type[Notifier], NotifierConfig]:
+    """One ``[[notifiers]]`` table validated, its secrets masked in every log line from now on."""
+    from watcher.logs import register_secrets
+
+    cls, cfg = notifier_config(raw, config.source, environ)
+    register_secrets(secret_values(cfg))
+    return cls, cfg
+
+
+def notifier_configs(config: Config, environ: Mapping[str, str] | None = None,
+                     ) -> list[tuple[type[Notifier], NotifierConfig]]:
+    return [configured_notifier(raw, config, environ) for raw in config.notifiers]
+
+
+def handler_context(config: Config, deps: Dependencies) -> HandlerContext:
+    return HandlerContext(secrets=deps.get_secrets(), base_dir=config.base_dir,
+                          stdout=deps.stdout, slack_api_url=config.slack.api_url,
+                          sleep=deps.sleep, monotonic=deps.epoch)
 
 
 def build_notifiers(config: Config, deps: Dependencies) -> dict[str, Notifier]:
-    context = HandlerContext(secrets=deps.get_secrets(), base_dir=config.base_dir,
-                             stdout=deps.stdout, slack_api_url=config.slack.api_url,
-                             sleep=deps.sleep, monotonic=deps.epoch)
-    return {cfg.name: cls(cfg, context) for cls, cfg in notifier_configs(config)}
+    context = handler_context(config, deps)
+    return {cfg.name: cls(cfg, context) for cls, cfg in notifier_configs(config, deps.environ)}
 
 
 def _label_source(config: Config, client: GitHubClient, store: Store,
@@ -103,6 +122,6 @@ def build_runtime(config: Config, deps: Dependencies) -> Runtime:
     store = Store.open(config.store_path())
     analyzer = Analyzer(lambda: taxonomy_for(config), max_body_chars=config.poll.max_body_chars,
                         labels=_label_source(config, client, store, deps))
-    notifiers = [cfg for _, cfg in notifier_configs(config)]
+    notifiers = [cfg for _, cfg in notifier_configs(config, deps.environ)]
     poller = Poller(config, store, client, analyzer, notifiers, clock=deps.clock)
     return Runtime(config, store, client, analyzer, poller, http)

@@ -11,9 +11,9 @@ from __future__ import annotations
 import json
 import logging
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypeVar
 
 import click
 
@@ -32,6 +32,14 @@ class State:
         self.log_format = log_format
         self.deps = deps
 
+    def setup_logging(self) -> None:
+        from watcher.logs import setup_logging
+
+        secrets = self.deps.get_secrets()
+        values = [s.get_secret_value() for s in (secrets.github_token, secrets.slack_bot_token,
+                                                  secrets.slack_webhook_url) if s is not None]
+        setup_logging(verbose=self.verbose, log_format=self.log_format, secrets=values)
+
     def config(self) -> Any:
         from watcher.config import find_config_file, load_config
         from watcher.logs import register_secrets
@@ -46,13 +54,19 @@ def _fail(message: str, code: int) -> NoReturn:
     sys.exit(code)
 
 
+_CONFIG_HELP = ("Config file (else $RELEASE_WATCH_CONFIG, else ./release-watch.toml, else the "
+                "built-in defaults).")
+_VERBOSE_HELP = "Debug logging and tracebacks on errors."
+_LOG_FORMAT_HELP = "Format of log lines on stderr."
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--config", "config_path", metavar="PATH",
-              help="Config file (else $RELEASE_WATCH_CONFIG, else ./release-watch.toml, else the "
-                   "built-in defaults).")
-@click.option("-v", "--verbose", is_flag=True, help="Debug logging and tracebacks on errors.")
+@click.version_option(package_name="release-watch", prog_name="release-watch",
+                      message="%(prog)s %(version)s")
+@click.option("--config", "config_path", metavar="PATH", help=_CONFIG_HELP)
+@click.option("-v", "--verbose", is_flag=True, help=_VERBOSE_HELP)
 @click.option("--log-format", type=click.Choice(["text", "json"]), default="text",
-              show_default=True, help="Format of log lines on stderr.")
+              show_default=True, help=_LOG_FORMAT_HELP)
 @click.pass_context
 def cli(ctx: click.Context, config_path: str | None, verbose: bool, log_format: str) -> None:
     """Tells you what changed in PyTorch and PyTorch/XLA releases, by subsystem."""
@@ -61,16 +75,48 @@ def cli(ctx: click.Context, config_path: str | None, verbose: bool, log_format: 
         from watcher.app import Dependencies
 
         deps = Dependencies()
-    secrets = deps.get_secrets()
-    from watcher.logs import setup_logging
-
-    values = [s.get_secret_value() for s in (secrets.github_token, secrets.slack_bot_token,
-                                              secrets.slack_webhook_url) if s is not None]
-    setup_logging(verbose=verbose, log_format=log_format, secrets=values)
     ctx.obj = State(config_path, verbose, log_format, deps)
+    ctx.obj.setup_logging()
+
+
+def _late_global(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    """A global option given after the subcommand (``poll --config X``): it overrides the one
+    before, and logging is set up again if it changed."""
+    state = ctx.find_object(State)
+    if state is None or value is None or value is False:
+        return value  # not given here (or parsed without running, as tests of deploy files do)
+    if param.name == "config_path":
+        state.config_path = value
+        return value
+    if param.name == "verbose":
+        state.verbose = True
+    else:
+        state.log_format = value
+    state.setup_logging()
+    return value
+
+
+Command = TypeVar("Command", bound=Callable[..., Any])
+
+
+def global_options(command: Command) -> Command:
+    """The group's options, accepted after the subcommand too (the contract says --config is
+    global; people type it at the end)."""
+    for option in (
+        click.option("--log-format", "log_format", type=click.Choice(["text", "json"]),
+                     default=None, expose_value=False, callback=_late_global,
+                     help=_LOG_FORMAT_HELP),
+        click.option("-v", "--verbose", "verbose", is_flag=True, default=False,
+                     expose_value=False, callback=_late_global, help=_VERBOSE_HELP),
+        click.option("--config", "config_path", metavar="PATH", default=None,
+                     expose_value=False, callback=_late_global, help=_CONFIG_HELP),
+    ):
+        command = option(command)
+    return command
 
 
 @cli.command()
+@global_options
 @click.option("--repo", "repos", multiple=True, metavar="OWNER/NAME",
               help="Poll only this repo (repeatable); it need not be in the config.")
 @click.option("--dry-run", is_flag=True, help="Compute and print; send nothing, change no state.")
@@ -88,6 +134,7 @@ def poll(state: State, repos: tuple[str, ...], dry_run: bool) -> None:
 
 
 @cli.command()
+@global_options
 @click.pass_obj
 def run(state: State) -> None:
     """The long-running daemon: scheduled polls, digests and retries until SIGTERM/SIGINT."""
@@ -99,6 +146,7 @@ def run(state: State) -> None:
 
 
 @cli.command()
+@global_options
 @click.option("--notifier", metavar="NAME", help="Only this digest notifier.")
 @click.option("--dry-run", is_flag=True, help="Print the digests; send nothing, clear nothing.")
 @click.pass_obj
@@ -110,6 +158,7 @@ def digest(state: State, notifier: str | None, dry_run: bool) -> None:
 
 
 @cli.command()
+@global_options
 @click.argument("path", metavar="PATH|-")
 @click.option("--repo", metavar="OWNER/NAME", help="The repo the notes belong to (for links).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
@@ -124,19 +173,25 @@ def classify(state: State, path: str, repo: str | None, fmt: str, explain: bool)
 
 
 @cli.command()
+@global_options
 @click.argument("old", metavar="OLD")
 @click.argument("new", metavar="NEW")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
               show_default=True)
+@click.option("--exit-code", is_flag=True,
+              help="Exit 1 when an item was added, removed or changed, 0 when none was "
+                   "(as git diff --exit-code).")
 @click.pass_obj
-def diff(state: State, old: str, new: str, fmt: str) -> None:
+def diff(state: State, old: str, new: str, fmt: str, exit_code: bool) -> None:
     """Item-level diff of two release-notes files (offline)."""
     from watcher.commands.offline import run_diff
 
-    run_diff(state.config(), state.deps.stdout, old, new, fmt=fmt)
+    changed = run_diff(state.config(), state.deps.stdout, old, new, fmt=fmt)
+    sys.exit(EXIT_FAILED if exit_code and changed else EXIT_OK)
 
 
 @cli.command()
+@global_options
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @click.option("--check", is_flag=True,
               help="Exit 1 when the last successful poll is older than 3 poll intervals.")
@@ -154,12 +209,16 @@ def config_group() -> None:
 
 
 @config_group.command("check")
+@global_options
+@click.option("--online", is_flag=True,
+              help="Also ask GitHub (/rate_limit) and Slack (auth.test) whether the tokens "
+                   "work; exit 1 if one does not.")
 @click.pass_obj
-def config_check(state: State) -> None:
-    """Validate the configuration and print it with secrets masked."""
+def config_check(state: State, online: bool) -> None:
+    """Validate everything `run` would; print the config with secrets masked."""
     from watcher.commands.config_check import run_config_check
 
-    run_config_check(state.config(), state.deps)
+    sys.exit(run_config_check(state.config(), state.deps, online=online))
 
 
 def main(argv: Sequence[str] | None = None, deps: Any = None) -> int:
@@ -190,7 +249,8 @@ def main(argv: Sequence[str] | None = None, deps: Any = None) -> int:
 def _report(error: Exception, verbose: bool) -> None:
     if verbose:
         logger.error("traceback follows", exc_info=error)
-    click.echo(f"release-watch: {error}", err=True)
+    for line in str(error).splitlines() or [type(error).__name__]:
+        click.echo(f"release-watch: {line}", err=True)
 
 
 def console_script() -> None:

@@ -25,6 +25,22 @@ class RedactSecrets(logging.Filter):
         return True
 
 
+def _iso_seconds(created: float) -> str:
+    return datetime.fromtimestamp(created, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class TextFormatter(logging.Formatter):
+    """``2026-11-30T13:00:00Z warning watcher.deliver: message``: UTC, ISO 8601, so lines from
+    journald, docker and a laptop sort and compare alike."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        line = (f"{_iso_seconds(record.created)} {record.levelname.lower()} {record.name}: "
+                f"{record.getMessage()}")
+        if record.exc_info:
+            line += "\n" + self.formatException(record.exc_info)
+        return line
+
+
 class JsonFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
         entry = {"time": datetime.fromtimestamp(record.created, UTC).isoformat(),
@@ -40,7 +56,7 @@ def setup_logging(*, verbose: bool, log_format: str, secrets: Iterable[str] = ()
     if log_format == "json":
         handler.setFormatter(JsonFormatter())
     else:
-        handler.setFormatter(logging.Formatter("release-watch: %(levelname)s: %(message)s"))
+        handler.setFormatter(TextFormatter())
     handler.addFilter(RedactSecrets(secrets))
     root = logging.getLogger()
     root.handlers[:] = [handler]
@@ -50,6 +66,11 @@ def setup_logging(*, verbose: bool, log_format: str, secrets: Iterable[str] = ()
     logging.getLogger("httpcore").setLevel(logging.WARNING)
     # APScheduler narrates every job run at INFO; our jobs log what matters themselves.
     logging.getLogger("apscheduler").setLevel(logging.DEBUG if verbose else logging.WARNING)
+    # apprise says why a send failed as a warning; the apprise notifier puts that reason into
+    # its own error, so apprise's lines are shown on their own only with --verbose.
+    logging.getLogger("apprise").propagate = verbose
+    # markdown-it narrates every block rule it tries: thousands of lines per release.
+    logging.getLogger("markdown_it").setLevel(logging.INFO)
     # slack-sdk's DEBUG lines carry whole payloads and an incoming webhook's URL (a secret).
     logging.getLogger("slack_sdk").setLevel(logging.INFO)
 

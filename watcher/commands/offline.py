@@ -49,17 +49,19 @@ def run_classify(config: Config, out: IO[str], path: str, *, repo: str | None, f
     out.write(f"\n{len(decisions)} items{where}\n")
 
 
-def run_diff(config: Config, out: IO[str], old_path: str, new_path: str, *, fmt: str) -> None:
+def run_diff(config: Config, out: IO[str], old_path: str, new_path: str, *, fmt: str) -> int:
+    """Prints the item-level diff; returns how many items were added, removed or changed."""
     analyzer = Analyzer(taxonomy_for(config), max_body_chars=config.poll.max_body_chars)
     changes = diff_items(analyzer.items(read_text(old_path)), analyzer.items(read_text(new_path)))
     items = [event_item(change) for change in changes]
     if fmt == "json":
         data = [item.model_dump(mode="json", exclude_none=True) for item in items]
         out.write(json.dumps({"items": data}, ensure_ascii=False, indent=2) + "\n")
-        return
+        return len(items)
     signs = {"added": "+", "removed": "-", "changed": "~"}
     for item in items:
         out.write(f"{signs[item.change]} [{item.subsystem}] {item.text.split(chr(10), 1)[0]}\n")
         if item.old_text is not None:
             out.write(f"    was: {item.old_text.split(chr(10), 1)[0]}\n")
     out.write(f"\n{len(items)} items changed\n" if items else "no item changed\n")
+    return len(items)
