@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 EventType = Literal["published", "edited", "released", "deleted"]
 ChangeType = Literal["added", "removed", "changed"]
+DecidedBy = Literal["heading", "label", "rule", "model"]  # what set an item's subsystem
 
 KINDS: tuple[str, ...] = (
     "highlight", "bc_breaking", "deprecation", "new_feature", "improvement", "bug_fix",
@@ -73,6 +74,8 @@ class Item(Frozen):
 class ClassifiedItem(Item):
     subsystem: str
     kind: str
+    decided_by: DecidedBy = "heading"
+    confidence: float = Field(default=1.0, ge=0.0, le=1.0)  # how sure the subsystem is
 
 
 class EventItem(Frozen):
@@ -88,6 +91,9 @@ class EventItem(Frozen):
     change: ChangeType = "added"
     old_text: str | None = None
     group: str = ""  # the group it stands under in the notes, for readers' context
+    # None only in events recorded before release-watch said how sure it was.
+    decided_by: DecidedBy | None = None
+    confidence: float | None = None
 
 
 class Summary(Frozen):

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING
 
-from watcher.models import ClassifiedItem, Item
+from watcher.models import ClassifiedItem, DecidedBy, Item
 from watcher.notes.model import SubsystemModel, builtin_model, top_features
 from watcher.notes.taxonomy import DECISIVE, Taxonomy, top_level
 from watcher.notes.text import strip_code
@@ -58,7 +58,27 @@ def _leading_lines(text: str) -> list[str]:
     return [_TAGS.sub("", lines[0])] + ([bullet] if bullet else [])
 
 
-DECIDERS = ("heading", "label", "rule", "model")  # what can set a subsystem, strongest first
+DECIDERS: tuple[DecidedBy, ...] = ("heading", "label", "rule", "model")  # strongest first
+
+
+def _decided_by(reason: str) -> DecidedBy:
+    """Which of ``DECIDERS`` set the subsystem (the contract's ``decided_by``)."""
+    if reason.startswith(HEADING_REASON):
+        return "heading"
+    if reason.startswith(LABEL_REASON):
+        return "label"
+    if reason.startswith("rule"):
+        return "rule"
+    return "model"
+
+
+def _confidence(decided_by: DecidedBy, reason: str) -> float:
+    if decided_by in {"heading", "label"}:
+        return 1.0
+    if decided_by == "rule":
+        return 0.9 if "score 6" in reason or "score 1" in reason else 0.6
+    match = re.search(r"p=(\d\.\d+)", reason)
+    return float(match.group(1)) if match else 0.0
 
 
 @dataclass(frozen=True)
@@ -66,17 +86,6 @@ class Decision:
     item: ClassifiedItem
     subsystem_reason: str
     kind_reason: str
-
-    @property
-    def decided_by(self) -> str:
-        """Which of ``DECIDERS`` set the subsystem (the contract's ``decided_by``)."""
-        if self.subsystem_reason.startswith(HEADING_REASON):
-            return "heading"
-        if self.subsystem_reason.startswith(LABEL_REASON):
-            return "label"
-        if self.subsystem_reason.startswith("rule"):
-            return "rule"
-        return "model"
 
 
 @dataclass(frozen=True)
@@ -134,7 +143,10 @@ class Classifier:
                 subsystem, subsystem_reason = by_label, f"{LABEL_REASON}for {by_label!r}"
             if kind_by_label and not kind_reason.startswith(SECTION_REASON):
                 kind, kind_reason = kind_by_label, f"PR label for {kind_by_label!r}"
-        classified = ClassifiedItem(**item.model_dump(), subsystem=subsystem, kind=kind)
+        decided_by = _decided_by(subsystem_reason)
+        classified = ClassifiedItem(**item.model_dump(), subsystem=subsystem, kind=kind,
+                                    decided_by=decided_by,
+                                    confidence=_confidence(decided_by, subsystem_reason))
         return Decision(classified, subsystem_reason, kind_reason)
 
     def words(self, item: Item) -> str:
