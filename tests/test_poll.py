@@ -94,7 +94,7 @@ def test_editing_one_bullet_of_a_real_body_is_one_edited_event_with_that_change(
     assert edited[0]["items"] == [{
         "subsystem": "build", "kind": "new_feature", "text": new[2:],
         "section": ["New features", "Release Engineering"], "prs": [139760],
-        "change": "changed", "old_text": old[2:]}]
+        "change": "changed", "old_text": old[2:], "decided_by": "heading", "confidence": 1.0}]
 
 
 def test_whitespace_and_line_ending_churn_is_not_an_edit(fake_github, write_config, run_cli):
@@ -155,7 +155,10 @@ def test_twice_with_jsonl_gives_contract_lines_then_none(fake_github, write_conf
         assert set(event["summary"]) == {"items", "by_subsystem", "by_kind"}
         assert event["published_at"].endswith("Z") and event["detected_at"].endswith("Z")
         for item in event["items"]:
-            assert set(item) == {"subsystem", "kind", "text", "section", "prs", "change"}
+            assert set(item) - {"group"} == {"subsystem", "kind", "text", "section", "prs",
+                                             "change", "decided_by", "confidence"}
+            assert item["decided_by"] in {"heading", "label", "rule", "model"}
+            assert 0 <= item["confidence"] <= 1
 
 
 def test_deleted_release_is_confirmed_by_a_direct_look_up(fake_github, write_config, run_cli):
