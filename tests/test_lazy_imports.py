@@ -71,7 +71,7 @@ def test_console_only_poll_imports_neither_slack_nor_the_scheduler_nor_apprise(t
                                 "slack_sdk", "apscheduler", "apprise")
     assert result["codes"] == [0, 0]
     assert result["requests"] == 4  # one listing per repo per poll: the second poll was 304s
-    assert "pytorch/pytorch: v2.8.0 published" in stdout  # the console notifier really ran
+    assert "PyTorch v2.8.0 released" in stdout  # the console notifier really ran
     assert result["loaded"] == []
 
 

@@ -210,7 +210,7 @@ def test_dry_run_prints_and_changes_nothing(fake_github, write_config, run_cli):
     config = write_config()
     result = run_cli("--config", str(config), "poll", "--dry-run")
     assert result.code == 0
-    assert "PyTorch 2.7.0 (v2.7.0) published" in result.stdout
+    assert "PyTorch 2.7.0 released" in result.stdout
     assert "would go to: log" in result.stdout
     assert not (config.parent / "store").exists()
     assert events(config) == []

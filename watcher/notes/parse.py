@@ -70,7 +70,7 @@ class ParsedNotes:
     items: list[Item]
     prose: list[str] = field(default_factory=list)  # text outside any item (intro, outro)
     truncated: bool = False
-    unknown_headings: list[str] = field(default_factory=list)  # neither section nor area
+    unknown_headings: list[str] = field(default_factory=list)  # topics: no section, no area
 
 
 @dataclass
@@ -227,15 +227,16 @@ class _Walker:
             return self.entry(index)
         kind = self.lookup.kind_of_heading(heading.title)
         areas = self.lookup.area_ids(heading.title)
-        if kind is None and not areas and heading.title:
-            self.unknown.setdefault(heading.title)
         end = self._body_end(index)
         body = self.blocks[index + 1:end]
         following = self.blocks[end] if end < len(self.blocks) else None
         parent = isinstance(following, Heading) and following.level > heading.level and \
             not self._part_of_entry(heading, end)  # "#### Decompositions" over "##### …"
         if kind is not None or not body or parent or self._introduces_items(body):
-            self.push(heading, topic=kind is None and not areas)
+            topic = kind is None and not areas
+            if topic and heading.title:
+                self.unknown.setdefault(heading.title)  # an entry's title is not a heading
+            self.push(heading, topic=topic)
             return index + 1
         if (self.open is not None and not areas and self._continued()
                 and not any(isinstance(b, ListBlock) for b in body)
