@@ -57,8 +57,8 @@ class Analyzer:
         """``repo``: where the notes' PR numbers point, for ``classify.use_pr_labels``."""
         from watcher.notes.parse import parse_notes
 
-        notes = parse_notes(body, lookup=self.taxonomy,
-                            max_chars=self.max_body_chars)
+        notes = parse_notes(body, lookup=self.taxonomy, max_chars=self.max_body_chars,
+                            repo=repo)
         if notes.unknown_headings and label not in self._reported:
             self._reported.add(label)  # once per release, not once per parse of it
             logger.debug("%s: headings the taxonomy does not know: %s", label,
