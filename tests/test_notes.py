@@ -189,6 +189,13 @@ def test_tables_of_contents_in_every_form_are_skipped(toc):
     assert [i.text for i in items] == ["Drop X (#2)", "Fix (#1)"]
 
 
+def test_each_xla_op_lowering_is_an_item():
+    ops = [i for i in parse(release_notes("xla/v2.0.0.md")) if i.group == "Op Lowering"]
+    assert [(i.text, i.section[-1]) for i in ops] == [
+        ("_linalg_svd (#4537)", "Op Lowering"), ("Upsample_bilinear2d with scale (#4464)",
+                                                 "Op Lowering")]
+
+
 def test_a_release_flattened_onto_one_line_gets_its_structure_back():
     notes = parse_notes(next((FIXTURES / "seeds").glob("003_*.txt")).read_text("utf-8"),
                         lookup=KNOWN)
