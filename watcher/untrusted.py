@@ -27,3 +27,17 @@ def clean_line(text: str | None) -> str:
     """A one-line field (a release name, a tag, a log message's argument): controls dropped and
     line breaks turned into spaces, so it can never start a line of its own."""
     return _LINE_BREAKS.sub(" ", clean_text(text))
+
+
+_VISIBLE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def escape_controls(text: str) -> str:
+    """Every control character, line breaks included, as a visible escape (``\\n``,
+    ``\\x1b``, ``\\u202e``): for a log line, which must stay one line and show what was there."""
+    def visible(match: re.Match[str]) -> str:
+        char = match.group(0)
+        named = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+        return named.get(char) or (f"\\x{ord(char):02x}" if ord(char) < 0x100
+                                   else f"\\u{ord(char):04x}")
+    return _VISIBLE.sub(visible, text)
