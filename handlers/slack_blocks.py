@@ -8,31 +8,27 @@ shows that item in the parent. Long content is split between sections and messag
 boundaries, a code block closed and reopened around a cut, and an item that goes on in the next
 message says so.
 
-Slack's limits (api.slack.com/reference/block-kit/blocks): at most 50 blocks a message, 3,000
-characters in a section's text, 150 in a header. Slack also rejects messages whose blocks are
-too large in total (``msg_blocks_too_long``, undocumented), so each message is kept under
-``max_chars`` of block JSON. Every block is validated with slack_sdk's models before sending.
+How it fits within Slack's limits is ``handlers.slack_layout``'s business.
 """
 
 from __future__ import annotations
 
-import json
-import re
 from collections import Counter
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from slack_sdk.models.blocks import (
-    Block,
-    ContextBlock,
-    HeaderBlock,
-    MarkdownTextObject,
-    PlainTextObject,
-    SectionBlock,
+from handlers.slack_layout import (
+    MAX_BLOCKS,
+    Packer,
+    SlackMessage,
+    block_chars,
+    context,
+    header,
+    plan_texts,
+    section,
+    titled_sections,
 )
-
-from handlers.slack_text import FENCE, Line, escape, item_lines, link, plain, to_mrkdwn
+from handlers.slack_text import Line, escape, item_lines, link, to_mrkdwn
 from watcher.digest import Digest, by_repo, by_subsystem
 from watcher.models import KIND_TITLES, Event, EventItem
 from watcher.present import (
@@ -47,45 +43,12 @@ from watcher.present import (
     top_name,
 )
 
-SECTION_CHARS = 2900       # under Slack's 3,000, leaving room for a continuation marker
-HEADER_CHARS = 150
-MAX_BLOCKS = 45            # under Slack's 50
+__all__ = ["SlackMessage", "plan_digest", "plan_event", "plan_texts"]
+
 TITLE_CHARS = 300          # a called-out item's title in the parent (its thread has it whole)
 CALLOUT_ITEMS = 8          # BC-breaking/deprecation/… titles shown in the parent message
 GROUP_CHARS = 200          # a group's name above its items (some groups are a paragraph)
-CONTINUES = "_…continues in the next message_"
 _RANK = {kind: index for index, kind in enumerate(KIND_ORDER)}
-_ATOMS = re.compile(r"<[^<>]*>|&[a-z#0-9]{1,10};|\s+|[^\s<&]+|[<&]")
-
-
-@dataclass
-class SlackMessage:
-    text: str                                   # the notification / fallback text
-    blocks: list[dict[str, Any]]
-    in_thread: bool = False
-
-    def payload_chars(self) -> int:
-        return len(json.dumps(self.blocks, separators=(",", ":")))
-
-
-def _checked(block: Block) -> dict[str, Any]:
-    block.validate_json()  # raises SlackObjectFormationError on a limit we got wrong
-    return block.to_dict()
-
-
-def header(text: str) -> dict[str, Any]:
-    text = plain(text)
-    if len(text) > HEADER_CHARS:
-        text = text[: HEADER_CHARS - 1] + "…"
-    return _checked(HeaderBlock(text=PlainTextObject(text=text, emoji=False)))
-
-
-def section(mrkdwn: str) -> dict[str, Any]:
-    return _checked(SectionBlock(text=MarkdownTextObject(text=mrkdwn)))
-
-
-def context(mrkdwn: str) -> dict[str, Any]:
-    return _checked(ContextBlock(elements=[MarkdownTextObject(text=mrkdwn)]))
 
 
 @dataclass(frozen=True)
@@ -135,106 +98,10 @@ def _with_groups(items: list[EventItem], style: Style, *, show_top: bool) -> lis
     return entries
 
 
-def _wrap(text: str, limit: int) -> Iterator[str]:
-    """A line longer than a section, cut between words and never inside a link or entity."""
-    piece = ""
-    for atom in _ATOMS.findall(text):
-        while len(atom) > limit:  # one enormous word: cut it where it must be cut
-            yield piece + atom[: limit - len(piece)]
-            atom, piece = atom[limit - len(piece):], ""
-        if len(piece) + len(atom) > limit:
-            yield piece
-            piece = ""
-        piece += atom
-    if piece or not text:
-        yield piece
-
-
-@dataclass
-class Section:
-    text: str
-    mid_item: bool = False  # the next section goes on with the same item
-
-
-def titled_sections(title: str, entries: list[list[Line]],
-                    limit: int = SECTION_CHARS) -> list[Section]:
-    """A titled list of items as sections of at most ``limit`` characters, split between items
-    where possible, else between lines (code blocks closed and reopened around the cut)."""
-    out: list[Section] = []
-    current: list[str] = [f"*{title}*"] if title else []
-
-    def size() -> int:
-        return sum(len(line) + 1 for line in current)
-
-    def flush(mid_item: bool, opening: str) -> None:
-        nonlocal current
-        if current:
-            out.append(Section("\n".join(current), mid_item))
-        current = [opening] if opening else []
-
-    for entry in entries:
-        if len(current) > 1 and size() + sum(len(line.text) + 1 for line in entry) > limit:
-            flush(False, f"*{title}* _(continued)_" if title else "")
-        in_code = False
-        for line in entry:
-            for piece in _wrap(line.text, limit - 60):
-                if size() + len(piece) + 1 > limit - len(FENCE) - 1:
-                    if in_code:
-                        current.append(FENCE)
-                    flush(True, "_(continued)_")
-                    if in_code:
-                        current.append(FENCE)
-                current.append(piece)
-            if line.code and line.text == FENCE:
-                in_code = not in_code
-    flush(False, "")
-    return out
-
-
-@dataclass
-class Packer:
-    """Fills messages with blocks, starting a new message at the block or size limit."""
-
-    max_chars: int
-    in_thread: bool
-    fallback: str
-    messages: list[SlackMessage] = field(default_factory=list)
-
-    def _current(self) -> SlackMessage:
-        if not self.messages:
-            self.messages.append(SlackMessage(self.fallback, [], self.in_thread))
-        return self.messages[-1]
-
-    def fits(self, block: dict[str, Any], reserve: int = 0) -> bool:
-        message = self._current()
-        size = len(json.dumps(block, separators=(",", ":"))) + 1
-        return (len(message.blocks) < MAX_BLOCKS - (1 if reserve else 0)
-                and message.payload_chars() + size + reserve <= self.max_chars)
-
-    def add(self, block: dict[str, Any], *, after_cut: bool = False) -> None:
-        """``after_cut``: the block goes on with an item the previous block began; if a new
-        message must start, the old one says the item continues."""
-        reserve = len(json.dumps(context(CONTINUES))) + 1 if after_cut else 0
-        if self._current().blocks and not self.fits(block, reserve):
-            if after_cut:
-                self._current().blocks.append(context(CONTINUES))
-            self.messages.append(SlackMessage(self.fallback, [], self.in_thread))
-        self._current().blocks.append(block)
-
-    def add_sections(self, sections: Iterable[Section]) -> None:
-        previous_mid = False
-        for part in sections:
-            self.add(section(part.text), after_cut=previous_mid)
-            previous_mid = part.mid_item
-
-    def add_lines(self, title: str, lines: Iterable[str]) -> None:
-        """A titled list of one-line entries."""
-        self.add_sections(titled_sections(title, [[Line(line)] for line in lines]))
-
-    def add_items(self, title: str, items: list[EventItem], style: Style, *,
-                  show_top: bool) -> None:
-        self.add_sections(titled_sections(title, _with_groups(items, style,
-                                                              show_top=show_top)))
+def add_items(packer: Packer, title: str, items: list[EventItem], style: Style, *,
+              show_top: bool) -> None:
+    """A titled list of items, whole, as many sections and messages as it takes."""
+    packer.add_sections(titled_sections(title, _with_groups(items, style, show_top=show_top)))
 
 
 # ---- events ---------------------------------------------------------------------------------
@@ -293,7 +160,7 @@ def _parent(event: Event, packer: Packer, style: Style, *, threads: bool) -> set
     elif items:
         packer.add(section(f"*{escape(count_line(items, style.threshold))}*"))
     if len(items) == 1:
-        packer.add_items(KIND_TITLES.get(items[0].kind, ""), items, style, show_top=True)
+        add_items(packer, KIND_TITLES.get(items[0].kind, ""), items, style, show_top=True)
         shown = {0}
     else:
         shown = set()
@@ -314,10 +181,10 @@ def _thread(event: Event, items: list[EventItem], packer: Packer, style: Style) 
             for change in ("added", "changed", "removed"):
                 members = [item for item in group if item.change == change]
                 if members:
-                    packer.add_items(change.capitalize(), members, style, show_top=False)
+                    add_items(packer, change.capitalize(), members, style, show_top=False)
             continue
         for kind, members in _by_kind(group).items():
-            packer.add_items(KIND_TITLES.get(kind, kind), members, style, show_top=False)
+            add_items(packer, KIND_TITLES.get(kind, kind), members, style, show_top=False)
 
 
 def plan_event(event: Event, *, threads: bool, max_chars: int,
@@ -357,7 +224,7 @@ def _single_message(event: Event, packer: Packer, rest: list[EventItem],
 
 
 def _room_for(message: SlackMessage, blocks: list[dict[str, Any]], max_chars: int) -> bool:
-    size = sum(len(json.dumps(b, separators=(",", ":"))) + 1 for b in blocks)
+    size = sum(block_chars(b) for b in blocks)
     return (len(message.blocks) + len(blocks) <= MAX_BLOCKS - 2
             and message.payload_chars() + size + 400 <= max_chars)  # room for the last lines
 
@@ -368,12 +235,6 @@ def _closed(message: SlackMessage, footer: dict[str, Any], event: Event,
         message.blocks.append(section(f"_…and {left} more — {link(event.url, 'full notes')}_"))
     message.blocks.append(footer)
     return [message]
-
-
-def plan_texts(messages: list[SlackMessage]) -> str:
-    """The exact payloads as JSON, for ``--dry-run``."""
-    return json.dumps([{"thread_reply": m.in_thread, "text": m.text, "blocks": m.blocks}
-                       for m in messages], indent=2, ensure_ascii=False)
 
 
 # ---- digests --------------------------------------------------------------------------------
@@ -406,7 +267,7 @@ def plan_digest(digest: Digest, *, threads: bool, max_chars: int,
         parent.add_lines(escape(repo), lines)
         for group in groups:
             if group.top:
-                detail.add_items(f"{escape(repo)} · {escape(group.name)}: most important",
+                add_items(detail, f"{escape(repo)} · {escape(group.name)}: most important",
                                  [item for _, item in group.top], style, show_top=False)
     if threads:
         return parent.messages + detail.messages
@@ -426,7 +287,7 @@ def _digest_single(parent: Packer, detail: Packer, max_chars: int) -> list[Slack
     message = parent.messages[0]
     for block in (b for m in detail.messages for b in m.blocks):
         if len(message.blocks) >= MAX_BLOCKS - 1 or (
-                message.payload_chars() + len(json.dumps(block)) + 300 > max_chars):
+                message.payload_chars() + block_chars(block) + 300 > max_chars):
             message.blocks.append(section("_…more in the release notes linked above_"))
             break
         message.blocks.append(block)

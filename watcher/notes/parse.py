@@ -40,15 +40,20 @@ from watcher.notes.blocks import (
     Table,
     read_blocks,
 )
+from watcher.notes.bullets import (
+    carries,
+    cites_beyond,
+    group_name,
+    label_like,
+    lead_group,
+    split_lazy,
+)
 from watcher.notes.flat import restructure
 from watcher.notes.headings import heading_keys
-from watcher.notes.text import References, folded, home_repository, normalise_body, trim_blank
+from watcher.notes.text import References, home_repository, normalise_body, trim_blank
 
 CONTINUED_KINDS = frozenset({"bc_breaking", "deprecation"})  # entries run on in prose
-LABEL_WORDS = 8        # a reference-less bullet this short may be a group's label
-LEAD_GROUP_WORDS = 20  # an introducing paragraph this short names its list's group
 _ANCHOR = re.compile(r"^\[[^\]]*\]\(#[^)\s]*\)$")
-_EMPHASIS = re.compile(r"^[*_]{1,3}(.*?)[*_]{1,3}$")
 
 
 class HeadingLookup(Protocol):
@@ -89,75 +94,6 @@ class _Draft:
                     group=self.group, group_depth=self.group_depth)
 
 
-def _group_name(text: str) -> str:
-    """``**Distributed Checkpoint**:`` → ``Distributed Checkpoint``."""
-    name = text.strip().rstrip(":").strip()
-    match = _EMPHASIS.match(name)
-    return (match.group(1) if match else name).strip().rstrip(":").strip()
-
-
-def _carries(bullet: Bullet, refs: References) -> bool:
-    """Does the bullet, or a bullet nested in it, cite PRs as an item of its own?"""
-    prose = bullet.prose()
-    if refs.find(prose) and not refs.only(prose):
-        return True
-    return any(_carries(child, refs) for child in bullet.children)
-
-
-def _cites_beyond(block: ListBlock, cited: set[int], refs: References) -> bool:
-    """Do the list's bullets cite PRs the entry above them does not?"""
-    def citing(bullets: list[Bullet]) -> Iterator[int]:
-        for bullet in bullets:
-            yield from refs.find(bullet.prose())
-            yield from citing(bullet.children)
-    return bool(set(citing(block.bullets)) - cited)
-
-
-def _label_like(bullet: Bullet, refs: References) -> bool:
-    """A short reference-less phrase (``Op Lowering``, ``In MPSInductor:``), not a sentence."""
-    text = bullet.own_text()
-    if bullet.children or "\n" in text or refs.find(text) or "](" in text or "://" in text:
-        return False
-    words = text.split()
-    return (0 < len(words) <= LABEL_WORDS and not re.search(r"[.!?;]$|\.\s", text)
-            and any(char.isalpha() for char in text))
-
-
-def _lead_group(lead: str) -> str:
-    """An introducing paragraph that announces its list ("… for a few operators:") names it."""
-    one_line = folded(lead)
-    if one_line.endswith(":") and len(one_line.split()) <= LEAD_GROUP_WORDS:
-        return one_line.rstrip(":").strip()
-    return ""
-
-
-def _split_lazy(bullet: Bullet, last: bool) -> tuple[Bullet, str]:
-    """Unindented lines CommonMark folds into a bullet ("lazy continuation") that introduce the
-    bullets after it ("New meta tensor implementations for a few operators:") are a lead-in, not
-    part of the bullet; on the last bullet of a list they are its continuation."""
-    own, code = bullet.own, bullet.code
-    if bullet.children:
-        return bullet, ""
-    end = len(own)
-    while end > 0 and not own[end - 1].strip():
-        end -= 1
-    cut = end
-    while cut > 1 and own[cut - 1].strip() and not own[cut - 1][0].isspace() and not code[
-            cut - 1]:
-        cut -= 1
-    run = own[cut:end]
-    if not run:
-        return bullet, ""
-    announces = run[-1].rstrip().endswith(":")
-    titled = len(run) == 1 and len(run[0].split()) <= LABEL_WORDS and not re.search(
-        r"[.!?;,]$", run[0].rstrip())  # "Several general FakeTensor improvements"
-    if not (announces or (titled and not last)):
-        return bullet, ""  # the bullet's own continuation (a wrapped sentence, a note)
-    kept = own[:cut]
-    trimmed = Bullet(bullet.start, bullet.start + cut, kept, code[:cut], [], kept)
-    return trimmed, "\n".join(line.strip() for line in run)
-
-
 class _Walker:
     """One pass over the document's blocks, keeping the heading stack."""
 
@@ -184,7 +120,7 @@ class _Walker:
     def topic(self) -> str:
         """The innermost heading when it names a topic, not a section or an area ("Several
         config variables … have been renamed"): the group its bullets stand in."""
-        return _group_name(self.stack[-1][1]) if self.stack and self.stack[-1][2] else ""
+        return group_name(self.stack[-1][1]) if self.stack and self.stack[-1][2] else ""
 
     def _continued(self) -> bool:
         """Whether the nearest section heading is one whose entries run on in prose."""
@@ -260,7 +196,7 @@ class _Walker:
         lists = [b for b in body if isinstance(b, ListBlock)]
         if not lists:
             return False
-        if any(_carries(bullet, self.refs) for block in lists for bullet in block.bullets):
+        if any(carries(bullet, self.refs) for block in lists for bullet in block.bullets):
             return True
         before = body[:body.index(lists[0])]
         return all(isinstance(b, Paragraph) and b.text.rstrip().endswith(":") for b in before)
@@ -287,7 +223,7 @@ class _Walker:
             block = self.blocks[end]
             if isinstance(block, Heading) and not self._part_of_entry(heading, end):
                 break
-            if isinstance(block, ListBlock) and _cites_beyond(block, cited, self.refs):
+            if isinstance(block, ListBlock) and cites_beyond(block, cited, self.refs):
                 break  # bullets with changes of their own follow the entry, not inside it
             end += 1
         body = self._source(self.blocks[index + 1].start, self.blocks[end - 1]) \
@@ -311,7 +247,7 @@ class _Walker:
             return False
         body = self.blocks[index + 1:self._body_end(index)]
         return not any(isinstance(block, ListBlock)
-                       and any(_carries(b, self.refs) for b in block.bullets) for block in body)
+                       and any(carries(b, self.refs) for b in block.bullets) for block in body)
 
     # ---- other blocks --------------------------------------------------------------------
     def citing_paragraph(self, index: int) -> int:
@@ -324,7 +260,7 @@ class _Walker:
         chunks = [paragraph.text]
         end = index + 1
         if isinstance(following, ListBlock):
-            if any(_carries(bullet, self.refs) for bullet in following.bullets):
+            if any(carries(bullet, self.refs) for bullet in following.bullets):
                 self.lead = paragraph.text  # and it still introduces the changes listed
             else:
                 chunks.append(self._source(following.start, following))
@@ -364,7 +300,7 @@ class _Walker:
             self.prose.append(self._source(block.start, block))
             return
         drafts = list(self.bullet_items(block.bullets, self.section, self.lead,
-                                        _lead_group(self.lead) or self.topic))
+                                        lead_group(self.lead) or self.topic))
         for draft in drafts:
             draft.group_depth = len(draft.section) - len(self.section)
         self.drafts.extend(drafts)
@@ -395,33 +331,33 @@ class _Walker:
         continued = self._continued()
         for position, original in enumerate(bullets):
             last = position == len(bullets) - 1
-            bullet, lazy = _split_lazy(original, last)
+            bullet, lazy = split_lazy(original, last)
             own_refs = self.refs.find(bullet.prose())
             adjacent = self._adjacent(bullet)
             if not own_refs or not adjacent:
                 label = ""  # a label governs the bullets right below it, up to a blank line
             if (continued and previous is not None and adjacent and not own_refs
-                    and previous.item(self.refs).prs and not _label_like(bullet, self.refs)
-                    and not any(_carries(child, self.refs) for child in bullet.children)):
+                    and previous.item(self.refs).prs and not label_like(bullet, self.refs)
+                    and not any(carries(child, self.refs) for child in bullet.children)):
                 # "- Users should supply `dynamic_shapes` instead." under a deprecation: the
                 # migration note of the bullet above, not a change of its own.
                 previous.chunks.append(bullet.text())
-            elif not own_refs and any(_carries(child, self.refs) for child in bullet.children):
-                name = _group_name(bullet.first_line)
+            elif not own_refs and any(carries(child, self.refs) for child in bullet.children):
+                name = group_name(bullet.first_line)
                 rest = "\n".join(bullet.own_text().split("\n")[1:]).strip()
                 if rest:
                     self.prose.append(rest)
                 yield from self.bullet_items(bullet.children, (*section, name), lead, name)
-            elif not own_refs and not last and _label_like(bullet, self.refs) and self._adjacent(
-                    bullets[position + 1]) and _carries(bullets[position + 1], self.refs):
-                label = _group_name(bullet.first_line)
+            elif not own_refs and not last and label_like(bullet, self.refs) and self._adjacent(
+                    bullets[position + 1]) and carries(bullets[position + 1], self.refs):
+                label = group_name(bullet.first_line)
             else:
                 where = (*section, label) if label else section
                 previous = _Draft([bullet.text()], where, lead=lead, group=label or group)
                 yield previous
             if lazy:
                 self.prose.append(lazy)
-                lead, group, label = lazy, _lead_group(lazy), ""
+                lead, group, label = lazy, lead_group(lazy), ""
 
 
 def _similar_words(a: str, b: str) -> bool:
