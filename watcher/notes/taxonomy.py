@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import tomllib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -135,6 +135,22 @@ class Taxonomy:
 
     def kind_of_heading(self, heading: str) -> str | None:
         return self._lookup(heading)[1]
+
+    def heading_area(self, section: Iterable[str]) -> str | None:
+        """The top-level id of the first heading above an item that owns an area (a topic-only
+        heading such as "Dynamic Shapes" does not): the notes' own label for the item."""
+        for heading in section:
+            ids = [i for i in self.area_ids(heading) if i not in self.context_only]
+            if ids:
+                return top_level(ids[0])
+        return None
+
+    def matching_rules(self, text: str, top: str | None = None) -> Iterator[TextRule]:
+        """The text rules that match ``text`` (only subsystem ``top``'s, if given), in order."""
+        lowered = text.lower()
+        for rule in self.text_rules:
+            if (top is None or top_level(rule.subsystem) == top) and rule.matches(text, lowered):
+                yield rule
 
     def is_known_heading(self, heading: str) -> bool:
         return bool(self.area_ids(heading)) or self.kind_of_heading(heading) is not None
