@@ -3,6 +3,7 @@ confidences it gives bear out (the README's calibration table)."""
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 
@@ -32,7 +33,7 @@ def fit_temperature(held: Sequence[Scored]) -> float:
 def buckets(pairs: Sequence[tuple[float, bool]]) -> list[tuple[float, float, int, float]]:
     """(low, high, items, share right) for each confidence range of ``BUCKETS``."""
     rows = []
-    for low, high in zip(BUCKETS, BUCKETS[1:], strict=False):
+    for low, high in itertools.pairwise(BUCKETS):
         inside = [right for p, right in pairs if low <= p < high or (high == 1.0 and p == 1.0)]
         if inside:
             rows.append((low, high, len(inside), sum(inside) / len(inside)))

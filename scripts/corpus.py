@@ -26,7 +26,7 @@ from pathlib import Path
 from watcher.models import SUBSYSTEMS
 from watcher.notes.parse import parse_notes
 from watcher.notes.taxonomy import Taxonomy, builtin_taxonomy, heading_key
-from watcher.notes.text import find_prs, folded, strip_code
+from watcher.notes.text import find_prs, strip_code
 
 # PyTorch's `release notes: <category>` labels → contract subsystem ids (shared/data/README.md).
 # Categories not listed here name the contract id themselves; None drops the item.

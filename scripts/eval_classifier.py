@@ -25,11 +25,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from calibrate import buckets, precision_at
 from corpus import Example, held_out_notes, load_examples, training_set
-from train_classifier import DEFAULT_DATA, RELEASES, Featurizer, train
+from train_classifier import DEFAULT_DATA, GRID, RELEASES, Featurizer, train
 
 from watcher.models import ClassifiedItem, Item
 from watcher.notes.classify import Classifier
-from watcher.notes.model import SubsystemModel
 from watcher.notes.taxonomy import Taxonomy, builtin_taxonomy, top_level
 
 COVERAGES = (0.5, 0.7, 0.9)
@@ -84,8 +83,8 @@ def classify_flat(classifier: Classifier, held: Sequence[Example]) -> list[Outco
 def held_out(examples: Sequence[Example], release: str, taxonomy: Taxonomy,
              featurizer: Featurizer, grid: Sequence[float] | None = None) -> list[Outcome]:
     """``release``'s notes classified by a model that never saw the release."""
-    model: SubsystemModel = train(training_set(examples, release), featurizer=featurizer,
-                                  **({"grid": grid} if grid else {}))
+    model, _ = train(training_set(examples, release), featurizer=featurizer,
+                     grid=grid or GRID)
     return classify_flat(Classifier(taxonomy, model), held_out_notes(examples, release))
 
 
@@ -106,7 +105,7 @@ def calibration_table(outcomes: Sequence[Outcome], decider: str | None = None) -
              if decider is None or o.item.decided_by == decider]
     lines = ["| confidence | items | share right |", "|---|---|---|"]
     for low, high, n, share in buckets(pairs):
-        lines.append(f"| {low:.1f}–{high:.1f} | {n} | {share:.3f} |")
+        lines.append(f"| {low:.1f} to {high:.1f} | {n} | {share:.3f} |")
     return lines
 
 

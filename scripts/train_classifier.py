@@ -7,9 +7,10 @@ features (``watcher.notes.model.features`` and the text rules that matched), eac
 ``1 / sqrt(count)``. Two things are chosen on releases held out of training, never on the
 items they are then measured on:
 
-* ``C`` (the SVM's inverse regularisation strength), from ``GRID``: the one whose models, trained with
-  each release left out in turn, get the left-out releases' notes right most often;
-* the softmax temperature that makes those held-out probabilities honest (``calibrate.py``).
+* ``C`` (the SVM's inverse regularisation strength), from ``GRID``: the one whose models,
+  trained with each release left out in turn, get the left-out releases' notes right most often;
+* the softmax temperature that makes those held-out probabilities honest (``calibrate.py``), and
+  how often decisive rules were right on those releases (a rule's verdict's confidence).
 
 The output is deterministic: same data, same bytes.
 
@@ -29,6 +30,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
+from typing import NamedTuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -48,6 +50,7 @@ GRID = (0.3, 1.0, 3.0)  # candidate C values, chosen among on held-out releases
 MIN_COUNT = 2  # a feature seen in fewer training items is mostly one PR's own name
 PRUNE = 0.02  # weights nearer than this to their feature's mean change no decision; dropped
 DIGITS = 3
+SHRINK = 10  # a subsystem's rules count as this many items right at the overall rate
 
 
 @dataclass(frozen=True)
@@ -155,12 +158,19 @@ def accuracy(held: Sequence[HeldOut]) -> float:
     return right / len(held) if held else 0.0
 
 
-def calibration(held: Sequence[HeldOut]) -> tuple[float, float]:
-    """(temperature for the model's items, precision of the decisive rules' items)."""
+def calibration(held: Sequence[HeldOut]) -> tuple[float, float, dict[str, float]]:
+    """The temperature for the model's items; how often decisive rules were right, overall and
+    per subsystem they named (shrunk towards the overall figure by ``SHRINK`` items' worth)."""
     temperature = fit_temperature([(h.scores, h.classes.index(h.gold)) for h in held
                                    if not h.decisive and h.gold in h.classes])
-    ruled = [h.decisive == h.gold for h in held if h.decisive]
-    return temperature, round(sum(ruled) / len(ruled), 3) if ruled else 0.9
+    ruled = [(h.decisive, h.decisive == h.gold) for h in held if h.decisive]
+    overall = sum(right for _, right in ruled) / len(ruled) if ruled else 0.9
+    per: dict[str, list[bool]] = {}
+    for named, right in ruled:
+        per.setdefault(named, []).append(right)
+    confidences = {named: round((sum(rights) + SHRINK * overall) / (len(rights) + SHRINK), 3)
+                   for named, rights in sorted(per.items())}
+    return temperature, round(overall, 3), confidences
 
 
 def choose(examples: Sequence[Example], releases: Sequence[str], featurizer: Featurizer,
@@ -177,18 +187,23 @@ def choose(examples: Sequence[Example], releases: Sequence[str], featurizer: Fea
     return best[1], best[2]
 
 
+class Trained(NamedTuple):
+    model: SubsystemModel
+    c: float  # the SVM's C, chosen on held-out releases
+
+
 def train(examples: Sequence[Example], *, releases: Sequence[str] = RELEASES,
-          featurizer: Featurizer | None = None, grid: Sequence[float] = GRID
-          ) -> SubsystemModel:
+          featurizer: Featurizer | None = None, grid: Sequence[float] = GRID) -> Trained:
     """The model as shipped. ``examples`` must hold none of the release it will be measured
     on: C, the temperature and the rules' confidence are measured on ``releases`` held out
     in turn, then the model is fitted on everything."""
     featurizer = featurizer or Featurizer()
-    present = [r for r in releases if held_out_notes(examples, r)]
+    present = [r for r in releases if held_out_notes(examples, r) and training_set(examples, r)]
     c, held = choose(examples, present, featurizer, grid)
-    temperature, rule_confidence = calibration(held)
-    model = fit(featurizer.rows(training_set(examples)), c)
-    return replace(model, temperature=temperature, rule_confidence=rule_confidence)
+    temperature, overall, per_subsystem = calibration(held)
+    model = replace(fit(featurizer.rows(training_set(examples)), c), temperature=temperature,
+                    rule_confidence=overall, rule_confidences=per_subsystem)
+    return Trained(model, c)
 
 
 def rules_digest() -> str:
@@ -208,9 +223,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="releases to leave out, e.g. 2.8 or xla-2.0")
     args = parser.parse_args(argv)
     examples = [e for e in load_examples(args.data) if e.release not in set(args.exclude)]
-    model = train(examples)
+    model, c = train(examples)
     kept = training_set(examples)
-    meta = {"rules_sha256": rules_digest(),
+    meta = {"rules_sha256": rules_digest(), "c": c,
             "trained_on": dict(sorted(Counter(f"{e.source} {e.release}" for e in kept).items()))}
     args.out.write_text(json.dumps(model.to_json(**meta), separators=(",", ":"),
                                    ensure_ascii=False) + "\n", encoding="utf-8")

@@ -8,6 +8,8 @@ from conftest import release_notes
 from watcher.errors import ConfigError
 from watcher.models import KINDS, SUBSYSTEMS, Item
 from watcher.notes.classify import Classifier
+from watcher.notes.labels import LabelMap
+from watcher.notes.model import builtin_model
 from watcher.notes.parse import parse_notes
 from watcher.notes.taxonomy import builtin_taxonomy, literal_hint, top_level, with_overrides
 
@@ -69,11 +71,49 @@ def test_heading_paths(section, expected):
     ("Release the GIL during TransferFromServer (#4504)", "xla_runtime", "other"),
     ("torch.jit.annotations.parse_type_line is not safe (command injection)", "jit", "security"),
     ("Quantized int8 matmul on MPS (#5)", "mps", "other"),
-    ("Something nobody has a rule for", "other", "other"),
 ], ids=lambda v: v[:30] if isinstance(v, str) else v)
 def test_text_rules_without_headings(text, subsystem, kind):
     item = CLASSIFIER.classify(Item(text=text))
     assert (item.subsystem, item.kind) == (subsystem, kind)
+
+
+def test_with_nothing_to_go_on_the_model_guesses_and_says_it_is_unsure():
+    item = CLASSIFIER.classify(Item(text="Something nobody has a rule for"))
+    assert (item.decided_by, item.kind) == ("model", "other") and item.confidence < 0.3
+
+
+@pytest.mark.parametrize(("item", "decided_by"), [
+    (Item(text="Fix FSDP hang", section=("Bug fixes", "Distributed")), "heading"),
+    (Item(text="Make `empty_symint` support dynamism",
+          section=("Ongoing development", "Ongoing Dynamic Shape implementation")), "heading"),
+    (Item(text="Add `torch.distributed.checkpoint.save` async mode (#1)"), "rule"),
+    (Item(text="New PJRT TPU backend through the C-API (#4077)"), "rule"),
+    (Item(text="Improve planner for sharding of embedding tables (#1)"), "model"),
+], ids=["area-heading", "topic-heading", "namespace-rule", "pjrt-rule", "model"])
+def test_every_verdict_says_what_decided_and_how_sure(item, decided_by):
+    """Headings are facts; a decisive rule is as sure as such rules were on held-out releases
+    for the subsystem it names; the model's guess carries its calibrated probability."""
+    decision = CLASSIFIER.explain(item)
+    model = builtin_model()
+    got = decision.item
+    assert got.decided_by == decided_by
+    expected = {"heading": 1.0,
+                "rule": model.rule_sureness(top_level(got.subsystem)),
+                "model": None}[decided_by]
+    if expected is None:
+        words = CLASSIFIER.words(item)
+        expected = model.predict(words, CLASSIFIER.model_cues(words)).probability
+    assert got.confidence == pytest.approx(expected, abs=5e-4)
+
+
+def test_a_pr_label_is_a_fact_unless_a_heading_said_otherwise():
+    mapping = LabelMap({"distributed (checkpoint)": "distributed/checkpoint"})
+    labels = ["release notes: distributed (checkpoint)"]
+    flat = CLASSIFIER.explain(Item(text="Something nobody has a rule for"), labels, mapping)
+    assert (flat.item.subsystem, flat.item.decided_by, flat.item.confidence) == (
+        "distributed/checkpoint", "label", 1.0)
+    headed = CLASSIFIER.explain(Item(text="x", section=("Improvements", "ONNX")), labels, mapping)
+    assert (headed.item.subsystem, headed.item.decided_by) == ("onnx", "heading")
 
 
 # Kinds from the item's words alone, as the maintainers' worksheets file them.

@@ -1,7 +1,8 @@
 """The statistical subsystem model and how the classifier combines it with the rules.
 
-Accuracy floors are the figures measured with scripts/eval_classifier.py on these fixtures, less
-a small margin; the held-out models are trained here, from tests/fixtures, on whole releases.
+Floors are the figures measured here (tests/fixtures: every release's notes and the 2.7-2.10
+worksheets, no commit list) less a small margin; the held-out models are trained here, on whole
+releases, with C fixed (the shipped model's) to keep the suite fast.
 """
 
 from __future__ import annotations
@@ -15,19 +16,23 @@ import pytest
 from conftest import FIXTURES, RELEASES, release_notes
 
 from watcher.models import SUBSYSTEMS, Item
-from watcher.notes.classify import CONFIDENT, Classifier
+from watcher.notes.classify import Classifier
 from watcher.notes.model import SubsystemModel, builtin_model, features, model_path
 from watcher.notes.parse import parse_notes
 from watcher.notes.taxonomy import builtin_taxonomy, top_level
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
 
-from eval_classifier import evaluate, predictors
-from train_classifier import load_examples, rules_digest, train
+from calibrate import buckets, precision_at
+from corpus import load_examples, training_set
+from eval_classifier import held_out, score
+from train_classifier import RELEASES as HELD_OUT_RELEASES
+from train_classifier import Featurizer, rules_digest, train
 
 TAXONOMY = builtin_taxonomy()
 CLASSIFIER = Classifier(TAXONOMY)
 SEEDS = FIXTURES / "seeds"
+UNSURE = 0.5  # below this an XLA item with no area in its words may land anywhere
 
 
 @pytest.fixture(scope="module")
@@ -35,39 +40,69 @@ def examples():
     return load_examples(FIXTURES, TAXONOMY)
 
 
-# (held-out release, labelled set, floor): combined measured 0.611, 0.558, 0.549 on these
-# fixtures, with rules alone at 0.473, 0.423, 0.391 and the model alone at 0.600, 0.529, 0.498.
-HELD_OUT = [("2.8", "notes", 0.58), ("2.7", "notes", 0.53), ("2.9", "worksheet", 0.52)]
+@pytest.fixture(scope="module")
+def outcomes(examples):
+    """Each release's notes, headings stripped, classified by a model that never saw it."""
+    featurizer = Featurizer(TAXONOMY)
+    grid = [json.loads(model_path().read_text(encoding="utf-8"))["c"]]
+    return {release: held_out(examples, release, TAXONOMY, featurizer, grid)
+            for release in HELD_OUT_RELEASES}
 
 
-@pytest.mark.parametrize(("release", "source", "floor"), HELD_OUT,
-                         ids=[f"{r}-{s}" for r, s, _ in HELD_OUT])
-def test_flat_accuracy_on_a_release_held_out_of_training(examples, release, source, floor):
-    """Items fed as one flat list (no headings), classified by a model that never saw their
-    release: the combination beats rules alone and the model alone, and stays above its floor."""
-    model = train((e for e in examples if e.release != release), taxonomy=TAXONOMY)
-    held = [e for e in examples if e.release == release and e.source == source]
-    assert len(held) > 200
-    scores = {mode: evaluate(held, predict).accuracy
-              for mode, predict in predictors(TAXONOMY, model).items()}
-    assert scores["combined"] >= floor, scores
-    assert scores["combined"] > max(scores["rules"], scores["model"]), scores
+# Measured on these fixtures (top-1, precision on the most confident half: 2.5 0.627/0.860,
+# 2.7 0.596/0.843, 2.8 0.640/0.870, 2.9 0.578/0.784, 2.10 0.570/0.770; mean 0.602), less a
+# margin. The README has the same figures over shared/data, which adds the 2.7 commit list.
+FLOORS = {"2.5": (0.60, 0.83), "2.7": (0.57, 0.81), "2.8": (0.61, 0.84), "2.9": (0.55, 0.75),
+          "2.10": (0.54, 0.74)}
+
+
+@pytest.mark.parametrize("release", FLOORS)
+def test_flat_accuracy_on_a_release_held_out_of_training(outcomes, release):
+    scores = score(outcomes[release])
+    accuracy, precision = FLOORS[release]
+    assert scores.n > 300
+    assert scores.accuracy >= accuracy and scores.precision[0] >= precision, scores
+    assert set(scores.deciders) == {"rule", "model"}
+
+
+def test_mean_accuracy_held_out(outcomes):
+    mean = sum(score(o).accuracy for o in outcomes.values()) / len(outcomes)
+    assert mean >= 0.585
+
+
+def test_confidence_is_calibrated_on_held_out_releases(outcomes):
+    """Of the items given 0.9 or more, at least 85% are right; confidence orders correctness."""
+    pairs = [(o.item.confidence, o.right) for found in outcomes.values() for o in found]
+    table = buckets(pairs)
+    assert table[-1][:2] == (0.9, 1.0) and table[-1][3] >= 0.85, table
+    shares = [share for *_, share in table]
+    assert shares == sorted(shares), table
+    assert precision_at(pairs, 0.5) > precision_at(pairs, 0.9)
+
+
+def test_nothing_of_a_held_out_release_reaches_its_training_set(examples):
+    held = {e.key for e in examples if e.release == "2.8"}
+    prs = {pr for e in examples if e.release == "2.8" for pr in e.prs}
+    kept = training_set(examples, "2.8")
+    assert kept and all(e.release != "2.8" for e in kept)
+    assert not any(e.key in held or set(e.prs) & prs for e in kept)
+    assert len({e.key for e in kept}) == len(kept)
 
 
 def test_training_is_deterministic(examples):
-    subset = [e for e in examples if e.release == "2.9"]
-    first, second = (json.dumps(train(subset, taxonomy=TAXONOMY).to_json()) for _ in range(2))
+    subset = [e for e in examples if e.release in {"2.9", "2.10"}]
+    first, second = (json.dumps(train(subset, grid=(1.0,)).model.to_json()) for _ in range(2))
     assert first == second
 
 
 def test_shipped_model_is_small_matches_the_rules_and_round_trips():
     data = json.loads(model_path().read_text(encoding="utf-8"))
-    assert model_path().stat().st_size < 1_500_000
+    assert model_path().stat().st_size < 2_000_000
     assert data["rules_sha256"] == rules_digest(), "rules changed: run scripts/train_classifier.py"
     model = builtin_model()
     assert set(model.classes) <= set(SUBSYSTEMS) and len(model.classes) > 20
     assert SubsystemModel.from_json(model.to_json()) == model
-    assert 1 < model.temperature < 20
+    assert 0.02 <= model.temperature <= 5 and 0.5 < model.rule_confidence < 1
 
 
 @pytest.mark.parametrize(("text", "expected", "absent"), [
@@ -86,7 +121,7 @@ def test_features(text, expected, absent):
 def test_model_decisions_explain_themselves():
     decision = CLASSIFIER.explain(Item(text="Improve planner for tensor parallel sharding of "
                                             "embedding tables (#1)"))
-    assert re.match(r"model \(p=0\.\d\d\)", decision.subsystem_reason), decision
+    assert re.match(r"model \(p=[01]\.\d\d\)", decision.subsystem_reason), decision
     assert top_level(decision.item.subsystem) == "distributed"
 
 
@@ -102,7 +137,7 @@ def test_classify_explain_prints_model_reasons(run_cli, tmp_path):
     notes.write_text("- Improve planner for tensor parallel sharding of embedding tables (#1)\n")
     result = run_cli("classify", str(notes), "--explain")
     assert result.code == 0
-    assert re.search(r"subsystem: model \(p=0\.\d\d\)", result.stdout), result.stdout
+    assert re.search(r"subsystem: model \(p=[01]\.\d\d\)", result.stdout), result.stdout
 
 
 # PyTorch/XLA 2.0: each item by a fragment of its text, the subsystems an XLA user would look
@@ -144,7 +179,8 @@ XLA = [
     ("XLASymNodeImpl", {"lazy_tensor"}, False),
     ("empty_symint", {"lazy_tensor"}, False),
     ("dynamic shape support to SigmoidBackward", {"lazy_tensor"}, False),
-    ("NN model with dynamism test", {"lazy_tensor"}, False),
+    # "dynamism" is PyTorch's ONNX and export vocabulary too; nothing here says XLA.
+    ("NN model with dynamism test", {"lazy_tensor"}, True),
     ("Ongoing SPMD multi host execution", {"spmd"}, False),
     ("Support int as index type", set(), True),
     ("force_ltc_sync", {"lazy_tensor"}, False),
@@ -181,9 +217,7 @@ def assert_lands_well(text: str) -> None:
     decision = CLASSIFIER.explain(Item(text=text))
     if top_level(decision.item.subsystem) in where:
         return
-    unsure = decision.item.subsystem == "other" or (
-        (m := re.match(r"model \(p=(\d\.\d\d)\)", decision.subsystem_reason))
-        and float(m.group(1)) < CONFIDENT)
+    unsure = decision.item.subsystem == "other" or decision.item.confidence < UNSURE
     assert no_signal and unsure, (text, decision.item.subsystem, decision.subsystem_reason)
 
 

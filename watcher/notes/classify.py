@@ -227,7 +227,7 @@ class Classifier:
         chosen = finer or top
         if confidence is None:
             model = self.model
-            confidence = model.rule_confidence if model is not None else RULE_CONFIDENCE
+            confidence = model.rule_sureness(top) if model is not None else RULE_CONFIDENCE
         return Verdict(chosen, "rule", confidence,
                        f"rule {scores.strongest_rule[chosen]!r} (score {scores.tops[top]:g})")
 

@@ -20,8 +20,8 @@ import itertools
 import json
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -118,7 +118,13 @@ class SubsystemModel:
     bias: tuple[float, ...]
     weights: Mapping[str, Row]
     temperature: float = 1.0
-    rule_confidence: float = 0.9  # decisive rules' precision on held-out releases
+    # How often decisive rules were right on held-out releases: all of them, and per subsystem
+    # named (shrunk towards the first where it named few items).
+    rule_confidence: float = 0.9
+    rule_confidences: Mapping[str, float] = field(default_factory=dict)
+
+    def rule_sureness(self, subsystem: str) -> float:
+        return self.rule_confidences.get(subsystem, self.rule_confidence)
 
     def scores(self, text: str, extra: Sequence[str] = ()) -> list[float]:
         """``extra`` are features from outside the text: the classifier passes which text
@@ -157,6 +163,7 @@ class SubsystemModel:
         return {
             "format": FORMAT, **meta, "classes": list(self.classes), "bias": list(self.bias),
             "temperature": self.temperature, "rule_confidence": self.rule_confidence,
+            "rule_confidences": dict(sorted(self.rule_confidences.items())),
             "weights": {feature: [int(v) if at % 2 == 0 else v for at, v in enumerate(row)]
                         for feature, row in sorted(self.weights.items())},
         }
@@ -171,7 +178,8 @@ class SubsystemModel:
         if any(not 0 <= i < len(classes) for row in weights.values() for i in row[::2]):
             raise ValueError("a weight names a class the model does not have")
         return cls(classes, tuple(map(float, data["bias"])), weights,
-                   float(data["temperature"]), float(data["rule_confidence"]))
+                   float(data["temperature"]), float(data["rule_confidence"]),
+                   {name: float(p) for name, p in data["rule_confidences"].items()})
 
 
 def model_path() -> Path:
