@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+import time
+
 import pytest
 from conftest import release_notes
 
@@ -11,7 +14,13 @@ from watcher.notes.classify import Classifier
 from watcher.notes.labels import LabelMap
 from watcher.notes.model import builtin_model
 from watcher.notes.parse import parse_notes
-from watcher.notes.taxonomy import builtin_taxonomy, literal_hint, top_level, with_overrides
+from watcher.notes.taxonomy import (
+    TextRule,
+    builtin_taxonomy,
+    literal_hint,
+    top_level,
+    with_overrides,
+)
 
 TAXONOMY = builtin_taxonomy()
 CLASSIFIER = Classifier(TAXONOMY)
@@ -193,11 +202,31 @@ def test_literal_hint(pattern, hint):
 
 
 def test_literal_prefilter_never_changes_a_rule_outcome():
-    texts = [item.text for name in REAL_NOTES for item in classified(name)]
-    for rule in TAXONOMY.text_rules:
-        for text in texts:
-            assert rule.matches(text, text.lower()) == bool(rule.pattern.search(text)), (
-                rule.pattern.pattern, text[:60])
+    """Over every item of every real release (and its words as the classifier reads them),
+    the prefilter picks exactly the rules whose regex matches; so does each rule's own check."""
+    texts = [text for name in REAL_NOTES for item in classified(name)
+             for text in (item.text, CLASSIFIER.words(item))]
+    for text in texts:
+        every = [rule for rule in TAXONOMY.text_rules if rule.pattern.search(text)]
+        assert list(TAXONOMY.matching_rules(text)) == every, text[:60]
+        assert [r for r in TAXONOMY.text_rules if r.matches(text, text.lower())] == every
+    top = [rule for rule in TAXONOMY.matching_rules("FSDP2 and DTensor on XLA", "distributed")]
+    assert {rule.subsystem for rule in top} == {"distributed/fsdp", "distributed/dtensor"}
+
+
+def test_the_prefilter_follows_rules_added_after_first_use():
+    taxonomy = with_overrides({}, [("onnx", [r"\bmy_new_thing\b"])])
+    assert [r.subsystem for r in taxonomy.matching_rules("uses my_new_thing")] == ["onnx"]
+    taxonomy.text_rules.append(TextRule.make("fx", re.compile(r"\bzzq_thing\b"), 1.0))
+    assert [r.subsystem for r in taxonomy.matching_rules("a zzq_thing")] == ["fx"]
+
+
+def test_rules_stay_linear_on_hostile_text():
+    """A body of 100,000 backticks, brackets or CamelCase must not stall classification."""
+    for text in ("`" * 100_000, "[" * 100_000, "Ab" * 50_000 + "x", "a " * 50_000):
+        start = time.perf_counter()
+        CLASSIFIER.classify(Item(text=text))
+        assert time.perf_counter() - start < 2.0
 
 
 def test_explain_says_why():

@@ -26,7 +26,7 @@ from enum import Enum
 from typing import TYPE_CHECKING
 
 from watcher.models import ClassifiedItem, DecidedBy, Item
-from watcher.notes.model import SubsystemModel, builtin_model, top_features
+from watcher.notes.model import SubsystemModel, builtin_model, features, top_features
 from watcher.notes.taxonomy import DECISIVE, Taxonomy, top_level
 from watcher.notes.text import strip_code
 
@@ -41,6 +41,7 @@ HEADING_REASON = "heading "  # how a reason decided by the notes' own headings b
 LABEL_REASON = "PR label "
 SECTION_REASON = "section "
 RULE_CONFIDENCE = 0.9  # a decisive rule's precision, where no model file measured it
+SECTIONS_KEPT = 4096  # heading paths remembered; a release has a few hundred at most
 
 
 class Builtin(Enum):
@@ -73,6 +74,16 @@ class Verdict:
         if not finer:
             return self
         return replace(self, subsystem=finer, reason=f"{self.reason}, refined by rule {rule!r}")
+
+
+@dataclass(frozen=True)
+class Headings:
+    """What the headings above an item say: the area verdict, else a context-only heading's
+    (id, heading), and the headings that are neither areas nor sections (a BC entry's title)."""
+
+    area: Verdict | None
+    fallback: tuple[str, str] | None
+    extra: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -110,6 +121,9 @@ class Classifier:
         self.taxonomy = taxonomy
         self._model = model
         self.order = {name: index for index, name in enumerate(taxonomy.names)}
+        # Heading paths seen, and what they say (the taxonomy is not changed once in use).
+        self._by_section: dict[tuple[str, ...], Headings] = {}
+        self._kinds: dict[tuple[tuple[str, ...], int], tuple[str, str] | None] = {}
 
     @property
     def model(self) -> SubsystemModel | None:
@@ -139,22 +153,31 @@ class Classifier:
                 kind, kind_reason = kind_by_label, f"PR label for {kind_by_label!r}"
         # The item was validated when parsed; re-validating its fields costs more than the rest.
         classified = ClassifiedItem.model_construct(
-            **dict(item), subsystem=verdict.subsystem, kind=kind, decided_by=verdict.decided_by,
+            **item.__dict__, subsystem=verdict.subsystem, kind=kind, decided_by=verdict.decided_by,
             confidence=round(verdict.confidence, 3))
         return Decision(classified, verdict.reason, kind_reason)
 
     def words(self, item: Item) -> str:
         """The item's prose without code blocks, plus headings above it that are not areas or
         sections (a BC-breaking entry's title, for the bullets grouped under it)."""
-        extra = [h for h in item.section if not self.taxonomy.is_known_heading(h)]
+        extra = self._headings(item.section).extra
         prose = _ESCAPED.sub(r"\1", strip_code(item.text, " "))  # TORCH\_LAZY → TORCH_LAZY
         return "\n".join([*extra, prose])
 
-    def _subsystem(self, item: Item, words: str) -> Verdict:
+    def _headings(self, section: tuple[str, ...]) -> Headings:
+        """What the headings above an item say; many items share them, so once per path."""
+        found = self._by_section.get(section)
+        if found is None:
+            if len(self._by_section) >= SECTIONS_KEPT:
+                self._by_section.clear()
+            found = self._by_section[section] = self._read_headings(section)
+        return found
+
+    def _read_headings(self, section: tuple[str, ...]) -> Headings:
         area: str | None = None
         fallback: tuple[str, str] | None = None
         reason = ""
-        for heading in item.section:
+        for heading in section:
             ids = self.taxonomy.area_ids(heading)
             if area is None:
                 deciding = [i for i in ids if i not in self.taxonomy.context_only]
@@ -167,13 +190,20 @@ class Classifier:
                 refined = self._most_specific(ids, top_level(area))
                 if refined and "/" in refined and refined != area:
                     area, reason = refined, f"{reason} > {heading!r}"
+        extra = tuple(h for h in section if not self.taxonomy.is_known_heading(h))
+        verdict = Verdict(area, "heading", 1.0, reason) if area is not None else None
+        return Headings(verdict, fallback, extra)
+
+    def _subsystem(self, item: Item, words: str) -> Verdict:
+        headings = self._headings(item.section)
+        area = headings.area
         if area is not None:
-            verdict = Verdict(area, "heading", 1.0, reason)
-            if "/" in area:
-                return verdict
-            return verdict.refined(*self._best_finer(self.rule_scores(words, area), area))
-        if fallback is not None:
-            return self._under_context_heading(words, *fallback)
+            if "/" in area.subsystem:
+                return area
+            top = area.subsystem
+            return area.refined(*self._best_finer(self.rule_scores(words, top), top))
+        if headings.fallback is not None:
+            return self._under_context_heading(words, *headings.fallback)
         return self._by_text(words)
 
     def _under_context_heading(self, words: str, subsystem: str, heading: str) -> Verdict:
@@ -236,9 +266,9 @@ class Classifier:
         return self.rule_scores(words).cues(self.order)
 
     def _model_decision(self, model: SubsystemModel, scores: RuleScores, words: str) -> Verdict:
-        cues = scores.cues(self.order)
-        guess = model.predict(words, cues)
-        pulls = ", ".join(repr(f) for f in top_features(model, words, guess.subsystem, cues))
+        found = [*features(words), *scores.cues(self.order)]
+        guess = model.predict_features(found)
+        pulls = ", ".join(repr(f) for f in top_features(model, found, guess.subsystem))
         reason = f"model (p={guess.probability:.2f})" + (f" from {pulls}" if pulls else "")
         verdict = Verdict(guess.subsystem, "model", guess.probability, reason)
         return verdict.refined(*self._best_finer(scores, guess.subsystem))
@@ -259,12 +289,21 @@ class Classifier:
         return Verdict("other", "rule", 0.0, "no heading or rule matched")
 
     def _section_kind(self, item: Item) -> tuple[str, str] | None:
+        key = item.section, item.group_depth
+        if key not in self._kinds:
+            if len(self._kinds) >= SECTIONS_KEPT:
+                self._kinds.clear()
+            self._kinds[key] = self._read_section_kind(*key)
+        return self._kinds[key]
+
+    def _read_section_kind(self, section: tuple[str, ...], group_depth: int
+                           ) -> tuple[str, str] | None:
         """A Highlights section holds highlights whatever its sub-sections say ("Beta
         Features"); otherwise the nearest heading that names a kind, then the nearest group
         bullet that does ("- Bug fixes"), but a group never outranks a heading ("Improvements
         > … > - Miscellaneous" are improvements)."""
-        cut = len(item.section) - item.group_depth
-        headings, groups = item.section[:cut], item.section[cut:]
+        cut = len(section) - group_depth
+        headings, groups = section[:cut], section[cut:]
         for heading in headings:
             if self.taxonomy.kind_of_heading(heading) == "highlight":
                 return "highlight", heading

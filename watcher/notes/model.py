@@ -33,11 +33,12 @@ from watcher.resources import defaults_dir
 FORMAT = 2
 
 # Bounded repeats keep every pattern linear in the item's length, whatever its brackets.
-_LINK = re.compile(r"\[([^\]\n]{0,300})\]\([^)\s]{0,500}\)")
+_LINK = re.compile(r"\[([^\[\]\n]{0,300})\]\([^)\s]{0,500}\)")
 _URL = re.compile(r"https?://\S{1,500}")
 _PR = re.compile(r"#\d+")
 # A dotted identifier (torch.distributed.checkpoint), a C++ path (torch::lazy::Shape) or a word.
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::)[A-Za-z_][A-Za-z0-9_]*)*|\d+(?:\.\d+)*")
+_SEPARATOR = re.compile(r"\.|::")
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 _STOP = frozenset([
     "a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "in", "into", "is", "it",
@@ -52,6 +53,8 @@ _STOP = frozenset([
 
 def _pieces(word: str) -> list[str]:
     """``scaled_dot_product_attention`` → its parts; ``XLAGraphExecutor`` → xla, graph, executor."""
+    if word.isalpha() and (word.islower() or word.isupper()):
+        return []  # one piece: the word itself
     parts = [p for p in word.split("_") if p]
     out: list[str] = []
     for part in parts:
@@ -80,7 +83,7 @@ def word_features(prose: str) -> list[str]:
             if len(token) < 4 or "." in token:  # versions like 3.13 or 12.8, not PR numbers
                 words.append(token)
             continue
-        names = re.split(r"\.|::", token)
+        names = _SEPARATOR.split(token) if "." in token or ":" in token else [token]
         if len(names) > 1:
             lowered = [n.lower() for n in names]
             for end in range(2, len(lowered) + 1):
@@ -154,7 +157,10 @@ class SubsystemModel:
         return self.calibrated(self.scores(text, extra))
 
     def predict(self, text: str, extra: Sequence[str] = ()) -> Prediction:
-        subsystem, probability = self.probabilities(text, extra)[0]
+        return self.predict_features([*features(text), *extra])
+
+    def predict_features(self, found: Sequence[str]) -> Prediction:
+        subsystem, probability = self.calibrated(self.feature_scores(found))[0]
         return Prediction(subsystem, probability)
 
     def to_json(self, **meta: Any) -> dict[str, Any]:
@@ -199,12 +205,12 @@ def builtin_model() -> SubsystemModel:
     return load_model(model_path())
 
 
-def top_features(model: SubsystemModel, text: str, subsystem: str, extra: Sequence[str] = (),
+def top_features(model: SubsystemModel, found: Sequence[str], subsystem: str,
                  count: int = 3) -> list[str]:
-    """The item's features that pull hardest towards ``subsystem``, for explanations."""
+    """Which of an item's features pull hardest towards ``subsystem``, for explanations."""
     index = model.classes.index(subsystem)
     pulls = []
-    for feature in [*features(text), *extra]:
+    for feature in found:
         row = model.weights.get(feature)
         if row:
             weights = dict(zip(row[::2], row[1::2], strict=True))
