@@ -69,6 +69,7 @@ class Example:
     release: str  # "2.7", "xla-2.0": whole releases are held out together
     source: str  # one of SOURCES
     prs: tuple[int, ...] = ()
+    groups: tuple[str, ...] = ()  # the group bullets it stands under in its list ("c10d")
 
     @property
     def key(self) -> str:
@@ -153,8 +154,9 @@ def notes_examples(path: Path, taxonomy: Taxonomy) -> Iterator[Example]:
     for item in notes.items:
         area = taxonomy.heading_area(item.section)
         if area is not None:
+            groups = item.section[len(item.section) - item.group_depth:]
             yield Example(item.text, area, heading_kind(taxonomy, item.section), release,
-                          "notes", item.prs)
+                          "notes", item.prs, groups)
 
 
 def load_examples(data: Path, taxonomy: Taxonomy | None = None) -> list[Example]:

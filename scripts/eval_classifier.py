@@ -75,17 +75,24 @@ def score(outcomes: Sequence[Outcome]) -> Scores:
                   Counter(o.item.decided_by for o in outcomes))
 
 
-def classify_flat(classifier: Classifier, held: Sequence[Example]) -> list[Outcome]:
-    """Each item from its text alone: no heading, no group, no neighbours."""
-    return [Outcome(e.subsystem, classifier.classify(Item(text=e.text))) for e in held]
+def flat_item(example: Example, *, groups: bool = False) -> Item:
+    """The item from its text alone (no heading, no neighbours), or also with the group
+    bullets it stands under in its list ("- c10d" above "- Fix …"), which are no headings."""
+    if not groups or not example.groups:
+        return Item(text=example.text)
+    return Item(text=example.text, section=example.groups, group=example.groups[-1],
+                group_depth=len(example.groups))
 
 
 def held_out(examples: Sequence[Example], release: str, taxonomy: Taxonomy,
-             featurizer: Featurizer, grid: Sequence[float] | None = None) -> list[Outcome]:
+             featurizer: Featurizer, grid: Sequence[float] | None = None, *,
+             groups: bool = False) -> list[Outcome]:
     """``release``'s notes classified by a model that never saw the release."""
     model, _ = train(training_set(examples, release), featurizer=featurizer,
                      grid=grid or GRID)
-    return classify_flat(Classifier(taxonomy, model), held_out_notes(examples, release))
+    classifier = Classifier(taxonomy, model)
+    return [Outcome(e.subsystem, classifier.classify(flat_item(e, groups=groups)))
+            for e in held_out_notes(examples, release)]
 
 
 def table(results: dict[str, Scores]) -> list[str]:
@@ -98,6 +105,12 @@ def table(results: dict[str, Scores]) -> list[str]:
     mean = sum(s.accuracy for s in results.values()) / len(results)
     lines.append(f"| mean | | **{mean:.3f}** | | | |")
     return lines
+
+
+def pooled(outcomes: Sequence[Outcome]) -> str:
+    s = score(outcomes)
+    return (f"all held-out items together: {s.n}, top-1 {s.accuracy:.3f}, precision at "
+            + " / ".join(f"{p:.3f}" for p in s.precision))
 
 
 def calibration_table(outcomes: Sequence[Outcome], decider: str | None = None) -> list[str]:
@@ -113,6 +126,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--holdout", nargs="*", default=list(RELEASES), metavar="RELEASE")
+    parser.add_argument("--groups", action="store_true",
+                        help="keep the group bullets items stand under (still no headings)")
     args = parser.parse_args(argv)
     taxonomy = builtin_taxonomy()
     examples = load_examples(args.data, taxonomy)
@@ -120,14 +135,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     results: dict[str, Scores] = {}
     every: list[Outcome] = []
     for release in args.holdout:
-        outcomes = held_out(examples, release, taxonomy, featurizer)
+        outcomes = held_out(examples, release, taxonomy, featurizer, groups=args.groups)
         if not outcomes:
             print(f"no labelled notes items for release {release}", file=sys.stderr)
             return 1
         results[release] = score(outcomes)
         every.extend(outcomes)
         print(f"held out {release}: top-1 {results[release].accuracy:.3f}", file=sys.stderr)
-    print("\n".join(table(results)))
+    print("\n".join(table(results)) + "\n" + pooled(every))
     print("\nCalibration, every held-out item:\n" + "\n".join(calibration_table(every)))
     for decider in ("rule", "model"):
         print(f"\n... decided by {decider}:\n" + "\n".join(calibration_table(every, decider)))
