@@ -179,8 +179,8 @@ def test_user_headings_and_rules_win_over_the_builtin_ones():
     classifier = Classifier(taxonomy)
     assert classifier.classify(Item(text="x", section=("Improvements", "My Team Area"))
                                ).subsystem == "distributed/fsdp"
-    assert classifier.classify(Item(text="Use my_quant_thing in CUDA kernels")
-                               ).subsystem == "quantization"
+    mine = classifier.classify(Item(text="Use my_quant_thing in CUDA kernels"))
+    assert (mine.subsystem, mine.decided_by, mine.confidence) == ("quantization", "rule", 1.0)
     assert Classifier(builtin_taxonomy()).classify(
         Item(text="Use my_quant_thing in CUDA kernels")).subsystem == "cuda"
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,13 @@ from conftest import FIXTURES, RELEASES, release_notes
 
 from watcher.models import SUBSYSTEMS, Item
 from watcher.notes.classify import Classifier
-from watcher.notes.model import SubsystemModel, builtin_model, features, model_path
+from watcher.notes.model import (
+    SubsystemModel,
+    builtin_model,
+    features,
+    load_model,
+    model_path,
+)
 from watcher.notes.parse import parse_notes
 from watcher.notes.taxonomy import builtin_taxonomy, top_level
 
@@ -93,6 +100,17 @@ def test_training_is_deterministic(examples):
     subset = [e for e in examples if e.release in {"2.9", "2.10"}]
     first, second = (json.dumps(train(subset, grid=(1.0,)).model.to_json()) for _ in range(2))
     assert first == second
+
+
+def test_shipped_model_loads_in_under_100_ms():
+    best = min(timed_load() for _ in range(3))
+    assert best < 0.1, best
+
+
+def timed_load() -> float:
+    start = time.perf_counter()
+    load_model(model_path())
+    return time.perf_counter() - start
 
 
 def test_shipped_model_is_small_matches_the_rules_and_round_trips():

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 
 from watcher.models import ClassifiedItem, DecidedBy, Item
 from watcher.notes.model import SubsystemModel, builtin_model, features, top_features
-from watcher.notes.taxonomy import DECISIVE, Taxonomy, top_level
+from watcher.notes.taxonomy import DECISIVE, USER_RULE, Taxonomy, top_level
 from watcher.notes.text import strip_code
 
 if TYPE_CHECKING:
@@ -152,9 +152,9 @@ class Classifier:
             if kind_by_label and not kind_reason.startswith(SECTION_REASON):
                 kind, kind_reason = kind_by_label, f"PR label for {kind_by_label!r}"
         # The item was validated when parsed; re-validating its fields costs more than the rest.
-        classified = ClassifiedItem.model_construct(
-            **item.__dict__, subsystem=verdict.subsystem, kind=kind, decided_by=verdict.decided_by,
-            confidence=round(verdict.confidence, 3))
+        classified = ClassifiedItem.model_construct(**{
+            **item.__dict__, "subsystem": verdict.subsystem, "kind": kind,
+            "decided_by": verdict.decided_by, "confidence": round(verdict.confidence, 3)})
         return Decision(classified, verdict.reason, kind_reason)
 
     def words(self, item: Item) -> str:
@@ -252,9 +252,12 @@ class Classifier:
 
     def _rule_decision(self, scores: RuleScores, top: str, confidence: float | None = None
                        ) -> Verdict:
-        """A rule's verdict; sure as decisive rules measured on held-out releases unless said."""
+        """A rule's verdict; sure as decisive rules measured on held-out releases unless said.
+        A user's own rule is their word on where such items belong: a fact, like a heading."""
         finer, _ = self._best_finer(scores, top)
         chosen = finer or top
+        if scores.tops[top] >= USER_RULE:
+            confidence = 1.0
         if confidence is None:
             model = self.model
             confidence = model.rule_sureness(top) if model is not None else RULE_CONFIDENCE

@@ -22,6 +22,7 @@ from watcher.notes.prefilter import RuleIndex
 from watcher.resources import kinds_path, subsystems_path
 
 DECISIVE = 6.0  # the score of a `decisive` pattern: enough to decide without the model
+USER_RULE = 100.0  # the score of a user's own rule ([classify] rules): it always decides
 
 
 def top_level(subsystem: str) -> str:
@@ -261,6 +262,6 @@ def with_overrides(headings: Mapping[str, str], rules: Iterable[tuple[str, list[
     for subsystem, patterns in rules:
         _check_subsystem(subsystem, "classify.rules")
         taxonomy.text_rules.extend(
-            TextRule.make(subsystem, _compile(p, "classify.rules"), 100.0) for p in patterns)
+            TextRule.make(subsystem, _compile(p, "classify.rules"), USER_RULE) for p in patterns)
     taxonomy.text_rules.extend(base.text_rules)
     return taxonomy
