@@ -95,7 +95,9 @@ def run() -> list[tuple[str, str, str, str]]:
     load, found = measurements(sorted(RELEASES.glob("*/*.md")))
     rows = [("classify: model load", f"{load * 1e3:.1f} ms", "", "once per process")]
     for m in found:
-        target = "target <= 2x: " + ("met" if m.ratio <= 2 else "MISSED")
+        target = ""
+        if m.name.endswith("v2.7.0.md"):  # issue 10's yardstick
+            target = "target <= 2x: " + ("met" if m.ratio <= 2 else "MISSED")
         rows.append((f"parse + classify {m.name} ({m.kilobytes:.0f} KB, {m.items} items)",
                      f"{(m.parse + m.headed) * 1e3:.0f} ms ({m.ratio:.2f}x tokenize)",
                      f"tokenize {m.tokenize * 1e3:.0f} ms", target))
