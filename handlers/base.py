@@ -31,6 +31,7 @@ from handlers.secrets import missing_secrets, resolve_secrets, secret_field
 from watcher.config import Secrets, describe_validation_error
 from watcher.errors import ConfigError, HandlerError
 from watcher.models import KINDS, SUBSYSTEMS, Event
+from watcher.present import UNSURE_BELOW
 
 if TYPE_CHECKING:
     from watcher.digest import Digest
@@ -64,6 +65,10 @@ class NotifierConfig(BaseModel):
     kinds: list[str] | None = Field(default=None, description="only items of these kinds")
     events: list[str] | None = Field(default=None, description="only these event types")
     prereleases: bool = Field(default=True, description="also announce pre-releases")
+    min_confidence: float = Field(
+        default=UNSURE_BELOW, ge=0.0, le=1.0,
+        description="a subsystem guessed with less confidence is shown as a guess "
+                    "(\"compile?\"), and with `subsystems` set, such items are left out")
     # Secret field → the environment variable it was to be read from (set by notifier_config).
     _secret_sources: dict[str, str] = PrivateAttr(default_factory=dict)
 
@@ -179,12 +184,12 @@ class Notifier(ABC):
         """What ``send`` would deliver, for ``--dry-run``."""
         from handlers.console import format_event
 
-        return format_event(event)
+        return format_event(event, self.config.min_confidence)
 
     def preview_digest(self, digest: Digest) -> str:
         from handlers.console import format_digest
 
-        return format_digest(digest)
+        return format_digest(digest, self.config.min_confidence)
 
     def close(self) -> None:  # noqa: B027 - optional hook, most handlers hold nothing open
         """Release what ``send`` opened; called once at the end of a run."""

@@ -224,21 +224,25 @@ class SlackNotifier(Notifier):
 
     def plan(self, event: Event) -> list[SlackMessage]:
         return plan_event(event, threads=self.threads,
-                          max_chars=self.settings.max_message_chars)
+                          max_chars=self.settings.max_message_chars,
+                          threshold=self.config.min_confidence)
 
     def send(self, event: Event, progress: Progress) -> None:
         self._post_all(self.plan(event), progress)
 
     def send_digest(self, digest: Digest, progress: Progress) -> None:
-        self._post_all(plan_digest(digest, threads=self.threads,
-                                   max_chars=self.settings.max_message_chars), progress)
+        self._post_all(self._plan_digest(digest), progress)
 
     def preview(self, event: Event) -> str:
         return plan_texts(self.plan(event))
 
     def preview_digest(self, digest: Digest) -> str:
-        return plan_texts(plan_digest(digest, threads=self.threads,
-                                      max_chars=self.settings.max_message_chars))
+        return plan_texts(self._plan_digest(digest))
+
+    def _plan_digest(self, digest: Digest) -> list[SlackMessage]:
+        return plan_digest(digest, threads=self.threads,
+                           max_chars=self.settings.max_message_chars,
+                           threshold=self.config.min_confidence)
 
     # ---- posting ---------------------------------------------------------------------------
     def _pace(self) -> None:

@@ -45,7 +45,7 @@ def test_an_event_reaches_the_endpoint_with_the_console_summary(fake_github, wri
     (received,) = hook.received
     assert received.path == "/hooks/tok3n-s3cret-1234"
     title, body = title_and_body(format_event(logged_event(config)), markdown=False)
-    assert received.json()["title"] == title and "pytorch/xla" in title and "v2.0" in title
+    assert received.json()["title"] == title and "PyTorch/XLA" in title and "v2.0" in title
     assert received.json()["message"] == body
     assert "https://github.com/pytorch/xla/releases/tag/v2.0" in body
 

@@ -87,11 +87,13 @@ def test_jsonl_failure_is_a_handler_error(tmp_path):
 def test_console_summary_puts_breaking_changes_first():
     text = format_event(event())
     lines = text.split("\n")
-    assert lines[0] == "pytorch/pytorch: PyTorch 2.7.0 (v2.7.0) published"
+    assert lines[0] == "PyTorch 2.7.0 released"
     assert lines[1].strip() == "https://github.com/pytorch/pytorch/releases/tag/v2.7.0"
-    assert lines[2].startswith("  609 items: compile")
+    assert lines[2].startswith("  609 changes: torch.compile ")
     assert lines[3].startswith("  BC-breaking (")
-    assert text.index("BC-breaking") < text.index("Deprecations") < text.index("by kind")
+    assert text.index("BC-breaking") < text.index("Deprecations") < text.index(
+        "  torch.compile (")
+    assert "Bug fixes" in text and "  Distributed (" in text  # every item, per subsystem
 
 
 @pytest.mark.parametrize(("filters", "expect"), [

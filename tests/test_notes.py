@@ -189,6 +189,13 @@ def test_tables_of_contents_in_every_form_are_skipped(toc):
     assert [i.text for i in items] == ["Drop X (#2)", "Fix (#1)"]
 
 
+def test_each_xla_op_lowering_is_an_item():
+    ops = [i for i in parse(release_notes("xla/v2.0.0.md")) if i.group == "Op Lowering"]
+    assert [(i.text, i.section[-1]) for i in ops] == [
+        ("_linalg_svd (#4537)", "Op Lowering"), ("Upsample_bilinear2d with scale (#4464)",
+                                                 "Op Lowering")]
+
+
 def test_a_release_flattened_onto_one_line_gets_its_structure_back():
     notes = parse_notes(next((FIXTURES / "seeds").glob("003_*.txt")).read_text("utf-8"),
                         lookup=KNOWN)
@@ -288,3 +295,32 @@ def test_truncation_at_a_line_boundary():
 @pytest.mark.parametrize("body", [None, "", "   \n\n", "no list, just prose"])
 def test_empty_or_itemless_bodies(body):
     assert parse_notes(body).items == []
+
+
+def test_an_entry_tells_its_story_under_sub_headings_and_lists():
+    """A BC entry (2.11's hipify v2) told under ``####`` sub-headings, with lists of points that
+    cite nothing of their own and prose citing its PRs, is one item holding all of it."""
+    text = ("# Backwards Incompatible Changes\n## ROCm\n### caffe2 support is removed.\n"
+            "#### v1 background\nWhen caffe2 was separate:\n- A.h\n- B.h\nThese were used.\n"
+            "#### v2 new behavior\nHipify v2 ([#1](https://github.com/pytorch/pytorch/pull/1), "
+            "[#2](https://github.com/pytorch/pytorch/pull/2)) makes these changes:\n- Points.\n"
+            "Great care was taken.\n## ONNX\n- Drop X (#3)\n")
+    items = parse(text)
+    assert [(i.section[-1], i.prs) for i in items] == [("ROCm", (1, 2)), ("ONNX", (3,))]
+    assert "#### v1 background" in items[0].text and items[0].text.endswith("Great care was taken.")
+
+
+def test_prose_citing_prs_is_an_item_of_its_own():
+    items = parse("## CUDA\nWe upgraded cuDNN (#5).\n\n- Fix a (#1)\n\nThanks to (#7) too.\n")
+    assert [(i.text, i.prs) for i in items] == [
+        ("We upgraded cuDNN (#5).", (5,)), ("Fix a (#1)", (1,)), ("Thanks to (#7) too.", (7,))]
+
+
+def test_a_link_to_another_projects_pr_is_not_a_reference():
+    body = ("## ROCm\n- Fix A ([#10](https://github.com/pytorch/pytorch/pull/10))\n"
+            "- Fix B ([#11](https://github.com/pytorch/pytorch/pull/11)), as "
+            "[xformers did](https://github.com/facebookresearch/xformers/pull/1351) "
+            "([#1351](https://github.com/facebookresearch/xformers/pull/1351))\n")
+    assert [i.prs for i in parse(body)] == [(10,), (11,)]
+    assert [i.prs for i in parse_notes(body, repo="facebookresearch/xformers").items] == [
+        (), (1351,)]

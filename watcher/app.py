@@ -84,12 +84,14 @@ def build_notifiers(config: Config, deps: Dependencies) -> dict[str, Notifier]:
 
 def _label_source(config: Config, client: GitHubClient, store: Store,
                   deps: Dependencies) -> LabelSource | None:
-    if not config.classify.use_pr_labels:
-        return None
+    wanted = config.classify.use_pr_labels
+    has_token = deps.get_secrets().github_token is not None
+    if wanted is False or (wanted is None and not has_token):
+        return None  # unset and no token: text only, and nothing to warn about
     from watcher.notes.labels import LabelSource, label_map
 
     mapping = label_map(config.classify.label_map)
-    if deps.get_secrets().github_token is None:
+    if not has_token:
         logger.warning("classify.use_pr_labels needs GITHUB_TOKEN (GitHub's GraphQL API "
                        "requires one); classifying by text")
         return None

@@ -151,7 +151,8 @@ class ClassifyRule(Section):
 class ClassifyConfig(Section):
     headings: dict[str, str]
     rules: list[ClassifyRule]
-    use_pr_labels: bool
+    # None: on when GITHUB_TOKEN is set (GitHub's GraphQL API needs one), off without.
+    use_pr_labels: bool | None = None
     label_map: dict[str, str]
 
 

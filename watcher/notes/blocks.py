@@ -122,10 +122,20 @@ def _item_text(lines: list[str]) -> str:
     return "\n".join([first, *dedent(lines[1:])]).strip()
 
 
+INLINE_CHARS = 2000  # a heading or cell longer than this is not worth inline parsing
+
+
 def inline_text(token: Token) -> str:
-    """Plain text of an inline token: emphasis dropped, code spans keep their content."""
+    """Plain text of an inline token: emphasis dropped, code spans keep their content.
+
+    The block parse leaves inline content unparsed (markdown-it's link-label scan is
+    quadratic in a run of ``[``, and items are cut from the source, not from inline tokens);
+    the few short strings whose plain text we need are parsed here."""
+    content = token.content
+    if len(content) > INLINE_CHARS:
+        return " ".join(content.replace("`", "").split())
     parts = []
-    for child in token.children or ():
+    for child in _INLINE.parseInline(content)[0].children or ():
         if child.type in {"text", "code_inline"}:
             parts.append(child.content)
         elif child.type in {"softbreak", "hardbreak"}:
@@ -281,7 +291,8 @@ class _Reader:
         return Table(start, stop, header, rows)
 
 
-_MARKDOWN = MarkdownIt("commonmark", {"html": True}).enable("table")
+_MARKDOWN = MarkdownIt("commonmark", {"html": True}).enable("table").disable("inline")
+_INLINE = MarkdownIt("commonmark", {"html": True})
 
 
 def read_blocks(source: str) -> tuple[list[str], list[Block]]:

@@ -17,14 +17,7 @@ from watcher.notes.blocks import Bullet, Heading, ListBlock, read_blocks
 from watcher.notes.flat import restructure
 from watcher.notes.parse import CONTINUED_KINDS, HeadingLookup
 from watcher.notes.taxonomy import Taxonomy, top_level
-from watcher.notes.text import (
-    code_lines,
-    find_prs,
-    folded,
-    line_references,
-    normalise_body,
-    only_references,
-)
+from watcher.notes.text import References, code_lines, folded, home_repository, normalise_body
 
 
 @dataclass
@@ -37,12 +30,12 @@ class Report:
         return not self.problems
 
 
-def _references(lines: list[str]) -> Counter[int]:
+def _references(lines: list[str], refs: References) -> Counter[int]:
     """How many lines cite each PR number (code blocks left out)."""
     found: Counter[int] = Counter()
     for line, in_code in zip(lines, code_lines(lines), strict=True):
         if not in_code:
-            found.update(line_references(line))
+            found.update(refs.in_line(line))
     return found
 
 
@@ -74,15 +67,15 @@ def _bullets(bullets: list[Bullet]) -> Iterator[list[Bullet]]:
             yield from _bullets(bullet.children)
 
 
-def _check_one_change_each(items: list[Item], report: Report) -> None:
+def _check_one_change_each(items: list[Item], refs: References, report: Report) -> None:
     for item in items:
         _, blocks = read_blocks(item.text)
         for block in blocks:
             if not isinstance(block, ListBlock):
                 continue
             for siblings in _bullets(block.bullets):
-                citing = [b for b in siblings if (prose := b.prose()) and find_prs(
-                    prose) and not only_references(prose)]
+                citing = [b for b in siblings if (prose := b.prose()) and refs.find(
+                    prose) and not refs.only(prose)]
                 if len(citing) > 1:
                     first = folded(item.text)[:60]
                     report.problems.append(f"item {first!r}… holds {len(citing)} sibling "
@@ -146,16 +139,19 @@ def _check_bullets_kept(blocks: list[ListBlock], headings: list[Heading], items:
                     report.problems.append(f"bullet {line[:60]!r} is in no item")
 
 
-def check_items(body: str, items: list[Item], lookup: HeadingLookup) -> Report:
-    """The structural checks, for items parsed from ``body``."""
-    lines, blocks = read_blocks(restructure(normalise_body(body), lookup))
+def check_items(body: str, items: list[Item], lookup: HeadingLookup,
+                repo: str | None = None) -> Report:
+    """The structural checks, for items parsed from ``body`` (of ``repo``, if known)."""
+    source = restructure(normalise_body(body), lookup)
+    lines, blocks = read_blocks(source)
+    refs = References(repo.lower() if repo else home_repository(source))
     headings = [block for block in blocks if isinstance(block, Heading)]
     report = Report()
-    cited = _references(lines)
+    cited = _references(lines, refs)
     report.references = sum(cited.values())
     _check_references(cited, items, report)
     _check_not_headings(headings, items, lookup, report)
-    _check_one_change_each(items, report)
+    _check_one_change_each(items, refs, report)
     _check_continued(lines, headings, items, lookup, report)
     _check_bullets_kept([b for b in blocks if isinstance(b, ListBlock)], headings, items,
                         lookup, report)

@@ -40,15 +40,20 @@ from watcher.notes.blocks import (
     Table,
     read_blocks,
 )
+from watcher.notes.bullets import (
+    carries,
+    cites_beyond,
+    group_name,
+    label_like,
+    lead_group,
+    split_lazy,
+)
 from watcher.notes.flat import restructure
 from watcher.notes.headings import heading_keys
-from watcher.notes.text import find_prs, folded, normalise_body, only_references, trim_blank
+from watcher.notes.text import References, home_repository, normalise_body, trim_blank
 
 CONTINUED_KINDS = frozenset({"bc_breaking", "deprecation"})  # entries run on in prose
-LABEL_WORDS = 8        # a reference-less bullet this short may be a group's label
-LEAD_GROUP_WORDS = 20  # an introducing paragraph this short names its list's group
 _ANCHOR = re.compile(r"^\[[^\]]*\]\(#[^)\s]*\)$")
-_EMPHASIS = re.compile(r"^[*_]{1,3}(.*?)[*_]{1,3}$")
 
 
 class HeadingLookup(Protocol):
@@ -70,7 +75,7 @@ class ParsedNotes:
     items: list[Item]
     prose: list[str] = field(default_factory=list)  # text outside any item (intro, outro)
     truncated: bool = False
-    unknown_headings: list[str] = field(default_factory=list)  # neither section nor area
+    unknown_headings: list[str] = field(default_factory=list)  # topics: no section, no area
 
 
 @dataclass
@@ -83,86 +88,19 @@ class _Draft:
     from_table: bool = False
     group_depth: int = 0    # how many of the section's last names are group bullets
 
-    def item(self) -> Item:
+    def item(self, refs: References) -> Item:
         text = "\n\n".join(chunk for chunk in self.chunks if chunk)
-        return Item(text=text, section=self.section, prs=find_prs(text), lead=self.lead,
+        return Item(text=text, section=self.section, prs=refs.find(text), lead=self.lead,
                     group=self.group, group_depth=self.group_depth)
-
-
-def _group_name(text: str) -> str:
-    """``**Distributed Checkpoint**:`` → ``Distributed Checkpoint``."""
-    name = text.strip().rstrip(":").strip()
-    match = _EMPHASIS.match(name)
-    return (match.group(1) if match else name).strip().rstrip(":").strip()
-
-
-def _carries(bullet: Bullet) -> bool:
-    """Does the bullet, or a bullet nested in it, cite PRs as an item of its own?"""
-    prose = bullet.prose()
-    if find_prs(prose) and not only_references(prose):
-        return True
-    return any(_carries(child) for child in bullet.children)
-
-
-def _cites_beyond(block: ListBlock, cited: set[int]) -> bool:
-    """Do the list's bullets cite PRs the entry above them does not?"""
-    def citing(bullets: list[Bullet]) -> Iterator[int]:
-        for bullet in bullets:
-            yield from find_prs(bullet.prose())
-            yield from citing(bullet.children)
-    return bool(set(citing(block.bullets)) - cited)
-
-
-def _label_like(bullet: Bullet) -> bool:
-    """A short reference-less phrase (``Op Lowering``, ``In MPSInductor:``), not a sentence."""
-    text = bullet.own_text()
-    if bullet.children or "\n" in text or find_prs(text) or "](" in text or "://" in text:
-        return False
-    words = text.split()
-    return (0 < len(words) <= LABEL_WORDS and not re.search(r"[.!?;]$|\.\s", text)
-            and any(char.isalpha() for char in text))
-
-
-def _lead_group(lead: str) -> str:
-    """An introducing paragraph that announces its list ("… for a few operators:") names it."""
-    one_line = folded(lead)
-    if one_line.endswith(":") and len(one_line.split()) <= LEAD_GROUP_WORDS:
-        return one_line.rstrip(":").strip()
-    return ""
-
-
-def _split_lazy(bullet: Bullet, last: bool) -> tuple[Bullet, str]:
-    """Unindented lines CommonMark folds into a bullet ("lazy continuation") that introduce the
-    bullets after it ("New meta tensor implementations for a few operators:") are a lead-in, not
-    part of the bullet; on the last bullet of a list they are its continuation."""
-    own, code = bullet.own, bullet.code
-    if bullet.children:
-        return bullet, ""
-    end = len(own)
-    while end > 0 and not own[end - 1].strip():
-        end -= 1
-    cut = end
-    while cut > 1 and own[cut - 1].strip() and not own[cut - 1][0].isspace() and not code[
-            cut - 1]:
-        cut -= 1
-    run = own[cut:end]
-    if not run:
-        return bullet, ""
-    announces = run[-1].rstrip().endswith(":")
-    titled = len(run) == 1 and len(run[0].split()) <= LABEL_WORDS and not re.search(
-        r"[.!?;,]$", run[0].rstrip())  # "Several general FakeTensor improvements"
-    if not (announces or (titled and not last)):
-        return bullet, ""  # the bullet's own continuation (a wrapped sentence, a note)
-    kept = own[:cut]
-    trimmed = Bullet(bullet.start, bullet.start + cut, kept, code[:cut], [], kept)
-    return trimmed, "\n".join(line.strip() for line in run)
 
 
 class _Walker:
     """One pass over the document's blocks, keeping the heading stack."""
 
-    def __init__(self, lines: list[str], blocks: list[Block], lookup: HeadingLookup) -> None:
+    def __init__(self, lines: list[str], blocks: list[Block], lookup: HeadingLookup,
+                 refs: References) -> None:
         self.lines = lines
+        self.refs = refs
         self.blocks = blocks
         self.lookup = lookup
         self.stack: list[tuple[int, str, bool]] = []  # level, title, names only a topic
@@ -182,7 +120,7 @@ class _Walker:
     def topic(self) -> str:
         """The innermost heading when it names a topic, not a section or an area ("Several
         config variables … have been renamed"): the group its bullets stand in."""
-        return _group_name(self.stack[-1][1]) if self.stack and self.stack[-1][2] else ""
+        return group_name(self.stack[-1][1]) if self.stack and self.stack[-1][2] else ""
 
     def _continued(self) -> bool:
         """Whether the nearest section heading is one whose entries run on in prose."""
@@ -201,6 +139,10 @@ class _Walker:
                 continue
             if isinstance(block, ListBlock):
                 self.list_block(block)
+            elif isinstance(block, Paragraph) and self.open is None and self.refs.find(
+                    block.text):
+                index = self.citing_paragraph(index)
+                continue
             elif isinstance(block, Paragraph):
                 self.paragraph(block, self._next(index))
             elif isinstance(block, Table):
@@ -223,24 +165,27 @@ class _Walker:
     def heading(self, index: int) -> int:
         heading = self.blocks[index]
         assert isinstance(heading, Heading)
-        if find_prs(heading.source):
+        if self.refs.find(heading.source):
             return self.entry(index)
         kind = self.lookup.kind_of_heading(heading.title)
         areas = self.lookup.area_ids(heading.title)
-        if kind is None and not areas and heading.title:
-            self.unknown.setdefault(heading.title)
         end = self._body_end(index)
         body = self.blocks[index + 1:end]
         following = self.blocks[end] if end < len(self.blocks) else None
-        parent = isinstance(following, Heading) and following.level > heading.level and \
-            not self._part_of_entry(heading, end)  # "#### Decompositions" over "##### …"
-        if kind is not None or not body or parent or self._introduces_items(body):
-            self.push(heading, topic=kind is None and not areas)
+        deeper = isinstance(following, Heading) and following.level > heading.level
+        part_follows = deeper and self._part_of_entry(heading, end)  # "#### background"
+        parent = deeper and not part_follows  # "#### Decompositions" over "##### …"
+        empty = not body and not (part_follows and not areas)
+        if kind is not None or empty or parent or self._introduces_items(body):
+            topic = kind is None and not areas
+            if topic and heading.title:
+                self.unknown.setdefault(heading.title)  # an entry's title is not a heading
+            self.push(heading, topic=topic)
             return index + 1
         if (self.open is not None and not areas and self._continued()
                 and not any(isinstance(b, ListBlock) for b in body)
                 and (not self.stack or heading.level > self.stack[-1][0])
-                and not any(find_prs(b.text) for b in body if not isinstance(b, Table))):
+                and not any(self.refs.find(b.text) for b in body if not isinstance(b, Table))):
             self.open.chunks.append(self._source(heading.start, self.blocks[end - 1]))
             return end
         return self.entry(index)
@@ -251,7 +196,7 @@ class _Walker:
         lists = [b for b in body if isinstance(b, ListBlock)]
         if not lists:
             return False
-        if any(_carries(bullet) for block in lists for bullet in block.bullets):
+        if any(carries(bullet, self.refs) for block in lists for bullet in block.bullets):
             return True
         before = body[:body.index(lists[0])]
         return all(isinstance(b, Paragraph) and b.text.rstrip().endswith(":") for b in before)
@@ -273,12 +218,12 @@ class _Walker:
         while self.stack and self.stack[-1][0] >= heading.level:
             self.stack.pop()
         end = index + 1
-        cited = set(find_prs(heading.source))
+        cited = set(self.refs.find(heading.source))
         while end < len(self.blocks):
             block = self.blocks[end]
             if isinstance(block, Heading) and not self._part_of_entry(heading, end):
                 break
-            if isinstance(block, ListBlock) and _cites_beyond(block, cited):
+            if isinstance(block, ListBlock) and cites_beyond(block, cited, self.refs):
                 break  # bullets with changes of their own follow the entry, not inside it
             end += 1
         body = self._source(self.blocks[index + 1].start, self.blocks[end - 1]) \
@@ -292,17 +237,38 @@ class _Walker:
         return end
 
     def _part_of_entry(self, entry: Heading, index: int) -> bool:
-        """A deeper heading with no name of its own ("Version 2.4") and no list under it."""
+        """A deeper heading with no name of its own ("Version 2.4", "hipify v1 background")
+        and no list of changes under it: a part of the entry's story, not a new one."""
         sub = self.blocks[index]
         assert isinstance(sub, Heading)
-        if sub.level <= entry.level or find_prs(sub.source):
+        if sub.level <= entry.level or self.refs.find(sub.source):
             return False
         if self.lookup.kind_of_heading(sub.title) or self.lookup.area_ids(sub.title):
             return False
         body = self.blocks[index + 1:self._body_end(index)]
-        return not any(isinstance(block, ListBlock) for block in body)
+        return not any(isinstance(block, ListBlock)
+                       and any(carries(b, self.refs) for b in block.bullets) for block in body)
 
     # ---- other blocks --------------------------------------------------------------------
+    def citing_paragraph(self, index: int) -> int:
+        """Prose that cites PRs tells of a change, so it is an item, never lost as an intro:
+        with the list it introduces when that list's bullets cite nothing of their own
+        ("Hipify v2 (#1, #2) makes the following changes:" and its points)."""
+        paragraph = self.blocks[index]
+        assert isinstance(paragraph, Paragraph)
+        following = self._next(index)
+        chunks = [paragraph.text]
+        end = index + 1
+        if isinstance(following, ListBlock):
+            if any(carries(bullet, self.refs) for bullet in following.bullets):
+                self.lead = paragraph.text  # and it still introduces the changes listed
+            else:
+                chunks.append(self._source(following.start, following))
+                end += 1
+        self.drafts.append(_Draft(chunks, self.section, group=self.topic))
+        return end
+
+
     def paragraph(self, paragraph: Paragraph, following: Block | None) -> None:
         if isinstance(following, ListBlock):
             self.lead = paragraph.text
@@ -334,7 +300,7 @@ class _Walker:
             self.prose.append(self._source(block.start, block))
             return
         drafts = list(self.bullet_items(block.bullets, self.section, self.lead,
-                                        _lead_group(self.lead) or self.topic))
+                                        lead_group(self.lead) or self.topic))
         for draft in drafts:
             draft.group_depth = len(draft.section) - len(self.section)
         self.drafts.extend(drafts)
@@ -346,7 +312,7 @@ class _Walker:
             return False
         for bullet in bullets:
             text = bullet.own_text()
-            if find_prs(text) or "\n" in text:
+            if self.refs.find(text) or "\n" in text:
                 return False
             named = (_ANCHOR.match(text) or self.lookup.kind_of_heading(text)
                      or set(heading_keys(text)) & self.document_keys)
@@ -365,33 +331,33 @@ class _Walker:
         continued = self._continued()
         for position, original in enumerate(bullets):
             last = position == len(bullets) - 1
-            bullet, lazy = _split_lazy(original, last)
-            own_refs = find_prs(bullet.prose())
+            bullet, lazy = split_lazy(original, last)
+            own_refs = self.refs.find(bullet.prose())
             adjacent = self._adjacent(bullet)
             if not own_refs or not adjacent:
                 label = ""  # a label governs the bullets right below it, up to a blank line
             if (continued and previous is not None and adjacent and not own_refs
-                    and previous.item().prs and not _label_like(bullet)
-                    and not any(_carries(child) for child in bullet.children)):
+                    and previous.item(self.refs).prs and not label_like(bullet, self.refs)
+                    and not any(carries(child, self.refs) for child in bullet.children)):
                 # "- Users should supply `dynamic_shapes` instead." under a deprecation: the
                 # migration note of the bullet above, not a change of its own.
                 previous.chunks.append(bullet.text())
-            elif not own_refs and any(_carries(child) for child in bullet.children):
-                name = _group_name(bullet.first_line)
+            elif not own_refs and any(carries(child, self.refs) for child in bullet.children):
+                name = group_name(bullet.first_line)
                 rest = "\n".join(bullet.own_text().split("\n")[1:]).strip()
                 if rest:
                     self.prose.append(rest)
                 yield from self.bullet_items(bullet.children, (*section, name), lead, name)
-            elif not own_refs and not last and _label_like(bullet) and self._adjacent(
-                    bullets[position + 1]) and _carries(bullets[position + 1]):
-                label = _group_name(bullet.first_line)
+            elif not own_refs and not last and label_like(bullet, self.refs) and self._adjacent(
+                    bullets[position + 1]) and carries(bullets[position + 1], self.refs):
+                label = group_name(bullet.first_line)
             else:
                 where = (*section, label) if label else section
                 previous = _Draft([bullet.text()], where, lead=lead, group=label or group)
                 yield previous
             if lazy:
                 self.prose.append(lazy)
-                lead, group, label = lazy, _lead_group(lazy), ""
+                lead, group, label = lazy, lead_group(lazy), ""
 
 
 def _similar_words(a: str, b: str) -> bool:
@@ -410,17 +376,19 @@ def _without_retold_cells(drafts: list[_Draft]) -> list[_Draft]:
 
 
 def parse_notes(body: str | None, *, lookup: HeadingLookup | None = None,
-                max_chars: int | None = None) -> ParsedNotes:
-    """Split a release body into items. Bodies over ``max_chars`` are cut at a line boundary."""
+                max_chars: int | None = None, repo: str | None = None) -> ParsedNotes:
+    """Split a release body into items. Bodies over ``max_chars`` are cut at a line boundary.
+    ``repo`` (``owner/name``): whose PR links are this release's; else the one most linked."""
     source = normalise_body(body)
     truncated = max_chars is not None and len(source) > max_chars
     if truncated:
         source = source[: source.rfind("\n", 0, max_chars) + 1 or max_chars]
     lookup = lookup or _KnowsNothing()
     lines, blocks = read_blocks(restructure(source, lookup))
-    walker = _Walker(lines, blocks, lookup)
+    refs = References(repo.lower() if repo else home_repository(source))
+    walker = _Walker(lines, blocks, lookup, refs)
     walker.walk()
-    items = [draft.item() for draft in _without_retold_cells(walker.drafts)]
+    items = [draft.item(refs) for draft in _without_retold_cells(walker.drafts)]
     return ParsedNotes(items=[item for item in items if item.text],
                        prose=[p for p in walker.prose if p], truncated=truncated,
                        unknown_headings=list(walker.unknown))

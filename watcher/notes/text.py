@@ -8,9 +8,11 @@ a regex that spans lines and backtracks, and every other pattern here is anchore
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterator
+from dataclasses import dataclass
 
-_PR_URL = re.compile(r"https?://github\.com/[\w.-]{1,100}/[\w.-]{1,100}/pull/(\d{1,7})")
+_PR_URL = re.compile(r"https?://github\.com/([\w.-]{1,100}/[\w.-]{1,100})/pull/(\d{1,7})")
 _PR_REF = re.compile(r"(?<![\w&/])#(\d{1,7})\b")
 _SPACED_REF = re.compile(r"\(\s?#\s(\d{3,7})\s?\)")  # "(# 4390 )": a rendered page's link text
 _FENCE_OPEN = re.compile(r"`{3,}|~{3,}")
@@ -73,26 +75,6 @@ def strip_code(text: str, replacement: str = "") -> str:
     return "\n".join(out)
 
 
-def line_references(line: str) -> set[int]:
-    """The PR numbers one line of prose cites (``[#1](…/pull/1)`` is one citation of 1)."""
-    return {int(match.group(1)) for pattern in (_PR_URL, _PR_REF, _SPACED_REF)
-            for match in pattern.finditer(line)}
-
-
-def find_prs(text: str) -> tuple[int, ...]:
-    """PR numbers referenced as ``#123``, ``(#1, #2)``, ``[#123](…/pull/123)`` or full PR URLs,
-    in order of first mention. Code blocks are left out: ``# see #999`` in a snippet is not a
-    reference."""
-    prose = strip_code(text)
-    found: dict[int, None] = {}
-    for match in _PR_URL.finditer(prose):
-        found.setdefault(int(match.group(1)))
-    for pattern in (_PR_REF, _SPACED_REF):
-        for match in pattern.finditer(prose):
-            found.setdefault(int(match.group(1)))
-    return tuple(found)
-
-
 _REF_NOISE = re.compile(
     r"\[[^\]\n]{0,40}\]\(https?://[^)\s]{1,300}\)"   # [#123](…/pull/123)
     r"|https?://\S{1,300}"
@@ -101,10 +83,54 @@ _REF_NOISE = re.compile(
     re.IGNORECASE)
 
 
-def only_references(text: str) -> bool:
-    """``PRs: (#1, [#2](…))``: a line that holds references and nothing a reader needs."""
-    rest = _REF_NOISE.sub(" ", text)
-    return bool(find_prs(text)) and not any(char.isalnum() for char in rest)
+def home_repository(text: str) -> str | None:
+    """The repository most PR links of a release body point into (its own): a link to another
+    project's PR ("the xformers fix") is a link, not a change of this release."""
+    repos = Counter(m.group(1).lower() for m in _PR_URL.finditer(text))
+    return repos.most_common(1)[0][0] if repos else None
+
+
+@dataclass(frozen=True)
+class References:
+    """How a release body cites its PRs: ``#123``, ``(#1, #2)``, ``[#123](…/pull/123)`` or
+    full PR URLs into ``home`` (any repository when ``home`` is None)."""
+
+    home: str | None = None
+
+    def _cited(self, line: str) -> list[int]:
+        """The line's citations in order; ``[#1351](…/other/repo/pull/1351)`` is a link into
+        another project, so neither its address nor its label cites a PR of ours."""
+        found: list[tuple[int, int]] = []
+        external: set[int] = set()
+        for match in _PR_URL.finditer(line):
+            if self.home is None or match.group(1).lower() == self.home:
+                found.append((match.start(), int(match.group(2))))
+            else:
+                external.add(int(match.group(2)))
+        for pattern in (_PR_REF, _SPACED_REF):
+            found += [(m.start(), int(m.group(1))) for m in pattern.finditer(line)
+                      if int(m.group(1)) not in external]
+        return [number for _, number in sorted(found)]
+
+    def in_line(self, line: str) -> set[int]:
+        """The PR numbers one line of prose cites (``[#1](…/pull/1)`` is one citation)."""
+        return set(self._cited(line))
+
+    def find(self, text: str) -> tuple[int, ...]:
+        """Every PR the text cites, in order of first mention; code blocks left out (``# see
+        #999`` in a snippet is not a reference)."""
+        return tuple(dict.fromkeys(number for line in strip_code(text).split("\n")
+                                   for number in self._cited(line)))
+
+    def only(self, text: str) -> bool:
+        """``PRs: (#1, [#2](…))``: a line that holds references and nothing a reader needs."""
+        rest = _REF_NOISE.sub(" ", text)
+        return bool(self.find(text)) and not any(char.isalnum() for char in rest)
+
+
+def find_prs(text: str) -> tuple[int, ...]:
+    """PRs cited, whatever repository a PR link points into (see ``References``)."""
+    return References().find(text)
 
 
 def dedent(lines: list[str]) -> list[str]:
