@@ -207,8 +207,10 @@ def test_literal_prefilter_never_changes_a_rule_outcome():
         every = [rule for rule in TAXONOMY.text_rules if rule.pattern.search(text)]
         assert list(TAXONOMY.matching_rules(text)) == every, text[:60]
         assert [r for r in TAXONOMY.text_rules if r.matches(text, text.lower())] == every
-    top = [rule for rule in TAXONOMY.matching_rules("FSDP2 and DTensor on XLA", "distributed")]
-    assert {rule.subsystem for rule in top} == {"distributed/fsdp", "distributed/dtensor"}
+    text = "FSDP2 and DTensor in torch.distributed"
+    finer = list(TAXONOMY.matching_rules(text, finer_of="distributed"))
+    assert {rule.subsystem for rule in finer} == {"distributed/fsdp", "distributed/dtensor"}
+    assert [r for r in TAXONOMY.matching_rules(text) if "/" in r.subsystem] == finer
 
 
 def test_the_prefilter_follows_rules_added_after_first_use():

@@ -151,8 +151,8 @@ class Classifier:
                 verdict = Verdict(by_label, "label", 1.0, f"{LABEL_REASON}for {by_label!r}")
             if kind_by_label and not kind_reason.startswith(SECTION_REASON):
                 kind, kind_reason = kind_by_label, f"PR label for {kind_by_label!r}"
-        # The item was validated when parsed; re-validating its fields costs more than the rest.
-        classified = ClassifiedItem.model_construct(**{
+        # Its fields as they are (dumping them first would cost more than all the rest).
+        classified = ClassifiedItem(**{
             **item.__dict__, "subsystem": verdict.subsystem, "kind": kind,
             "decided_by": verdict.decided_by, "confidence": round(verdict.confidence, 3)})
         return Decision(classified, verdict.reason, kind_reason)
@@ -201,7 +201,7 @@ class Classifier:
             if "/" in area.subsystem:
                 return area
             top = area.subsystem
-            return area.refined(*self._best_finer(self.rule_scores(words, top), top))
+            return area.refined(*self._best_finer(self.rule_scores(words, finer_of=top), top))
         if headings.fallback is not None:
             return self._under_context_heading(words, *headings.fallback)
         return self._by_text(words)
@@ -223,13 +223,13 @@ class Classifier:
         chosen = finer or same
         return chosen[0] if chosen else None
 
-    def rule_scores(self, words: str, top: str | None = None) -> RuleScores:
-        """Every text rule that matches, or only those of subsystem ``top`` and its finer
-        ids; the taxonomy's prefilter skips the rules whose literal is not in the text."""
+    def rule_scores(self, words: str, finer_of: str | None = None) -> RuleScores:
+        """Every text rule that matches, or only those of subsystem ``finer_of``'s finer ids;
+        the taxonomy's prefilter skips the rules whose literal is not in the text."""
         tops: dict[str, float] = defaultdict(float)
         finer: dict[str, float] = defaultdict(float)
         strongest: dict[str, tuple[float, str]] = {}  # the rule an explanation names
-        for rule in self.taxonomy.matching_rules(words, top):
+        for rule in self.taxonomy.matching_rules(words, finer_of):
             tops[top_level(rule.subsystem)] += rule.weight
             finer[rule.subsystem] += rule.weight
             for key in (rule.subsystem, top_level(rule.subsystem)):

@@ -150,21 +150,23 @@ class Taxonomy:
                 return top_level(ids[0])
         return None
 
-    def matching_rules(self, text: str, top: str | None = None) -> Iterator[TextRule]:
-        """The text rules that match ``text`` (only subsystem ``top``'s, if given), in order.
+    def matching_rules(self, text: str, finer_of: str | None = None) -> Iterator[TextRule]:
+        """The text rules that match ``text``, in order; with ``finer_of``, only the rules of
+        that subsystem's finer ids (what refines an item under its area heading).
 
-        All ~600 rules go through the prefilter's index; one subsystem's few dozen (refining
-        an item under its heading) are cheaper to check literal by literal."""
+        All ~600 rules go through the prefilter's index; one subsystem's few dozen are cheaper
+        to check literal by literal."""
         rules = self.text_rules
         key = id(rules), len(rules)
         if self._index is None or self._index[0] != key:
-            by_top: dict[str, list[TextRule]] = {}
+            finer: dict[str, list[TextRule]] = {}
             for rule in rules:
-                by_top.setdefault(top_level(rule.subsystem), []).append(rule)
-            self._index = key, RuleIndex(rules), by_top
+                if "/" in rule.subsystem:
+                    finer.setdefault(top_level(rule.subsystem), []).append(rule)
+            self._index = key, RuleIndex(rules), finer
         lowered = text.lower()
-        if top is not None:
-            yield from (r for r in self._index[2].get(top, []) if r.matches(text, lowered))
+        if finer_of is not None:
+            yield from (r for r in self._index[2].get(finer_of, []) if r.matches(text, lowered))
             return
         for index in self._index[1].candidates(lowered):
             if rules[index].pattern.search(text):
