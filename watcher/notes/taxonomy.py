@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import tomllib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -18,9 +18,11 @@ from typing import Any
 from watcher.errors import ConfigError
 from watcher.models import KINDS, SUBSYSTEMS
 from watcher.notes.headings import close_key, heading_key, heading_keys
+from watcher.notes.prefilter import RuleIndex
 from watcher.resources import kinds_path, subsystems_path
 
 DECISIVE = 6.0  # the score of a `decisive` pattern: enough to decide without the model
+USER_RULE = 100.0  # the score of a user's own rule ([classify] rules): it always decides
 
 
 def top_level(subsystem: str) -> str:
@@ -115,6 +117,9 @@ class Taxonomy:
     lead_rules: list[KindRule] = field(default_factory=list)
 
     _found: dict[str, tuple[list[str], str | None]] = field(default_factory=dict, repr=False)
+    # Built on first use, again if text_rules is replaced or grows.
+    _index: tuple[tuple[int, int], RuleIndex, dict[str, list[TextRule]]] | None = field(
+        default=None, repr=False)
 
     def _lookup(self, heading: str) -> tuple[list[str], str | None]:
         """(area ids, kind) a heading means; a name one typo from a known one means the same."""
@@ -135,6 +140,37 @@ class Taxonomy:
 
     def kind_of_heading(self, heading: str) -> str | None:
         return self._lookup(heading)[1]
+
+    def heading_area(self, section: Iterable[str]) -> str | None:
+        """The top-level id of the first heading above an item that owns an area (a topic-only
+        heading such as "Dynamic Shapes" does not): the notes' own label for the item."""
+        for heading in section:
+            ids = [i for i in self.area_ids(heading) if i not in self.context_only]
+            if ids:
+                return top_level(ids[0])
+        return None
+
+    def matching_rules(self, text: str, finer_of: str | None = None) -> Iterator[TextRule]:
+        """The text rules that match ``text``, in order; with ``finer_of``, only the rules of
+        that subsystem's finer ids (what refines an item under its area heading).
+
+        All ~600 rules go through the prefilter's index; one subsystem's few dozen are cheaper
+        to check literal by literal."""
+        rules = self.text_rules
+        key = id(rules), len(rules)
+        if self._index is None or self._index[0] != key:
+            finer: dict[str, list[TextRule]] = {}
+            for rule in rules:
+                if "/" in rule.subsystem:
+                    finer.setdefault(top_level(rule.subsystem), []).append(rule)
+            self._index = key, RuleIndex(rules), finer
+        lowered = text.lower()
+        if finer_of is not None:
+            yield from (r for r in self._index[2].get(finer_of, []) if r.matches(text, lowered))
+            return
+        for index in self._index[1].candidates(lowered):
+            if rules[index].pattern.search(text):
+                yield rules[index]
 
     def is_known_heading(self, heading: str) -> bool:
         return bool(self.area_ids(heading)) or self.kind_of_heading(heading) is not None
@@ -228,6 +264,6 @@ def with_overrides(headings: Mapping[str, str], rules: Iterable[tuple[str, list[
     for subsystem, patterns in rules:
         _check_subsystem(subsystem, "classify.rules")
         taxonomy.text_rules.extend(
-            TextRule.make(subsystem, _compile(p, "classify.rules"), 100.0) for p in patterns)
+            TextRule.make(subsystem, _compile(p, "classify.rules"), USER_RULE) for p in patterns)
     taxonomy.text_rules.extend(base.text_rules)
     return taxonomy
