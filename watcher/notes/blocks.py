@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 from html.parser import HTMLParser
 
 from markdown_it import MarkdownIt
@@ -50,20 +51,32 @@ class Bullet:
     children: list[Bullet] = field(default_factory=list)
     whole: list[str] = field(default_factory=list)  # all its lines, nested bullets included
 
-    @property
+    @cached_property
     def first_line(self) -> str:
         return _MARKER.sub("", self.own[0], count=1).strip() if self.own else ""
 
-    def own_text(self) -> str:
+    @cached_property
+    def _own_text(self) -> str:
         return _item_text(self.own)
 
-    def text(self) -> str:
+    @cached_property
+    def _text(self) -> str:
         return _item_text(self.whole)
+
+    @cached_property
+    def _prose(self) -> str:
+        return _item_text([line for line, code in zip(self.own, self.code, strict=True)
+                           if not code])
+
+    def own_text(self) -> str:
+        return self._own_text
+
+    def text(self) -> str:
+        return self._text
 
     def prose(self) -> str:
         """Its own text without code lines, where references are looked for."""
-        return _item_text([line for line, code in zip(self.own, self.code, strict=True)
-                           if not code])
+        return self._prose
 
 
 @dataclass
@@ -123,6 +136,7 @@ def _item_text(lines: list[str]) -> str:
 
 
 INLINE_CHARS = 2000  # a heading or cell longer than this is not worth inline parsing
+_INLINE_MARKUP = re.compile(r"[`*_\[\]<>&\\!]")
 
 
 def inline_text(token: Token) -> str:
@@ -134,6 +148,8 @@ def inline_text(token: Token) -> str:
     content = token.content
     if len(content) > INLINE_CHARS:
         return " ".join(content.replace("`", "").split())
+    if not _INLINE_MARKUP.search(content):
+        return " ".join(content.split())  # most headings: plain words, nothing to parse
     parts = []
     for child in _INLINE.parseInline(content)[0].children or ():
         if child.type in {"text", "code_inline"}:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 _PR_URL = re.compile(r"https?://github\.com/([\w.-]{1,100}/[\w.-]{1,100})/pull/(\d{1,7})")
 _PR_REF = re.compile(r"(?<![\w&/])#(\d{1,7})\b")
@@ -96,6 +96,8 @@ class References:
     full PR URLs into ``home`` (any repository when ``home`` is None)."""
 
     home: str | None = None
+    # A parse asks about the same bullet's text several times (is it a group? a label?).
+    _found: dict[str, tuple[int, ...]] = field(default_factory=dict, compare=False, repr=False)
 
     def _cited(self, line: str) -> list[int]:
         """The line's citations in order; ``[#1351](…/other/repo/pull/1351)`` is a link into
@@ -119,8 +121,12 @@ class References:
     def find(self, text: str) -> tuple[int, ...]:
         """Every PR the text cites, in order of first mention; code blocks left out (``# see
         #999`` in a snippet is not a reference)."""
-        return tuple(dict.fromkeys(number for line in strip_code(text).split("\n")
-                                   for number in self._cited(line)))
+        found = self._found.get(text)
+        if found is None:
+            found = tuple(dict.fromkeys(number for line in strip_code(text).split("\n")
+                                        for number in self._cited(line)))
+            self._found[text] = found
+        return found
 
     def only(self, text: str) -> bool:
         """``PRs: (#1, [#2](…))``: a line that holds references and nothing a reader needs."""
