@@ -138,7 +138,13 @@ def _markdown_link(label: str, url: str) -> Piece:
     return Piece(f"<{safe}|{note_text(label).replace('|', '¦')}>", True)
 
 
+_PLAIN = re.compile(r"[&<>@\\#*`\[]|https?:")  # what needs more than passing through
+
+
 def _prose_pieces(text: str, repo: str) -> Iterator[Piece]:
+    if not _PLAIN.search(text):
+        yield Piece(text, False)  # already clean (pieces cleaned the line), nothing to escape
+        return
     position = 0
     for match in _TOKEN.finditer(text):
         if match.start() > position:
@@ -176,7 +182,8 @@ def pieces(markdown: str, repo: str) -> list[Piece]:
         out.extend(_prose_pieces(line[position:start], repo))
         if isinstance(what, int):
             body = line[start + what:end - what].strip() or " "
-            out.append(Piece(f"`{escape(body).replace('`', chr(0x2018))}`", True))
+            shown = body if not _PLAIN.search(body) else escape(body).replace("`", "\u2018")
+            out.append(Piece(f"`{shown}`", True))
         else:
             out.append(_markdown_link(what.group("label").replace("`", ""), what.group("url")))
         position = end

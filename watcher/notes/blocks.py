@@ -50,6 +50,7 @@ class Bullet:
     code: list[bool]
     children: list[Bullet] = field(default_factory=list)
     whole: list[str] = field(default_factory=list)  # all its lines, nested bullets included
+    numbers: list[int] = field(default_factory=list)  # the source line of each of ``own``
 
     @cached_property
     def first_line(self) -> str:
@@ -112,6 +113,7 @@ class Table:
     end: int
     header: list[str]
     rows: list[list[str]]
+    outside: str = ""  # text of an HTML table that stands in no cell
 
 
 @dataclass
@@ -165,9 +167,12 @@ class _TableCells(HTMLParser):
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
         self.rows: list[list[str]] = []
+        self.outside: list[str] = []
         self._cell: list[str] | None = None
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in {"tr", "td", "th", "table"} and self._cell is not None:
+            self.handle_endtag("td")  # a cell left open ends where the next one starts
         if tag == "tr":
             self.rows.append([])
         elif tag in {"td", "th"}:
@@ -181,19 +186,25 @@ class _TableCells(HTMLParser):
             self._cell = None
 
     def handle_data(self, data: str) -> None:
-        if self._cell is not None:
-            self._cell.append(data)
+        (self.outside if self._cell is None else self._cell).append(data)
+
+    def close(self) -> None:
+        super().close()
+        if self._cell is not None:  # an unclosed last cell still holds its text
+            self.handle_endtag("td")
 
 
-def _html_table(html: str) -> tuple[list[str], list[list[str]]] | None:
+def _html_table(html: str, start: int, end: int) -> Table | None:
     if "<table" not in html.lower():
         return None
     parser = _TableCells()
     parser.feed(html)
+    parser.close()
     rows = [row for row in parser.rows if any(row)]
+    outside = " ".join("".join(parser.outside).split())
     if len(rows) > 1 and ("<th" in html.lower() or _looks_like_header(html, rows[0])):
-        return rows[0], rows[1:]
-    return [], rows
+        return Table(start, end, rows[0], rows[1:], outside)
+    return Table(start, end, [], rows, outside)
 
 
 def _looks_like_header(html: str, first: list[str]) -> bool:
@@ -246,8 +257,9 @@ class _Reader:
                 out.append(Code(start_line, end_line, text))
             elif token.type == "table_open":
                 out.append(self.pipe_table(index, end, start_line, end_line))
-            elif token.type == "html_block" and (table := _html_table(token.content)):
-                out.append(Table(start_line, end_line, *table))
+            elif token.type == "html_block" and (
+                    table := _html_table(token.content, start_line, end_line)):
+                out.append(table)
             elif token.map:
                 out.append(Other(start_line, end_line, text))
             index = end
@@ -284,7 +296,7 @@ class _Reader:
         own_numbers = [n for n in range(start, stop) if n not in nested]
         return Bullet(start, stop, [self.lines[n] for n in own_numbers],
                       [n in code for n in own_numbers], children,
-                      self.lines[start:stop])
+                      self.lines[start:stop], own_numbers)
 
     def pipe_table(self, index: int, end: int, start: int, stop: int) -> Table:
         header: list[str] = []

@@ -85,5 +85,6 @@ def split_lazy(bullet: Bullet, last: bool) -> tuple[Bullet, str]:
     if not (announces or (titled and not last)):
         return bullet, ""  # the bullet's own continuation (a wrapped sentence, a note)
     kept = own[:cut]
-    trimmed = Bullet(bullet.start, bullet.start + cut, kept, code[:cut], [], kept)
+    trimmed = Bullet(bullet.start, bullet.start + cut, kept, code[:cut], [], kept,
+                     bullet.numbers[:cut])
     return trimmed, "\n".join(line.strip() for line in run)

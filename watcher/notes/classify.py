@@ -30,6 +30,8 @@ from watcher.notes.model import SubsystemModel, builtin_model, features, top_fea
 from watcher.notes.taxonomy import DECISIVE, USER_RULE, Taxonomy, top_level
 from watcher.notes.text import strip_code
 
+WORDS_READ = 5_000  # characters of an item's text the rules and the model read
+
 if TYPE_CHECKING:
     from watcher.notes.labels import LabelMap
 
@@ -159,9 +161,11 @@ class Classifier:
 
     def words(self, item: Item) -> str:
         """The item's prose without code blocks, plus headings above it that are not areas or
-        sections (a BC-breaking entry's title, for the bullets grouped under it)."""
+        sections (a BC-breaking entry's title, for the bullets grouped under it). Only the
+        first ``WORDS_READ`` characters: what an item is about is said at its start, and a
+        100 KB item must cost a classification no more than a long real one does."""
         extra = self._headings(item.section).extra
-        prose = _ESCAPED.sub(r"\1", strip_code(item.text, " "))  # TORCH\_LAZY → TORCH_LAZY
+        prose = _ESCAPED.sub(r"\1", strip_code(item.text[:WORDS_READ], " "))  # TORCH\_LAZY
         return "\n".join([*extra, prose])
 
     def _headings(self, section: tuple[str, ...]) -> Headings:

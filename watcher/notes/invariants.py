@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from watcher.models import ClassifiedItem, Item
-from watcher.notes.blocks import Bullet, Heading, ListBlock, read_blocks
+from watcher.notes.blocks import Block, Bullet, Code, Heading, ListBlock, read_blocks
 from watcher.notes.flat import restructure
 from watcher.notes.parse import CONTINUED_KINDS, HeadingLookup
 from watcher.notes.taxonomy import Taxonomy, top_level
@@ -30,11 +30,28 @@ class Report:
         return not self.problems
 
 
-def _references(lines: list[str], refs: References) -> Counter[int]:
-    """How many lines cite each PR number (code blocks left out)."""
+def _code(blocks: list[Block]) -> set[int]:
+    """The source lines that are code as CommonMark reads them: fenced or indented blocks, at
+    the top or inside bullets."""
+    found: set[int] = set()
+    for block in blocks:
+        if isinstance(block, Code):
+            found.update(range(block.start, block.end))
+        elif isinstance(block, ListBlock):
+            for siblings in _bullets(block.bullets):
+                for bullet in siblings:
+                    found.update(n for n, code in zip(bullet.numbers, bullet.code,
+                                                      strict=True) if code)
+    return found
+
+
+def _references(lines: list[str], blocks: list[Block], refs: References) -> Counter[int]:
+    """How many lines cite each PR number (code left out: what CommonMark reads as code, and
+    what opens a fence where markdown-it gave up nesting deeper, as item texts treat it)."""
+    code = _code(blocks) | {n for n, fenced in enumerate(code_lines(lines)) if fenced}
     found: Counter[int] = Counter()
-    for line, in_code in zip(lines, code_lines(lines), strict=True):
-        if not in_code:
+    for number, line in enumerate(lines):
+        if number not in code:
             found.update(refs.in_line(line))
     return found
 
@@ -147,7 +164,7 @@ def check_items(body: str, items: list[Item], lookup: HeadingLookup,
     refs = References(repo.lower() if repo else home_repository(source))
     headings = [block for block in blocks if isinstance(block, Heading)]
     report = Report()
-    cited = _references(lines, refs)
+    cited = _references(lines, blocks, refs)
     report.references = sum(cited.values())
     _check_references(cited, items, report)
     _check_not_headings(headings, items, lookup, report)

@@ -90,7 +90,13 @@ class _Draft:
 
     def item(self, refs: References) -> Item:
         text = "\n\n".join(chunk for chunk in self.chunks if chunk)
-        return Item(text=text, section=self.section, prs=refs.find(text), lead=self.lead,
+        prs = refs.find(text)
+        if self.title:  # an entry's first line is its heading: prose, never a code fence
+            rest = "\n\n".join(chunk for chunk in self.chunks[1:] if chunk)
+            prs = tuple(dict.fromkeys((*refs.in_prose_line(self.chunks[0]), *refs.find(rest))))
+        elif self.from_table:
+            prs = refs.in_prose_line(text)
+        return Item(text=text, section=self.section, prs=prs, lead=self.lead,
                     group=self.group, group_depth=self.group_depth)
 
 
@@ -147,6 +153,8 @@ class _Walker:
                 self.paragraph(block, self._next(index))
             elif isinstance(block, Table):
                 self.table(block)
+            elif isinstance(block, Other) and self.open is None and self.refs.find(block.text):
+                self.drafts.append(_Draft([block.text], self.section, group=self.topic))
             elif isinstance(block, (Code, Other)):
                 self.loose(block.text)
             index += 1
@@ -165,7 +173,7 @@ class _Walker:
     def heading(self, index: int) -> int:
         heading = self.blocks[index]
         assert isinstance(heading, Heading)
-        if self.refs.find(heading.source):
+        if self.refs.in_prose_line(heading.source):
             return self.entry(index)
         kind = self.lookup.kind_of_heading(heading.title)
         areas = self.lookup.area_ids(heading.title)
@@ -218,7 +226,7 @@ class _Walker:
         while self.stack and self.stack[-1][0] >= heading.level:
             self.stack.pop()
         end = index + 1
-        cited = set(self.refs.find(heading.source))
+        cited = set(self.refs.in_prose_line(heading.source))
         while end < len(self.blocks):
             block = self.blocks[end]
             if isinstance(block, Heading) and not self._part_of_entry(heading, end):
@@ -241,7 +249,7 @@ class _Walker:
         and no list of changes under it: a part of the entry's story, not a new one."""
         sub = self.blocks[index]
         assert isinstance(sub, Heading)
-        if sub.level <= entry.level or self.refs.find(sub.source):
+        if sub.level <= entry.level or self.refs.in_prose_line(sub.source):
             return False
         if self.lookup.kind_of_heading(sub.title) or self.lookup.area_ids(sub.title):
             return False
@@ -293,6 +301,9 @@ class _Walker:
                 title = table.header[column] if column < len(table.header) else ""
                 section = (*self.section, title) if title else self.section
                 self.drafts.append(_Draft([cell], section, from_table=True))
+        if self.refs.in_prose_line(table.outside):  # text in no cell that still cites PRs
+            self.drafts.append(_Draft([table.outside], self.section, group=self.topic,
+                                      from_table=True))
         self.open = None
 
     def list_block(self, block: ListBlock) -> None:

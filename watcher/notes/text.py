@@ -118,6 +118,11 @@ class References:
         """The PR numbers one line of prose cites (``[#1](…/pull/1)`` is one citation)."""
         return set(self._cited(line))
 
+    def in_prose_line(self, line: str) -> tuple[int, ...]:
+        """PRs a heading or a table cell cites: one line of prose, never the start of a code block
+        (``## ```(#12)`` cites #12)."""
+        return tuple(dict.fromkeys(self._cited(line)))
+
     def find(self, text: str) -> tuple[int, ...]:
         """Every PR the text cites, in order of first mention; code blocks left out (``# see
         #999`` in a snippet is not a reference)."""
