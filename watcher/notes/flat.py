@@ -19,8 +19,8 @@ PROSE_WORDS = 30         # a bare line this long, citing nothing, is a paragraph
 HEADING_WORDS = 8        # a bare line this short may be a heading
 # A marker followed by a fence's backticks or tildes is left alone: splitting there would open a
 # code block the notes never had.
-_HEADING_MARK = re.compile(r"\s(#{1,6})\s+(?=[^\s`~])")
-_BULLET_MARK = re.compile(r"\s([*\-])\s+(?=[^\s`~])")
+_HEADING_MARK = re.compile(r"\s(#{1,6})\s+(?=\S)(?!```|~~~)")
+_BULLET_MARK = re.compile(r"\s([*\-])\s+(?=\S)(?!```|~~~)")
 _MARKUP = re.compile(r"^\s*(?:#{1,6}\s|[-*+>|<]|\d{1,9}[.)]\s|```|~~~)")
 _BOLD_TITLE = re.compile(r"^(#{1,6})\s+(\*\*[^*]{1,100}\*\*)\s+(.+)$")
 
@@ -54,7 +54,7 @@ def _split_heading(line: str, names: HeadingNames) -> list[str]:
 def _unflatten(line: str, names: HeadingNames) -> list[str]:
     text = _HEADING_MARK.sub(lambda m: f"\n\n{m.group(1)} ", line)
     for marker in "*-":
-        pattern = rf"\s\{marker}\s+(?=[^\s`~])"
+        pattern = rf"\s\{marker}\s+(?=\S)(?!```|~~~)"
         if len(re.findall(pattern, text)) >= MIN_MARKERS:
             text = re.sub(pattern, f"\n{marker} ", text)
     out: list[str] = []
@@ -71,7 +71,7 @@ def _is_flattened(line: str) -> bool:
     if len(line) < FLAT_LINE_CHARS:
         return False
     headings = len(_HEADING_MARK.findall(line))
-    bullets = max(len(re.findall(rf"\s\{m}\s+(?=[^\s`~])", line)) for m in "*-")
+    bullets = max(len(re.findall(rf"\s\{m}\s+(?=\S)(?!```|~~~)", line)) for m in "*-")
     return headings >= MIN_MARKERS or bullets >= MIN_MARKERS
 
 
