@@ -41,7 +41,7 @@ def parse_duration(value: object) -> float:
         return float(value)
     match = _DURATION.match(str(value))
     if not match:
-        raise ValueError(f"{value!r} is not a duration; write it like 30s, 10m or 1h")
+        raise ValueError(f"{value!r} is not a duration; write it like 30s, 10m, 1h or 7d")
     return float(match.group(1)) * _UNIT_SECONDS[match.group(2) or "s"]
 
 
@@ -73,6 +73,9 @@ class GitHubConfig(Section):
 
 class StoreConfig(Section):
     path: str
+    # Events older than this lose their body (their id stays, so a change is never announced
+    # twice); the records of releases still listed are kept whatever their age.
+    retention: Duration = Field(default=365 * 86400.0, ge=3600)
 
 
 class PollConfig(Section):

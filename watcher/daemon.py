@@ -163,14 +163,14 @@ class Daemon:
                 repos, _ = self.runtime.poller.watched()
                 report = self.runtime.poller.poll(repos)
                 delivery = deliver_pending(self.runtime.store, self.notifiers)
-                logger.info("poll: %d events, %d sent, %d repos failed", len(report.events),
+                logger.info("poll: %d events, %d sent, %d repos failed", report.event_count,
                             delivery.sent, len(report.failed))
 
     def _retry_job(self) -> None:
         with self._job("delivery") as running:
             if running:
                 assert self.runtime is not None
-                if self.runtime.store.pending_deliveries():
+                if self.runtime.store.pending_count():
                     deliver_pending(self.runtime.store, self.notifiers)
 
     def _digest_job(self, name: str) -> None:

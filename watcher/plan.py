@@ -14,7 +14,7 @@ from watcher.events import added, event_item, make_event
 from watcher.models import Event, EventItem, Release
 from watcher.notes.analyze import Analyzer, body_hash
 from watcher.notes.diff import diff_items
-from watcher.store import ReleaseRecord
+from watcher.records import ReleaseRecord
 
 _OLDEST = datetime.min.replace(tzinfo=UTC)
 
@@ -24,7 +24,6 @@ class RepoPlan:
     records: list[ReleaseRecord] = field(default_factory=list)
     deleted: list[int] = field(default_factory=list)
     events: list[Event] = field(default_factory=list)
-    release_ids: list[int] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -114,7 +113,4 @@ def plan_repo(repo: str, known: dict[int, ReleaseRecord], listed: list[Release],
         record = known[release_id]
         plan.deleted.append(release_id)
         plan.events.append(make_event("deleted", repo, record.release, record.body_hash, [], now))
-
-    listed_ids = [r.id for r in listed if not r.draft]
-    plan.release_ids = sorted({*known, *listed_ids} - set(plan.deleted), reverse=True)
     return plan

@@ -7,15 +7,16 @@ repo still runs. Nothing is sent from here; ``deliver`` sends what the store has
 from __future__ import annotations
 
 import logging
+from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from handlers.base import NotifierConfig
 from watcher.config import Config, RepoConfig
 from watcher.crashpoints import crashpoint
-from watcher.errors import WatcherError
+from watcher.errors import StoreError, WatcherError
 from watcher.github import GitHubClient, Listing
 from watcher.models import Event
 from watcher.notes.analyze import Analyzer
@@ -26,11 +27,16 @@ from watcher.store import RepoState, Store
 
 logger = logging.getLogger(__name__)
 
+PRUNE_EVERY = timedelta(hours=1)  # retention is a cheap indexed update, but need not run often
+
 
 @dataclass
 class RepoOutcome:
+    """What one repo's poll did. Events themselves are not kept: they are in the store, and a
+    poll of thousands of repos must not hold every release's items at once."""
+
     repo: str
-    events: list[Event] = field(default_factory=list)
+    event_ids: list[str] = field(default_factory=list)
     not_modified: bool = False
     requests: int = 0
     error: WatcherError | None = None
@@ -41,12 +47,28 @@ class PollReport:
     outcomes: list[RepoOutcome] = field(default_factory=list)
 
     @property
-    def events(self) -> list[Event]:
-        return [event for outcome in self.outcomes for event in outcome.events]
+    def event_count(self) -> int:
+        return sum(len(outcome.event_ids) for outcome in self.outcomes)
 
     @property
     def failed(self) -> list[RepoOutcome]:
         return [outcome for outcome in self.outcomes if outcome.error is not None]
+
+
+@dataclass
+class StateBatch:
+    """Repo states a poll changed without recording releases, written together at its end in
+    one transaction: those where only the poll timestamps moved as one narrow update, the
+    others (a failure, a recovery) as rows."""
+
+    touched: list[RepoState] = field(default_factory=list)
+    changed: list[RepoState] = field(default_factory=list)
+
+    def add(self, old: RepoState, new: RepoState) -> None:
+        (self.touched if new.same_but_timestamps(old) else self.changed).append(new)
+
+
+EventsSeen = Callable[[RepoOutcome, list[Event]], None]
 
 
 def utcnow() -> datetime:
@@ -62,6 +84,7 @@ class Poller:
         self.analyzer = analyzer
         self.notifiers = notifiers
         self.clock = clock
+        self._pruned_at: datetime | None = None
 
     def watched(self, names: list[str] | None = None, *, dry_run: bool = False
                 ) -> tuple[list[RepoConfig], list[WatcherError]]:
@@ -73,20 +96,36 @@ class Poller:
                               failures=failures)
         return repos, failures
 
-    def poll(self, repos: list[RepoConfig], *, dry_run: bool = False) -> PollReport:
-        """Fetch every repo concurrently (bounded by ``github.concurrency``), then plan and
-        record them one by one in config order, so events queue in the same order every run."""
+    def poll(self, repos: list[RepoConfig], *, dry_run: bool = False,
+             on_events: EventsSeen | None = None) -> PollReport:
+        """Fetch repos concurrently (``github.concurrency`` at once, a bounded window ahead),
+        then plan and record them one at a time in config order, so events queue in the same
+        order every run and only one repo's releases and items are in memory at a time.
+        ``on_events`` sees each repo's events as they are planned (the dry run prints them)."""
         report = PollReport()
+        batch = StateBatch()
         workers = max(1, min(self.config.github.concurrency, len(repos)))
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="fetch") as pool:
-            # The store is read here, not in the workers: they only speak HTTP (a store read
-            # in a fresh thread would open a fresh SQLite connection on every poll).
-            states = [self.store.repo_state(repo.name) for repo in repos]
-            fetches = [pool.submit(self._fetch, repo, self._etags(repo, state))
-                       for repo, state in zip(repos, states, strict=True)]
-            for repo, state, fetch in zip(repos, states, fetches, strict=True):
-                report.outcomes.append(self.poll_repo(repo, dry_run=dry_run, fetched=fetch,
-                                                      state=state))
+            window: deque[tuple[RepoConfig, RepoState, Future[Listing]]] = deque()
+            upcoming = iter(repos)
+
+            def submit() -> None:
+                repo = next(upcoming, None)
+                if repo is not None:
+                    # The store is read here, not in the workers: they only speak HTTP.
+                    state = self.store.repo_state(repo.name)
+                    window.append((repo, state, pool.submit(self._fetch, repo,
+                                                            self._etags(repo, state))))
+
+            for _ in range(2 * workers):
+                submit()
+            while window:
+                repo, state, fetch = window.popleft()
+                submit()
+                report.outcomes.append(self._poll_one(repo, state, fetch, batch, dry_run,
+                                                      on_events))
+        if not dry_run:
+            self._finish(batch)
         return report
 
     def _etags(self, repo: RepoConfig, state: RepoState) -> dict[str, str]:
@@ -99,15 +138,17 @@ class Poller:
         return self.client.list_releases(repo.name, etags=etags, per_page=github.per_page,
                                          max_pages=github.max_pages)
 
-    def poll_repo(self, repo: RepoConfig, *, dry_run: bool = False,
-                  fetched: Future[Listing] | None = None,
-                  state: RepoState | None = None) -> RepoOutcome:
+    def _poll_one(self, repo: RepoConfig, state: RepoState, fetched: Future[Listing],
+                  batch: StateBatch, dry_run: bool, on_events: EventsSeen | None) -> RepoOutcome:
         outcome = RepoOutcome(repo.name)
-        state = state or self.store.repo_state(repo.name)
         try:
-            listing = (fetched.result() if fetched is not None
-                       else self._fetch(repo, self._etags(repo, state)))
-            self._poll(repo, state, listing, outcome, dry_run)
+            listing = fetched.result()
+            crashpoint("poll:fetched")
+            events = self._poll(repo, state, listing, outcome, batch, dry_run)
+            if on_events is not None:
+                on_events(outcome, events)
+        except StoreError:
+            raise  # the store is everyone's: no other repo can be recorded either
         except WatcherError as error:
             outcome.error = error
             logger.error("%s", error)
@@ -115,20 +156,20 @@ class Poller:
             outcome.error = WatcherError(f"{repo.name}: unexpected {type(error).__name__}: "
                                          f"{error}")
             logger.exception("%s", outcome.error)
-        if outcome.error is not None and not dry_run:
-            self._record_failure(state, outcome.error)
+        if outcome.error is not None:
+            batch.changed.append(state.model_copy(update={
+                "last_poll": self.clock(), "last_error": str(outcome.error),
+                "consecutive_failures": state.consecutive_failures + 1}))
         return outcome
 
     def _poll(self, repo: RepoConfig, state: RepoState, listing: Listing, outcome: RepoOutcome,
-              dry_run: bool) -> None:
+              batch: StateBatch, dry_run: bool) -> list[Event]:
         outcome.requests = listing.requests
-        crashpoint("poll:fetched")
         now = self.clock()
         if listing.not_modified:
             outcome.not_modified = True
-            if not dry_run:
-                self._record_success(state, now)
-            return
+            batch.add(state, self._succeeded(state, now))
+            return []
         known = self.store.release_records(repo.name)
         deleted = []
         for release_id in deletion_candidates(known, listing.releases, listing.complete):
@@ -140,9 +181,10 @@ class Poller:
                             first_run_announce=self.config.poll.first_run_announce
                             if repo.first_run_announce is None else repo.first_run_announce)
         plan = plan_repo(repo.name, known, listing.releases, deleted, policy, self.analyzer, now)
-        outcome.events = plan.events
+        outcome.event_ids = [event.id for event in plan.events]
         if not dry_run:
             self._record(state, plan, listing.etags, now)
+        return plan.events
 
     def recipients(self, event: Event, mode: str | None = None) -> list[str]:
         return [n.name for n in self.notifiers
@@ -164,24 +206,32 @@ class Poller:
             crashpoint("store:mid-transaction")
             self.store.put_etags(etags)
             self.store.put_repo_state(self._succeeded(state, now).model_copy(update={
-                "release_ids": plan.release_ids,
+                "releases_known": self.store.releases_known(state.repo),
                 "baseline_at": state.baseline_at or now}))
         crashpoint("poll:recorded")
 
-    def _succeeded(self, state: RepoState, now: datetime) -> RepoState:
-        reading = self.client.last_rate_limit
-        update: dict[str, object] = {"last_poll": now, "last_success": now,
-                                     "consecutive_failures": 0, "last_error": None}
-        if reading is not None:
-            update |= {"rate_limit_remaining": reading.remaining,
-                       "rate_limit_limit": reading.limit, "rate_limit_reset": reading.reset}
-        return state.model_copy(update=update)
+    @staticmethod
+    def _succeeded(state: RepoState, now: datetime) -> RepoState:
+        return state.model_copy(update={"last_poll": now, "last_success": now,
+                                        "consecutive_failures": 0, "last_error": None})
 
-    def _record_success(self, state: RepoState, now: datetime) -> None:
-        self.store.put_repo_state(self._succeeded(state, now))
-
-    def _record_failure(self, state: RepoState, error: WatcherError) -> None:
-        current = self.store.repo_state(state.repo)
-        self.store.put_repo_state(current.model_copy(update={
-            "last_poll": self.clock(), "last_error": str(error),
-            "consecutive_failures": current.consecutive_failures + 1}))
+    def _finish(self, batch: StateBatch) -> None:
+        """The poll's one transaction for what did not change releases: repo states, the rate
+        limit GitHub last reported, and (hourly at most) retention."""
+        now = self.clock()
+        with self.store.transaction():
+            self.store.touch_repos(batch.touched)
+            for state in batch.changed:
+                self.store.put_repo_state(state)
+            reading = self.client.last_rate_limit
+            if reading is not None:
+                self.store.put_meta("rate_limit", {
+                    "remaining": reading.remaining, "limit": reading.limit,
+                    "reset": reading.reset, "seen_at": now.isoformat()})
+        if self._pruned_at is None or now - self._pruned_at >= PRUNE_EVERY:
+            retention = timedelta(seconds=self.config.store.retention)
+            pruned = self.store.prune(now - retention)
+            self._pruned_at = now
+            if pruned:
+                logger.info("retention: dropped the bodies of %d events older than %s", pruned,
+                            retention)
