@@ -21,6 +21,7 @@ from watcher.config import Config, Secrets
 from watcher.github import GitHubClient, RetryPolicy
 from watcher.notes.analyze import Analyzer
 from watcher.notes.taxonomy import Taxonomy, with_overrides
+from watcher.pacing import Pacer
 from watcher.poller import Poller, utcnow
 from watcher.store import Store
 
@@ -98,8 +99,11 @@ def build_runtime(config: Config, deps: Dependencies) -> Runtime:
                                   max_connections=github.concurrency)
     policy = RetryPolicy(retries=github.retries, backoff=github.backoff,
                          max_rate_limit_wait=github.max_rate_limit_wait)
+    def pacer() -> Pacer:
+        return Pacer(github.max_requests_per_minute, clock=deps.epoch, sleep=deps.sleep)
+
     client = GitHubClient(http, api_url=github.api_url, policy=policy, sleep=deps.sleep,
-                          clock=deps.epoch)
+                          clock=deps.epoch, pacer=pacer(), graphql_pacer=pacer())
     store = Store.open(config.store_path())
     analyzer = Analyzer(lambda: taxonomy_for(config), max_body_chars=config.poll.max_body_chars,
                         labels=_label_source(config, client, store, deps))

@@ -60,8 +60,12 @@ class GitHubConfig(Section):
     retries: int = Field(ge=0, le=10)
     backoff: Duration = Field(ge=0)
     max_rate_limit_wait: Duration = Field(ge=0)
-    # GitHub's secondary limits: at most 100 concurrent requests (REST and GraphQL together).
+    # GitHub's secondary limits: at most 100 concurrent requests (REST and GraphQL together;
+    # one connection pool of this size carries both) and 900 points a minute per endpoint.
     concurrency: int = Field(ge=1, le=64)
+    max_requests_per_minute: int = Field(ge=1, le=900)
+    graphql_threshold: int = Field(ge=0)
+    graphql_batch: int = Field(ge=1, le=100)
 
     @field_validator("api_url")
     @classmethod

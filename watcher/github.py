@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, SecretStr, TypeAdapter, ValidationEr
 
 from watcher.errors import GitHubError, MalformedResponse, RateLimitError
 from watcher.models import Release
+from watcher.pacing import Pacer
 
 logger = logging.getLogger(__name__)
 
@@ -127,7 +128,8 @@ class GitHubClient:
     def __init__(self, http: httpx.Client, *, api_url: str, policy: RetryPolicy,
                  sleep: Callable[[float], None] = time.sleep,
                  clock: Callable[[], float] = time.time,
-                 rng: random.Random | None = None) -> None:
+                 rng: random.Random | None = None, pacer: Pacer | None = None,
+                 graphql_pacer: Pacer | None = None) -> None:
         self.http = http
         self.api_url = api_url.rstrip("/")
         self.policy = policy
@@ -135,6 +137,14 @@ class GitHubClient:
         self.clock = clock
         self.rng = rng or random.Random()
         self.last_rate_limit: RateLimitReading | None = None
+        # GitHub's secondary limits count REST and GraphQL separately.
+        self.pacer = pacer
+        self.graphql_pacer = graphql_pacer
+
+    @property
+    def authenticated(self) -> bool:
+        """Whether requests carry a token (GitHub's GraphQL API needs one)."""
+        return "authorization" in self.http.headers
 
     @staticmethod
     def make_http(api_url: str, token: SecretStr | None, timeout: float,
@@ -199,6 +209,19 @@ class GitHubClient:
             return self.api_url.removesuffix("/v3") + "/graphql"
         return self.api_url + "/graphql"
 
+    def graphql(self, label: str, query: str,
+                variables: dict[str, Any] | None = None) -> dict[str, Any]:
+        """One GraphQL query, with the REST rules for retries and rate limits; the answer's
+        ``data`` (GitHub answers errors beside partial data, e.g. null for a missing node)."""
+        body = {"query": query, "variables": variables or {}}
+        _, answer = self._fetch(label, self.graphql_url(), None, _GRAPHQL, post=body)
+        data = answer.get("data")
+        if not isinstance(data, dict):
+            errors = "; ".join(str(e.get("message")) for e in answer.get("errors") or [])
+            raise MalformedResponse(f"{label}: GraphQL gave no data ({errors or 'no data'})",
+                                    repo=label, url=self.graphql_url(), status=200)
+        return data
+
     def pr_labels(self, repo: str, numbers: list[int]) -> dict[int, list[str]]:
         """Labels of up to 100 PRs in one GraphQL query. Numbers that are issues, not PRs,
         come back with no labels (GitHub answers them with a NOT_FOUND error and null)."""
@@ -209,13 +232,10 @@ class GitHubClient:
                           f"{{ nodes {{ name }} }} }}" for n in numbers)
         query = (f"query($owner: String!, $name: String!) {{ repository(owner: $owner, "
                  f"name: $name) {{ {fields} }} }}")
-        body = {"query": query, "variables": {"owner": owner, "name": name}}
-        _, answer = self._fetch(repo, self.graphql_url(), None, _GRAPHQL, post=body)
-        repository = (answer.get("data") or {}).get("repository")
+        repository = self.graphql(repo, query, {"owner": owner, "name": name}).get("repository")
         if repository is None:
-            errors = "; ".join(str(e.get("message")) for e in answer.get("errors") or [])
-            raise MalformedResponse(f"{repo}: GraphQL gave no repository ({errors or 'no data'})",
-                                    repo=repo, url=self.graphql_url(), status=200)
+            raise MalformedResponse(f"{repo}: GraphQL gave no repository", repo=repo,
+                                    url=self.graphql_url(), status=200)
         labels: dict[int, list[str]] = {}
         for number in numbers:
             node = repository.get(f"p{number}") or {}
@@ -238,8 +258,11 @@ class GitHubClient:
         headers = {"If-None-Match": etag} if etag else {}
         attempt = 0
         waited_for_rate_limit = False
+        pacer = self.graphql_pacer if post is not None else self.pacer
         while True:
             self._respect_known_limit(repo, url)
+            if pacer is not None:
+                pacer.wait()
             try:
                 if post is not None:
                     response = self.http.post(url, json=post)

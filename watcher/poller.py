@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 from handlers.base import NotifierConfig
+from watcher import batch_check
 from watcher.config import Config, RepoConfig
 from watcher.crashpoints import crashpoint
 from watcher.errors import StoreError, WatcherError
@@ -71,6 +72,17 @@ class StateBatch:
 EventsSeen = Callable[[RepoOutcome, list[Event]], None]
 
 
+@dataclass
+class _Pending:
+    """A repo between its fetch and its recording: the state read before the fetch, the
+    fetch, and the batched check's fingerprint of its newest releases (None: unchecked)."""
+
+    repo: RepoConfig
+    state: RepoState
+    fetch: Future[Listing]
+    fingerprint: str | None = None
+
+
 def utcnow() -> datetime:
     return datetime.now(UTC)
 
@@ -106,27 +118,57 @@ class Poller:
         batch = StateBatch()
         workers = max(1, min(self.config.github.concurrency, len(repos)))
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="fetch") as pool:
-            window: deque[tuple[RepoConfig, RepoState, Future[Listing]]] = deque()
+            checked = self._batch_check(repos, pool)
+            window: deque[_Pending] = deque()
             upcoming = iter(repos)
 
             def submit() -> None:
                 repo = next(upcoming, None)
                 if repo is not None:
-                    # The store is read here, not in the workers: they only speak HTTP.
-                    state = self.store.repo_state(repo.name)
-                    window.append((repo, state, pool.submit(self._fetch, repo,
-                                                            self._etags(repo, state))))
+                    window.append(self._start(repo, checked.get(repo.name), pool))
 
             for _ in range(2 * workers):
                 submit()
             while window:
-                repo, state, fetch = window.popleft()
+                pending = window.popleft()
                 submit()
-                report.outcomes.append(self._poll_one(repo, state, fetch, batch, dry_run,
-                                                      on_events))
+                report.outcomes.append(self._poll_one(pending, batch, dry_run, on_events))
         if not dry_run:
             self._finish(batch)
         return report
+
+    def _batch_check(self, repos: list[RepoConfig], pool: ThreadPoolExecutor
+                     ) -> dict[str, str | None]:
+        """Fingerprints of the repos' newest releases from batched GraphQL queries, for a
+        watch list over ``github.graphql_threshold`` with a token; {} otherwise. A failed
+        query costs nothing but the check: its repos are read over REST."""
+        github = self.config.github
+        if len(repos) <= github.graphql_threshold or not self.client.authenticated:
+            return {}
+        names = [repo.name for repo in repos]
+        batches = [names[i:i + github.graphql_batch]
+                   for i in range(0, len(names), github.graphql_batch)]
+        futures = [pool.submit(batch_check.check, self.client, chunk, github.per_page)
+                   for chunk in batches]
+        found: dict[str, str | None] = {}
+        for future in futures:
+            try:
+                found.update(future.result())
+            except WatcherError as error:
+                logger.warning("%s; those repos are read over REST", error)
+        return found
+
+    def _start(self, repo: RepoConfig, fingerprint: str | None,
+               pool: ThreadPoolExecutor) -> _Pending:
+        """A repo's REST read, on its way in a worker, or already answered by the check."""
+        # The store is read here, not in the workers: they only speak HTTP.
+        state = self.store.repo_state(repo.name)
+        if fingerprint is not None and fingerprint == state.fingerprint:
+            done: Future[Listing] = Future()
+            done.set_result(Listing(not_modified=True))
+            return _Pending(repo, state, done, fingerprint)
+        fetch = pool.submit(self._fetch, repo, self._etags(repo, state))
+        return _Pending(repo, state, fetch, fingerprint)
 
     def _etags(self, repo: RepoConfig, state: RepoState) -> dict[str, str]:
         if state.baseline_at is None:
@@ -138,13 +180,14 @@ class Poller:
         return self.client.list_releases(repo.name, etags=etags, per_page=github.per_page,
                                          max_pages=github.max_pages)
 
-    def _poll_one(self, repo: RepoConfig, state: RepoState, fetched: Future[Listing],
-                  batch: StateBatch, dry_run: bool, on_events: EventsSeen | None) -> RepoOutcome:
+    def _poll_one(self, pending: _Pending, batch: StateBatch, dry_run: bool,
+                  on_events: EventsSeen | None) -> RepoOutcome:
+        repo, state = pending.repo, pending.state
         outcome = RepoOutcome(repo.name)
         try:
-            listing = fetched.result()
+            listing = pending.fetch.result()
             crashpoint("poll:fetched")
-            events = self._poll(repo, state, listing, outcome, batch, dry_run)
+            events = self._poll(pending, listing, outcome, batch, dry_run)
             if on_events is not None:
                 on_events(outcome, events)
         except StoreError:
@@ -162,13 +205,19 @@ class Poller:
                 "consecutive_failures": state.consecutive_failures + 1}))
         return outcome
 
-    def _poll(self, repo: RepoConfig, state: RepoState, listing: Listing, outcome: RepoOutcome,
+    def _poll(self, pending: _Pending, listing: Listing, outcome: RepoOutcome,
               batch: StateBatch, dry_run: bool) -> list[Event]:
+        repo, state = pending.repo, pending.state
         outcome.requests = listing.requests
         now = self.clock()
         if listing.not_modified:
             outcome.not_modified = True
-            batch.add(state, self._succeeded(state, now))
+            succeeded = self._succeeded(state, now)
+            if state.fingerprint is None and pending.fingerprint is not None:
+                # The first fingerprint is taken on trust; a later one only with a REST read
+                # that changed, so a REST replica lagging behind GraphQL cannot hide an edit.
+                succeeded = succeeded.model_copy(update={"fingerprint": pending.fingerprint})
+            batch.add(state, succeeded)
             return []
         known = self.store.release_records(repo.name)
         deleted = []
@@ -183,7 +232,8 @@ class Poller:
         plan = plan_repo(repo.name, known, listing.releases, deleted, policy, self.analyzer, now)
         outcome.event_ids = [event.id for event in plan.events]
         if not dry_run:
-            self._record(state, plan, listing.etags, now)
+            self._record(state.model_copy(update={"fingerprint": pending.fingerprint}), plan,
+                         listing.etags, now)
         return plan.events
 
     def recipients(self, event: Event, mode: str | None = None) -> list[str]:
@@ -225,9 +275,10 @@ class Poller:
                 self.store.put_repo_state(state)
             reading = self.client.last_rate_limit
             if reading is not None:
-                self.store.put_meta("rate_limit", {
-                    "remaining": reading.remaining, "limit": reading.limit,
-                    "reset": reading.reset, "seen_at": now.isoformat()})
+                seen = {"remaining": reading.remaining, "limit": reading.limit,
+                        "reset": reading.reset}
+                if seen != self.store.meta("rate_limit"):  # a 304 leaves it as it was
+                    self.store.put_meta("rate_limit", seen)
         if self._pruned_at is None or now - self._pruned_at >= PRUNE_EVERY:
             retention = timedelta(seconds=self.config.store.retention)
             pruned = self.store.prune(now - retention)
