@@ -25,14 +25,37 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
 class State:
+    """The global options. What they lead to (the environment's secrets, logging, the
+    dependencies) is built when a command first asks, so ``SUBCOMMAND --help`` imports none of
+    the heavy libraries."""
+
     def __init__(self, config_path: str | None, verbose: bool, log_format: str,
                  deps: Any) -> None:
         self.config_path = config_path
         self.verbose = verbose
         self.log_format = log_format
-        self.deps = deps
+        self._deps = deps
+        self._ready = False
+
+    @property
+    def deps(self) -> Any:
+        if not self._ready:
+            if self._deps is None:
+                from watcher.app import Dependencies
+
+                self._deps = Dependencies()
+            from watcher.logs import setup_logging
+
+            secrets = self._deps.get_secrets()
+            values = [s.get_secret_value() for s in (secrets.github_token,
+                                                      secrets.slack_bot_token,
+                                                      secrets.slack_webhook_url) if s is not None]
+            setup_logging(verbose=self.verbose, log_format=self.log_format, secrets=values)
+            self._ready = True
+        return self._deps
 
     def config(self) -> Any:
+        self.deps  # noqa: B018 - logging (with the secrets masked) first, then the config
         from watcher.config import find_config_file, load_config
         from watcher.logs import register_secrets
 
@@ -56,18 +79,7 @@ def _fail(message: str, code: int) -> NoReturn:
 @click.pass_context
 def cli(ctx: click.Context, config_path: str | None, verbose: bool, log_format: str) -> None:
     """Tells you what changed in PyTorch and PyTorch/XLA releases, by subsystem."""
-    deps = ctx.obj
-    if deps is None:
-        from watcher.app import Dependencies
-
-        deps = Dependencies()
-    secrets = deps.get_secrets()
-    from watcher.logs import setup_logging
-
-    values = [s.get_secret_value() for s in (secrets.github_token, secrets.slack_bot_token,
-                                              secrets.slack_webhook_url) if s is not None]
-    setup_logging(verbose=verbose, log_format=log_format, secrets=values)
-    ctx.obj = State(config_path, verbose, log_format, deps)
+    ctx.obj = State(config_path, verbose, log_format, ctx.obj)
 
 
 @cli.command()
@@ -93,9 +105,10 @@ def run(state: State) -> None:
     """The long-running daemon: scheduled polls, digests and retries until SIGTERM/SIGINT."""
     from watcher.daemon import run_daemon
 
+    config = state.config()
     if not state.verbose:
         logging.getLogger().setLevel(logging.INFO)
-    sys.exit(run_daemon(state.config(), state.deps))
+    sys.exit(run_daemon(config, state.deps))
 
 
 @cli.command()
