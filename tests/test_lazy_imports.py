@@ -59,7 +59,7 @@ HELP = textwrap.dedent("""
 HEAVY = ("httpx", "pydantic", "pydantic_settings", "diskcache", "slack_sdk", "apscheduler",
          "markdown_it", "sqlite3")
 COMMANDS = ("", "poll", "run", "digest", "classify", "diff", "status", "config",
-            "config check")
+            "config check", "store", "store check", "store reinit")
 
 
 def run_python(code: str, tmp_path: Path, *args: str) -> tuple[dict, str]:

@@ -7,48 +7,33 @@ Everything with I/O is created here and handed in; sleep, clock and transport ca
 from __future__ import annotations
 
 import logging
-import sys
-import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from datetime import datetime
-from typing import IO, TYPE_CHECKING
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import httpx
 
 from handlers.base import HandlerContext, Notifier, NotifierConfig, notifier_config
-from watcher.config import Config, Secrets
+from watcher.config import Config
+from watcher.deps import Dependencies
+
+__all__ = ["Dependencies", "Runtime", "build_notifiers", "build_runtime", "notifier_configs",
+           "taxonomy_for"]
 from watcher.github import GitHubClient, RetryPolicy
 from watcher.notes.analyze import Analyzer
-from watcher.notes.taxonomy import Taxonomy, with_overrides
 from watcher.pacing import Pacer
-from watcher.poller import Poller, utcnow
+from watcher.poller import Poller
 from watcher.store import Store
 
 if TYPE_CHECKING:
     from watcher.notes.labels import LabelSource
+    from watcher.notes.taxonomy import Taxonomy
 
 logger = logging.getLogger(__name__)
 
 
-@dataclass
-class Dependencies:
-    """What the outside world provides; tests swap these."""
-
-    stdout: IO[str] = field(default_factory=lambda: sys.stdout)
-    sleep: Callable[[float], None] = time.sleep
-    clock: Callable[[], datetime] = utcnow
-    epoch: Callable[[], float] = time.time
-    transport: httpx.BaseTransport | None = None
-    secrets: Secrets | None = None
-
-    def get_secrets(self) -> Secrets:
-        if self.secrets is None:
-            self.secrets = Secrets()
-        return self.secrets
-
-
 def taxonomy_for(config: Config) -> Taxonomy:
+    from watcher.notes.taxonomy import with_overrides  # only when something is parsed
+
     rules = [(rule.subsystem, rule.patterns) for rule in config.classify.rules]
     return with_overrides(config.classify.headings, rules)
 

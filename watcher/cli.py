@@ -17,7 +17,7 @@ from typing import Any, NoReturn
 
 import click
 
-from watcher.errors import ConfigError, WatcherError
+from watcher.errors import ConfigError, StorePathError, WatcherError
 
 logger = logging.getLogger("watcher")
 
@@ -41,7 +41,7 @@ class State:
     def deps(self) -> Any:
         if not self._ready:
             if self._deps is None:
-                from watcher.app import Dependencies
+                from watcher.deps import Dependencies
 
                 self._deps = Dependencies()
             from watcher.logs import setup_logging
@@ -175,6 +175,30 @@ def config_check(state: State) -> None:
     run_config_check(state.config(), state.deps)
 
 
+@cli.group("store")
+def store_group() -> None:
+    """Store commands: check its database, or start over."""
+
+
+@store_group.command("check")
+@click.pass_obj
+def store_check(state: State) -> None:
+    """Run SQLite's integrity check over the store; exit 1 if it is damaged."""
+    from watcher.commands.store import run_store_check
+
+    sys.exit(run_store_check(state.config(), state.deps))
+
+
+@store_group.command("reinit")
+@click.option("--force", is_flag=True, help="Start over even if the store is sound.")
+@click.pass_obj
+def store_reinit(state: State, force: bool) -> None:
+    """Start over with an empty store (a lost or damaged one is set aside, not deleted)."""
+    from watcher.commands.store import run_store_reinit
+
+    sys.exit(run_store_reinit(state.config(), state.deps, force=force))
+
+
 def main(argv: Sequence[str] | None = None, deps: Any = None) -> int:
     """Entry point; returns the exit code (``sys.exit`` in the console script)."""
     verbose = "-v" in (argv or sys.argv[1:]) or "--verbose" in (argv or sys.argv[1:])
@@ -189,7 +213,7 @@ def main(argv: Sequence[str] | None = None, deps: Any = None) -> int:
     except click.ClickException as error:
         error.show()
         return EXIT_USAGE
-    except ConfigError as error:
+    except (ConfigError, StorePathError) as error:  # a store path that cannot be one: usage
         _report(error, verbose)
         return EXIT_USAGE
     except WatcherError as error:

@@ -35,11 +35,9 @@ CREATE TABLE rw_event (seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL U
 CREATE INDEX rw_event_prunable ON rw_event (detected) WHERE body IS NOT NULL;
 CREATE TABLE rw_delivery (seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE,
                           event_id TEXT NOT NULL, notifier TEXT NOT NULL, record TEXT NOT NULL);
-CREATE INDEX rw_delivery_event ON rw_delivery (event_id);
 CREATE TABLE rw_digest_queue (seq INTEGER PRIMARY KEY AUTOINCREMENT, notifier TEXT NOT NULL,
                               event_id TEXT NOT NULL);
 CREATE INDEX rw_digest_queue_order ON rw_digest_queue (notifier, seq);
-CREATE INDEX rw_digest_queue_event ON rw_digest_queue (event_id);
 CREATE TABLE rw_digest (notifier TEXT PRIMARY KEY, since TEXT, pending TEXT);
 CREATE TABLE rw_org (org TEXT PRIMARY KEY, state TEXT NOT NULL);
 CREATE TABLE rw_pr_labels (repo TEXT NOT NULL, number INTEGER NOT NULL, labels TEXT NOT NULL,

@@ -34,11 +34,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from watcher.db import DB_NAME, Database
-from watcher.errors import StoreError
+from watcher.db import Database
 from watcher.models import Event
 from watcher.records import Delivery, DigestDelivery, ReleaseRecord, RepoState, delivery_id
-from watcher.schema import SCHEMA_VERSION, prepare
+from watcher.schema import SCHEMA_VERSION
+from watcher.storedir import open_database
 
 __all__ = ["SCHEMA_VERSION", "Delivery", "DigestDelivery", "ReleaseRecord", "RepoState",
            "Store", "delivery_id"]
@@ -49,20 +49,11 @@ class Store:
         self.db = db
 
     @classmethod
-    def open(cls, path: Path, *, read_only: bool = False) -> Store:
-        """Open (creating or upgrading unless ``read_only``) the store in directory ``path``."""
-        try:
-            if not read_only:
-                path.mkdir(parents=True, exist_ok=True)
-        except OSError as error:
-            raise StoreError(f"cannot open the store at {path}: {error.strerror}") from None
-        db = Database.connect(path / DB_NAME, read_only=read_only)
-        try:
-            prepare(db, path)
-        except BaseException:
-            db.close()
-            raise
-        return cls(db)
+    def open(cls, path: Path, *, read_only: bool = False, fresh: bool = False) -> Store:
+        """Open the store in directory ``path``: create or upgrade it, unless ``read_only``
+        (nothing is written then). ``fresh``: create it even where a store lost its database
+        (``release-watch store reinit``)."""
+        return cls(open_database(path, read_only=read_only, fresh=fresh))
 
     def close(self) -> None:
         self.db.close()
@@ -77,6 +68,14 @@ class Store:
         row = self.db.one("SELECT repo, state, last_poll, last_success FROM rw_repo "
                           "WHERE repo = ?", (repo,))
         return RepoState.from_row(*row) if row else RepoState(repo=repo)
+
+    def repo_states(self, repos: list[str]) -> dict[str, RepoState]:
+        """Many repos' states in one statement (a poll reads them all before its fetch
+        threads start, rather than one query per repo while they hold the GIL)."""
+        rows = self.db.all("SELECT repo, state, last_poll, last_success FROM rw_repo "
+                           "WHERE repo IN (SELECT value FROM json_each(?))", (json.dumps(repos),))
+        found = {row[0]: RepoState.from_row(*row) for row in rows}
+        return {repo: found.get(repo) or RepoState(repo=repo) for repo in repos}
 
     def repos(self) -> list[str]:
         return [row[0] for row in self.db.all("SELECT repo FROM rw_repo ORDER BY repo")]
@@ -115,7 +114,9 @@ class Store:
         return str(value) if value else None
 
     def etags(self, urls: list[str]) -> dict[str, str]:
-        return {url: etag for url in urls if (etag := self.etag(url))}
+        rows = self.db.all("SELECT url, etag FROM rw_etag WHERE url IN "
+                           "(SELECT value FROM json_each(?))", (json.dumps(urls),))
+        return {url: etag for url, etag in rows if etag}
 
     def last_pages(self, urls: list[str]) -> set[str]:
         """Those of ``urls`` that were the last page of their listing when their ETag came."""
@@ -248,14 +249,29 @@ class Store:
     def prune(self, before: datetime) -> int:
         """Drop the bodies of events detected before ``before`` that nothing still waits for;
         their ids stay, so the same change is still recognised. Returns how many."""
+        # NOT IN over the (small) pending sets is read once per statement; an index on their
+        # event ids would cost every event added a write more.
         pruned = self.db.execute(
             "UPDATE rw_event SET body = NULL WHERE body IS NOT NULL AND detected < ? "
-            "AND NOT EXISTS (SELECT 1 FROM rw_delivery d WHERE d.event_id = rw_event.id) "
-            "AND NOT EXISTS (SELECT 1 FROM rw_digest_queue q WHERE q.event_id = rw_event.id)",
+            "AND id NOT IN (SELECT event_id FROM rw_delivery) "
+            "AND id NOT IN (SELECT event_id FROM rw_digest_queue)",
             (before.timestamp(),)).rowcount
         if pruned and not self.db.connection.in_transaction:
             self.db.execute("PRAGMA incremental_vacuum")
         return int(pruned)
+
+    def integrity(self) -> list[str]:
+        """SQLite's own check of every page and index (``release-watch store check``): the
+        problems it found, [] when the database is sound. Reads the whole file."""
+        found = [str(row[0]) for row in self.db.all("PRAGMA integrity_check")]
+        return [] if found == ["ok"] else found
+
+    def totals(self) -> dict[str, int]:
+        """Row counts for ``store check`` (not ``status``: counting events reads history)."""
+        tables = {"repos": "rw_repo", "releases": "rw_release", "events": "rw_event",
+                  "pending deliveries": "rw_delivery", "queued for digests": "rw_digest_queue"}
+        return {name: int(self.db.scalar(f"SELECT count(*) FROM {table}"))
+                for name, table in tables.items()}
 
     # ---- small keyed values ------------------------------------------------------------------
     def meta(self, key: str) -> dict[str, Any] | None:

@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import IO
 
 from handlers.base import Notifier
-from handlers.console import format_event
 from watcher.app import Dependencies, build_notifiers, build_runtime
 from watcher.config import Config
 from watcher.deliver import deliver_pending
@@ -16,6 +15,7 @@ from watcher.locks import writer_lock
 from watcher.models import Event
 from watcher.poller import RepoOutcome
 from watcher.routing import route
+from watcher.storedir import Shape, check_usable
 
 logger = logging.getLogger(__name__)
 
@@ -45,9 +45,11 @@ def run_poll(config: Config, deps: Dependencies, repo_names: list[str], *, dry_r
 def _dry_run(config: Config, deps: Dependencies, repo_names: list[str]) -> int:
     """Poll against the real store without writing to it; a missing store is a first run in a
     throw-away directory, so the dry run shows what the first real poll would announce."""
+    from handlers.console import format_event
+
     store_path = config.store_path()
     with tempfile.TemporaryDirectory(prefix="release-watch-dry-") as scratch:
-        if not (store_path / "cache.db").exists():
+        if check_usable(store_path).shape is Shape.ABSENT:
             config = config.model_copy(update={"store": config.store.model_copy(
                 update={"path": str(Path(scratch) / "store")})})
         runtime = build_runtime(config, deps)

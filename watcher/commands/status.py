@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from watcher.app import Dependencies
-from watcher.config import Config
 from watcher.store import Store
+from watcher.storedir import Shape, check_usable
+
+if TYPE_CHECKING:
+    from watcher.config import Config
+    from watcher.deps import Dependencies
 
 STALE_INTERVALS = 3
 
@@ -67,7 +70,7 @@ def health(data: dict[str, Any], interval: float, now: datetime) -> tuple[bool, 
 def run_status(config: Config, deps: Dependencies, *, as_json: bool, check: bool) -> int:
     path = config.store_path()
     now = deps.clock()
-    if not (path / "cache.db").exists():
+    if check_usable(path).shape is Shape.ABSENT:  # a store that lost its database: refused
         data: dict[str, Any] = {"store": str(path), "repos": [], "daemon": None,
                                 "rate_limit": {}, "digest_queues": {}, "pending_deliveries": 0,
                                 "pending_by_notifier": {}, "failing_deliveries": []}
