@@ -42,7 +42,6 @@ def test_a_no_change_poll_is_one_transaction_moving_only_timestamps(fake_github,
         writes = [s for s in seen if not s.startswith(("SELECT", "PRAGMA"))]
         assert writes[0] == "BEGIN IMMEDIATE" and writes[-1] == "COMMIT"
         assert "BEGIN IMMEDIATE" not in writes[1:]  # one transaction
-        # One prepared statement for every repo's timestamps, one row for the rate limit.
         # One prepared statement moves every repo's timestamps; nothing else is written.
         assert {w.split(" = ")[0] for w in writes[1:-1]} == {"UPDATE rw_repo SET last_poll"}
     finally:

@@ -13,9 +13,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from watcher.errors import WatcherError
 from watcher.github import GitHubClient
+
+logger = logging.getLogger(__name__)
 
 # What a REST listing would show changing, plus updatedAt for edits of a body.
 FIELDS = "databaseId tagName name isDraft isPrerelease updatedAt"
@@ -52,3 +57,18 @@ def check(client: GitHubClient, repos: list[str], first: int) -> dict[str, str |
     """One query for ``repos`` (GitHub: at most 100 aliases is a sensible ceiling)."""
     label = f"GraphQL check of {len(repos)} repos ({repos[0]}…)"
     return fingerprints(repos, client.graphql(label, query(repos, first)))
+
+
+def check_many(client: GitHubClient, repos: list[str], *, first: int, batch: int,
+               pool: ThreadPoolExecutor) -> dict[str, str | None]:
+    """Fingerprints for ``repos``, ``batch`` a query, the queries run on ``pool``. A failed
+    query costs nothing but the check: its repos are left out and read over REST."""
+    futures = [pool.submit(check, client, repos[i:i + batch], first)
+               for i in range(0, len(repos), batch)]
+    found: dict[str, str | None] = {}
+    for future in futures:
+        try:
+            found.update(future.result())
+        except WatcherError as error:
+            logger.warning("%s; those repos are read over REST", error)
+    return found

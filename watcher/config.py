@@ -66,6 +66,8 @@ class GitHubConfig(Section):
     max_requests_per_minute: int = Field(ge=1, le=900)
     graphql_threshold: int = Field(ge=0)
     graphql_batch: int = Field(ge=1, le=100)
+    deep_scan: Duration = Field(ge=0)  # 0: never
+    deep_scan_pages: int = Field(ge=1, le=100)
 
     @field_validator("api_url")
     @classmethod

@@ -28,6 +28,7 @@ import httpx
 from pydantic import BaseModel, ConfigDict, SecretStr, TypeAdapter, ValidationError
 
 from watcher.errors import GitHubError, MalformedResponse, RateLimitError
+from watcher.jsonbody import decode
 from watcher.models import Release
 from watcher.pacing import Pacer
 
@@ -61,6 +62,13 @@ class RateLimitReading:
     reset: float | None  # UTC epoch seconds
     resource: str | None = None
 
+    def fresher(self, other: RateLimitReading | None) -> RateLimitReading:
+        """This reading or ``other``, whichever is later: answers from concurrent requests
+        arrive in any order, and within one reset window less remaining is more recent."""
+        if other is None or other.reset != self.reset:
+            return self
+        return self if (self.remaining or 0) <= (other.remaining or 0) else other
+
     @classmethod
     def from_headers(cls, headers: httpx.Headers) -> RateLimitReading | None:
         def number(name: str) -> int | None:
@@ -83,6 +91,17 @@ class Listing:
     etags: dict[str, str] = field(default_factory=dict)  # page URL → ETag to keep
     complete: bool = True  # False when max_pages cut the listing short
     requests: int = 0
+    last_pages: set[str] = field(default_factory=set)  # page URLs that had no next page
+
+
+@dataclass(frozen=True)
+class Page:
+    """One page of a repo's releases: unchanged (304), or its releases and ETag."""
+
+    not_modified: bool
+    releases: list[Release] = field(default_factory=list)
+    etag: str | None = None
+    last: bool = False  # no next page
 
 
 @dataclass(frozen=True)
@@ -188,8 +207,9 @@ class GitHubClient:
             listing.releases.extend(releases)
             if response.headers.get("etag"):
                 listing.etags[url] = response.headers["etag"]
-            url = parse_link_header(response.headers.get("link")).get("next")
+            page_url, url = url, parse_link_header(response.headers.get("link")).get("next")
             if url is None:
+                listing.last_pages.add(page_url)
                 return listing
             if not self._same_origin(url):
                 logger.warning("%s: ignoring a next-page link to another host", repo)
@@ -197,6 +217,14 @@ class GitHubClient:
                 return listing
         listing.complete = False
         return listing
+
+    def releases_page(self, repo: str, url: str, etag: str | None) -> Page:
+        """One page of releases, conditional on ``etag`` when given."""
+        response, releases = self._fetch(repo, url, etag, _RELEASES)
+        if response.status_code == 304:
+            return Page(not_modified=True)
+        links = parse_link_header(response.headers.get("link"))
+        return Page(False, releases, response.headers.get("etag"), last="next" not in links)
 
     def _same_origin(self, url: str) -> bool:
         """Whether ``url`` is on the API host: the token must never travel anywhere else."""
@@ -278,13 +306,13 @@ class GitHubClient:
                 continue
             reading = RateLimitReading.from_headers(response.headers)
             if reading is not None and reading.resource in (None, "core"):
-                self.last_rate_limit = reading  # GraphQL has its own budget
+                self.last_rate_limit = reading.fresher(self.last_rate_limit)  # GraphQL apart
             status = response.status_code
             if status == 304 or (status == 404 and allow_404):
                 return response, None
             if status == 200:
                 try:
-                    return response, adapter.validate_json(response.content)
+                    return response, decode(adapter, response.content)
                 except ValidationError as error:
                     problem = self._shape_problem(error)
                     if attempt >= self.policy.retries:

@@ -68,6 +68,9 @@ def plan_repo(repo: str, known: dict[int, ReleaseRecord], listed: list[Release],
 
     def all_items(release: Release) -> list[EventItem]:
         return added(analyzer.items(release.body, label=f"{repo} {release.tag_name}", repo=repo))
+    # A release older than every one we know was history when our baseline was taken (it was
+    # on a page the baseline did not read, found now by a deep scan): recorded, not announced.
+    history = min((_when(record.release) for record in known.values()), default=None)
     for release in sorted((r for r in listed if not r.draft), key=_when):
         new_hash = body_hash(release.body)
         old = known.get(release.id)
@@ -75,6 +78,8 @@ def plan_repo(repo: str, known: dict[int, ReleaseRecord], listed: list[Release],
         if old is None:
             plan.records.append(ReleaseRecord(repo=repo, release=release, body_hash=new_hash,
                                               first_seen=now, last_changed=now))
+            if history is not None and _when(release) < history:
+                continue
             if policy.first_run:
                 if wanted:
                     announce.append((release, new_hash))

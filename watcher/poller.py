@@ -11,12 +11,13 @@ from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 from handlers.base import NotifierConfig
-from watcher import batch_check
+from watcher import batch_check, deep_scan
 from watcher.config import Config, RepoConfig
 from watcher.crashpoints import crashpoint
+from watcher.deps import utcnow
 from watcher.errors import StoreError, WatcherError
 from watcher.github import GitHubClient, Listing
 from watcher.models import Event
@@ -64,6 +65,8 @@ class StateBatch:
 
     touched: list[RepoState] = field(default_factory=list)
     changed: list[RepoState] = field(default_factory=list)
+    etags: dict[str, str] = field(default_factory=dict)
+    last_pages: set[str] = field(default_factory=set)
 
     def add(self, old: RepoState, new: RepoState) -> None:
         (self.touched if new.same_but_timestamps(old) else self.changed).append(new)
@@ -81,10 +84,7 @@ class _Pending:
     state: RepoState
     fetch: Future[Listing]
     fingerprint: str | None = None
-
-
-def utcnow() -> datetime:
-    return datetime.now(UTC)
+    deep: bool = False  # every page read (github.deep_scan)
 
 
 class Poller:
@@ -117,15 +117,21 @@ class Poller:
         report = PollReport()
         batch = StateBatch()
         workers = max(1, min(self.config.github.concurrency, len(repos)))
+        # The store is read here, in two statements, not by the workers (they only speak
+        # HTTP) nor once per repo while they run.
+        states = self.store.repo_states([repo.name for repo in repos])
+        etags = self.store.etags([self._first_page(repo) for repo in repos])
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="fetch") as pool:
             checked = self._batch_check(repos, pool)
+            started = self.clock()
             window: deque[_Pending] = deque()
             upcoming = iter(repos)
 
             def submit() -> None:
                 repo = next(upcoming, None)
                 if repo is not None:
-                    window.append(self._start(repo, checked.get(repo.name), pool))
+                    window.append(self._start(repo, states.pop(repo.name), etags,
+                                              checked.get(repo.name), pool, started))
 
             for _ in range(2 * workers):
                 submit()
@@ -139,41 +145,36 @@ class Poller:
 
     def _batch_check(self, repos: list[RepoConfig], pool: ThreadPoolExecutor
                      ) -> dict[str, str | None]:
-        """Fingerprints of the repos' newest releases from batched GraphQL queries, for a
-        watch list over ``github.graphql_threshold`` with a token; {} otherwise. A failed
-        query costs nothing but the check: its repos are read over REST."""
         github = self.config.github
         if len(repos) <= github.graphql_threshold or not self.client.authenticated:
             return {}
-        names = [repo.name for repo in repos]
-        batches = [names[i:i + github.graphql_batch]
-                   for i in range(0, len(names), github.graphql_batch)]
-        futures = [pool.submit(batch_check.check, self.client, chunk, github.per_page)
-                   for chunk in batches]
-        found: dict[str, str | None] = {}
-        for future in futures:
-            try:
-                found.update(future.result())
-            except WatcherError as error:
-                logger.warning("%s; those repos are read over REST", error)
-        return found
+        return batch_check.check_many(self.client, [repo.name for repo in repos],
+                                      first=github.per_page, batch=github.graphql_batch,
+                                      pool=pool)
 
-    def _start(self, repo: RepoConfig, fingerprint: str | None,
-               pool: ThreadPoolExecutor) -> _Pending:
-        """A repo's REST read, on its way in a worker, or already answered by the check."""
-        # The store is read here, not in the workers: they only speak HTTP.
-        state = self.store.repo_state(repo.name)
+    def _start(self, repo: RepoConfig, state: RepoState, etags: dict[str, str],
+               fingerprint: str | None, pool: ThreadPoolExecutor, now: datetime) -> _Pending:
+        """A repo's REST read on its way in a worker (every page, when its deep scan is due),
+        or already answered by the batched check."""
+        github = self.config.github
+        if deep_scan.due(state, now, github.deep_scan):
+            urls = deep_scan.page_urls(self.client, repo.name, github.per_page,
+                                       github.deep_scan_pages)
+            deep = pool.submit(deep_scan.read_every_page, self.client, repo.name,
+                               etags=self.store.etags(urls), per_page=github.per_page,
+                               last_pages=self.store.last_pages(urls),
+                               pages=github.deep_scan_pages)
+            return _Pending(repo, state, deep, fingerprint, deep=True)
         if fingerprint is not None and fingerprint == state.fingerprint:
             done: Future[Listing] = Future()
             done.set_result(Listing(not_modified=True))
             return _Pending(repo, state, done, fingerprint)
-        fetch = pool.submit(self._fetch, repo, self._etags(repo, state))
-        return _Pending(repo, state, fetch, fingerprint)
+        first = self._first_page(repo)
+        known = {first: etags[first]} if state.baseline_at is not None and first in etags else {}
+        return _Pending(repo, state, pool.submit(self._fetch, repo, known), fingerprint)
 
-    def _etags(self, repo: RepoConfig, state: RepoState) -> dict[str, str]:
-        if state.baseline_at is None:
-            return {}
-        return self.store.etags([self.client.releases_url(repo.name, self.config.github.per_page)])
+    def _first_page(self, repo: RepoConfig) -> str:
+        return self.client.releases_url(repo.name, self.config.github.per_page)
 
     def _fetch(self, repo: RepoConfig, etags: dict[str, str]) -> Listing:
         github = self.config.github
@@ -212,12 +213,14 @@ class Poller:
         now = self.clock()
         if listing.not_modified:
             outcome.not_modified = True
-            succeeded = self._succeeded(state, now)
+            succeeded = self._succeeded(state, now, deep=pending.deep)
             if state.fingerprint is None and pending.fingerprint is not None:
                 # The first fingerprint is taken on trust; a later one only with a REST read
                 # that changed, so a REST replica lagging behind GraphQL cannot hide an edit.
                 succeeded = succeeded.model_copy(update={"fingerprint": pending.fingerprint})
             batch.add(state, succeeded)
+            batch.etags.update(listing.etags)  # a deep scan's empty page past the last one
+            batch.last_pages |= listing.last_pages
             return []
         known = self.store.release_records(repo.name)
         deleted = []
@@ -232,15 +235,15 @@ class Poller:
         plan = plan_repo(repo.name, known, listing.releases, deleted, policy, self.analyzer, now)
         outcome.event_ids = [event.id for event in plan.events]
         if not dry_run:
-            self._record(state.model_copy(update={"fingerprint": pending.fingerprint}), plan,
-                         listing.etags, now)
+            self._record(self._succeeded(state, now, deep=pending.deep).model_copy(
+                update={"fingerprint": pending.fingerprint}), plan, listing, now)
         return plan.events
 
     def recipients(self, event: Event, mode: str | None = None) -> list[str]:
         return [n.name for n in self.notifiers
                 if (mode is None or n.mode == mode) and route(event, n) is not None]
 
-    def _record(self, state: RepoState, plan: RepoPlan, etags: dict[str, str],
+    def _record(self, state: RepoState, plan: RepoPlan, listing: Listing,
                 now: datetime) -> None:
         """Records, events, deliveries and the ETag that vouches for them: all or nothing."""
         with self.store.transaction():
@@ -254,16 +257,21 @@ class Poller:
                     logger.info("%s: event %s was recorded before; not queued again",
                                 state.repo, event.id)
             crashpoint("store:mid-transaction")
-            self.store.put_etags(etags)
-            self.store.put_repo_state(self._succeeded(state, now).model_copy(update={
+            self.store.put_etags(listing.etags, listing.last_pages)
+            self.store.put_repo_state(state.model_copy(update={
                 "releases_known": self.store.releases_known(state.repo),
                 "baseline_at": state.baseline_at or now}))
         crashpoint("poll:recorded")
 
-    @staticmethod
-    def _succeeded(state: RepoState, now: datetime) -> RepoState:
-        return state.model_copy(update={"last_poll": now, "last_success": now,
-                                        "consecutive_failures": 0, "last_error": None})
+    def _succeeded(self, state: RepoState, now: datetime, *, deep: bool) -> RepoState:
+        update: dict[str, object] = {"last_poll": now, "last_success": now,
+                                     "consecutive_failures": 0, "last_error": None}
+        if deep:
+            update["deep_scanned_at"] = now
+        elif state.deep_scanned_at is None:  # a new repo, or one from a schema-1 store
+            update["deep_scanned_at"] = deep_scan.first_deep_scan(
+                state.repo, now, self.config.github.deep_scan)
+        return state.model_copy(update=update)
 
     def _finish(self, batch: StateBatch) -> None:
         """The poll's one transaction for what did not change releases: repo states, the rate
@@ -271,6 +279,7 @@ class Poller:
         now = self.clock()
         with self.store.transaction():
             self.store.touch_repos(batch.touched)
+            self.store.put_etags(batch.etags, batch.last_pages)
             for state in batch.changed:
                 self.store.put_repo_state(state)
             reading = self.client.last_rate_limit
