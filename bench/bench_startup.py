@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 REPEAT = 7
 POLL_TARGET = 2.0  # no-change poll / importing its dependencies
-DEPS = "httpx, pydantic, pydantic_settings, diskcache, markdown_it, click"
+DEPS = "httpx, pydantic, markdown_it, click"
 NOT_IN_CONSOLE_POLL = ("slack_sdk", "apscheduler")
 NOT_IN_HELP = ("httpx", "pydantic", "pydantic_settings", "diskcache", "markdown_it")
 

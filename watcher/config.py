@@ -23,7 +23,6 @@ from pydantic import (
     field_validator,
     model_validator,
 )
-from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from watcher.errors import ConfigError
 from watcher.resources import default_config_path
@@ -210,15 +209,29 @@ class Config(Section):
         return Path(state_home) / "release-watch"
 
 
-class Secrets(BaseSettings):
-    """Tokens, from the environment only; their repr and str are masked by ``SecretStr``."""
+_SECRET_NAMES = ("GITHUB_TOKEN", "GH_TOKEN", "SLACK_BOT_TOKEN", "SLACK_WEBHOOK_URL")
 
-    model_config = SettingsConfigDict(extra="ignore", populate_by_name=False)
+
+class Secrets(BaseModel):
+    """Tokens, from the environment only; their repr and str are masked by ``SecretStr``.
+
+    ``Secrets()`` reads the environment (the names in any case); values given to it (tests)
+    are taken as they are. A plain model rather than pydantic-settings: reading four
+    variables is not worth that library's import on every command (a third of a no-change
+    poll's start-up)."""
+
+    model_config = ConfigDict(extra="ignore", populate_by_name=False)
 
     github_token: SecretStr | None = Field(
         default=None, validation_alias=AliasChoices("GITHUB_TOKEN", "GH_TOKEN"))
     slack_bot_token: SecretStr | None = Field(default=None, validation_alias="SLACK_BOT_TOKEN")
     slack_webhook_url: SecretStr | None = Field(default=None, validation_alias="SLACK_WEBHOOK_URL")
+
+    def __init__(self, **values: Any) -> None:
+        if not values:
+            found = {name.upper(): value for name, value in os.environ.items()}
+            values = {name: found[name] for name in _SECRET_NAMES if name in found}
+        super().__init__(**values)
 
 
 def _merge(defaults: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
