@@ -263,7 +263,7 @@ def test_a_bug_tripped_by_one_repo_does_not_stop_the_others(fake_github, write_c
             raise ValueError("parser bug")
         return real(repo, *args, **kwargs)
 
-    monkeypatch.setattr("watcher.poller.plan_repo", explode_on_pytorch)
+    monkeypatch.setattr("watcher.plan.plan_repo", explode_on_pytorch)  # the poller imports it late
     result = run_cli("--config", str(config), "poll")
     assert result.code == 1 and "unexpected ValueError: parser bug" in result.stderr
     assert [e["repo"] for e in events(config)] == ["pytorch/xla"]

@@ -22,6 +22,7 @@ import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
 
 import httpx
@@ -37,8 +38,12 @@ logger = logging.getLogger(__name__)
 API_VERSION = "2022-11-28"
 USER_AGENT = "release-watch/0.1 (+https://github.com/release-watch)"
 _LINK = re.compile(r'<([^>]+)>\s*;\s*rel="([^"]+)"')
-_RELEASES = TypeAdapter(list[Release])
-_RELEASE = TypeAdapter(Release)
+
+@cache
+def adapter(shape: Any) -> TypeAdapter[Any]:
+    """Built on first use: a poll of 304s never decodes a body, so never pays for these."""
+    return TypeAdapter(shape)
+
 
 
 class OrgRepo(BaseModel):
@@ -49,8 +54,7 @@ class OrgRepo(BaseModel):
     disabled: bool = False
 
 
-_ORG_REPOS = TypeAdapter(list[OrgRepo])
-_GRAPHQL = TypeAdapter(dict[str, Any])
+_RELEASES, _RELEASE, _ORG_REPOS, _GRAPHQL = list[Release], Release, list[OrgRepo], dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -193,12 +197,12 @@ class GitHubClient:
         return self._list(f"org {org}", url, etags, max_pages, _ORG_REPOS)
 
     def _list(self, repo: str, first_url: str, etags: dict[str, str], max_pages: int,
-              adapter: TypeAdapter[Any]) -> Listing:
+              shape: Any) -> Listing:
         listing = Listing(not_modified=False)
         url: str | None = first_url
         for page in range(1, max_pages + 1):
             assert url is not None
-            response, releases = self._fetch(repo, url, etags.get(url), adapter)
+            response, releases = self._fetch(repo, url, etags.get(url), shape)
             listing.requests += 1
             if response.status_code == 304:
                 listing.not_modified = page == 1
@@ -277,7 +281,7 @@ class GitHubClient:
         response, release = self._fetch(repo, url, None, _RELEASE, allow_404=True)
         return None if response.status_code == 404 else release
 
-    def _fetch(self, repo: str, url: str, etag: str | None, adapter: TypeAdapter[Any], *,
+    def _fetch(self, repo: str, url: str, etag: str | None, shape: Any, *,
                allow_404: bool = False,
                post: dict[str, Any] | None = None) -> tuple[httpx.Response, Any]:
         """GET (or POST ``post`` as JSON) with every retry rule; returns the response and its
@@ -312,7 +316,7 @@ class GitHubClient:
                 return response, None
             if status == 200:
                 try:
-                    return response, decode(adapter, response.content)
+                    return response, decode(adapter(shape), response.content)
                 except ValidationError as error:
                     problem = self._shape_problem(error)
                     if attempt >= self.policy.retries:

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
 from handlers.base import NotifierConfig
 from watcher import batch_check, deep_scan
@@ -23,9 +24,11 @@ from watcher.github import GitHubClient, Listing
 from watcher.models import Event
 from watcher.notes.analyze import Analyzer
 from watcher.orgs import watched_repos
-from watcher.plan import RepoPlan, RepoPolicy, deletion_candidates, plan_repo
 from watcher.routing import route
 from watcher.store import RepoState, Store
+
+if TYPE_CHECKING:
+    from watcher.plan import RepoPlan
 
 logger = logging.getLogger(__name__)
 
@@ -222,6 +225,9 @@ class Poller:
             batch.etags.update(listing.etags)  # a deep scan's empty page past the last one
             batch.last_pages |= listing.last_pages
             return []
+        # Only now: a poll where nothing changed never needs the planner (nor the diff).
+        from watcher.plan import RepoPolicy, deletion_candidates, plan_repo
+
         known = self.store.release_records(repo.name)
         deleted = []
         for release_id in deletion_candidates(known, listing.releases, listing.complete):
