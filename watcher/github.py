@@ -32,6 +32,7 @@ from watcher.errors import GitHubError, MalformedResponse, RateLimitError
 from watcher.jsonbody import decode
 from watcher.models import Release
 from watcher.pacing import Pacer
+from watcher.ratelimit import RateLimitReading, is_rate_limited, rate_limit_wait
 
 logger = logging.getLogger(__name__)
 
@@ -55,35 +56,6 @@ class OrgRepo(BaseModel):
 
 
 _RELEASES, _RELEASE, _ORG_REPOS, _GRAPHQL = list[Release], Release, list[OrgRepo], dict[str, Any]
-
-
-@dataclass(frozen=True)
-class RateLimitReading:
-    """The ``x-ratelimit-*`` headers of one answer."""
-
-    limit: int | None
-    remaining: int | None
-    reset: float | None  # UTC epoch seconds
-    resource: str | None = None
-
-    def fresher(self, other: RateLimitReading | None) -> RateLimitReading:
-        """This reading or ``other``, whichever is later: answers from concurrent requests
-        arrive in any order, and within one reset window less remaining is more recent."""
-        if other is None or other.reset != self.reset:
-            return self
-        return self if (self.remaining or 0) <= (other.remaining or 0) else other
-
-    @classmethod
-    def from_headers(cls, headers: httpx.Headers) -> RateLimitReading | None:
-        def number(name: str) -> int | None:
-            value = headers.get(name)
-            return int(value) if value and value.strip().isdigit() else None
-
-        if "x-ratelimit-remaining" not in headers:
-            return None
-        reset = number("x-ratelimit-reset")
-        return cls(number("x-ratelimit-limit"), number("x-ratelimit-remaining"),
-                   float(reset) if reset is not None else None, headers.get("x-ratelimit-resource"))
 
 
 @dataclass
@@ -124,27 +96,6 @@ class RetryPolicy:
 def parse_link_header(value: str | None) -> dict[str, str]:
     """``<url>; rel="next", <url>; rel="last"`` → ``{"next": url, "last": url}``."""
     return {rel: url for url, rel in _LINK.findall(value or "")}
-
-
-def _is_rate_limited(response: httpx.Response) -> bool:
-    if response.status_code == 429:
-        return True
-    if response.status_code != 403:
-        return False
-    if response.headers.get("x-ratelimit-remaining") == "0" or "retry-after" in response.headers:
-        return True
-    return "rate limit" in response.text.lower()
-
-
-def rate_limit_wait(response: httpx.Response, now: float) -> float:
-    """Seconds GitHub asks us to wait before trying again."""
-    retry_after = response.headers.get("retry-after", "").strip()
-    if retry_after.isdigit():
-        return float(retry_after)
-    reading = RateLimitReading.from_headers(response.headers)
-    if reading and reading.remaining == 0 and reading.reset is not None:
-        return max(0.0, reading.reset - now) + 1.0
-    return 60.0  # "Otherwise, wait for at least one minute before retrying."
 
 
 class GitHubClient:
@@ -287,19 +238,12 @@ class GitHubClient:
         """GET (or POST ``post`` as JSON) with every retry rule; returns the response and its
         decoded body (None for 304/404). A body that is not the documented JSON is retried
         like a 5xx."""
-        headers = {"If-None-Match": etag} if etag else {}
         attempt = 0
         waited_for_rate_limit = False
-        pacer = self.graphql_pacer if post is not None else self.pacer
         while True:
             self._respect_known_limit(repo, url)
-            if pacer is not None:
-                pacer.wait()
             try:
-                if post is not None:
-                    response = self.http.post(url, json=post)
-                else:
-                    response = self.http.get(url, headers=headers)
+                response = self._send(url, etag, post)
             except httpx.RequestError as error:  # timeouts, refused/dropped connections, bad gzip
                 failure = type(error).__name__
                 if attempt >= self.policy.retries:
@@ -308,9 +252,6 @@ class GitHubClient:
                 self._backoff(repo, attempt, failure)
                 attempt += 1
                 continue
-            reading = RateLimitReading.from_headers(response.headers)
-            if reading is not None and reading.resource in (None, "core"):
-                self.last_rate_limit = reading.fresher(self.last_rate_limit)  # GraphQL apart
             status = response.status_code
             if status == 304 or (status == 404 and allow_404):
                 return response, None
@@ -326,19 +267,8 @@ class GitHubClient:
                     self._backoff(repo, attempt, f"a malformed body ({problem})")
                     attempt += 1
                     continue
-            if _is_rate_limited(response):
-                wait = rate_limit_wait(response, self.clock())
-                if waited_for_rate_limit or wait > self.policy.max_rate_limit_wait:
-                    why = ("again after one wait" if waited_for_rate_limit else
-                           f"more than github.max_rate_limit_wait="
-                           f"{self.policy.max_rate_limit_wait:.0f}s")
-                    raise RateLimitError(
-                        f"{repo}: GitHub rate limit (HTTP {status}) asks for {wait:.0f}s, {why};"
-                        " skipped this poll", repo=repo, url=url, status=status,
-                        reset_at=self.clock() + wait)
-                logger.info("%s: rate limited, waiting %.0fs as GitHub asks", repo, wait)
-                self.sleep(wait)
-                self.last_rate_limit = None
+            if is_rate_limited(response):
+                self._wait_for_rate_limit(repo, url, response, waited_for_rate_limit)
                 waited_for_rate_limit = True
                 continue
             if status >= 500 and attempt < self.policy.retries:
@@ -346,6 +276,37 @@ class GitHubClient:
                 attempt += 1
                 continue
             raise GitHubError(self._describe(repo, response), repo=repo, url=url, status=status)
+
+    def _send(self, url: str, etag: str | None, post: dict[str, Any] | None) -> httpx.Response:
+        """One request, once its pacer lets it go; the rate-limit reading it carries kept."""
+        if post is not None:
+            if self.graphql_pacer is not None:
+                self.graphql_pacer.wait()
+            response = self.http.post(url, json=post)
+        else:
+            if self.pacer is not None:
+                self.pacer.wait()
+            response = self.http.get(url, headers={"If-None-Match": etag} if etag else {})
+        reading = RateLimitReading.from_headers(response.headers)
+        if reading is not None and reading.resource in (None, "core"):
+            self.last_rate_limit = reading.fresher(self.last_rate_limit)  # GraphQL apart
+        return response
+
+    def _wait_for_rate_limit(self, repo: str, url: str, response: httpx.Response,
+                             waited_already: bool) -> None:
+        """Sleep as long as GitHub asks, once, up to ``max_rate_limit_wait``; else give up on
+        the repo for this poll."""
+        wait = rate_limit_wait(response, self.clock())
+        if waited_already or wait > self.policy.max_rate_limit_wait:
+            why = ("again after one wait" if waited_already else
+                   f"more than github.max_rate_limit_wait={self.policy.max_rate_limit_wait:.0f}s")
+            raise RateLimitError(
+                f"{repo}: GitHub rate limit (HTTP {response.status_code}) asks for {wait:.0f}s, "
+                f"{why}; skipped this poll", repo=repo, url=url, status=response.status_code,
+                reset_at=self.clock() + wait)
+        logger.info("%s: rate limited, waiting %.0fs as GitHub asks", repo, wait)
+        self.sleep(wait)
+        self.last_rate_limit = None
 
     @staticmethod
     def _shape_problem(error: ValidationError) -> str:
