@@ -68,7 +68,7 @@ def stage_rows(label: str, body: str, analyze: Analyzer) -> tuple[list[Row], lis
     tokenizer = MarkdownIt("commonmark", {"html": True})  # the preset watcher/notes.py uses
 
     def parse() -> Any:
-        return parse_notes(body, is_known_heading=analyze.taxonomy.is_known_heading,
+        return parse_notes(body, lookup=analyze.taxonomy,
                            max_chars=analyze.max_body_chars)
 
     parsed = parse().items

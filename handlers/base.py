@@ -1,23 +1,43 @@
-"""The notifier interface every handler implements, and its entry-point loader."""
+"""The notifier interface every handler implements, and its entry-point loader.
+
+A notifier is a ``Notifier`` subclass registered in the ``release_watch.notifiers`` entry-point
+group, with a ``Config`` (a ``NotifierConfig`` subclass, ``extra="forbid"``) for its keys and
+``secret_field``s for its secrets (see ``handlers.secrets``). ``send`` delivers one event or
+raises ``HandlerError``; the delivery then stays queued.
+"""
 
 from __future__ import annotations
 
+import os
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
+from handlers.secrets import missing_secrets, resolve_secrets, secret_field
 from watcher.config import Secrets, describe_validation_error
-from watcher.errors import ConfigError
+from watcher.errors import ConfigError, HandlerError
 from watcher.models import KINDS, SUBSYSTEMS, Event
+from watcher.present import UNSURE_BELOW
 
 if TYPE_CHECKING:
     from watcher.digest import Digest
+
+__all__ = ["HandlerContext", "HandlerError", "Notifier", "NotifierConfig", "Progress",
+           "secret_field"]
 
 ENTRY_POINT_GROUP = "release_watch.notifiers"
 EVENT_TYPES = ("published", "edited", "released", "deleted")
@@ -45,6 +65,16 @@ class NotifierConfig(BaseModel):
     kinds: list[str] | None = Field(default=None, description="only items of these kinds")
     events: list[str] | None = Field(default=None, description="only these event types")
     prereleases: bool = Field(default=True, description="also announce pre-releases")
+    min_confidence: float = Field(
+        default=UNSURE_BELOW, ge=0.0, le=1.0,
+        description="a subsystem guessed with less confidence is shown as a guess "
+                    "(\"compile?\"), and with `subsystems` set, such items are left out")
+    # Secret field → the environment variable it was to be read from (set by notifier_config).
+    _secret_sources: dict[str, str] = PrivateAttr(default_factory=dict)
+
+    @property
+    def secret_sources(self) -> dict[str, str]:
+        return self._secret_sources
 
     @model_validator(mode="after")
     def _schedule_goes_with_digest(self) -> NotifierConfig:
@@ -144,16 +174,22 @@ class Notifier(ABC):
             self.send(event, MemoryProgress())
             progress.save(events_sent=index + 1)
 
+    def problems(self) -> list[str]:
+        """What would stop delivery, found without sending anything (a missing token, a
+        malformed URL): ``config check`` lists these and ``run`` refuses to start on any.
+        Subclasses extend the list; the base reports required secrets that are unset."""
+        return missing_secrets(self.config, self.config.secret_sources)
+
     def preview(self, event: Event) -> str:
         """What ``send`` would deliver, for ``--dry-run``."""
         from handlers.console import format_event
 
-        return format_event(event)
+        return format_event(event, self.config.min_confidence)
 
     def preview_digest(self, digest: Digest) -> str:
         from handlers.console import format_digest
 
-        return format_digest(digest)
+        return format_digest(digest, self.config.min_confidence)
 
     def close(self) -> None:  # noqa: B027 - optional hook, most handlers hold nothing open
         """Release what ``send`` opened; called once at the end of a run."""
@@ -174,10 +210,17 @@ def notifier_class(type_name: str) -> type[Notifier]:
     return loaded
 
 
-def notifier_config(raw: dict[str, Any], source: str) -> tuple[type[Notifier], NotifierConfig]:
+def notifier_config(raw: dict[str, Any], source: str, environ: Mapping[str, str] | None = None,
+                    ) -> tuple[type[Notifier], NotifierConfig]:
+    """The notifier class named by ``raw["type"]`` and its validated config, secrets resolved
+    from ``environ`` (default: the process environment)."""
     cls = notifier_class(str(raw.get("type")))
+    resolved, sources = resolve_secrets(cls.Config, raw,
+                                        os.environ if environ is None else environ)
     try:
-        return cls, cls.Config.model_validate(raw)
+        config = cls.Config.model_validate(resolved)
     except ValidationError as error:
         where = f"{source}: notifier {raw.get('name')!r}"
         raise ConfigError(describe_validation_error(error, where)) from None
+    config._secret_sources = sources
+    return cls, config

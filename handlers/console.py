@@ -1,4 +1,11 @@
-"""The ``console`` notifier: a readable summary per event on standard output."""
+"""The ``console`` notifier: what happened, for a terminal or a cron mail, every item whole.
+
+Most important first: the headline, the link, the counts, BC-breaking changes, deprecations,
+security fixes, regressions and highlights, then every other item per subsystem and kind. An
+item shows as the notes wrote it (continuation lines, nested bullets, code), indented under its
+bullet; control characters from the notes are dropped, so nothing printed can drive the
+terminal.
+"""
 
 from __future__ import annotations
 
@@ -7,95 +14,122 @@ from collections import Counter
 from handlers.base import Notifier, Progress
 from watcher.digest import Digest, by_repo, by_subsystem
 from watcher.models import KIND_TITLES, Event, EventItem
-from watcher.notes.taxonomy import top_level
+from watcher.present import (
+    CALLED_OUT,
+    KIND_ORDER,
+    UNSURE_BELOW,
+    count_line,
+    headline,
+    plural,
+    release_title,
+    subsystem_tag,
+    top_name,
+)
+from watcher.untrusted import clean_line, clean_text
 
-VERBS = {"published": "published", "edited": "release notes edited",
-         "released": "released (was a pre-release)", "deleted": "deleted"}
-CALLED_OUT = ("bc_breaking", "deprecation", "security", "regression")
-MAX_LISTED = 10  # per called-out kind; the rest are counted, the link has them all
+SIGNS = {"added": "+", "removed": "-", "changed": "~"}
 
 
-def _first_line(item: EventItem, width: int = 110) -> str:
-    line = item.text.split("\n", 1)[0].strip()
-    return line if len(line) <= width else line[: width - 1] + "…"
-
-
-def _bullets(items: list[EventItem], limit: int = MAX_LISTED) -> list[str]:
-    lines = [f"    - [{item.subsystem}] {_first_line(item)}" for item in items[:limit]]
-    if len(items) > limit:
-        lines.append(f"    … and {len(items) - limit} more")
+def format_item(item: EventItem, indent: str, *, threshold: float = UNSURE_BELOW,
+                sign: str = "-") -> list[str]:
+    """``- [FSDP] first line`` and the rest of the item indented under it."""
+    tag = subsystem_tag(item, threshold)
+    first, *rest = clean_text(item.text).split("\n")
+    lines = [f"{indent}{sign} " + (f"[{tag}] " if tag else "") + first]
+    lines += [f"{indent}    {line}".rstrip() for line in rest]
+    if item.old_text is not None:
+        was_first, *was_rest = clean_text(item.old_text).split("\n")
+        lines.append(f"{indent}    was: {was_first}")
+        lines += [f"{indent}         {line}".rstrip() for line in was_rest]
     return lines
 
 
-def _counts(counter: dict[str, int], limit: int = 12) -> str:
-    shown = [f"{name} {count}" for name, count in list(counter.items())[:limit]]
-    rest = sum(list(counter.values())[limit:])
-    return " · ".join(shown + ([f"others {rest}"] if rest else []))
+def _items(items: list[EventItem], indent: str, threshold: float, *,
+           signs: bool = False) -> list[str]:
+    """Items whole; a run of items under one group headed by its name, as in the notes."""
+    lines: list[str] = []
+    group = ""
+    for item in items:
+        if item.group and item.group != group:
+            lines.append(f"{indent}{clean_line(item.group)}:")
+        group = item.group
+        lines += format_item(item, indent + ("  " if item.group else ""), threshold=threshold,
+                             sign=SIGNS[item.change] if signs else "-")
+    return lines
 
 
-def _edit_lines(event: Event) -> list[str]:
-    changes = Counter(item.change for item in event.items)
+def _edit_lines(event: Event, threshold: float) -> list[str]:
     if not event.items:
         return ["  title or prose edited; no item added, removed or changed"]
-    lines = [f"  {changes['added']} added, {changes['removed']} removed, "
-             f"{changes['changed']} changed"]
-    for change, sign in (("added", "+"), ("removed", "-"), ("changed", "~")):
+    counts = Counter((item.change, top_name(item.subsystem)) for item in event.items)
+    lines = ["  " + ", ".join(f"{n} {change} in {name}"
+                              for (change, name), n in counts.most_common())]
+    for change in ("added", "changed", "removed"):
         picked = [item for item in event.items if item.change == change]
-        for item in picked[:MAX_LISTED]:
-            lines.append(f"    {sign} [{item.subsystem}] {_first_line(item)}")
-            if item.old_text is not None:
-                lines.append(f"      was: {item.old_text.split(chr(10), 1)[0][:100]}")
-        if len(picked) > MAX_LISTED:
-            lines.append(f"    {sign} … and {len(picked) - MAX_LISTED} more")
+        if picked:
+            lines.append(f"  {change.capitalize()} ({len(picked)}):")
+            lines += _items(picked, "    ", threshold, signs=True)
     return lines
 
 
-def format_event(event: Event) -> str:
-    """Most important first: what happened, the link, BC-breaking and deprecations, counts."""
-    title = event.name or event.tag
-    tag = f" ({event.tag})" if event.name and event.tag not in event.name else ""
-    pre = " [pre-release]" if event.prerelease else ""
-    lines = [f"{event.repo}: {title}{tag} {VERBS[event.event]}{pre}", f"  {event.url}"]
-    if event.event == "edited":
-        lines += _edit_lines(event)
-    elif event.items:
-        by_subsystem = Counter(top_level(item.subsystem) for item in event.items)
-        lines.append(f"  {len(event.items)} items: {_counts(dict(by_subsystem.most_common()))}")
-        for kind in CALLED_OUT:
-            picked = [item for item in event.items if item.kind == kind]
+def _by_subsystem(items: list[EventItem], threshold: float) -> list[str]:
+    groups: dict[str, list[EventItem]] = {}
+    for item in items:
+        groups.setdefault(top_name(item.subsystem), []).append(item)
+    lines: list[str] = []
+    for name, group in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+        lines.append(f"  {name} ({plural(len(group), 'change')}):")
+        for kind in KIND_ORDER:
+            picked = [item for item in group if item.kind == kind]
             if picked:
-                lines.append(f"  {KIND_TITLES[kind]} ({len(picked)}):")
-                lines += _bullets(picked)
-        lines.append(f"  by kind: {_counts(event.summary.by_kind)}")
-    return "\n".join(lines)
+                lines.append(f"    {KIND_TITLES[kind]} ({len(picked)}):")
+                lines += _items(picked, "      ", threshold)
+    return lines
+
+
+def format_event(event: Event, threshold: float = UNSURE_BELOW) -> str:
+    """The headline, the link, the counts, the called-out kinds, then every other item."""
+    lines = [clean_line(headline(event)), f"  {clean_line(event.url)}"]
+    if event.event == "edited":
+        return "\n".join(lines + _edit_lines(event, threshold))
+    if not event.items:
+        return "\n".join(lines)
+    lines.append(f"  {count_line(event.items, threshold)}")
+    rest = [item for item in event.items if item.kind not in CALLED_OUT]
+    for kind in CALLED_OUT:
+        picked = [item for item in event.items if item.kind == kind]
+        if picked:
+            lines.append(f"  {KIND_TITLES[kind]} ({len(picked)}):")
+            lines += _items(picked, "    ", threshold)
+    return "\n".join(lines + _by_subsystem(rest, threshold))
 
 
 class ConsoleNotifier(Notifier):
     def send(self, event: Event, progress: Progress) -> None:
-        self.context.stdout.write(format_event(event) + "\n\n")
+        self.context.stdout.write(format_event(event, self.config.min_confidence) + "\n\n")
         self.context.stdout.flush()
 
     def send_digest(self, digest: Digest, progress: Progress) -> None:
-        self.context.stdout.write(format_digest(digest) + "\n\n")
+        self.context.stdout.write(format_digest(digest, self.config.min_confidence) + "\n\n")
         self.context.stdout.flush()
 
 
-def format_digest(digest: Digest) -> str:
-    """Per repo what happened, then per subsystem the counts and the most important items."""
-    period = f"{digest.period_start:%Y-%m-%d %H:%M} → {digest.period_end:%Y-%m-%d %H:%M} UTC"
-    lines = [f"Digest for {digest.notifier}: {period}"]
+def format_digest(digest: Digest, threshold: float = UNSURE_BELOW) -> str:
+    """Per repository: its releases and edits, then its changes per subsystem with the most
+    important items whole."""
+    period = f"{digest.period_start:%Y-%m-%d} to {digest.period_end:%Y-%m-%d}"
+    lines = [f"Digest for {clean_line(digest.notifier)}: {period}"]
     if digest.empty:
         return "\n".join([*lines, "  nothing new in this period"])
     for repo, events in by_repo(digest).items():
-        lines.append(f"  {repo}")
+        lines.append(f"  {clean_line(repo)}")
         for event in events:
-            title = event.name or event.tag
-            lines.append(f"    {title} {VERBS[event.event]}: {event.summary.items} items "
-                         f"{event.url}")
-    lines.append("  by subsystem:")
-    for group in by_subsystem(digest):
-        kinds = ", ".join(f"{count} {kind}" for kind, count in group.by_kind.items())
-        lines.append(f"    {group.subsystem}: {group.count} items ({kinds})")
-        for _, item in group.top:
-            lines.append(f"      - [{item.kind}] {_first_line(item, 100)}")
+            what = headline(event).removeprefix(release_title(event)).strip()
+            lines.append(f"    {clean_line(release_title(event))} {what}: "
+                         f"{plural(len(event.items), 'change')}  {clean_line(event.url)}")
+        for group in by_subsystem(events):
+            kinds = ", ".join(f"{count} {KIND_TITLES.get(kind, kind).lower()}"
+                              for kind, count in group.by_kind.items())
+            lines.append(f"    {group.name}: {plural(group.count, 'change')} ({kinds})")
+            lines += _items([item for _, item in group.top], "      ", threshold)
     return "\n".join(lines)

@@ -19,6 +19,7 @@ import random
 from collections.abc import Callable
 from typing import Any, Literal
 from urllib.error import URLError
+from urllib.parse import urlsplit
 
 from pydantic import Field, SecretStr, model_validator
 from slack_sdk import WebClient, WebhookClient
@@ -91,6 +92,24 @@ class SlackNotifierConfig(NotifierConfig):
         if self.delivery == "bot" and not self.channel:
             raise ValueError("a bot-token Slack notifier needs a channel")
         return self
+
+
+_LOOPBACK = {"localhost", "127.0.0.1", "::1"}
+
+
+def webhook_url_problem(url: str, what: str) -> str | None:
+    """Why ``url`` cannot be an incoming webhook, without repeating it (it is the secret).
+    Plain http is allowed only to this machine (a local relay, the tests' fake Slack)."""
+    try:
+        parts = urlsplit(url.strip())
+        host = parts.hostname
+    except ValueError:
+        return f"{what} is not a URL"
+    if parts.scheme == "https" and host:
+        return None
+    if parts.scheme == "http" and host in _LOOPBACK:
+        return None
+    return f"{what} is not an https:// URL (Slack's look like https://hooks.slack.com/services/...)"
 
 
 class _PacedRateLimit(RateLimitErrorRetryHandler):
@@ -185,23 +204,45 @@ class SlackNotifier(Notifier):
         return self._client
 
     # ---- the Notifier interface ------------------------------------------------------------
+    def problems(self) -> list[str]:
+        problems = super().problems()
+        if self.settings.delivery == "bot":
+            token = self.context.secrets.slack_bot_token
+            if token is None or not token.get_secret_value():
+                problems.append('SLACK_BOT_TOKEN is not set (a bot token with chat:write; or set '
+                                'delivery = "webhook" and a webhook URL)')
+            return problems
+        url = self.settings.webhook_url
+        what = self.config.secret_sources.get("webhook_url", "webhook_url")
+        if url is None:
+            url, what = self.context.secrets.slack_webhook_url, "SLACK_WEBHOOK_URL"
+        if url is None or not url.get_secret_value():
+            problems.append("no webhook URL: set webhook_url or SLACK_WEBHOOK_URL")
+        elif (problem := webhook_url_problem(url.get_secret_value(), what)) is not None:
+            problems.append(problem)
+        return problems
+
     def plan(self, event: Event) -> list[SlackMessage]:
         return plan_event(event, threads=self.threads,
-                          max_chars=self.settings.max_message_chars)
+                          max_chars=self.settings.max_message_chars,
+                          threshold=self.config.min_confidence)
 
     def send(self, event: Event, progress: Progress) -> None:
         self._post_all(self.plan(event), progress)
 
     def send_digest(self, digest: Digest, progress: Progress) -> None:
-        self._post_all(plan_digest(digest, threads=self.threads,
-                                   max_chars=self.settings.max_message_chars), progress)
+        self._post_all(self._plan_digest(digest), progress)
 
     def preview(self, event: Event) -> str:
         return plan_texts(self.plan(event))
 
     def preview_digest(self, digest: Digest) -> str:
-        return plan_texts(plan_digest(digest, threads=self.threads,
-                                      max_chars=self.settings.max_message_chars))
+        return plan_texts(self._plan_digest(digest))
+
+    def _plan_digest(self, digest: Digest) -> list[SlackMessage]:
+        return plan_digest(digest, threads=self.threads,
+                           max_chars=self.settings.max_message_chars,
+                           threshold=self.config.min_confidence)
 
     # ---- posting ---------------------------------------------------------------------------
     def _pace(self) -> None:

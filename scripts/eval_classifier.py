@@ -1,19 +1,15 @@
-"""Measures subsystem classification of items with no headings, on releases held out of training.
+"""Measures subsystem classification as a user meets it: on a release the model never saw, with
+the notes' headings stripped.
 
-For each held-out release the model is trained on every other release (never on random items
-of the same release: the same change appears in a release's commit list, worksheets and notes),
-then each labelled item of the held-out release is classified from its text alone, three ways:
+Each of ``RELEASES`` is held out in turn: the model is trained on the other releases' notes,
+worksheets and commit lists (none of the held-out release's, and no copy of its items), with its
+C, temperature and rule confidence chosen on those other releases only (``train``), then every
+item of the held-out release's notes that stands under an area heading is classified from its
+text alone, as one flat list, and compared with that heading. Prints per release top-1 accuracy,
+macro-F1 and precision at 50/70/90 % coverage by confidence, what decided, and the calibration
+buckets over all held-out items (confidence range → share right).
 
-* ``rules``: the text rules of config/subsystems.toml only ("other" when none matches);
-* ``model``: the statistical model only;
-* ``combined``: what ``release-watch classify`` does for an item without a deciding heading.
-
-Prints accuracy, macro-F1 and per-subsystem precision/recall/F1, the confusion between the five
-most frequent subsystems, and, from the worksheets' ``### <topic>`` sections, how often the kind
-rules get an item's kind right.
-
-    python scripts/eval_classifier.py [--data ../shared/data] [--holdout 2.8 ...]
-                                      [--model config/subsystem_model.json] [--summary]
+    python scripts/eval_classifier.py [--data ../shared/data] [--holdout 2.8 ...] [--markdown]
 """
 
 from __future__ import annotations
@@ -21,20 +17,31 @@ from __future__ import annotations
 import argparse
 import sys
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from train_classifier import DEFAULT_DATA, Example, load_examples, train
+from calibrate import buckets, precision_at
+from corpus import Example, held_out_notes, load_examples, training_set
+from train_classifier import DEFAULT_DATA, GRID, RELEASES, Featurizer, train
 
-from watcher.models import Item
+from watcher.models import ClassifiedItem, Item
 from watcher.notes.classify import Classifier
-from watcher.notes.model import SubsystemModel, load_model
 from watcher.notes.taxonomy import Taxonomy, builtin_taxonomy, top_level
 
-Predict = Callable[[str], str]
+COVERAGES = (0.5, 0.7, 0.9)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    gold: str
+    item: ClassifiedItem
+
+    @property
+    def right(self) -> bool:
+        return top_level(self.item.subsystem) == self.gold
 
 
 @dataclass(frozen=True)
@@ -42,124 +49,103 @@ class Scores:
     n: int
     accuracy: float
     macro_f1: float
-    per_class: dict[str, tuple[float, float, float, int]]  # precision, recall, F1, support
-    pairs: list[tuple[str, str]]  # (gold, predicted)
+    precision: tuple[float, ...]  # at each of COVERAGES
+    deciders: Counter[str]
 
 
-def score(pairs: list[tuple[str, str]]) -> Scores:
-    """Accuracy and macro-F1 over the gold classes (a class never in the gold set does not
-    count towards the macro average, though predicting it still costs precision elsewhere)."""
+def macro_f1(pairs: Sequence[tuple[str, str]]) -> float:
+    """Mean F1 over the gold classes (predicting a class never in the gold set still costs
+    recall elsewhere)."""
     gold = Counter(g for g, _ in pairs)
     predicted = Counter(p for _, p in pairs)
     hits = Counter(g for g, p in pairs if g == p)
-    per_class = {}
-    for name in sorted(gold):
+    f1s = []
+    for name in gold:
         precision = hits[name] / predicted[name] if predicted[name] else 0.0
         recall = hits[name] / gold[name]
-        f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-        per_class[name] = (precision, recall, f1, gold[name])
-    n = len(pairs)
-    macro = sum(f1 for _, _, f1, _ in per_class.values()) / len(per_class) if per_class else 0.0
-    return Scores(n, sum(hits.values()) / n if n else 0.0, macro, per_class, pairs)
+        f1s.append(2 * precision * recall / (precision + recall) if precision + recall else 0.0)
+    return sum(f1s) / len(f1s) if f1s else 0.0
 
 
-def predictors(taxonomy: Taxonomy, model: SubsystemModel) -> dict[str, Predict]:
-    rules = Classifier(taxonomy, model=None)
-    combined = Classifier(taxonomy, model=model)
-    return {
-        "rules": lambda text: top_level(rules.classify(Item(text=text)).subsystem),
-        "model": lambda text: model.predict(*model_input(rules, text)).subsystem,
-        "combined": lambda text: top_level(combined.classify(Item(text=text)).subsystem),
-    }
+def score(outcomes: Sequence[Outcome]) -> Scores:
+    pairs = [(o.gold, top_level(o.item.subsystem)) for o in outcomes]
+    sure = [(o.item.confidence, o.right) for o in outcomes]
+    return Scores(len(outcomes), sum(o.right for o in outcomes) / len(outcomes),
+                  macro_f1(pairs), tuple(precision_at(sure, c) for c in COVERAGES),
+                  Counter(o.item.decided_by for o in outcomes))
 
 
-def model_input(classifier: Classifier, text: str) -> tuple[str, list[str]]:
-    words = classifier.words(Item(text=text))
-    return words, classifier.model_cues(words)
+def flat_item(example: Example, *, groups: bool = False) -> Item:
+    """The item from its text alone (no heading, no neighbours), or also with the group
+    bullets it stands under in its list ("- c10d" above "- Fix …"), which are no headings."""
+    if not groups or not example.groups:
+        return Item(text=example.text)
+    return Item(text=example.text, section=example.groups, group=example.groups[-1],
+                group_depth=len(example.groups))
 
 
-def evaluate(examples: Sequence[Example], predict: Predict) -> Scores:
-    return score([(e.subsystem, predict(e.text)) for e in examples])
+def held_out(examples: Sequence[Example], release: str, taxonomy: Taxonomy,
+             featurizer: Featurizer, grid: Sequence[float] | None = None, *,
+             groups: bool = False) -> list[Outcome]:
+    """``release``'s notes classified by a model that never saw the release."""
+    model, _ = train(training_set(examples, release), featurizer=featurizer,
+                     grid=grid or GRID)
+    classifier = Classifier(taxonomy, model)
+    return [Outcome(e.subsystem, classifier.classify(flat_item(e, groups=groups)))
+            for e in held_out_notes(examples, release)]
 
 
-def kind_accuracy(taxonomy: Taxonomy, examples: Sequence[Example]) -> tuple[int, float]:
-    """Kinds from text alone, against the worksheets' topic sections."""
-    classifier = Classifier(taxonomy, model=None)
-    labelled = [e for e in examples if e.kind is not None]
-    if not labelled:
-        return 0, 0.0
-    right = sum(classifier.classify(Item(text=e.text)).kind == e.kind for e in labelled)
-    return len(labelled), right / len(labelled)
+def table(results: dict[str, Scores]) -> list[str]:
+    lines = ["| held out | items | top-1 | macro-F1 | precision at 50 / 70 / 90 % | decided by |",
+             "|---|---|---|---|---|---|"]
+    for release, s in results.items():
+        deciders = ", ".join(f"{name} {n}" for name, n in s.deciders.most_common())
+        lines.append(f"| {release} | {s.n} | {s.accuracy:.3f} | {s.macro_f1:.3f} | "
+                     + " / ".join(f"{p:.3f}" for p in s.precision) + f" | {deciders} |")
+    mean = sum(s.accuracy for s in results.values()) / len(results)
+    lines.append(f"| mean | | **{mean:.3f}** | | | |")
+    return lines
 
 
-def confusion(pairs: list[tuple[str, str]], size: int = 5) -> str:
-    top = [name for name, _ in Counter(g for g, _ in pairs).most_common(size)]
-    counts = Counter(pairs)
-    width = max(len(name) for name in top) + 2
-    lines = ["gold \\ predicted".ljust(width) + "".join(name[:12].rjust(13) for name in top)
-             + "    elsewhere"]
-    for gold in top:
-        row = [counts[(gold, p)] for p in top]
-        rest = sum(n for (g, p), n in counts.items() if g == gold and p not in top)
-        lines.append(gold.ljust(width) + "".join(f"{n:13d}" for n in row) + f"{rest:13d}")
-    return "\n".join(lines)
+def pooled(outcomes: Sequence[Outcome]) -> str:
+    s = score(outcomes)
+    return (f"all held-out items together: {s.n}, top-1 {s.accuracy:.3f}, precision at "
+            + " / ".join(f"{p:.3f}" for p in s.precision))
 
 
-def report(title: str, results: dict[str, Scores], per_class: bool) -> None:
-    print(f"\n== {title}")
-    for mode, result in results.items():
-        print(f"  {mode:9} n={result.n:4d}  accuracy {result.accuracy:.3f}  "
-              f"macro-F1 {result.macro_f1:.3f}")
-    combined = results["combined"]
-    if per_class:
-        print("  per subsystem (combined): precision recall F1 support")
-        for name, (p, r, f1, n) in sorted(combined.per_class.items(), key=lambda kv: -kv[1][3]):
-            print(f"    {name:16} {p:6.2f} {r:6.2f} {f1:6.2f} {n:5d}")
-    print("  confusion between the five most frequent subsystems (combined):")
-    print("    " + confusion(combined.pairs).replace("\n", "\n    "))
-
-
-def groups(examples: Sequence[Example]) -> dict[str, list[Example]]:
-    found: dict[str, list[Example]] = {}
-    for example in examples:
-        found.setdefault(f"{example.release} {example.source}", []).append(example)
-    return found
+def calibration_table(outcomes: Sequence[Outcome], decider: str | None = None) -> list[str]:
+    pairs = [(o.item.confidence, o.right) for o in outcomes
+             if decider is None or o.item.decided_by == decider]
+    lines = ["| confidence | items | share right |", "|---|---|---|"]
+    for low, high, n, share in buckets(pairs):
+        lines.append(f"| {low:.1f} to {high:.1f} | {n} | {share:.3f} |")
+    return lines
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
-    parser.add_argument("--holdout", nargs="*", default=["2.7", "2.8", "2.9"],
-                        metavar="RELEASE", help="releases to hold out one at a time")
-    parser.add_argument("--model", type=Path,
-                        help="evaluate this model on every labelled set instead (no training)")
-    parser.add_argument("--summary", action="store_true",
-                        help="accuracy, macro-F1 and confusion only, no per-subsystem table")
+    parser.add_argument("--holdout", nargs="*", default=list(RELEASES), metavar="RELEASE")
+    parser.add_argument("--groups", action="store_true",
+                        help="keep the group bullets items stand under (still no headings)")
     args = parser.parse_args(argv)
     taxonomy = builtin_taxonomy()
     examples = load_examples(args.data, taxonomy)
-    if args.model:
-        model = load_model(args.model)
-        modes = predictors(taxonomy, model)
-        for name, group in groups(examples).items():
-            report(f"{name} (model {args.model.name})",
-                   {mode: evaluate(group, predict) for mode, predict in modes.items()},
-                   not args.summary)
-        return 0
+    featurizer = Featurizer(taxonomy)
+    results: dict[str, Scores] = {}
+    every: list[Outcome] = []
     for release in args.holdout:
-        model = train(e for e in examples if e.release != release)
-        modes = predictors(taxonomy, model)
-        held = [e for e in examples if e.release == release]
-        if not held:
-            print(f"no labelled items for release {release}", file=sys.stderr)
+        outcomes = held_out(examples, release, taxonomy, featurizer, groups=args.groups)
+        if not outcomes:
+            print(f"no labelled notes items for release {release}", file=sys.stderr)
             return 1
-        for name, group in groups(held).items():
-            report(f"{name}, trained without {release}",
-                   {mode: evaluate(group, predict) for mode, predict in modes.items()},
-                   not args.summary)
-            count, accuracy = kind_accuracy(taxonomy, group)
-            if count:
-                print(f"  kind from text: n={count} accuracy {accuracy:.3f}")
+        results[release] = score(outcomes)
+        every.extend(outcomes)
+        print(f"held out {release}: top-1 {results[release].accuracy:.3f}", file=sys.stderr)
+    print("\n".join(table(results)) + "\n" + pooled(every))
+    print("\nCalibration, every held-out item:\n" + "\n".join(calibration_table(every)))
+    for decider in ("rule", "model"):
+        print(f"\n... decided by {decider}:\n" + "\n".join(calibration_table(every, decider)))
     return 0
 
 

@@ -84,7 +84,7 @@ def run_cli(clock: Clock, capsys: pytest.CaptureFixture[str]) -> Callable[..., R
         out = io.StringIO()
         secrets = Secrets.model_validate({"GITHUB_TOKEN": token, **(env or {})})
         deps = Dependencies(stdout=out, sleep=clock.sleep, clock=clock, epoch=clock.epoch,
-                            secrets=secrets)
+                            secrets=secrets, environ=dict(env or {}))
         capsys.readouterr()
         code = main(list(args), deps)
         captured = capsys.readouterr()

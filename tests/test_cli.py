@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import subprocess
 import sys
 from datetime import timedelta
@@ -19,7 +20,9 @@ def test_classify_json(run_cli, name):
     result = run_cli("classify", str(RELEASES / name), "--format", "json")
     assert result.code == 0
     items = json.loads(result.stdout)["items"]
-    assert items and all(set(i) == {"subsystem", "kind", "text", "section", "prs"} for i in items)
+    assert items and all(set(i) - {"group"} == {"subsystem", "kind", "text", "section", "prs",
+                                                "decided_by", "confidence"} for i in items)
+    assert "items decided" not in result.stdout
 
 
 def test_classify_reads_stdin_and_explains(run_cli, monkeypatch):
@@ -27,6 +30,16 @@ def test_classify_reads_stdin_and_explains(run_cli, monkeypatch):
     result = run_cli("classify", "-", "--explain")
     assert result.code == 0
     assert "distributed/fsdp" in result.stdout and "heading 'Distributed'" in result.stdout
+    assert result.stdout.rstrip().endswith(
+        "1 item: 1 by heading, 0 by PR label, 0 by rule, 0 by model")
+
+
+def test_classify_explain_lists_headings_it_does_not_know(run_cli, monkeypatch):
+    monkeypatch.setattr(sys, "stdin", io.StringIO(
+        "## Distributed\n### Shiny New Area\n- Fix it (#1)\n- Fix that (#2)\n"))
+    result = run_cli("classify", "-", "--explain")
+    assert "headings the taxonomy does not know" in result.stdout
+    assert "  Shiny New Area\n" in result.stdout
 
 
 def test_diff_json(run_cli, tmp_path):
@@ -139,3 +152,60 @@ def test_webhook_url_from_the_config_is_masked_in_logs(tmp_path, capsys):
     logging.getLogger("anything").error("posting to %s failed", secret)
     err = capsys.readouterr().err
     assert "posting to *** failed" in err and secret not in err
+
+
+def test_version_comes_from_the_package_metadata(run_cli):
+    from importlib.metadata import version
+
+    result = run_cli("--version")
+    assert result.code == 0
+    assert result.stdout == f"release-watch {version('release-watch')}\n"
+
+
+def test_global_options_work_after_the_subcommand_too(fake_github, write_config, run_cli):
+    fake_github.add_release("pytorch/xla", tag="v2.0", body=release_notes("xla/v2.0.0.md"))
+    config = write_config(repos=("pytorch/xla",))
+    after = run_cli("poll", "--config", str(config))
+    assert after.code == 0, after.stderr
+    assert (config.parent / "events.jsonl").read_text().count("\n") == 1
+    before = run_cli("--config", str(config), "status")
+    assert before.code == 0 and "pytorch/xla" in before.stdout
+    nested = run_cli("config", "check", "--config", str(config))
+    assert nested.code == 0 and f"# {config}: valid" in nested.stdout
+    # After the subcommand wins over before it, as a repeated option does.
+    assert run_cli("--config", "/nonexistent.toml", "status", "--config", str(config)).code == 0
+
+
+def test_verbose_and_log_format_after_the_subcommand(fake_github, write_config, run_cli):
+    fake_github.set_token("a-different-token")
+    config = write_config(repos=("pytorch/xla",))
+    result = run_cli("poll", "--config", str(config), "--log-format", "json", "-v")
+    assert result.code == 1
+    lines = [json.loads(line) for line in result.stderr.splitlines() if line.startswith("{")]
+    assert any(line["logger"] == "httpx" for line in lines)  # -v: request lines are shown
+    assert any("bad credentials" in line["message"] for line in lines)
+    quiet = run_cli("poll", "--config", str(config), "--log-format", "json")
+    assert quiet.stderr.startswith("{") and '"httpx"' not in quiet.stderr
+
+
+def test_text_logs_start_with_an_iso_timestamp(fake_github, write_config, run_cli):
+    fake_github.set_token("a-different-token")
+    config = write_config(repos=("pytorch/xla",))
+    result = run_cli("--config", str(config), "poll")
+    logged = [line for line in result.stderr.splitlines() if "bad credentials" in line]
+    assert logged, result.stderr
+    assert re.match(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ (warning|error) watcher\.[\w.]+: ",
+                    logged[0]), logged[0]
+
+
+@pytest.mark.parametrize(("new", "flag", "code"), [
+    ("- Fix A better (#1)\n", True, 1), ("- Fix A (#1)\n", True, 0),
+    ("- Fix A better (#1)\n", False, 0)], ids=["differ", "same", "no-flag"])
+def test_diff_exit_code_as_git_does(run_cli, tmp_path, new, flag, code):
+    old_path, new_path = tmp_path / "old.md", tmp_path / "new.md"
+    old_path.write_text("- Fix A (#1)\n")
+    new_path.write_text(new)
+    args = ["diff", str(old_path), str(new_path)] + (["--exit-code"] if flag else [])
+    result = run_cli(*args)
+    assert result.code == code
+    assert ("1 items changed" in result.stdout) == (new != "- Fix A (#1)\n")

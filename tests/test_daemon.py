@@ -4,6 +4,7 @@ a manual poll beside it, and SIGKILL at many points without losing or repeating 
 from __future__ import annotations
 
 import json
+import re
 import signal
 import subprocess
 import sys
@@ -41,8 +42,11 @@ def test_daemon_posts_a_new_release_and_stops_cleanly_on_sigterm(fake_github, fa
         assert time.monotonic() - started < 5
     finally:
         daemon.kill()
-    assert parents(fake_slack)[0].blocks[0]["text"]["text"] == "pytorch/xla v2.0 released"
+    assert parents(fake_slack)[0].blocks[0]["text"]["text"] == "PyTorch/XLA v2.0 released"
     assert "daemon started" in daemon.log and "daemon stopped" in daemon.log
+    # ISO 8601 UTC time, level, logger; the interval as it was written, not 0:00:01.
+    assert re.search(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ info watcher\.daemon: daemon started "
+                     r"\(pid \d+\): 1 repos every 1s, ", daemon.log, re.MULTILINE), daemon.log
     status = subprocess.run([sys.executable, "-m", "watcher", "--config", str(config),
                              "status", "--json"], capture_output=True, text=True,
                             env=environment(), timeout=60)
@@ -98,7 +102,7 @@ def test_manual_polls_beside_the_daemon_post_nothing_twice(fake_github, fake_sla
     blocks = Counter(json.dumps(m.blocks, sort_keys=True) for m in fake_slack.messages)
     assert max(blocks.values()) == 1
     assert sorted(m.blocks[0]["text"]["text"] for m in parents(fake_slack)) == [
-        "PyTorch 2.8.0 (v2.8.0) released", "pytorch/xla v2.0 released"]
+        "PyTorch 2.8.0 released", "PyTorch/XLA v2.0 released"]
 
 
 # ---- crash safety -----------------------------------------------------------------------------

@@ -34,7 +34,7 @@ STATE_DIR = "/var/lib/release-watch"
 STORE = f"{STATE_DIR}/store"
 CONFIG_PATH = "/etc/release-watch/release-watch.toml"
 UID = 10001
-SECRET_NAMES = {"GITHUB_TOKEN", "SLACK_BOT_TOKEN", "SLACK_WEBHOOK_URL"}
+SECRET_NAMES = {"GITHUB_TOKEN", "SLACK_BOT_TOKEN", "SLACK_WEBHOOK_URL", "APPRISE_URLS"}
 HEALTH = ["release-watch", "status", "--check"]
 
 
@@ -280,7 +280,7 @@ def test_example_config_commented_notifiers_are_valid_once_uncommented() -> None
     uncommented = re.sub(r"(?m)^# (?=\[|[a-z_]+ = )", "", text)
     config = validate_toml(uncommented, "uncommented example")
     notifiers = {n["name"]: n for n in config.notifiers}
-    assert {n["type"] for n in notifiers.values()} == {"console", "jsonl", "slack"}
+    assert {n["type"] for n in notifiers.values()} == {"console", "jsonl", "slack", "apprise"}
     assert notifiers["events-log"]["path"].startswith(STATE_DIR + "/")  # config dir is read-only
     slack = notifiers["releases-channel"]
     if "slack" not in available_types():  # check what the contract says, until it exists
@@ -292,6 +292,42 @@ def test_example_config_commented_notifiers_are_valid_once_uncommented() -> None
     assert {s.split("/")[0] for s in slack["subsystems"]} <= set(SUBSYSTEMS)
     assert set(slack["kinds"]) <= set(KINDS) and set(slack["events"]) <= set(EVENT_TYPES)
     assert not re.search(r"(?i)xox[bp]-|ghp_|hooks\.slack\.com", text), "no secrets in config"
+
+
+def test_example_config_uncommented_passes_config_check_with_the_env_example_filled() -> None:
+    from watcher.app import Dependencies
+    from watcher.config import Secrets
+    from watcher.validate import config_problems
+
+    uncommented = re.sub(r"(?m)^# (?=\[|[a-z_]+ = )", "", EXAMPLE_TOML.read_text())
+    config = config_from_dict(tomllib.loads(uncommented), base_dir=DEPLOY, source="example")
+    filled = {"GITHUB_TOKEN": "t", "SLACK_BOT_TOKEN": "xoxb-1",
+              "APPRISE_URLS": "discord://1234/abcd mailtos://u:p@smtp.example.com?to=a@b.org"}
+    deps = Dependencies(secrets=Secrets.model_validate(filled), environ=filled)
+    assert config_problems(config, deps) == []
+    empty = Dependencies(secrets=Secrets.model_validate({}), environ={})
+    problems = "\n".join(config_problems(config, empty))
+    assert "SLACK_BOT_TOKEN is not set" in problems and "APPRISE_URLS" in problems
+
+
+def test_no_deploy_file_says_a_notifier_may_be_missing() -> None:
+    for path in DEPLOY.rglob("*"):
+        if path.is_file():
+            assert "may not be installed" not in path.read_text(), path
+
+
+# "release-watch" (a path, an image:tag, a Compose service) and the arguments up to "config
+# check": the command each target's smoke test runs.
+SMOKE_TEST = re.compile(r"(?:^|[\s`])\S*release-watch(?::[\w.]+)?"
+                        r"((?: (?!\S*release-watch(?::\S+)? )\S+)*? config check(?: --[a-z]+)*)")
+
+
+def test_every_config_check_in_the_deploy_readme_is_a_valid_command_line() -> None:
+    readme = (DEPLOY / "README.md").read_text().replace("\\\n", " ")
+    commands = [shlex.split(rest) for rest in SMOKE_TEST.findall(readme)]
+    assert sum("--online" in argv for argv in commands) >= 4  # Docker, Compose, systemd, k8s
+    for argv in commands:
+        assert parse_cli(["release-watch", *argv])[0] == ("config", "check"), argv
 
 
 def test_env_example_holds_placeholders_only() -> None:

@@ -51,3 +51,16 @@ def test_crlf_and_trailing_space_do_not_change_the_body_hash():
     assert body_hash(body) == body_hash(churned)
     assert body_hash(body) != body_hash(body.replace("Mega Cache", "Mega  Cache!"))
     assert changes(body, churned) == []
+
+
+@pytest.mark.parametrize("name", ["pytorch/v2.10.0.md", "pytorch/v2.5.0.md"])
+def test_editing_one_bullet_under_a_group_is_one_change_of_that_bullet(name):
+    """The notes group items under label bullets (``- c10d``); an edit of one of them is that
+    item changed, not the whole group."""
+    old = release_notes(name).replace("\r\n", "\n")
+    grouped = [i for i in ANALYZER.items(old) if i.group and i.prs and "\n" not in i.text]
+    target = grouped[len(grouped) // 2]
+    edited_text = target.text.replace(" (", " and more (", 1)
+    assert old.count(target.text) == 1 and edited_text != target.text
+    assert changes(old, old.replace(target.text, edited_text)) == [
+        ("changed", edited_text, target.text)]

@@ -62,5 +62,5 @@ def test_wheel_ships_the_defaults_and_runs_from_another_directory(installed, tmp
                       '[[repos]]\nname = "pytorch/xla"\n')
     dry = run(installed, tmp_path, "--config", str(config), "poll", "--dry-run")
     assert dry.returncode == 0, dry.stderr
-    assert "pytorch/xla: v2.0 published" in dry.stdout and "would go to: console" in dry.stdout
+    assert "PyTorch/XLA v2.0 released" in dry.stdout and "would go to: console" in dry.stdout
     assert not (tmp_path / "st").exists()

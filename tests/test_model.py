@@ -1,7 +1,8 @@
 """The statistical subsystem model and how the classifier combines it with the rules.
 
-Accuracy floors are the figures measured with scripts/eval_classifier.py on these fixtures, less
-a small margin; the held-out models are trained here, from tests/fixtures, on whole releases.
+Floors are the figures measured here (tests/fixtures: every release's notes and the 2.7-2.10
+worksheets, no commit list) less a small margin; the held-out models are trained here, on whole
+releases, with C fixed (the shipped model's) to keep the suite fast.
 """
 
 from __future__ import annotations
@@ -9,25 +10,36 @@ from __future__ import annotations
 import json
 import re
 import sys
+import time
 from pathlib import Path
 
 import pytest
 from conftest import FIXTURES, RELEASES, release_notes
 
 from watcher.models import SUBSYSTEMS, Item
-from watcher.notes.classify import CONFIDENT, Classifier
-from watcher.notes.model import SubsystemModel, builtin_model, features, model_path
+from watcher.notes.classify import Classifier
+from watcher.notes.model import (
+    SubsystemModel,
+    builtin_model,
+    features,
+    load_model,
+    model_path,
+)
 from watcher.notes.parse import parse_notes
 from watcher.notes.taxonomy import builtin_taxonomy, top_level
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
 
-from eval_classifier import evaluate, predictors
-from train_classifier import load_examples, rules_digest, train
+from calibrate import buckets, precision_at
+from corpus import load_examples, training_set
+from eval_classifier import held_out, score
+from train_classifier import RELEASES as HELD_OUT_RELEASES
+from train_classifier import Featurizer, rules_digest, train
 
 TAXONOMY = builtin_taxonomy()
 CLASSIFIER = Classifier(TAXONOMY)
 SEEDS = FIXTURES / "seeds"
+UNSURE = 0.5  # below this an XLA item with no area in its words may land anywhere
 
 
 @pytest.fixture(scope="module")
@@ -35,39 +47,80 @@ def examples():
     return load_examples(FIXTURES, TAXONOMY)
 
 
-# (held-out release, labelled set, floor): combined measured 0.611, 0.558, 0.549 on these
-# fixtures, with rules alone at 0.473, 0.423, 0.391 and the model alone at 0.600, 0.529, 0.498.
-HELD_OUT = [("2.8", "notes", 0.58), ("2.7", "notes", 0.53), ("2.9", "worksheet", 0.52)]
+@pytest.fixture(scope="module")
+def outcomes(examples):
+    """Each release's notes, headings stripped, classified by a model that never saw it."""
+    featurizer = Featurizer(TAXONOMY)
+    grid = [json.loads(model_path().read_text(encoding="utf-8"))["c"]]
+    return {release: held_out(examples, release, TAXONOMY, featurizer, grid)
+            for release in HELD_OUT_RELEASES}
 
 
-@pytest.mark.parametrize(("release", "source", "floor"), HELD_OUT,
-                         ids=[f"{r}-{s}" for r, s, _ in HELD_OUT])
-def test_flat_accuracy_on_a_release_held_out_of_training(examples, release, source, floor):
-    """Items fed as one flat list (no headings), classified by a model that never saw their
-    release: the combination beats rules alone and the model alone, and stays above its floor."""
-    model = train((e for e in examples if e.release != release), taxonomy=TAXONOMY)
-    held = [e for e in examples if e.release == release and e.source == source]
-    assert len(held) > 200
-    scores = {mode: evaluate(held, predict).accuracy
-              for mode, predict in predictors(TAXONOMY, model).items()}
-    assert scores["combined"] >= floor, scores
-    assert scores["combined"] > max(scores["rules"], scores["model"]), scores
+# Measured on these fixtures (top-1, precision on the most confident half: 2.5 0.627/0.862,
+# 2.7 0.590/0.843, 2.8 0.637/0.865, 2.9 0.580/0.784, 2.10 0.570/0.770; mean 0.601), less a
+# margin. The README has the same figures over shared/data, which adds the 2.7 commit list.
+FLOORS = {"2.5": (0.60, 0.83), "2.7": (0.57, 0.81), "2.8": (0.61, 0.84), "2.9": (0.55, 0.75),
+          "2.10": (0.54, 0.74)}
+
+
+@pytest.mark.parametrize("release", FLOORS)
+def test_flat_accuracy_on_a_release_held_out_of_training(outcomes, release):
+    scores = score(outcomes[release])
+    accuracy, precision = FLOORS[release]
+    assert scores.n > 300
+    assert scores.accuracy >= accuracy and scores.precision[0] >= precision, scores
+    assert set(scores.deciders) == {"rule", "model"}
+
+
+def test_mean_accuracy_held_out(outcomes):
+    mean = sum(score(o).accuracy for o in outcomes.values()) / len(outcomes)
+    assert mean >= 0.585
+
+
+def test_confidence_is_calibrated_on_held_out_releases(outcomes):
+    """Of the items given 0.9 or more, at least 85% are right; confidence orders correctness."""
+    pairs = [(o.item.confidence, o.right) for found in outcomes.values() for o in found]
+    table = buckets(pairs)
+    assert table[-1][:2] == (0.9, 1.0) and table[-1][3] >= 0.85, table
+    shares = [share for *_, share in table]
+    assert shares == sorted(shares), table
+    assert precision_at(pairs, 0.5) > precision_at(pairs, 0.9)
+
+
+def test_nothing_of_a_held_out_release_reaches_its_training_set(examples):
+    held = {e.key for e in examples if e.release == "2.8"}
+    prs = {pr for e in examples if e.release == "2.8" for pr in e.prs}
+    kept = training_set(examples, "2.8")
+    assert kept and all(e.release != "2.8" for e in kept)
+    assert not any(e.key in held or set(e.prs) & prs for e in kept)
+    assert len({e.key for e in kept}) == len(kept)
 
 
 def test_training_is_deterministic(examples):
-    subset = [e for e in examples if e.release == "2.9"]
-    first, second = (json.dumps(train(subset, taxonomy=TAXONOMY).to_json()) for _ in range(2))
+    subset = [e for e in examples if e.release in {"2.9", "2.10"}]
+    first, second = (json.dumps(train(subset, grid=(1.0,)).model.to_json()) for _ in range(2))
     assert first == second
+
+
+def test_shipped_model_loads_in_under_100_ms():
+    best = min(timed_load() for _ in range(3))
+    assert best < 0.1, best
+
+
+def timed_load() -> float:
+    start = time.perf_counter()
+    load_model(model_path())
+    return time.perf_counter() - start
 
 
 def test_shipped_model_is_small_matches_the_rules_and_round_trips():
     data = json.loads(model_path().read_text(encoding="utf-8"))
-    assert model_path().stat().st_size < 1_500_000
+    assert model_path().stat().st_size < 2_000_000
     assert data["rules_sha256"] == rules_digest(), "rules changed: run scripts/train_classifier.py"
     model = builtin_model()
     assert set(model.classes) <= set(SUBSYSTEMS) and len(model.classes) > 20
     assert SubsystemModel.from_json(model.to_json()) == model
-    assert 1 < model.temperature < 20
+    assert 0.02 <= model.temperature <= 5 and 0.5 < model.rule_confidence < 1
 
 
 @pytest.mark.parametrize(("text", "expected", "absent"), [
@@ -86,7 +139,7 @@ def test_features(text, expected, absent):
 def test_model_decisions_explain_themselves():
     decision = CLASSIFIER.explain(Item(text="Improve planner for tensor parallel sharding of "
                                             "embedding tables (#1)"))
-    assert re.match(r"model \(p=0\.\d\d\)", decision.subsystem_reason), decision
+    assert re.match(r"model \(p=[01]\.\d\d\)", decision.subsystem_reason), decision
     assert top_level(decision.item.subsystem) == "distributed"
 
 
@@ -102,17 +155,20 @@ def test_classify_explain_prints_model_reasons(run_cli, tmp_path):
     notes.write_text("- Improve planner for tensor parallel sharding of embedding tables (#1)\n")
     result = run_cli("classify", str(notes), "--explain")
     assert result.code == 0
-    assert re.search(r"subsystem: model \(p=0\.\d\d\)", result.stdout), result.stdout
+    assert re.search(r"subsystem: model \(p=[01]\.\d\d\)", result.stdout), result.stdout
 
 
-# PyTorch/XLA 2.0: each item by a fragment of its text, the subsystems an XLA user would look
-# in, and whether the text names no area at all (then "other" or an unsure guess is right too).
+# PyTorch/XLA 2.0: each item by a fragment of its text, where an XLA user would look for it (a
+# top-level id takes any finer one: torch.distributed on XLA → distributed, PJRT →
+# xla_runtime/pjrt, GSPMD and sharding → spmd, LazyTensor, IR and op lowering → lazy_tensor, the
+# TorchDynamo bridge → compile), and whether the text names no area at all (then "other" or an
+# unsure guess is right too). Headings are stripped: the text alone must land.
 XLA = [
-    ("PjRt is the default runtime", {"xla_runtime"}, False),
+    ("PjRt is the default runtime", {"xla_runtime/pjrt"}, False),
     ("xm.rendezvous", {"xla_runtime"}, False),
-    ("New PJRT TPU backend", {"xla_runtime"}, False),
-    ("Use PJRT to default", {"xla_runtime"}, False),
-    ("torch.distributed and DDP on TPU", {"xla_runtime", "distributed"}, False),
+    ("New PJRT TPU backend", {"xla_runtime/pjrt"}, False),
+    ("Use PJRT to default", {"xla_runtime/pjrt"}, False),
+    ("torch.distributed and DDP on TPU", {"distributed"}, False),
     ("auto_wrap_policy into XLA FSDP", {"distributed"}, False),
     ("Migration is completed", {"lazy_tensor"}, True),
     ("Naively inherits LazyTensor", {"lazy_tensor"}, False),
@@ -144,7 +200,8 @@ XLA = [
     ("XLASymNodeImpl", {"lazy_tensor"}, False),
     ("empty_symint", {"lazy_tensor"}, False),
     ("dynamic shape support to SigmoidBackward", {"lazy_tensor"}, False),
-    ("NN model with dynamism test", {"lazy_tensor"}, False),
+    # "dynamism" is PyTorch's ONNX and export vocabulary too; nothing here says XLA.
+    ("NN model with dynamism test", {"lazy_tensor"}, True),
     ("Ongoing SPMD multi host execution", {"spmd"}, False),
     ("Support int as index type", set(), True),
     ("force_ltc_sync", {"lazy_tensor"}, False),
@@ -160,7 +217,7 @@ def xla_row(text: str) -> tuple[str, set[str], bool] | None:
 
 
 def md_items() -> list[str]:
-    notes = parse_notes(release_notes("xla/v2.0.0.md"), is_known_heading=TAXONOMY.is_known_heading)
+    notes = parse_notes(release_notes("xla/v2.0.0.md"), lookup=TAXONOMY)
     return [item.text for item in notes.items]
 
 
@@ -174,24 +231,41 @@ def seed_pieces() -> list[str]:
     return [p for p in re.split(r"\s\*\s|\s#{3,4}\s", text.split("## Change", 1)[1]) if p]
 
 
+def lands(subsystem: str, where: set[str]) -> bool:
+    return subsystem in where or top_level(subsystem) in where
+
+
+@pytest.mark.parametrize(("text", "where"), [
+    ("Device Memory XRT API (https://github.com/pytorch/xla/pull/2295)", "xla_runtime"),
+    ("XRT is deprecated and will be removed in the next release", "xla_runtime"),
+    ("PJRT runtime: multi-host training on TPU pods", "xla_runtime/pjrt"),
+    ("GSPMD: shard a tensor's dimensions over the device mesh", "spmd"),
+    ("Use torch.distributed collectives with the XLA backend", "distributed"),
+    ("TorchDynamo bridge: torch.compile with the openxla backend", "compile"),
+    ("Lower aten::upsample_nearest2d to an XLA op in the LazyTensor IR", "lazy_tensor"),
+], ids=["xrt-1.6", "xrt-deprecation", "pjrt", "gspmd", "distributed", "dynamo", "lowering"])
+def test_xla_words_land_where_an_xla_user_looks(text, where):
+    """The issue's XLA mapping, one sentence each (the first is PyTorch/XLA 1.6's own)."""
+    item = CLASSIFIER.classify(Item(text=text))
+    assert lands(item.subsystem, {where}), (item.subsystem, item.decided_by)
+
+
 def assert_lands_well(text: str) -> None:
     row = xla_row(text)
     assert row is not None
     _, where, no_signal = row
     decision = CLASSIFIER.explain(Item(text=text))
-    if top_level(decision.item.subsystem) in where:
+    if lands(decision.item.subsystem, where):
         return
-    unsure = decision.item.subsystem == "other" or (
-        (m := re.match(r"model \(p=(\d\.\d\d)\)", decision.subsystem_reason))
-        and float(m.group(1)) < CONFIDENT)
+    unsure = decision.item.subsystem == "other" or decision.item.confidence < UNSURE
     assert no_signal and unsure, (text, decision.item.subsystem, decision.subsystem_reason)
 
 
 @pytest.mark.parametrize(("source", "nested"), [
-    (md_items, {"_linalg_svd", "Upsample_bilinear2d"}), (rendered_lines, set()),
+    (md_items, {"Op Lowering"}), (rendered_lines, set()),
     (seed_pieces, set())], ids=["markdown", "rendered", "seed"])
 def test_every_xla_item_lands_where_an_xla_user_looks(source, nested):
-    """In the markdown the op lowerings are one item with nested bullets; elsewhere one each."""
+    """In the markdown "Op Lowering" only names the group its op items stand in."""
     texts = [t for t in source() if xla_row(t)]
     assert {xla_row(t)[0] for t in texts} >= {row[0] for row in XLA} - nested
     for text in texts:
@@ -208,7 +282,7 @@ def test_every_xla_markdown_item_is_in_the_table():
                        "Make empty_symint support dynamism. (#4550)": "lazy_tensor"}),
 ], ids=["xla-dynamic-shape-heading"])
 def test_a_decisive_rule_overrules_a_topic_heading(name, expected):
-    notes = parse_notes(release_notes(name), is_known_heading=TAXONOMY.is_known_heading)
+    notes = parse_notes(release_notes(name), lookup=TAXONOMY)
     got = {i.text: top_level(CLASSIFIER.classify(i).subsystem) for i in notes.items
            if i.text in expected}
     assert got == expected

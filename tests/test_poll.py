@@ -94,7 +94,7 @@ def test_editing_one_bullet_of_a_real_body_is_one_edited_event_with_that_change(
     assert edited[0]["items"] == [{
         "subsystem": "build", "kind": "new_feature", "text": new[2:],
         "section": ["New features", "Release Engineering"], "prs": [139760],
-        "change": "changed", "old_text": old[2:]}]
+        "change": "changed", "old_text": old[2:], "decided_by": "heading", "confidence": 1.0}]
 
 
 def test_whitespace_and_line_ending_churn_is_not_an_edit(fake_github, write_config, run_cli):
@@ -155,7 +155,10 @@ def test_twice_with_jsonl_gives_contract_lines_then_none(fake_github, write_conf
         assert set(event["summary"]) == {"items", "by_subsystem", "by_kind"}
         assert event["published_at"].endswith("Z") and event["detected_at"].endswith("Z")
         for item in event["items"]:
-            assert set(item) == {"subsystem", "kind", "text", "section", "prs", "change"}
+            assert set(item) - {"group"} == {"subsystem", "kind", "text", "section", "prs",
+                                             "change", "decided_by", "confidence"}
+            assert item["decided_by"] in {"heading", "label", "rule", "model"}
+            assert 0 <= item["confidence"] <= 1
 
 
 def test_deleted_release_is_confirmed_by_a_direct_look_up(fake_github, write_config, run_cli):
@@ -207,7 +210,7 @@ def test_dry_run_prints_and_changes_nothing(fake_github, write_config, run_cli):
     config = write_config()
     result = run_cli("--config", str(config), "poll", "--dry-run")
     assert result.code == 0
-    assert "PyTorch 2.7.0 (v2.7.0) published" in result.stdout
+    assert "PyTorch 2.7.0 released" in result.stdout
     assert "would go to: log" in result.stdout
     assert not (config.parent / "store").exists()
     assert events(config) == []
@@ -217,7 +220,8 @@ def test_repo_option_polls_only_that_repo(fake_github, write_config, run_cli):
     seed(fake_github)
     config = write_config()
     assert run_cli("--config", str(config), "poll", "--repo", "pytorch/xla").code == 0
-    assert {r.path for r in fake_github.requests} == {"/repos/pytorch/xla/releases"}
+    # PR labels (on with a token) go through the one GraphQL endpoint, asked about xla's PRs.
+    assert {r.path for r in fake_github.requests} - {"/graphql"} == {"/repos/pytorch/xla/releases"}
 
 
 def test_a_failing_notifier_keeps_its_delivery_queued_and_others_still_run(

@@ -99,3 +99,16 @@ def test_use_pr_labels_without_a_token_falls_back_to_text(fake_github, write_con
     result = run_cli("--config", str(config), "poll", token=None)
     assert result.code == 0 and "needs GITHUB_TOKEN" in result.stderr
     assert not [r for r in fake_github.requests if r.path == "/graphql"]
+
+
+@pytest.mark.parametrize(("setting", "token", "queries"), [
+    ("", "tok", 1), ("", None, 0), ("use_pr_labels = false\n", "tok", 0),
+], ids=["unset-with-token", "unset-without-token", "turned-off"])
+def test_pr_labels_are_on_by_default_where_they_are_free_to_read(fake_github, write_config,
+                                                                 run_cli, setting, token, queries):
+    fake_github.pr_labels[(REPO, 101)] = ["release notes: onnx"]
+    fake_github.add_release(REPO, tag="v2.9.1", body="- Fix a crash (#101)\n- Fix b (#102)\n")
+    config = write_config(f"[classify]\n{setting}", repos=(REPO,))
+    result = run_cli("--config", str(config), "poll", token=token)
+    assert result.code == 0 and "needs GITHUB_TOKEN" not in result.stderr
+    assert len([r for r in fake_github.requests if r.path == "/graphql"]) == queries

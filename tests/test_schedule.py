@@ -7,8 +7,8 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from watcher.daemon import cron_weekdays, digest_trigger
 from watcher.errors import ConfigError
+from watcher.schedule import cron_weekdays, digest_trigger
 
 SUNDAY = datetime(2026, 11, 29, 12, 0, tzinfo=ZoneInfo("UTC"))  # a Sunday
 
@@ -42,3 +42,11 @@ def test_timezone_is_honoured():
 def test_bad_schedules_are_config_errors(schedule, timezone):
     with pytest.raises(ConfigError):
         digest_trigger(schedule, timezone)
+
+
+@pytest.mark.parametrize(("schedule", "named"), [
+    ("99 99 * * *", "minute '99'"), ("0 99 * * *", "hour '99'"), ("0 9 32 * *", "day '32'"),
+    ("0 9 * 13 *", "month '13'"), ("0 9 * *", "4 fields; crontab has 5")])
+def test_a_bad_schedule_names_the_field(schedule, named):
+    with pytest.raises(ConfigError, match=f"is not valid cron: {named}"):
+        digest_trigger(schedule, "UTC")

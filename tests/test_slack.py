@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import html
 import json
-from collections import Counter
 
 import pytest
 from conftest import SLACK_TOKEN, release_notes
 from fakes.slack import Scripted
+from readable import message_text, missing_items, slack_words
 
-from handlers.slack_blocks import item_line
 from watcher.notes.analyze import Analyzer
 from watcher.notes.taxonomy import builtin_taxonomy
 
@@ -24,25 +23,13 @@ def slack_notifier(name: str = "releases", channel: str = "#releases", extra: st
             f'min_interval = "1s"\n{extra}\n')
 
 
-def block_lines(messages) -> Counter:
-    lines: Counter = Counter()
-    for message in messages:
-        for block in message.blocks or []:
-            text = (block.get("text") or {}).get("text", "")
-            lines.update(text.split("\n"))
-    return lines
-
-
-def assert_every_item_once(messages, body: str, repo: str = "pytorch/pytorch") -> None:
+def assert_every_item_whole(messages, body: str) -> None:
+    """Every item of the notes, its whole text, in the thread (or the parent of a one-item
+    event); the parent's call-outs show titles only, so they are not counted."""
+    replies = [m for m in messages if m.thread_ts is not None] or messages
     items = Analyzer(builtin_taxonomy()).items(body)
-    wanted = Counter(item.text for item in items)
-    lines = block_lines(messages)
-    from watcher.events import added
-
-    for event_item in added(items):
-        shown = (lines[item_line(event_item, repo, show_subsystem=True)]
-                 + lines[item_line(event_item, repo, show_subsystem=False)])
-        assert shown == wanted[event_item.text], event_item.text[:80]
+    missing = missing_items(slack_words(message_text(replies)), [i.text for i in items])
+    assert not missing, missing[:3]
 
 
 def poll(run_cli, config):
@@ -59,10 +46,10 @@ def test_real_release_arrives_complete_in_a_thread(fake_github, fake_slack, writ
     assert all(r.error is None for r in fake_slack.requests), [r.error for r in fake_slack.requests]
     parent, *replies = fake_slack.messages
     assert parent.thread_ts is None and parent.blocks[0]["type"] == "header"
-    assert parent.blocks[0]["text"]["text"] == "PyTorch 2.7.0 (v2.7.0) released"
+    assert parent.blocks[0]["text"]["text"] == "PyTorch 2.7.0 released"
     assert "BC-breaking (11)" in parent.all_text() and parent.text
     assert replies and all(reply.thread_ts == parent.ts for reply in replies)
-    assert_every_item_once(fake_slack.messages, V27)
+    assert_every_item_whole(fake_slack.messages, V27)
     assert not any(m.pings for m in fake_slack.messages)
     # paced: about one post a second, slept through the injected clock
     assert len([s for s in clock.slept if s > 0.5]) >= len(fake_slack.messages) - 1
@@ -79,7 +66,7 @@ def test_fifteen_hundred_items_go_out_complete(fake_github, fake_slack, write_co
     assert poll(run_cli, config).code == 0
     assert len(Analyzer(builtin_taxonomy()).items(body)) == 1500
     assert all(r.error is None for r in fake_slack.requests)
-    assert_every_item_once(fake_slack.messages, body)
+    assert_every_item_whole(fake_slack.messages, body)
 
 
 def test_untrusted_text_pings_nobody_and_shows_literally(fake_github, fake_slack, write_config,
@@ -129,10 +116,11 @@ def test_slack_down_for_three_polls_then_everything_once_in_order(fake_github, f
     assert status["pending_by_notifier"] == {"releases": 3}
     assert poll(run_cli, config).code == 0
     headers = [m.blocks[0]["text"]["text"] for m in fake_slack.messages if m.thread_ts is None]
-    assert headers == ["pytorch/pytorch v1.0 released", "pytorch/pytorch v1.1 released",
-                       "pytorch/pytorch v1.2 released"]
+    assert headers == ["PyTorch v1.0 released", "PyTorch v1.1 released",
+                       "PyTorch v1.2 released"]
     assert poll(run_cli, config).code == 0
-    assert len(fake_slack.messages) == 6  # three parents, three replies, none twice
+    # three parents, each holding its one item (no thread for one item), none twice
+    assert len(fake_slack.messages) == 3
 
 
 def test_a_failed_reply_resumes_without_reposting_the_parent(fake_github, fake_slack,
@@ -148,11 +136,11 @@ def test_a_failed_reply_resumes_without_reposting_the_parent(fake_github, fake_s
     assert poll(run_cli, config).code == 0
     parents = [m for m in fake_slack.messages if m.thread_ts is None]
     assert len(parents) == 1
-    assert_every_item_once(fake_slack.messages, V27)
+    assert_every_item_whole(fake_slack.messages, V27)
 
 
 def test_rate_limit_waits_for_retry_after(fake_github, fake_slack, write_config, run_cli, clock):
-    fake_github.add_release("pytorch/xla", tag="v2.0", body="## FSDP\n- Add X (#1)\n")
+    fake_github.add_release("pytorch/xla", tag="v2.0", body="## FSDP\n- Add X (#1)\n- Add Y (#2)\n")
     config = write_config(repos=("pytorch/xla",), notifiers=slack_notifier(),
                           slack_url=fake_slack.api_url)
     fake_slack.script("/api/chat.postMessage", Scripted.rate_limited_429(retry_after=7))
@@ -252,4 +240,70 @@ def test_routing_several_channels(fake_github, fake_slack, write_config, run_cli
     assert "auto_wrap_policy" in dist_text and "Mega Cache" not in dist_text
     breaking = fake_slack.channel_messages("breaking")
     headers = [m.blocks[0]["text"]["text"] for m in breaking if m.thread_ts is None]
-    assert headers == ["PyTorch 2.7.0 (v2.7.0) released"]  # XLA 2.0 has no BC items
+    assert headers == ["PyTorch 2.7.0 released"]  # XLA 2.0 has no BC items
+
+
+@pytest.mark.parametrize("name", ["pytorch/v2.10.0.md", "pytorch/v2.5.0.md"])
+def test_every_item_of_a_release_arrives_whole(fake_github, fake_slack, write_config, run_cli,
+                                               name):
+    body = release_notes(name)
+    fake_github.add_release("pytorch/pytorch", tag="v9", name="PyTorch 9", body=body)
+    config = write_config(repos=("pytorch/pytorch",), notifiers=slack_notifier(),
+                          slack_url=fake_slack.api_url)
+    assert poll(run_cli, config).code == 0
+    assert all(r.error is None for r in fake_slack.requests), [r.error for r in fake_slack.requests]
+    assert_every_item_whole(fake_slack.messages, body)
+
+
+def test_a_bc_entry_arrives_with_its_prose_and_its_code(fake_github, fake_slack, write_config,
+                                                        run_cli):
+    body = release_notes("pytorch/v2.9.0.md")
+    fake_github.add_release("pytorch/pytorch", tag="v2.9.0", body=body)
+    config = write_config(repos=("pytorch/pytorch",),
+                          notifiers=slack_notifier(extra='kinds = ["bc_breaking"]'),
+                          slack_url=fake_slack.api_url)
+    assert poll(run_cli, config).code == 0
+    thread = message_text(m for m in fake_slack.messages if m.thread_ts is not None)
+    start = thread.index("Default to `dynamo=True` for ONNX exporter")
+    entry = thread[start:start + 3000]
+    assert "Previously `torch.onnx.export(...)` used the legacy TorchScript exporter" in entry
+    assert "\n```\n" in entry and "torch.onnx.export(" in entry.split("```", 2)[1]
+
+
+def test_an_item_longer_than_a_message_goes_on_and_says_so(fake_github, fake_slack,
+                                                          write_config, run_cli):
+    code = "\n".join(f"x_{n} = torch.ones({n}) + torch.zeros({n})  # line {n}"
+                     for n in range(600))
+    body = (f"# Backwards Incompatible Changes\n### Huge change (#1)\nProse.\n```python\n{code}\n"
+            "```\nAfter the code.\n### Small change (#2)\nMore.\n")
+    fake_github.add_release("pytorch/pytorch", tag="v9", body=body)
+    config = write_config(repos=("pytorch/pytorch",), notifiers=slack_notifier(),
+                          slack_url=fake_slack.api_url)
+    assert poll(run_cli, config).code == 0
+    assert all(r.error is None for r in fake_slack.requests)
+    replies = [m for m in fake_slack.messages if m.thread_ts is not None]
+    assert len(replies) > 2
+    assert "continues in the next message" in replies[0].all_text()
+    for reply in replies:  # every cut closes its code block and the next part reopens it
+        for block in reply.blocks:
+            assert block.get("text", {}).get("text", "").count("```") % 2 == 0
+    assert_every_item_whole(fake_slack.messages, body)
+
+
+def test_entities_show_once_and_only_http_links_link(fake_github, fake_slack, write_config,
+                                                    run_cli):
+    body = ("## CUDA\n- Fix `a &lt; b` and &lt;T&gt; in [PR #1](javascript:alert(1)) "
+            "[#7](https://evil.example/x) (#2)\n- Tag \x1b[31mred\x07 and \u202eevil (#3)\n")
+    fake_github.add_release("pytorch/pytorch", tag="v9\n\x1b[2J", name="Bad\rname", body=body)
+    config = write_config(repos=("pytorch/pytorch",), notifiers=slack_notifier(),
+                          slack_url=fake_slack.api_url)
+    assert poll(run_cli, config).code == 0
+    text = " ".join(m.all_text() for m in fake_slack.messages)
+    assert "&lt;T&gt;" in text and "&amp;lt;" not in text.replace("`a &amp;lt; b`", "")
+    assert "PR #1" in text and "javascript" not in text
+    assert all(not url.startswith("javascript") for m in fake_slack.messages
+               for url, _ in m.links)
+    assert ("https://evil.example/x", "https://evil.example/x") in {
+        link for m in fake_slack.messages for link in m.links}  # "#7" is not that PR
+    assert not any(c in text for c in "\x1b\x07\u202e\r")
+    assert "\x1b" not in json.dumps([m.blocks for m in fake_slack.messages])

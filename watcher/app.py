@@ -7,17 +7,16 @@ Everything with I/O is created here and handed in; sleep, clock and transport ca
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
 from handlers.base import HandlerContext, Notifier, NotifierConfig, notifier_config
+from handlers.secrets import secret_values
 from watcher.config import Config
 from watcher.deps import Dependencies
-
-__all__ = ["Dependencies", "Runtime", "build_notifiers", "build_runtime", "notifier_configs",
-           "taxonomy_for"]
 from watcher.github import GitHubClient, RetryPolicy
 from watcher.notes.analyze import Analyzer
 from watcher.pacing import Pacer
@@ -27,6 +26,9 @@ from watcher.store import Store
 if TYPE_CHECKING:
     from watcher.notes.labels import LabelSource
     from watcher.notes.taxonomy import Taxonomy
+
+__all__ = ["Dependencies", "Runtime", "build_notifiers", "build_runtime", "notifier_configs",
+           "taxonomy_for"]
 
 logger = logging.getLogger(__name__)
 
@@ -38,25 +40,42 @@ def taxonomy_for(config: Config) -> Taxonomy:
     return with_overrides(config.classify.headings, rules)
 
 
-def notifier_configs(config: Config) -> list[tuple[type[Notifier], NotifierConfig]]:
-    return [notifier_config(raw, config.source) for raw in config.notifiers]
+def configured_notifier(raw: dict[str, Any], config: Config, environ: Mapping[str, str] | None,
+                        ) -> tuple[type[Notifier], NotifierConfig]:
+    """One ``[[notifiers]]`` table validated, its secrets masked in every log line from now on."""
+    from watcher.logs import register_secrets
+
+    cls, cfg = notifier_config(raw, config.source, environ)
+    register_secrets(secret_values(cfg))
+    return cls, cfg
+
+
+def notifier_configs(config: Config, environ: Mapping[str, str] | None = None,
+                     ) -> list[tuple[type[Notifier], NotifierConfig]]:
+    return [configured_notifier(raw, config, environ) for raw in config.notifiers]
+
+
+def handler_context(config: Config, deps: Dependencies) -> HandlerContext:
+    return HandlerContext(secrets=deps.get_secrets(), base_dir=config.base_dir,
+                          stdout=deps.stdout, slack_api_url=config.slack.api_url,
+                          sleep=deps.sleep, monotonic=deps.epoch)
 
 
 def build_notifiers(config: Config, deps: Dependencies) -> dict[str, Notifier]:
-    context = HandlerContext(secrets=deps.get_secrets(), base_dir=config.base_dir,
-                             stdout=deps.stdout, slack_api_url=config.slack.api_url,
-                             sleep=deps.sleep, monotonic=deps.epoch)
-    return {cfg.name: cls(cfg, context) for cls, cfg in notifier_configs(config)}
+    context = handler_context(config, deps)
+    return {cfg.name: cls(cfg, context) for cls, cfg in notifier_configs(config, deps.environ)}
 
 
 def _label_source(config: Config, client: GitHubClient, store: Store,
                   deps: Dependencies) -> LabelSource | None:
-    if not config.classify.use_pr_labels:
-        return None
+    wanted = config.classify.use_pr_labels
+    has_token = deps.get_secrets().github_token is not None
+    if wanted is False or (wanted is None and not has_token):
+        return None  # unset and no token: text only, and nothing to warn about
     from watcher.notes.labels import LabelSource, label_map
 
     mapping = label_map(config.classify.label_map)
-    if deps.get_secrets().github_token is None:
+    if not has_token:
         logger.warning("classify.use_pr_labels needs GITHUB_TOKEN (GitHub's GraphQL API "
                        "requires one); classifying by text")
         return None
@@ -92,6 +111,6 @@ def build_runtime(config: Config, deps: Dependencies) -> Runtime:
     store = Store.open(config.store_path())
     analyzer = Analyzer(lambda: taxonomy_for(config), max_body_chars=config.poll.max_body_chars,
                         labels=_label_source(config, client, store, deps))
-    notifiers = [cfg for _, cfg in notifier_configs(config)]
+    notifiers = [cfg for _, cfg in notifier_configs(config, deps.environ)]
     poller = Poller(config, store, client, analyzer, notifiers, clock=deps.clock)
     return Runtime(config, store, client, analyzer, poller, http)

@@ -11,9 +11,9 @@ from __future__ import annotations
 import json
 import logging
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypeVar
 
 import click
 
@@ -35,24 +35,26 @@ class State:
         self.verbose = verbose
         self.log_format = log_format
         self._deps = deps
-        self._ready = False
+        self._logging = False
 
     @property
     def deps(self) -> Any:
-        if not self._ready:
-            if self._deps is None:
-                from watcher.deps import Dependencies
+        if self._deps is None:
+            from watcher.deps import Dependencies
 
-                self._deps = Dependencies()
-            from watcher.logs import setup_logging
-
-            secrets = self._deps.get_secrets()
-            values = [s.get_secret_value() for s in (secrets.github_token,
-                                                      secrets.slack_bot_token,
-                                                      secrets.slack_webhook_url) if s is not None]
-            setup_logging(verbose=self.verbose, log_format=self.log_format, secrets=values)
-            self._ready = True
+            self._deps = Dependencies()
+        if not self._logging:
+            self.setup_logging()
         return self._deps
+
+    def setup_logging(self) -> None:
+        from watcher.logs import setup_logging
+
+        self._logging = True
+        secrets = self.deps.get_secrets()
+        values = [s.get_secret_value() for s in (secrets.github_token, secrets.slack_bot_token,
+                                                  secrets.slack_webhook_url) if s is not None]
+        setup_logging(verbose=self.verbose, log_format=self.log_format, secrets=values)
 
     def config(self) -> Any:
         self.deps  # noqa: B018 - logging (with the secrets masked) first, then the config
@@ -69,20 +71,63 @@ def _fail(message: str, code: int) -> NoReturn:
     sys.exit(code)
 
 
+_CONFIG_HELP = ("Config file (else $RELEASE_WATCH_CONFIG, else ./release-watch.toml, else the "
+                "built-in defaults).")
+_VERBOSE_HELP = "Debug logging and tracebacks on errors."
+_LOG_FORMAT_HELP = "Format of log lines on stderr."
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--config", "config_path", metavar="PATH",
-              help="Config file (else $RELEASE_WATCH_CONFIG, else ./release-watch.toml, else the "
-                   "built-in defaults).")
-@click.option("-v", "--verbose", is_flag=True, help="Debug logging and tracebacks on errors.")
+@click.version_option(package_name="release-watch", prog_name="release-watch",
+                      message="%(prog)s %(version)s")
+@click.option("--config", "config_path", metavar="PATH", help=_CONFIG_HELP)
+@click.option("-v", "--verbose", is_flag=True, help=_VERBOSE_HELP)
 @click.option("--log-format", type=click.Choice(["text", "json"]), default="text",
-              show_default=True, help="Format of log lines on stderr.")
+              show_default=True, help=_LOG_FORMAT_HELP)
 @click.pass_context
 def cli(ctx: click.Context, config_path: str | None, verbose: bool, log_format: str) -> None:
     """Tells you what changed in PyTorch and PyTorch/XLA releases, by subsystem."""
     ctx.obj = State(config_path, verbose, log_format, ctx.obj)
 
 
+def _late_global(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    """A global option given after the subcommand (``poll --config X``): it overrides the one
+    before, and logging is set up again if it changed."""
+    state = ctx.find_object(State)
+    if state is None or value is None or value is False:
+        return value  # not given here (or parsed without running, as tests of deploy files do)
+    if param.name == "config_path":
+        state.config_path = value
+        return value
+    if param.name == "verbose":
+        state.verbose = True
+    else:
+        state.log_format = value
+    state.setup_logging()
+    return value
+
+
+Command = TypeVar("Command", bound=Callable[..., Any])
+
+
+def global_options(command: Command) -> Command:
+    """The group's options, accepted after the subcommand too (the contract says --config is
+    global; people type it at the end)."""
+    for option in (
+        click.option("--log-format", "log_format", type=click.Choice(["text", "json"]),
+                     default=None, expose_value=False, callback=_late_global,
+                     help=_LOG_FORMAT_HELP),
+        click.option("-v", "--verbose", "verbose", is_flag=True, default=False,
+                     expose_value=False, callback=_late_global, help=_VERBOSE_HELP),
+        click.option("--config", "config_path", metavar="PATH", default=None,
+                     expose_value=False, callback=_late_global, help=_CONFIG_HELP),
+    ):
+        command = option(command)
+    return command
+
+
 @cli.command()
+@global_options
 @click.option("--repo", "repos", multiple=True, metavar="OWNER/NAME",
               help="Poll only this repo (repeatable); it need not be in the config.")
 @click.option("--dry-run", is_flag=True, help="Compute and print; send nothing, change no state.")
@@ -100,6 +145,7 @@ def poll(state: State, repos: tuple[str, ...], dry_run: bool) -> None:
 
 
 @cli.command()
+@global_options
 @click.pass_obj
 def run(state: State) -> None:
     """The long-running daemon: scheduled polls, digests and retries until SIGTERM/SIGINT."""
@@ -112,6 +158,7 @@ def run(state: State) -> None:
 
 
 @cli.command()
+@global_options
 @click.option("--notifier", metavar="NAME", help="Only this digest notifier.")
 @click.option("--dry-run", is_flag=True, help="Print the digests; send nothing, clear nothing.")
 @click.pass_obj
@@ -123,6 +170,7 @@ def digest(state: State, notifier: str | None, dry_run: bool) -> None:
 
 
 @cli.command()
+@global_options
 @click.argument("path", metavar="PATH|-")
 @click.option("--repo", metavar="OWNER/NAME", help="The repo the notes belong to (for links).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
@@ -137,19 +185,25 @@ def classify(state: State, path: str, repo: str | None, fmt: str, explain: bool)
 
 
 @cli.command()
+@global_options
 @click.argument("old", metavar="OLD")
 @click.argument("new", metavar="NEW")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
               show_default=True)
+@click.option("--exit-code", is_flag=True,
+              help="Exit 1 when an item was added, removed or changed, 0 when none was "
+                   "(as git diff --exit-code).")
 @click.pass_obj
-def diff(state: State, old: str, new: str, fmt: str) -> None:
+def diff(state: State, old: str, new: str, fmt: str, exit_code: bool) -> None:
     """Item-level diff of two release-notes files (offline)."""
     from watcher.commands.offline import run_diff
 
-    run_diff(state.config(), state.deps.stdout, old, new, fmt=fmt)
+    changed = run_diff(state.config(), state.deps.stdout, old, new, fmt=fmt)
+    sys.exit(EXIT_FAILED if exit_code and changed else EXIT_OK)
 
 
 @cli.command()
+@global_options
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @click.option("--check", is_flag=True,
               help="Exit 1 when the last successful poll is older than 3 poll intervals.")
@@ -167,12 +221,16 @@ def config_group() -> None:
 
 
 @config_group.command("check")
+@global_options
+@click.option("--online", is_flag=True,
+              help="Also ask GitHub (/rate_limit) and Slack (auth.test) whether the tokens "
+                   "work; exit 1 if one does not.")
 @click.pass_obj
-def config_check(state: State) -> None:
-    """Validate the configuration and print it with secrets masked."""
+def config_check(state: State, online: bool) -> None:
+    """Validate everything `run` would; print the config with secrets masked."""
     from watcher.commands.config_check import run_config_check
 
-    run_config_check(state.config(), state.deps)
+    sys.exit(run_config_check(state.config(), state.deps, online=online))
 
 
 @cli.group("store")
@@ -181,6 +239,7 @@ def store_group() -> None:
 
 
 @store_group.command("check")
+@global_options
 @click.pass_obj
 def store_check(state: State) -> None:
     """Run SQLite's integrity check over the store; exit 1 if it is damaged."""
@@ -190,6 +249,7 @@ def store_check(state: State) -> None:
 
 
 @store_group.command("reinit")
+@global_options
 @click.option("--force", is_flag=True, help="Start over even if the store is sound.")
 @click.pass_obj
 def store_reinit(state: State, force: bool) -> None:
@@ -227,7 +287,8 @@ def main(argv: Sequence[str] | None = None, deps: Any = None) -> int:
 def _report(error: Exception, verbose: bool) -> None:
     if verbose:
         logger.error("traceback follows", exc_info=error)
-    click.echo(f"release-watch: {error}", err=True)
+    for line in str(error).splitlines() or [type(error).__name__]:
+        click.echo(f"release-watch: {line}", err=True)
 
 
 def console_script() -> None:

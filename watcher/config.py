@@ -18,6 +18,7 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    PlainSerializer,
     SecretStr,
     ValidationError,
     field_validator,
@@ -44,7 +45,20 @@ def parse_duration(value: object) -> float:
     return float(match.group(1)) * _UNIT_SECONDS[match.group(2) or "s"]
 
 
-Duration = Annotated[float, BeforeValidator(parse_duration)]
+def format_duration(seconds: float) -> str:
+    """Seconds → the way people write them in the config: ``600`` → ``"10m"``, ``90`` → ``"90s"``,
+    ``0.5`` → ``"500ms"``; the largest unit that divides evenly, so ``parse_duration`` reads it
+    back to the same number."""
+    for unit in ("d", "h", "m", "s", "ms"):
+        count = seconds / _UNIT_SECONDS[unit]
+        if count >= 1 and abs(count - round(count)) < 1e-9:
+            return f"{round(count)}{unit}"
+    return f"{seconds:g}s"
+
+
+# Read as seconds; shown (config check, logs) as written: "10m", not 600.0 or 0:10:00.
+Duration = Annotated[float, BeforeValidator(parse_duration),
+                     PlainSerializer(format_duration, return_type=str, when_used="json")]
 
 
 class Section(BaseModel):
@@ -145,7 +159,8 @@ class ClassifyRule(Section):
 class ClassifyConfig(Section):
     headings: dict[str, str]
     rules: list[ClassifyRule]
-    use_pr_labels: bool
+    # None: on when GITHUB_TOKEN is set (GitHub's GraphQL API needs one), off without.
+    use_pr_labels: bool | None = None
     label_map: dict[str, str]
 
 
@@ -257,14 +272,17 @@ def _read_toml(path: Path) -> dict[str, Any]:
 
 
 def describe_validation_error(error: ValidationError, source: str) -> str:
-    """One line naming the first bad key, e.g. ``poll.interval: '10 minutes' is not a duration``."""
-    first = error.errors()[0]
-    where = ".".join(str(part) for part in first["loc"]) or "(top level)"
-    message = first["msg"].removeprefix("Value error, ")
-    if first["type"] == "extra_forbidden":
-        message = "unknown key (misspelled?)"
-    more = f" (and {error.error_count() - 1} more)" if error.error_count() > 1 else ""
-    return f"{source}: {where}: {message}{more}"
+    """One line per bad key, e.g. ``poll.interval: '10 minutes' is not a duration``."""
+    lines: list[str] = []
+    for problem in error.errors():
+        where = ".".join(str(part) for part in problem["loc"]) or "(top level)"
+        message = problem["msg"].removeprefix("Value error, ")
+        if problem["type"] == "extra_forbidden":
+            message = "unknown key (misspelled?)"
+        line = f"{source}: {where}: {message}"
+        if line not in lines:
+            lines.append(line)
+    return "\n".join(lines)
 
 
 def config_from_dict(data: dict[str, Any], *, base_dir: Path, source: str) -> Config:

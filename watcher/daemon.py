@@ -14,68 +14,25 @@ import signal
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from apscheduler.executors.pool import ThreadPoolExecutor
 from apscheduler.schedulers.background import BackgroundScheduler
-from apscheduler.triggers.cron import CronTrigger
 from apscheduler.triggers.interval import IntervalTrigger
 
 from handlers.base import Notifier
-from watcher.app import Dependencies, Runtime, build_notifiers, build_runtime
-from watcher.config import Config
+from watcher.app import Dependencies, Runtime, build_runtime
+from watcher.config import Config, format_duration
 from watcher.deliver import deliver_pending, send_digests
-from watcher.errors import ConfigError, StoreDamaged, StoreReadOnly, WatcherError
+from watcher.errors import StoreDamaged, StoreReadOnly, WatcherError
 from watcher.locks import FileLock, daemon_lock, writer_lock
+from watcher.schedule import digest_trigger
+from watcher.validate import validated_notifiers
 
 logger = logging.getLogger(__name__)
 
 EXIT_TIMED_OUT = 1  # SIGTERM, then a job still running past poll.shutdown_timeout
-
-
-_WEEKDAYS = ("sun", "mon", "tue", "wed", "thu", "fri", "sat", "sun")
-
-
-def _weekday_part(part: str) -> str:
-    """One comma-separated part of a crontab weekday field, numbers spelled out as names."""
-    base, _, step = part.partition("/")
-    if base == "*" and not step:
-        return part
-    if base == "*":
-        first, last = 0, 6
-    elif "-" in base and base.replace("-", "").isdigit():
-        first, last = (int(n) for n in base.split("-", 1))
-    elif base.isdigit():
-        first = last = int(base)
-        if step:
-            last = 6
-    else:
-        return part  # names ("mon-fri") mean the same to both
-    if not 0 <= first <= 7 or not 0 <= last <= 7:
-        raise ValueError(f"weekday {part!r} is out of range 0-7")
-    days = range(first, last + 1, int(step or 1))
-    return ",".join(dict.fromkeys(_WEEKDAYS[day] for day in days))
-
-
-def cron_weekdays(field: str) -> str:
-    """Crontab counts weekdays from Sunday = 0 (and 7); APScheduler 3.x from Monday = 0. Names
-    mean the same to both, so numbers are rewritten as names before APScheduler reads them."""
-    return ",".join(_weekday_part(part) for part in field.split(","))
-
-
-def digest_trigger(schedule: str, timezone: str) -> CronTrigger:
-    try:
-        zone = ZoneInfo(timezone)
-    except (ZoneInfoNotFoundError, ValueError):
-        raise ConfigError(f"digest_timezone {timezone!r} is not a known timezone") from None
-    try:
-        minute, hour, day, month, weekday = schedule.split()
-        return CronTrigger(minute=minute, hour=hour, day=day, month=month,
-                           day_of_week=cron_weekdays(weekday), timezone=zone)
-    except ValueError as error:
-        raise ConfigError(f"digest_schedule {schedule!r} is not valid cron: {error}") from None
 
 
 class Daemon:
@@ -93,7 +50,7 @@ class Daemon:
     # ---- life cycle --------------------------------------------------------------------------
     def start(self) -> None:
         """Validate everything first; schedule nothing if anything is wrong."""
-        notifiers = build_notifiers(self.config, self.deps)
+        notifiers = validated_notifiers(self.config, self.deps)  # as `config check` does
         triggers = {name: digest_trigger(n.config.digest_schedule, n.config.digest_timezone)
                     for name, n in notifiers.items()
                     if n.config.mode == "digest" and n.config.digest_schedule}
@@ -124,7 +81,7 @@ class Daemon:
         self.scheduler = scheduler
         scheduler.start()
         logger.info("daemon started (pid %d): %d repos every %s, %d digest schedules, store %s",
-                    os.getpid(), len(self.config.repos), timedelta(seconds=poll.interval),
+                    os.getpid(), len(self.config.repos), format_duration(poll.interval),
                     len(triggers), store_path)
 
     def stop(self) -> bool:
@@ -134,10 +91,11 @@ class Daemon:
             self.scheduler.shutdown(wait=False)
         finished = self.busy.acquire(timeout=self.config.poll.shutdown_timeout)
         if not finished:
-            logger.warning("a job was still running after poll.shutdown_timeout=%ss; exiting "
+            logger.warning("a job was still running after poll.shutdown_timeout=%s; exiting "
                            "now (the store is consistent: every write is a transaction, and a "
                            "delivery counts only once sent, so at most the message in flight "
-                           "is sent again after a restart)", self.config.poll.shutdown_timeout)
+                           "is sent again after a restart)",
+                           format_duration(self.config.poll.shutdown_timeout))
         for notifier in self.notifiers.values():
             notifier.close()
         if self.runtime is not None and finished:

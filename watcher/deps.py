@@ -3,9 +3,10 @@ light enough for `status --check` and `--help`: nothing heavy is imported until 
 
 from __future__ import annotations
 
+import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import IO, TYPE_CHECKING
@@ -30,6 +31,8 @@ class Dependencies:
     epoch: Callable[[], float] = time.time
     transport: httpx.BaseTransport | None = None
     secrets: Secrets | None = None
+    # Where notifiers' secrets are read from (handlers.secrets); tests pass a dict.
+    environ: Mapping[str, str] = field(default_factory=lambda: os.environ)
 
     def get_secrets(self) -> Secrets:
         if self.secrets is None:

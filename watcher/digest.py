@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from watcher.models import Event, EventItem, Frozen
-from watcher.notes.taxonomy import top_level
+from watcher.present import subsystem_name, top_level
 
 IMPORTANCE = ("bc_breaking", "deprecation", "security", "regression", "new_feature")
 TOP_ITEMS = 5
@@ -26,7 +26,8 @@ class Digest(Frozen):
 
 @dataclass(frozen=True)
 class SubsystemDigest:
-    subsystem: str
+    subsystem: str        # top-level id
+    name: str             # what readers call it
     count: int
     by_kind: dict[str, int]
     top: list[tuple[Event, EventItem]]  # most important first: BC, deprecations, new features
@@ -40,15 +41,18 @@ def build_digest(notifier: str, events: list[Event], *, since: datetime | None,
 
 
 def by_repo(digest: Digest) -> dict[str, list[Event]]:
+    """The digest's events per repository, in the order repositories first appear."""
     repos: dict[str, list[Event]] = {}
     for event in digest.events:
         repos.setdefault(event.repo, []).append(event)
     return repos
 
 
-def by_subsystem(digest: Digest) -> list[SubsystemDigest]:
+def by_subsystem(events: list[Event]) -> list[SubsystemDigest]:
+    """One repository's changes per subsystem, most first (a digest never mixes PyTorch and
+    XLA items under one subsystem: call this per repository)."""
     groups: dict[str, list[tuple[Event, EventItem]]] = {}
-    for event in digest.events:
+    for event in events:
         for item in event.items:
             if item.change != "removed":
                 groups.setdefault(top_level(item.subsystem), []).append((event, item))
@@ -56,6 +60,6 @@ def by_subsystem(digest: Digest) -> list[SubsystemDigest]:
     for subsystem, pairs in groups.items():
         kinds = Counter(item.kind for _, item in pairs)
         important = [pair for kind in IMPORTANCE for pair in pairs if pair[1].kind == kind]
-        result.append(SubsystemDigest(subsystem, len(pairs), dict(kinds.most_common()),
-                                      important[:TOP_ITEMS]))
-    return sorted(result, key=lambda s: (-s.count, s.subsystem))
+        result.append(SubsystemDigest(subsystem, subsystem_name(subsystem), len(pairs),
+                                      dict(kinds.most_common()), important[:TOP_ITEMS]))
+    return sorted(result, key=lambda s: (-s.count, s.name))

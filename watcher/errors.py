@@ -1,7 +1,8 @@
 """The one error tree of release-watch: every failure the tool reports is one of these.
 
     WatcherError                  root; ``str(error)`` is one line fit for a user
-    ├── ConfigError               the configuration file or environment is invalid
+    ├── ConfigError               the configuration file or environment is invalid; one line
+    │                             per problem, every problem found (not just the first)
     ├── GitHubError               GitHub answered something unusable (context: repo, url, status)
     │   ├── RateLimitError        a rate limit would make us wait longer than allowed (reset_at)
     │   └── MalformedResponse     a body that is not the JSON shape GitHub documents
@@ -24,7 +25,8 @@ class WatcherError(Exception):
 
 
 class ConfigError(WatcherError):
-    """The configuration (TOML file, environment, command-line options) is invalid."""
+    """The configuration (TOML file, environment, command-line options) is invalid. The message
+    has one line per problem, so a user fixes them all in one go."""
 
 
 class GitHubError(WatcherError):

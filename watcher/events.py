@@ -20,7 +20,8 @@ def event_item(change: ItemChange) -> EventItem:
     item = change.item
     return EventItem(subsystem=item.subsystem, kind=item.kind, text=item.text,
                      section=list(item.section), prs=list(item.prs), change=change.change,
-                     old_text=change.old_text)
+                     old_text=change.old_text, group=item.group, decided_by=item.decided_by,
+                     confidence=round(item.confidence, 3))
 
 
 def added(items: Iterable[ClassifiedItem]) -> list[EventItem]:

@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 EventType = Literal["published", "edited", "released", "deleted"]
 ChangeType = Literal["added", "removed", "changed"]
+DecidedBy = Literal["heading", "label", "rule", "model"]  # what set an item's subsystem
 
 KINDS: tuple[str, ...] = (
     "highlight", "bc_breaking", "deprecation", "new_feature", "improvement", "bug_fix",
@@ -66,11 +67,15 @@ class Item(Frozen):
     section: tuple[str, ...] = ()
     prs: tuple[int, ...] = ()
     lead: str = ""  # the paragraph that introduces the list it stands in, a hint for its kind
+    group: str = ""  # the group bullet, label or lead-in it stands under ("c10d", "In MPS:")
+    group_depth: int = 0  # how many of ``section``'s last names are group bullets, not headings
 
 
 class ClassifiedItem(Item):
     subsystem: str
     kind: str
+    decided_by: DecidedBy = "heading"
+    confidence: float = Field(default=1.0, ge=0.0, le=1.0)  # how sure the subsystem is
 
 
 class EventItem(Frozen):
@@ -85,6 +90,10 @@ class EventItem(Frozen):
     prs: list[int]
     change: ChangeType = "added"
     old_text: str | None = None
+    group: str = ""  # the group it stands under in the notes, for readers' context
+    # None only in events recorded before release-watch said how sure it was.
+    decided_by: DecidedBy | None = None
+    confidence: float | None = None
 
 
 class Summary(Frozen):
@@ -116,4 +125,6 @@ class Event(Frozen):
         for item in data["items"]:
             if item["old_text"] is None:
                 del item["old_text"]
+            if not item["group"]:
+                del item["group"]  # optional beyond the contract: only where the notes group
         return data

@@ -7,7 +7,12 @@ from watcher.events import with_items
 from watcher.models import Event, EventItem
 
 
-def _subsystem_wanted(item: EventItem, wanted: list[str]) -> bool:
+def _subsystem_wanted(item: EventItem, wanted: list[str], min_confidence: float) -> bool:
+    """A channel that asked for a subsystem gets its items, but not a guess below its
+    ``min_confidence`` (an item whose confidence is unknown, from before it was recorded,
+    counts as sure)."""
+    if item.confidence is not None and item.confidence < min_confidence:
+        return False
     return any(item.subsystem == w or item.subsystem.startswith(w + "/") for w in wanted)
 
 
@@ -27,7 +32,8 @@ def route(event: Event, config: NotifierConfig) -> Event | None:
     if config.subsystems is None and config.kinds is None:
         return event
     items = [item for item in event.items
-             if (config.subsystems is None or _subsystem_wanted(item, config.subsystems))
+             if (config.subsystems is None
+                 or _subsystem_wanted(item, config.subsystems, config.min_confidence))
              and (config.kinds is None or item.kind in config.kinds)]
     if not items:
         return None

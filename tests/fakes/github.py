@@ -219,6 +219,8 @@ class FakeGitHub(Served):
         authorized = scheme.lower() in ("bearer", "token") and given.strip() == self._token
         if self._token is not None and not authorized:
             return 401, {"message": "Bad credentials"}, {}
+        if path == "/rate_limit":
+            return 200, self._rate_limit_status(), {}
         parts = path.split("/")
         if len(parts) == 4 and parts[1] == "orgs" and parts[3] == "repos":
             return self._org_repos(path, query, parts[2])
@@ -236,6 +238,13 @@ class FakeGitHub(Served):
         if not found:
             return 404, {"message": "Not Found"}, {}
         return 200, self._render(repo, found[0]), {}
+
+    def _rate_limit_status(self) -> dict[str, Any]:
+        """GET /rate_limit (docs.github.com/rest/rate-limit): free, it counts against nothing."""
+        core = {"limit": self.rate_limit, "remaining": self.rate_remaining,
+                "reset": self.rate_reset, "used": self.rate_limit - self.rate_remaining,
+                "resource": "core"}
+        return {"resources": {"core": core}, "rate": core}
 
     def _graphql(self, headers: dict[str, str], body: bytes) -> tuple[int, Any, dict[str, str]]:
         """Just enough GraphQL for this tool, answered in GitHub's shape: PR labels
@@ -363,7 +372,8 @@ class FakeGitHub(Served):
                 body = b""
             if not body:
                 out_headers.pop("content-type", None)
-            if status == 200 and path != "/graphql":  # GraphQL has a budget of its own
+            # GraphQL has a budget of its own; /rate_limit counts against nothing.
+            if status == 200 and path not in ("/graphql", "/rate_limit"):
                 self.rate_remaining = max(0, self.rate_remaining - 1)
             final = {
                 "x-ratelimit-limit": str(self.rate_limit),

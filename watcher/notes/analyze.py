@@ -37,6 +37,7 @@ class Analyzer:
         self._classifier: Classifier | None = None
         self.max_body_chars = max_body_chars
         self.labels = labels
+        self._reported: set[str] = set()
 
     @property
     def classifier(self) -> Classifier:
@@ -56,8 +57,12 @@ class Analyzer:
         """``repo``: where the notes' PR numbers point, for ``classify.use_pr_labels``."""
         from watcher.notes.parse import parse_notes
 
-        notes = parse_notes(body, is_known_heading=self.taxonomy.is_known_heading,
-                            max_chars=self.max_body_chars)
+        notes = parse_notes(body, lookup=self.taxonomy, max_chars=self.max_body_chars,
+                            repo=repo)
+        if notes.unknown_headings and label not in self._reported:
+            self._reported.add(label)  # once per release, not once per parse of it
+            logger.debug("%s: headings the taxonomy does not know: %s", label,
+                         "; ".join(notes.unknown_headings))
         if notes.truncated:
             logger.warning("%s: body is %d characters, over poll.max_body_chars=%d; recorded "
                            "whole, items taken from the first %d only", label, len(body or ""),

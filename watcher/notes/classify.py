@@ -1,18 +1,19 @@
 """Gives every item a subsystem and a kind, and can say why.
 
-Order of evidence, strongest first:
+Order of evidence, strongest first (each verdict says what decided, ``decided_by``, and how
+sure it is, ``confidence``, the contract's "Subsystems and kinds"):
   subsystem: the first area heading above the item (refined by deeper headings of the same area,
-             then by the text rules of that area); else a context-only heading with nothing above
-             it ("Ongoing Dynamic Shape implementation"), unless a text rule strongly names
-             another subsystem; else the item's words: a strong rule score decides, then the
-             statistical model when it is confident, then any rule, then the model when it has
-             at least a little confidence, else "other";
+             then by the text rules of that area): ``heading``, 1.0; else the PR's maintainer
+             label: ``label``, 1.0; else a context-only heading with nothing above it ("Ongoing
+             Dynamic Shape implementation"), unless a decisive rule names another subsystem;
+             else the item's words: a decisive rule (an API namespace or a name beyond doubt):
+             ``rule``, as sure as decisive rules were on releases held out of training; else the
+             statistical model's best guess, which weighs the weaker rules with the words:
+             ``model``, its probability calibrated on held-out releases;
   kind:      the nearest section heading, else a strong text rule (security), else the paragraph
              introducing the item's list ("fix the following issues"), else the item's own words.
 
-The thresholds below were chosen by holding out whole releases (scripts/eval_classifier.py):
-rules alone are precise only when several agree or a weighty one fires, the model is right about
-as often as it says, and their union beats either alone.
+What the figures are, and how they were measured: scripts/eval_classifier.py and the README.
 """
 
 from __future__ import annotations
@@ -20,27 +21,27 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 from typing import TYPE_CHECKING
 
-from watcher.models import ClassifiedItem, Item
-from watcher.notes.model import SubsystemModel, builtin_model, top_features
-from watcher.notes.taxonomy import DECISIVE, Taxonomy, top_level
+from watcher.models import ClassifiedItem, DecidedBy, Item
+from watcher.notes.model import SubsystemModel, builtin_model, features, top_features
+from watcher.notes.taxonomy import DECISIVE, USER_RULE, Taxonomy, top_level
+from watcher.notes.text import strip_code
 
 if TYPE_CHECKING:
     from watcher.notes.labels import LabelMap
 
-_FENCED = re.compile(r"^ {0,3}(`{3,}|~{3,}).*?^ {0,3}\1[`~]*[ \t]*$", re.MULTILINE | re.DOTALL)
 _BULLET = re.compile(r"^\s*[-*+]\s+(.*)")
 _TAGS = re.compile(r"^(?:\s*\[[^\]]{1,30}\](?!\())+\s*")  # commit-title tags: "[MPS][BE] Fix …"
 _ESCAPED = re.compile(r"\\([!-/:-@\[-`{-~])")  # CommonMark backslash escapes
 
 HEADING_REASON = "heading "  # how a reason decided by the notes' own headings begins
+LABEL_REASON = "PR label "
 SECTION_REASON = "section "
-STRONG_RULE = DECISIVE  # a rule score this high (one decisive pattern) needs no model
-CONFIDENT = 0.5  # the model decides over weaker rules when at least this sure
-HUNCH = 0.1  # with no rule at all, the model still beats "other" from here
+RULE_CONFIDENCE = 0.9  # a decisive rule's precision, where no model file measured it
+SECTIONS_KEPT = 4096  # heading paths remembered; a release has a few hundred at most
 
 
 class Builtin(Enum):
@@ -55,6 +56,34 @@ def _leading_lines(text: str) -> list[str]:
     lines = text.split("\n")
     bullet = next((m.group(1) for line in lines[1:] if (m := _BULLET.match(line))), None)
     return [_TAGS.sub("", lines[0])] + ([bullet] if bullet else [])
+
+
+DECIDERS: tuple[DecidedBy, ...] = ("heading", "label", "rule", "model")  # strongest first
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A subsystem, what set it (the contract's ``decided_by``), how sure that is, and why."""
+
+    subsystem: str
+    decided_by: DecidedBy
+    confidence: float
+    reason: str
+
+    def refined(self, finer: str | None, rule: str) -> Verdict:
+        if not finer:
+            return self
+        return replace(self, subsystem=finer, reason=f"{self.reason}, refined by rule {rule!r}")
+
+
+@dataclass(frozen=True)
+class Headings:
+    """What the headings above an item say: the area verdict, else a context-only heading's
+    (id, heading), and the headings that are neither areas nor sections (a BC entry's title)."""
+
+    area: Verdict | None
+    fallback: tuple[str, str] | None
+    extra: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -91,7 +120,10 @@ class Classifier:
                  model: SubsystemModel | Builtin | None = Builtin.MODEL) -> None:
         self.taxonomy = taxonomy
         self._model = model
-        self._order = {name: index for index, name in enumerate(taxonomy.names)}
+        self.order = {name: index for index, name in enumerate(taxonomy.names)}
+        # Heading paths seen, and what they say (the taxonomy is not changed once in use).
+        self._by_section: dict[tuple[str, ...], Headings] = {}
+        self._kinds: dict[tuple[tuple[str, ...], int], tuple[str, str] | None] = {}
 
     @property
     def model(self) -> SubsystemModel | None:
@@ -111,29 +143,41 @@ class Classifier:
         maintainers' own verdict, so they win over rules and the model, but not over the
         headings the release notes were written under."""
         words = self.words(item)
-        subsystem, subsystem_reason = self._subsystem(item, words)
+        verdict = self._subsystem(item, words)
         kind, kind_reason = self._kind(item, words)
         if labels and label_map is not None:
             by_label, kind_by_label = label_map.decide(labels)
-            if by_label and not subsystem_reason.startswith(HEADING_REASON):
-                subsystem, subsystem_reason = by_label, f"PR label for {by_label!r}"
+            if by_label and verdict.decided_by != "heading":
+                verdict = Verdict(by_label, "label", 1.0, f"{LABEL_REASON}for {by_label!r}")
             if kind_by_label and not kind_reason.startswith(SECTION_REASON):
                 kind, kind_reason = kind_by_label, f"PR label for {kind_by_label!r}"
-        classified = ClassifiedItem(**item.model_dump(), subsystem=subsystem, kind=kind)
-        return Decision(classified, subsystem_reason, kind_reason)
+        # Its fields as they are (dumping them first would cost more than all the rest).
+        classified = ClassifiedItem(**{
+            **item.__dict__, "subsystem": verdict.subsystem, "kind": kind,
+            "decided_by": verdict.decided_by, "confidence": round(verdict.confidence, 3)})
+        return Decision(classified, verdict.reason, kind_reason)
 
     def words(self, item: Item) -> str:
         """The item's prose without code blocks, plus headings above it that are not areas or
         sections (a BC-breaking entry's title, for the bullets grouped under it)."""
-        extra = [h for h in item.section if not self.taxonomy.is_known_heading(h)]
-        prose = _ESCAPED.sub(r"\1", _FENCED.sub(" ", item.text))  # TORCH\_LAZY → TORCH_LAZY
+        extra = self._headings(item.section).extra
+        prose = _ESCAPED.sub(r"\1", strip_code(item.text, " "))  # TORCH\_LAZY → TORCH_LAZY
         return "\n".join([*extra, prose])
 
-    def _subsystem(self, item: Item, words: str) -> tuple[str, str]:
+    def _headings(self, section: tuple[str, ...]) -> Headings:
+        """What the headings above an item say; many items share them, so once per path."""
+        found = self._by_section.get(section)
+        if found is None:
+            if len(self._by_section) >= SECTIONS_KEPT:
+                self._by_section.clear()
+            found = self._by_section[section] = self._read_headings(section)
+        return found
+
+    def _read_headings(self, section: tuple[str, ...]) -> Headings:
         area: str | None = None
         fallback: tuple[str, str] | None = None
         reason = ""
-        for heading in item.section:
+        for heading in section:
             ids = self.taxonomy.area_ids(heading)
             if area is None:
                 deciding = [i for i in ids if i not in self.taxonomy.context_only]
@@ -146,25 +190,31 @@ class Classifier:
                 refined = self._most_specific(ids, top_level(area))
                 if refined and "/" in refined and refined != area:
                     area, reason = refined, f"{reason} > {heading!r}"
+        extra = tuple(h for h in section if not self.taxonomy.is_known_heading(h))
+        verdict = Verdict(area, "heading", 1.0, reason) if area is not None else None
+        return Headings(verdict, fallback, extra)
+
+    def _subsystem(self, item: Item, words: str) -> Verdict:
+        headings = self._headings(item.section)
+        area = headings.area
         if area is not None:
-            if "/" not in area:
-                finer, rule = self._best_finer(self.rule_scores(words), area)
-                if finer:
-                    return finer, f"{reason}, refined by rule {rule!r}"
-            return area, reason
-        if fallback is not None:
-            return self._under_context_heading(words, *fallback)
+            if "/" in area.subsystem:
+                return area
+            top = area.subsystem
+            return area.refined(*self._best_finer(self.rule_scores(words, finer_of=top), top))
+        if headings.fallback is not None:
+            return self._under_context_heading(words, *headings.fallback)
         return self._by_text(words)
 
-    def _under_context_heading(self, words: str, subsystem: str, heading: str) -> tuple[str, str]:
+    def _under_context_heading(self, words: str, subsystem: str, heading: str) -> Verdict:
         """A context-only heading with no area above it names a topic, not an owner: a rule that
         strongly names another subsystem wins over it (XLA's "Ongoing Dynamic Shape
         implementation" lists an SPMD item)."""
         scores = self.rule_scores(words)
-        top, score = scores.best(self._order)
-        if top is not None and score >= STRONG_RULE and top != top_level(subsystem):
+        top = self.decisive(scores)
+        if top is not None and top != top_level(subsystem):
             return self._rule_decision(scores, top)
-        return subsystem, f"{HEADING_REASON}{heading!r}"
+        return Verdict(subsystem, "heading", 1.0, f"{HEADING_REASON}{heading!r}")
 
     @staticmethod
     def _most_specific(ids: list[str], top: str) -> str | None:
@@ -173,69 +223,104 @@ class Classifier:
         chosen = finer or same
         return chosen[0] if chosen else None
 
-    def rule_scores(self, words: str) -> RuleScores:
+    def rule_scores(self, words: str, finer_of: str | None = None) -> RuleScores:
+        """Every text rule that matches, or only those of subsystem ``finer_of``'s finer ids;
+        the taxonomy's prefilter skips the rules whose literal is not in the text."""
         tops: dict[str, float] = defaultdict(float)
         finer: dict[str, float] = defaultdict(float)
         strongest: dict[str, tuple[float, str]] = {}  # the rule an explanation names
-        lowered = words.lower()
-        for rule in self.taxonomy.text_rules:
-            if rule.matches(words, lowered):
-                tops[top_level(rule.subsystem)] += rule.weight
-                finer[rule.subsystem] += rule.weight
-                for key in (rule.subsystem, top_level(rule.subsystem)):
-                    if key not in strongest or rule.weight > strongest[key][0]:
-                        strongest[key] = rule.weight, rule.pattern.pattern
+        for rule in self.taxonomy.matching_rules(words, finer_of):
+            tops[top_level(rule.subsystem)] += rule.weight
+            finer[rule.subsystem] += rule.weight
+            for key in (rule.subsystem, top_level(rule.subsystem)):
+                if key not in strongest or rule.weight > strongest[key][0]:
+                    strongest[key] = rule.weight, rule.pattern.pattern
         return RuleScores(dict(tops), dict(finer), {k: p for k, (_, p) in strongest.items()})
 
+    def decisive(self, scores: RuleScores) -> str | None:
+        """The subsystem the rules name beyond doubt (a decisive pattern's score), if any."""
+        top, score = scores.best(self.order)
+        return top if score >= DECISIVE else None
+
     def _best_finer(self, scores: RuleScores, top: str) -> tuple[str | None, str]:
-        candidates = [(score, -self._order.get(s, 0), s) for s, score in scores.finer.items()
+        candidates = [(score, -self.order.get(s, 0), s) for s, score in scores.finer.items()
                       if "/" in s and top_level(s) == top and s not in self.taxonomy.context_only]
         if not candidates:
             return None, ""
         best = max(candidates)[2]
         return best, scores.strongest_rule[best]
 
-    def _rule_decision(self, scores: RuleScores, top: str) -> tuple[str, str]:
+    def _rule_decision(self, scores: RuleScores, top: str, confidence: float | None = None
+                       ) -> Verdict:
+        """A rule's verdict; sure as decisive rules measured on held-out releases unless said.
+        A user's own rule is their word on where such items belong: a fact, like a heading."""
         finer, _ = self._best_finer(scores, top)
         chosen = finer or top
-        return chosen, f"rule {scores.strongest_rule[chosen]!r} (score {scores.tops[top]:g})"
+        if scores.tops[top] >= USER_RULE:
+            confidence = 1.0
+        if confidence is None:
+            model = self.model
+            confidence = model.rule_sureness(top) if model is not None else RULE_CONFIDENCE
+        return Verdict(chosen, "rule", confidence,
+                       f"rule {scores.strongest_rule[chosen]!r} (score {scores.tops[top]:g})")
 
     def model_cues(self, words: str) -> list[str]:
         """What the model sees besides the words (the same at training and at run time)."""
-        return self.rule_scores(words).cues(self._order)
+        return self.rule_scores(words).cues(self.order)
 
-    def _model_decision(self, model: SubsystemModel, scores: RuleScores, words: str,
-                        top: str, probability: float) -> tuple[str, str]:
-        finer, rule = self._best_finer(scores, top)
-        pulls = top_features(model, words, top, scores.cues(self._order))
-        cues = ", ".join(repr(f) for f in pulls)
-        reason = f"model (p={probability:.2f})" + (f" from {cues}" if cues else "")
-        if finer:
-            return finer, f"{reason}, refined by rule {rule!r}"
-        return top, reason
+    def _model_decision(self, model: SubsystemModel, scores: RuleScores, words: str) -> Verdict:
+        found = [*features(words), *scores.cues(self.order)]
+        guess = model.predict_features(found)
+        pulls = ", ".join(repr(f) for f in top_features(model, found, guess.subsystem))
+        reason = f"model (p={guess.probability:.2f})" + (f" from {pulls}" if pulls else "")
+        verdict = Verdict(guess.subsystem, "model", guess.probability, reason)
+        return verdict.refined(*self._best_finer(scores, guess.subsystem))
 
-    def _by_text(self, words: str) -> tuple[str, str]:
+    def _by_text(self, words: str) -> Verdict:
+        """A decisive rule, else the model's best guess with its calibrated probability; with
+        no model (measurements), the best-scoring rule, unmeasured."""
         scores = self.rule_scores(words)
-        rule_top, rule_score = scores.best(self._order)
-        if rule_top is not None and rule_score >= STRONG_RULE:
-            return self._rule_decision(scores, rule_top)
+        top = self.decisive(scores)
+        if top is not None:
+            return self._rule_decision(scores, top)
         model = self.model
         if model is not None:
-            guess = model.predict(words, scores.cues(self._order))
-            if guess.probability >= CONFIDENT or (rule_top is None
-                                                  and guess.probability >= HUNCH):
-                return self._model_decision(model, scores, words, guess.subsystem,
-                                            guess.probability)
+            return self._model_decision(model, scores, words)
+        rule_top, _ = scores.best(self.order)
         if rule_top is not None:
-            return self._rule_decision(scores, rule_top)
-        return "other", "no heading or rule matched" + ("" if model is None else
-                                                        ", model unsure")
+            return self._rule_decision(scores, rule_top, confidence=0.0)
+        return Verdict("other", "rule", 0.0, "no heading or rule matched")
+
+    def _section_kind(self, item: Item) -> tuple[str, str] | None:
+        key = item.section, item.group_depth
+        if key not in self._kinds:
+            if len(self._kinds) >= SECTIONS_KEPT:
+                self._kinds.clear()
+            self._kinds[key] = self._read_section_kind(*key)
+        return self._kinds[key]
+
+    def _read_section_kind(self, section: tuple[str, ...], group_depth: int
+                           ) -> tuple[str, str] | None:
+        """A Highlights section holds highlights whatever its sub-sections say ("Beta
+        Features"); otherwise the nearest heading that names a kind, then the nearest group
+        bullet that does ("- Bug fixes"), but a group never outranks a heading ("Improvements
+        > … > - Miscellaneous" are improvements)."""
+        cut = len(section) - group_depth
+        headings, groups = section[:cut], section[cut:]
+        for heading in headings:
+            if self.taxonomy.kind_of_heading(heading) == "highlight":
+                return "highlight", heading
+        for names in (headings, groups):
+            for heading in reversed(names):
+                if kind := self.taxonomy.kind_of_heading(heading):
+                    return kind, heading
+        return None
 
     def _kind(self, item: Item, words: str) -> tuple[str, str]:
-        for heading in reversed(item.section):
-            kind = self.taxonomy.kind_of_heading(heading)
-            if kind:
-                return kind, f"{SECTION_REASON}{heading!r}"
+        by_section = self._section_kind(item)
+        if by_section is not None:
+            kind, heading = by_section
+            return kind, f"{SECTION_REASON}{heading!r}"
         rules = self.taxonomy.kind_rules
         for rule in rules:
             if rule.strong and rule.pattern.search(words):

@@ -1,11 +1,17 @@
 """The statistical subsystem model: features of an item's words, and a shipped linear model.
 
-The model guesses a top-level subsystem for items that no heading decides and no strong rule
-names. It is trained offline by ``scripts/train_classifier.py`` on PyTorch's own release-notes
-labels and shipped as ``config/subsystem_model.json``; here it is only loaded and applied, in pure
-Python. Scores are linear, ``bias[c] + per_token[c] * n + sum(weights[t][c])`` over the item's
-known features, which covers multinomial naive Bayes (``per_token`` is the log-probability of a
-feature the class never saw) and plain linear models (``per_token`` zero).
+The model guesses a top-level subsystem for items that no heading decides and no decisive rule
+names. It is trained offline by ``scripts/train_classifier.py`` (a linear SVM, with scikit-learn)
+on PyTorch's own release-notes labels and shipped as ``config/subsystem_model.json``; here it is
+only loaded and applied, in pure Python. An item is the set of its distinct features (words, word
+pairs, namespaces, identifier parts, and which text rules matched), each worth ``1 / sqrt(count)``
+(an L2-normalised binary vector), so a class scores ``bias[c] + sum(weights[f][c]) /
+sqrt(count)``; features the shipped file left out (too rare, or near zero for every class) count
+towards ``count`` but add nothing.
+
+Probabilities are the softmax of the scores divided by ``temperature``, fitted on releases held
+out of training (``scripts/calibrate.py``), so that "p=0.9" is right about nine times in ten on
+a release the model never saw.
 """
 
 from __future__ import annotations
@@ -14,23 +20,25 @@ import itertools
 import json
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 from watcher.errors import ConfigError
+from watcher.notes.text import strip_code
 from watcher.resources import defaults_dir
 
-FORMAT = 1
+FORMAT = 2
 
-_FENCED = re.compile(r"^ {0,3}(`{3,}|~{3,}).*?^ {0,3}\1[`~]*[ \t]*$", re.MULTILINE | re.DOTALL)
-_LINK = re.compile(r"\[([^\]]*)\]\([^)\s]*\)")
-_URL = re.compile(r"https?://\S+")
+# Bounded repeats keep every pattern linear in the item's length, whatever its brackets.
+_LINK = re.compile(r"\[([^\[\]\n]{0,300})\]\([^)\s]{0,500}\)")
+_URL = re.compile(r"https?://\S{1,500}")
 _PR = re.compile(r"#\d+")
 # A dotted identifier (torch.distributed.checkpoint), a C++ path (torch::lazy::Shape) or a word.
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::)[A-Za-z_][A-Za-z0-9_]*)*|\d+(?:\.\d+)*")
+_SEPARATOR = re.compile(r"\.|::")
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 _STOP = frozenset([
     "a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "in", "into", "is", "it",
@@ -45,6 +53,8 @@ _STOP = frozenset([
 
 def _pieces(word: str) -> list[str]:
     """``scaled_dot_product_attention`` → its parts; ``XLAGraphExecutor`` → xla, graph, executor."""
+    if word.isalpha() and (word.islower() or word.isupper()):
+        return []  # one piece: the word itself
     parts = [p for p in word.split("_") if p]
     out: list[str] = []
     for part in parts:
@@ -52,11 +62,19 @@ def _pieces(word: str) -> list[str]:
     return out if len(out) > 1 else []
 
 
+def _prose(text: str) -> str:
+    return _PR.sub(" ", _URL.sub(" ", _LINK.sub(r"\1", strip_code(text, " "))))
+
+
 def features(text: str) -> list[str]:
-    """The distinct features of an item: words, word bigrams, identifier parts, and every
-    namespace prefix of a dotted name (``torch.distributed.checkpoint`` also gives
-    ``ns:torch.distributed``), so a new function in a known module still points at its area."""
-    prose = _PR.sub(" ", _URL.sub(" ", _LINK.sub(r"\1", _FENCED.sub(" ", text))))
+    """The distinct features of an item's prose (code, links' targets and PR numbers left
+    out): words, word bigrams, identifier parts, and every namespace prefix of a dotted name
+    (``torch.distributed.checkpoint`` also gives ``ns:torch.distributed``), so a new function
+    in a known module still points at its area."""
+    return word_features(_prose(text))
+
+
+def word_features(prose: str) -> list[str]:
     found: dict[str, None] = {}
     words: list[str] = []
     for match in _WORD.finditer(prose):
@@ -65,7 +83,7 @@ def features(text: str) -> list[str]:
             if len(token) < 4 or "." in token:  # versions like 3.13 or 12.8, not PR numbers
                 words.append(token)
             continue
-        names = re.split(r"\.|::", token)
+        names = _SEPARATOR.split(token) if "." in token or ":" in token else [token]
         if len(names) > 1:
             lowered = [n.lower() for n in names]
             for end in range(2, len(lowered) + 1):
@@ -94,44 +112,55 @@ class Prediction:
     probability: float
 
 
+Row = tuple[float, ...]  # class index, weight, class index, weight, …: compact and fast to load
+
+
 @dataclass(frozen=True)
 class SubsystemModel:
     classes: tuple[str, ...]
     bias: tuple[float, ...]
-    per_token: tuple[float, ...]
-    weights: Mapping[str, Mapping[int, float]]
+    weights: Mapping[str, Row]
     temperature: float = 1.0
+    # How often decisive rules were right on held-out releases: all of them, and per subsystem
+    # named (shrunk towards the first where it named few items).
+    rule_confidence: float = 0.9
+    rule_confidences: Mapping[str, float] = field(default_factory=dict)
+
+    def rule_sureness(self, subsystem: str) -> float:
+        return self.rule_confidences.get(subsystem, self.rule_confidence)
 
     def scores(self, text: str, extra: Sequence[str] = ()) -> list[float]:
         """``extra`` are features from outside the text: the classifier passes which text
         rules matched (``rule:nn``), so the model learns how far to trust each rule."""
         return self.feature_scores([*features(text), *extra])
 
-    def feature_scores(self, found: Iterable[str]) -> list[float]:
-        totals = list(self.bias)
-        known = 0
+    def feature_scores(self, found: Sequence[str]) -> list[float]:
+        totals = [0.0] * len(self.classes)
         for feature in found:
             row = self.weights.get(feature)
-            if row is None:
-                continue
-            known += 1
-            for index, weight in row.items():
-                totals[index] += weight
-        return [total + known * extra for total, extra in zip(totals, self.per_token,
-                                                              strict=True)]
+            if row is not None:
+                for at in range(0, len(row), 2):
+                    totals[int(row[at])] += row[at + 1]
+        scale = 1 / math.sqrt(len(found)) if found else 0.0
+        return [bias + total * scale for bias, total in zip(self.bias, totals, strict=True)]
+
+    def calibrated(self, scores: Sequence[float]) -> list[tuple[str, float]]:
+        """Every class with its probability, most likely first."""
+        scaled = [s / self.temperature for s in scores]
+        top = max(scaled)
+        exps = [math.exp(s - top) for s in scaled]
+        total = sum(exps)
+        return sorted(zip(self.classes, (e / total for e in exps), strict=True),
+                      key=lambda pair: -pair[1])
 
     def probabilities(self, text: str, extra: Sequence[str] = ()) -> list[tuple[str, float]]:
-        """Every class with its probability, most likely first."""
-        scores = [s / self.temperature for s in self.scores(text, extra)]
-        top = max(scores)
-        exps = [math.exp(s - top) for s in scores]
-        total = sum(exps)
-        ranked = sorted(zip(self.classes, (e / total for e in exps), strict=True),
-                        key=lambda pair: -pair[1])
-        return ranked
+        return self.calibrated(self.scores(text, extra))
 
     def predict(self, text: str, extra: Sequence[str] = ()) -> Prediction:
-        subsystem, probability = self.probabilities(text, extra)[0]
+        return self.predict_features([*features(text), *extra])
+
+    def predict_features(self, found: Sequence[str]) -> Prediction:
+        subsystem, probability = self.calibrated(self.feature_scores(found))[0]
         return Prediction(subsystem, probability)
 
     def to_json(self, **meta: Any) -> dict[str, Any]:
@@ -139,8 +168,9 @@ class SubsystemModel:
         bytes."""
         return {
             "format": FORMAT, **meta, "classes": list(self.classes), "bias": list(self.bias),
-            "per_token": list(self.per_token), "temperature": self.temperature,
-            "weights": {feature: {str(i): w for i, w in sorted(row.items())}
+            "temperature": self.temperature, "rule_confidence": self.rule_confidence,
+            "rule_confidences": dict(sorted(self.rule_confidences.items())),
+            "weights": {feature: [int(v) if at % 2 == 0 else v for at, v in enumerate(row)]
                         for feature, row in sorted(self.weights.items())},
         }
 
@@ -149,13 +179,13 @@ class SubsystemModel:
         if data.get("format") != FORMAT:
             raise ValueError(f"model format {data.get('format')!r} is not {FORMAT}")
         classes = tuple(data["classes"])
-        weights = {feature: {int(i): float(w) for i, w in row.items()}
-                   for feature, row in data["weights"].items()}
-        if any(not 0 <= i < len(classes) for row in weights.values() for i in row):
+        weights: dict[str, Row] = {feature: tuple(row)
+                                   for feature, row in data["weights"].items()}
+        if any(not 0 <= i < len(classes) for row in weights.values() for i in row[::2]):
             raise ValueError("a weight names a class the model does not have")
-        return cls(classes, tuple(map(float, data["bias"])),
-                   tuple(map(float, data["per_token"])), weights,
-                   float(data.get("temperature", 1.0)))
+        return cls(classes, tuple(map(float, data["bias"])), weights,
+                   float(data["temperature"]), float(data["rule_confidence"]),
+                   {name: float(p) for name, p in data["rule_confidences"].items()})
 
 
 def model_path() -> Path:
@@ -175,14 +205,15 @@ def builtin_model() -> SubsystemModel:
     return load_model(model_path())
 
 
-def top_features(model: SubsystemModel, text: str, subsystem: str, extra: Sequence[str] = (),
+def top_features(model: SubsystemModel, found: Sequence[str], subsystem: str,
                  count: int = 3) -> list[str]:
-    """The item's features that pull hardest towards ``subsystem``, for explanations."""
+    """Which of an item's features pull hardest towards ``subsystem``, for explanations."""
     index = model.classes.index(subsystem)
     pulls = []
-    for feature in [*features(text), *extra]:
+    for feature in found:
         row = model.weights.get(feature)
         if row:
-            mean = sum(row.values()) / len(model.classes)
-            pulls.append((row.get(index, 0.0) - mean, feature))
+            weights = dict(zip(row[::2], row[1::2], strict=True))
+            mean = sum(weights.values()) / len(model.classes)
+            pulls.append((weights.get(index, 0.0) - mean, feature))
     return [f for pull, f in sorted(pulls, reverse=True)[:count] if pull > 0]

@@ -1,34 +1,73 @@
-"""Release-notes markdown → items, with the section path each item stands under.
+"""Release-notes markdown → items, each with the section path it stands under.
 
-Built on markdown-it-py's token stream (CommonMark), so fenced code whose lines start with ``#``
-is code, not a heading, and nested bullets stay inside their parent item. Items are:
+Built for the family of styles PyTorch and PyTorch/XLA notes are written in, recognised by
+structure and by name, never by heading level or by file:
 
-* top-level list items (their nested lists and continuation lines included),
-* ``### title`` entries followed by prose or code, as BC-breaking notes are written,
-* cells of an HTML table under a heading (the Highlights tables of PyTorch 2.x).
+* a bullet is an item, with its continuation lines, code and nested explanation;
+* a bullet that only names a group (``- c10d``, ``- DTensor:``: no reference of its own) whose
+  nested bullets carry references is split: each nested bullet is an item and the group's name
+  joins the section path; a short reference-less label followed by sibling bullets that carry
+  references (a flattened group) governs those siblings the same way;
+* a heading followed by prose or code is an entry (``### title`` + prose + code in BC-breaking
+  notes, ``#### [Beta] Title`` + prose in highlights); a heading whose title cites PRs is an
+  entry whatever follows; other headings are context (section, area, or a topic of the notes);
+* in BC-breaking and deprecation sections, prose, code and sub-headings after a bullet belong to
+  that bullet (the migration notes), so nothing a reader needs is left outside an item;
+* tables of contents (anchor links, or bullets naming the document's own sections) are skipped;
+  table cells (PyTorch's highlight tables) are items unless an entry tells the same story.
 
-Item text is the item's own markdown source, dedented, so links and code spans survive for
-notifiers that render them. Which headings are sections or areas is the classifier's business;
-the parser only asks ``is_known_heading`` so a known area heading is never taken for an entry.
+Which names are sections or areas is the taxonomy's business; the parser asks it through
+``HeadingLookup``. Flattened notes (one huge line, or one line per paragraph) are first given
+their structure back by ``watcher.notes.flat``.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from html.parser import HTMLParser
-
-from markdown_it import MarkdownIt
-from markdown_it.token import Token
+from typing import Protocol
 
 from watcher.models import Item
+from watcher.notes.blocks import (
+    Block,
+    Bullet,
+    Code,
+    Heading,
+    ListBlock,
+    Other,
+    Paragraph,
+    Table,
+    read_blocks,
+)
+from watcher.notes.bullets import (
+    carries,
+    cites_beyond,
+    group_name,
+    label_like,
+    lead_group,
+    split_lazy,
+)
+from watcher.notes.flat import restructure
+from watcher.notes.headings import heading_keys
+from watcher.notes.text import References, home_repository, normalise_body, trim_blank
 
-_MARKER = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])[ \t]+")
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,}).*?^ {0,3}\1[`~]*[ \t]*$", re.MULTILINE | re.DOTALL)
-_PR_URL = re.compile(r"https?://github\.com/[\w.-]+/[\w.-]+/pull/(\d+)")
-_PR_REF = re.compile(r"(?<![\w&/])#(\d{1,7})\b")
-_ANCHOR_ONLY = re.compile(r"^\[[^\]]*\]\(#[^)\s]*\)\s*$")
+CONTINUED_KINDS = frozenset({"bc_breaking", "deprecation"})  # entries run on in prose
+_ANCHOR = re.compile(r"^\[[^\]]*\]\(#[^)\s]*\)$")
+
+
+class HeadingLookup(Protocol):
+    def area_ids(self, heading: str) -> list[str]: ...
+
+    def kind_of_heading(self, heading: str) -> str | None: ...
+
+
+class _KnowsNothing:
+    def area_ids(self, heading: str) -> list[str]:
+        return []
+
+    def kind_of_heading(self, heading: str) -> str | None:
+        return None
 
 
 @dataclass
@@ -36,243 +75,320 @@ class ParsedNotes:
     items: list[Item]
     prose: list[str] = field(default_factory=list)  # text outside any item (intro, outro)
     truncated: bool = False
+    unknown_headings: list[str] = field(default_factory=list)  # topics: no section, no area
 
 
-def normalise_body(body: str | None) -> str:
-    """CRLF and lone CR to LF: GitHub returns PyTorch bodies with CRLF line endings."""
-    return (body or "").replace("\r\n", "\n").replace("\r", "\n")
+@dataclass
+class _Draft:
+    chunks: list[str]
+    section: tuple[str, ...]
+    lead: str = ""
+    group: str = ""
+    title: str = ""         # an entry's heading, to match highlight-table cells against
+    from_table: bool = False
+    group_depth: int = 0    # how many of the section's last names are group bullets
 
-
-def find_prs(text: str) -> tuple[int, ...]:
-    """PR numbers referenced as ``#123``, ``(#1, #2)``, ``[#123](…/pull/123)`` or full PR URLs.
-
-    Code blocks are left out: a ``#123`` inside a snippet is not a reference.
-    """
-    prose = _FENCE.sub("", text)
-    found: dict[int, None] = {}
-    for match in _PR_URL.finditer(prose):
-        found.setdefault(int(match.group(1)))
-    for match in _PR_REF.finditer(prose):
-        found.setdefault(int(match.group(1)))
-    return tuple(found)
-
-
-def _inline_text(token: Token) -> str:
-    """Plain text of an inline token: ``**Bug fixes**`` → ``Bug fixes``; code spans keep content."""
-    parts = []
-    for child in token.children or ():
-        if child.type in {"text", "code_inline"}:
-            parts.append(child.content)
-        elif child.type in {"softbreak", "hardbreak"}:
-            parts.append(" ")
-    return re.sub(r"\s+", " ", "".join(parts)).strip()
-
-
-def _dedent_item(lines: Sequence[str]) -> str:
-    if not lines:
-        return ""
-    first = _MARKER.sub("", lines[0], count=1)
-    rest = [line for line in lines[1:]]
-    indents = [len(line) - len(line.lstrip()) for line in rest if line.strip()]
-    cut = min(indents) if indents else 0
-    body = [first.strip()] + [line[cut:].rstrip() for line in rest]
-    return "\n".join(body).strip()
-
-
-def _split_lazy(lines: list[str]) -> tuple[list[str], str]:
-    """Splits off unindented lines that CommonMark folds into an item as "lazy continuation".
-
-    In the real notes such a line introduces the next bullets ("New meta tensor
-    implementations for a few pytorch operators:"); a reader sees it as a lead-in, not as part
-    of the bullet above it.
-    """
-    for position in range(1, len(lines)):
-        line = lines[position]
-        if line.strip() and not line[0].isspace() and not _MARKER.match(line):
-            return lines[:position], "\n".join(lines[position:]).strip()
-    return lines, ""
-
-
-class _TableCells(HTMLParser):
-    """Collects the text of each ``<td>``/``<th>`` cell, row by row."""
-
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.rows: list[list[str]] = []
-        self._cell: list[str] | None = None
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag == "tr":
-            self.rows.append([])
-        elif tag in {"td", "th"}:
-            self._cell = []
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag in {"td", "th"} and self._cell is not None:
-            if not self.rows:
-                self.rows.append([])
-            self.rows[-1].append(re.sub(r"\s+", " ", "".join(self._cell)).strip())
-            self._cell = None
-
-    def handle_data(self, data: str) -> None:
-        if self._cell is not None:
-            self._cell.append(data)
-
-
-def _table_items(html: str, section: tuple[str, ...]) -> list[Item] | None:
-    if "<table" not in html.lower():
-        return None
-    parser = _TableCells()
-    parser.feed(html)
-    rows = [row for row in parser.rows if any(row)]
-    if not rows:
-        return []
-    header, body = (rows[0], rows[1:]) if len(rows) > 1 else ([], rows)
-    items: list[Item] = []
-    for row in body:
-        for column, cell in enumerate(row):
-            if not cell:
-                continue
-            title = header[column] if column < len(header) and header[column] else ""
-            path = (*section, title) if title else section
-            items.append(Item(text=cell, section=path, prs=find_prs(cell)))
-    return items
+    def item(self, refs: References) -> Item:
+        text = "\n\n".join(chunk for chunk in self.chunks if chunk)
+        return Item(text=text, section=self.section, prs=refs.find(text), lead=self.lead,
+                    group=self.group, group_depth=self.group_depth)
 
 
 class _Walker:
-    """One pass over the block tokens of a document, keeping the heading stack."""
+    """One pass over the document's blocks, keeping the heading stack."""
 
-    def __init__(self, source: str, tokens: list[Token],
-                 is_known_heading: Callable[[str], bool]) -> None:
-        self.lines = source.split("\n")
-        self.tokens = tokens
-        self.is_known_heading = is_known_heading
-        self.stack: list[tuple[int, str]] = []
-        self.items: list[Item] = []
+    def __init__(self, lines: list[str], blocks: list[Block], lookup: HeadingLookup,
+                 refs: References) -> None:
+        self.lines = lines
+        self.refs = refs
+        self.blocks = blocks
+        self.lookup = lookup
+        self.stack: list[tuple[int, str, bool]] = []  # level, title, names only a topic
+        self.drafts: list[_Draft] = []
         self.prose: list[str] = []
         self.lead = ""
+        self.open: _Draft | None = None  # the bullet later prose continues (BC/deprecation)
+        self.unknown: dict[str, None] = {}
+        self.document_keys = {key for block in blocks if isinstance(block, Heading)
+                              for key in heading_keys(block.title)}
 
     @property
     def section(self) -> tuple[str, ...]:
-        return tuple(text for _, text in self.stack)
+        return tuple(title for _, title, _ in self.stack)
 
-    def source(self, token: Token) -> list[str]:
-        start, end = token.map or (0, 0)
-        return self.lines[start:end]
+    @property
+    def topic(self) -> str:
+        """The innermost heading when it names a topic, not a section or an area ("Several
+        config variables … have been renamed"): the group its bullets stand in."""
+        return group_name(self.stack[-1][1]) if self.stack and self.stack[-1][2] else ""
+
+    def _continued(self) -> bool:
+        """Whether the nearest section heading is one whose entries run on in prose."""
+        for _, title, _ in reversed(self.stack):
+            kind = self.lookup.kind_of_heading(title)
+            if kind is not None:
+                return kind in CONTINUED_KINDS
+        return False
 
     def walk(self) -> None:
         index = 0
-        while index < len(self.tokens):
-            token = self.tokens[index]
-            if token.type == "heading_open":
+        while index < len(self.blocks):
+            block = self.blocks[index]
+            if isinstance(block, Heading):
                 index = self.heading(index)
-            elif token.type in {"bullet_list_open", "ordered_list_open"}:
-                index = self.list_items(index)
-            elif token.type == "paragraph_open":
-                text = "\n".join(self.source(token)).strip()
-                self.prose.append(text)
-                self.lead = text
-                index = self.skip_block(index)
-            elif token.type == "html_block":
-                self.html(token)
-                index += 1
-            elif token.level == 0 and token.map:
-                self.prose.append("\n".join(self.source(token)).strip())
-                index = self.skip_block(index)
-            else:
-                index += 1
+                continue
+            if isinstance(block, ListBlock):
+                self.list_block(block)
+            elif isinstance(block, Paragraph) and self.open is None and self.refs.find(
+                    block.text):
+                index = self.citing_paragraph(index)
+                continue
+            elif isinstance(block, Paragraph):
+                self.paragraph(block, self._next(index))
+            elif isinstance(block, Table):
+                self.table(block)
+            elif isinstance(block, (Code, Other)):
+                self.loose(block.text)
+            index += 1
 
-    def skip_block(self, index: int) -> int:
-        """Index after the block that opens at ``index`` (closing tokens share its level)."""
-        token = self.tokens[index]
-        if token.nesting != 1:
-            return index + 1
-        depth = 0
-        for position in range(index, len(self.tokens)):
-            depth += self.tokens[position].nesting
-            if depth == 0:
-                return position + 1
-        return len(self.tokens)
+    def _next(self, index: int) -> Block | None:
+        return self.blocks[index + 1] if index + 1 < len(self.blocks) else None
 
-    def next_block(self, index: int) -> Token | None:
-        return self.tokens[index] if index < len(self.tokens) else None
+    def _body_end(self, index: int) -> int:
+        """Index of the next heading after ``index`` (of any level)."""
+        for position in range(index + 1, len(self.blocks)):
+            if isinstance(self.blocks[position], Heading):
+                return position
+        return len(self.blocks)
 
+    # ---- headings ------------------------------------------------------------------------
     def heading(self, index: int) -> int:
-        level = int(self.tokens[index].tag[1])
-        title = _inline_text(self.tokens[index + 1])
-        after = index + 3  # heading_open, inline, heading_close
-        while self.stack and self.stack[-1][0] >= level:
+        heading = self.blocks[index]
+        assert isinstance(heading, Heading)
+        if self.refs.find(heading.source):
+            return self.entry(index)
+        kind = self.lookup.kind_of_heading(heading.title)
+        areas = self.lookup.area_ids(heading.title)
+        end = self._body_end(index)
+        body = self.blocks[index + 1:end]
+        following = self.blocks[end] if end < len(self.blocks) else None
+        deeper = isinstance(following, Heading) and following.level > heading.level
+        part_follows = deeper and self._part_of_entry(heading, end)  # "#### background"
+        parent = deeper and not part_follows  # "#### Decompositions" over "##### …"
+        empty = not body and not (part_follows and not areas)
+        if kind is not None or empty or parent or self._introduces_items(body):
+            topic = kind is None and not areas
+            if topic and heading.title:
+                self.unknown.setdefault(heading.title)  # an entry's title is not a heading
+            self.push(heading, topic=topic)
+            return index + 1
+        if (self.open is not None and not areas and self._continued()
+                and not any(isinstance(b, ListBlock) for b in body)
+                and (not self.stack or heading.level > self.stack[-1][0])
+                and not any(self.refs.find(b.text) for b in body if not isinstance(b, Table))):
+            self.open.chunks.append(self._source(heading.start, self.blocks[end - 1]))
+            return end
+        return self.entry(index)
+
+    def _introduces_items(self, body: list[Block]) -> bool:
+        """A heading is context for what follows when a list comes first, after lead-in
+        paragraphs only, or when its lists hold items of their own."""
+        lists = [b for b in body if isinstance(b, ListBlock)]
+        if not lists:
+            return False
+        if any(carries(bullet, self.refs) for block in lists for bullet in block.bullets):
+            return True
+        before = body[:body.index(lists[0])]
+        return all(isinstance(b, Paragraph) and b.text.rstrip().endswith(":") for b in before)
+
+    def push(self, heading: Heading, *, topic: bool) -> None:
+        while self.stack and self.stack[-1][0] >= heading.level:
             self.stack.pop()
+        self.stack.append((heading.level, heading.title, topic))
         self.lead = ""
-        following = self.next_block(after)
-        is_entry = (
-            title
-            and not self.is_known_heading(title)
-            and (following is None or self._starts_entry(following, level))
-        )
-        if not is_entry:
-            self.stack.append((level, title))
-            return after
-        return self.entry(index, level, after)
+        self.open = None
 
-    def _starts_entry(self, token: Token, level: int) -> bool:
-        if token.type == "heading_open":
-            return int(token.tag[1]) <= level
-        return token.type not in {"bullet_list_open", "ordered_list_open"}
+    def _source(self, start: int, last: Block) -> str:
+        return "\n".join(trim_blank(self.lines[start:last.end]))
 
-    def entry(self, index: int, level: int, after: int) -> int:
-        end = after
-        while end < len(self.tokens):
-            token = self.tokens[end]
-            if token.type == "heading_open" and (
-                int(token.tag[1]) <= level
-                or self.is_known_heading(_inline_text(self.tokens[end + 1]))
-            ):
+    def entry(self, index: int) -> int:
+        """``### title`` + what follows, up to the next heading that is not part of it."""
+        heading = self.blocks[index]
+        assert isinstance(heading, Heading)
+        while self.stack and self.stack[-1][0] >= heading.level:
+            self.stack.pop()
+        end = index + 1
+        cited = set(self.refs.find(heading.source))
+        while end < len(self.blocks):
+            block = self.blocks[end]
+            if isinstance(block, Heading) and not self._part_of_entry(heading, end):
                 break
-            end = self.skip_block(end)
-        head_start = (self.tokens[index].map or (0, 0))[0]
-        last = max((t.map[1] for t in self.tokens[after:end] if t.map), default=head_start + 1)
-        title_line = re.sub(r"^\s*#{1,6}\s*", "", self.lines[head_start]).rstrip("# \t")
-        body = "\n".join(self.lines[head_start + 1:last]).strip()
-        text = f"{title_line}\n\n{body}" if body else title_line
-        self.items.append(Item(text=text, section=self.section, prs=find_prs(text)))
+            if isinstance(block, ListBlock) and cites_beyond(block, cited, self.refs):
+                break  # bullets with changes of their own follow the entry, not inside it
+            end += 1
+        body = self._source(self.blocks[index + 1].start, self.blocks[end - 1]) \
+            if end > index + 1 else ""
+        section = self.section
+        if self.lookup.area_ids(heading.title):
+            section = (*section, heading.title)  # "[Prototype] FlexAttention": its own area
+        self.drafts.append(_Draft([heading.source, body], section, title=heading.title))
+        self.lead = ""
+        self.open = None
         return end
 
-    def list_items(self, index: int) -> int:
-        end = self.skip_block(index)
-        item_level = self.tokens[index].level + 1
-        for token in self.tokens[index + 1:end]:
-            if token.type != "list_item_open" or token.level != item_level:
-                continue
-            lines, lazy = _split_lazy(self.source(token))
-            text = _dedent_item(lines)
-            if text and not _ANCHOR_ONLY.match(text):  # not a TOC entry like [Bug fixes](#…)
-                self.items.append(Item(text=text, section=self.section, prs=find_prs(text),
-                                       lead=self.lead))
+    def _part_of_entry(self, entry: Heading, index: int) -> bool:
+        """A deeper heading with no name of its own ("Version 2.4", "hipify v1 background")
+        and no list of changes under it: a part of the entry's story, not a new one."""
+        sub = self.blocks[index]
+        assert isinstance(sub, Heading)
+        if sub.level <= entry.level or self.refs.find(sub.source):
+            return False
+        if self.lookup.kind_of_heading(sub.title) or self.lookup.area_ids(sub.title):
+            return False
+        body = self.blocks[index + 1:self._body_end(index)]
+        return not any(isinstance(block, ListBlock)
+                       and any(carries(b, self.refs) for b in block.bullets) for block in body)
+
+    # ---- other blocks --------------------------------------------------------------------
+    def citing_paragraph(self, index: int) -> int:
+        """Prose that cites PRs tells of a change, so it is an item, never lost as an intro:
+        with the list it introduces when that list's bullets cite nothing of their own
+        ("Hipify v2 (#1, #2) makes the following changes:" and its points)."""
+        paragraph = self.blocks[index]
+        assert isinstance(paragraph, Paragraph)
+        following = self._next(index)
+        chunks = [paragraph.text]
+        end = index + 1
+        if isinstance(following, ListBlock):
+            if any(carries(bullet, self.refs) for bullet in following.bullets):
+                self.lead = paragraph.text  # and it still introduces the changes listed
+            else:
+                chunks.append(self._source(following.start, following))
+                end += 1
+        self.drafts.append(_Draft(chunks, self.section, group=self.topic))
+        return end
+
+
+    def paragraph(self, paragraph: Paragraph, following: Block | None) -> None:
+        if isinstance(following, ListBlock):
+            self.lead = paragraph.text
+            self.prose.append(paragraph.text)
+            self.open = None
+        elif self.open is not None:
+            self.open.chunks.append(paragraph.text)
+        else:
+            self.prose.append(paragraph.text)
+
+    def loose(self, text: str) -> None:
+        if self.open is not None:
+            self.open.chunks.append(text)
+        else:
+            self.prose.append(text)
+
+    def table(self, table: Table) -> None:
+        for row in table.rows:
+            for column, cell in enumerate(row):
+                if not cell:
+                    continue
+                title = table.header[column] if column < len(table.header) else ""
+                section = (*self.section, title) if title else self.section
+                self.drafts.append(_Draft([cell], section, from_table=True))
+        self.open = None
+
+    def list_block(self, block: ListBlock) -> None:
+        if self._is_contents(block.bullets):
+            self.prose.append(self._source(block.start, block))
+            return
+        drafts = list(self.bullet_items(block.bullets, self.section, self.lead,
+                                        lead_group(self.lead) or self.topic))
+        for draft in drafts:
+            draft.group_depth = len(draft.section) - len(self.section)
+        self.drafts.extend(drafts)
+        self.open = drafts[-1] if drafts and self._continued() else None
+
+    def _is_contents(self, bullets: list[Bullet]) -> bool:
+        """A table of contents: every entry an anchor link or the name of a section."""
+        if len(bullets) < 2:
+            return False
+        for bullet in bullets:
+            text = bullet.own_text()
+            if self.refs.find(text) or "\n" in text:
+                return False
+            named = (_ANCHOR.match(text) or self.lookup.kind_of_heading(text)
+                     or set(heading_keys(text)) & self.document_keys)
+            if not named or (bullet.children and not self._is_contents(bullet.children)):
+                return False
+        return True
+
+    def _adjacent(self, bullet: Bullet) -> bool:
+        """Whether no blank line separates the bullet from the one above it."""
+        return bullet.start > 0 and bool(self.lines[bullet.start - 1].strip())
+
+    def bullet_items(self, bullets: list[Bullet], section: tuple[str, ...], lead: str,
+                     group: str) -> Iterator[_Draft]:
+        label = ""
+        previous: _Draft | None = None
+        continued = self._continued()
+        for position, original in enumerate(bullets):
+            last = position == len(bullets) - 1
+            bullet, lazy = split_lazy(original, last)
+            own_refs = self.refs.find(bullet.prose())
+            adjacent = self._adjacent(bullet)
+            if not own_refs or not adjacent:
+                label = ""  # a label governs the bullets right below it, up to a blank line
+            if (continued and previous is not None and adjacent and not own_refs
+                    and previous.item(self.refs).prs and not label_like(bullet, self.refs)
+                    and not any(carries(child, self.refs) for child in bullet.children)):
+                # "- Users should supply `dynamic_shapes` instead." under a deprecation: the
+                # migration note of the bullet above, not a change of its own.
+                previous.chunks.append(bullet.text())
+            elif not own_refs and any(carries(child, self.refs) for child in bullet.children):
+                name = group_name(bullet.first_line)
+                rest = "\n".join(bullet.own_text().split("\n")[1:]).strip()
+                if rest:
+                    self.prose.append(rest)
+                yield from self.bullet_items(bullet.children, (*section, name), lead, name)
+            elif not own_refs and not last and label_like(bullet, self.refs) and self._adjacent(
+                    bullets[position + 1]) and carries(bullets[position + 1], self.refs):
+                label = group_name(bullet.first_line)
+            else:
+                where = (*section, label) if label else section
+                previous = _Draft([bullet.text()], where, lead=lead, group=label or group)
+                yield previous
             if lazy:
                 self.prose.append(lazy)
-                self.lead = lazy
-        return end
-
-    def html(self, token: Token) -> None:
-        table = _table_items(token.content, self.section)
-        if table is None:
-            self.prose.append(token.content.strip())
-        else:
-            self.items.extend(table)
+                lead, group, label = lazy, lead_group(lazy), ""
 
 
-_MARKDOWN = MarkdownIt("commonmark", {"html": True})
+def _similar_words(a: str, b: str) -> bool:
+    words_a = set(re.findall(r"\w+", a.lower()))
+    words_b = set(re.findall(r"\w+", b.lower()))
+    if not words_a or not words_b:
+        return False
+    return len(words_a & words_b) / len(words_a | words_b) >= 0.6 or words_a <= words_b
 
 
-def parse_notes(body: str | None, *, is_known_heading: Callable[[str], bool] = lambda _: False,
-                max_chars: int | None = None) -> ParsedNotes:
-    """Split a release body into items. Bodies over ``max_chars`` are cut at a line boundary."""
+def _without_retold_cells(drafts: list[_Draft]) -> list[_Draft]:
+    """A highlight table often lists the entries the notes then tell in full: keep those."""
+    titles = [d.title for d in drafts if d.title]
+    return [d for d in drafts if not d.from_table
+            or not any(_similar_words(" ".join(d.chunks), title) for title in titles)]
+
+
+def parse_notes(body: str | None, *, lookup: HeadingLookup | None = None,
+                max_chars: int | None = None, repo: str | None = None) -> ParsedNotes:
+    """Split a release body into items. Bodies over ``max_chars`` are cut at a line boundary.
+    ``repo`` (``owner/name``): whose PR links are this release's; else the one most linked."""
     source = normalise_body(body)
     truncated = max_chars is not None and len(source) > max_chars
     if truncated:
         source = source[: source.rfind("\n", 0, max_chars) + 1 or max_chars]
-    walker = _Walker(source, _MARKDOWN.parse(source), is_known_heading)
+    lookup = lookup or _KnowsNothing()
+    lines, blocks = read_blocks(restructure(source, lookup))
+    refs = References(repo.lower() if repo else home_repository(source))
+    walker = _Walker(lines, blocks, lookup, refs)
     walker.walk()
-    return ParsedNotes(items=walker.items, prose=[p for p in walker.prose if p],
-                       truncated=truncated)
+    items = [draft.item(refs) for draft in _without_retold_cells(walker.drafts)]
+    return ParsedNotes(items=[item for item in items if item.text],
+                       prose=[p for p in walker.prose if p], truncated=truncated,
+                       unknown_headings=list(walker.unknown))

@@ -1,15 +1,15 @@
 """The subsystem and kind taxonomy, loaded from ``config/subsystems.toml`` and ``kinds.toml``.
 
-Headings are matched by a normalised name (case, markdown emphasis and punctuation ignored), so
-"## **Bug fixes**", "# Bug Fixes" and "Bug fixes:" are one heading. A heading with a
-parenthesised part, "FullyShardedDataParallel2 (FSDP2)", also matches on either part alone.
+Headings are matched by their normalised keys (``watcher.notes.headings``): "## **Bug fixes**",
+"# Bug Fixes" and "Bug fix:" are one heading, "torch.nn API" is "nn", "[Beta] FlexAttention" is
+"FlexAttention", and "FullyShardedDataParallel2 (FSDP2)" also matches on either part alone.
 """
 
 from __future__ import annotations
 
 import re
 import tomllib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -17,29 +17,12 @@ from typing import Any
 
 from watcher.errors import ConfigError
 from watcher.models import KINDS, SUBSYSTEMS
+from watcher.notes.headings import close_key, heading_key, heading_keys
+from watcher.notes.prefilter import RuleIndex
 from watcher.resources import kinds_path, subsystems_path
 
-_PUNCT = re.compile(r"[^\w.+/#]+")
-_PAREN = re.compile(r"\(([^)]*)\)")
-
-
-def heading_key(text: str) -> str:
-    """``"## **Bug fixes:**"`` → ``"bug fixes"``; ``"torch.compile"`` keeps its dot."""
-    text = text.replace("&", " and ")
-    return " ".join(_PUNCT.sub(" ", text.lower()).split()).strip(" .")
-
-
-def heading_keys(text: str) -> list[str]:
-    """The whole heading first, then without its parenthesised part, then that part alone."""
-    keys = [heading_key(text)]
-    inner = _PAREN.findall(text)
-    if inner:
-        keys.append(heading_key(_PAREN.sub(" ", text)))
-        keys.extend(heading_key(part) for part in inner)
-    return [key for key in dict.fromkeys(keys) if key]
-
-
 DECISIVE = 6.0  # the score of a `decisive` pattern: enough to decide without the model
+USER_RULE = 100.0  # the score of a user's own rule ([classify] rules): it always decides
 
 
 def top_level(subsystem: str) -> str:
@@ -86,8 +69,8 @@ def literal_hint(pattern: str) -> str | None:
     optional = {"?", "*", "{"}
     if following[:1] == "|" or (groups and following[:1] == ")" and following[1:] in optional):
         return None  # "(?:Update|Bump)" or "(?:foo)?bar": the literal is only one option
-    if following[:1] in optional:
-        literal = literal[:-1]
+    if following[:1] in optional:  # the last character (or escape, "\\.?") is optional
+        literal = literal[:-2] if literal[-2:-1] == "\\" else literal[:-1]
     hint = re.sub(r"\\(.)", r"\1", literal).lower()
     return hint if len(hint) >= 2 else None
 
@@ -133,22 +116,67 @@ class Taxonomy:
     kind_rules: list[KindRule] = field(default_factory=list)
     lead_rules: list[KindRule] = field(default_factory=list)
 
+    _found: dict[str, tuple[list[str], str | None]] = field(default_factory=dict, repr=False)
+    # Built on first use, again if text_rules is replaced or grows.
+    _index: tuple[tuple[int, int], RuleIndex, dict[str, list[TextRule]]] | None = field(
+        default=None, repr=False)
+
+    def _lookup(self, heading: str) -> tuple[list[str], str | None]:
+        """(area ids, kind) a heading means; a name one typo from a known one means the same."""
+        if heading in self._found:
+            return self._found[heading]
+        keys = heading_keys(heading)
+        ids = next((self.area_headings[k] for k in keys if k in self.area_headings), [])
+        kind = next((self.kind_headings[k] for k in keys if k in self.kind_headings), None)
+        if not ids and kind is None and keys:
+            typo = close_key(keys[0], [*self.area_headings, *self.kind_headings])
+            if typo is not None:
+                ids, kind = self.area_headings.get(typo, []), self.kind_headings.get(typo)
+        self._found[heading] = ids, kind
+        return ids, kind
+
     def area_ids(self, heading: str) -> list[str]:
-        for key in heading_keys(heading):
-            if key in self.area_headings:
-                return self.area_headings[key]
-        return []
+        return self._lookup(heading)[0]
 
     def kind_of_heading(self, heading: str) -> str | None:
-        for key in heading_keys(heading):
-            if key in self.kind_headings:
-                return self.kind_headings[key]
+        return self._lookup(heading)[1]
+
+    def heading_area(self, section: Iterable[str]) -> str | None:
+        """The top-level id of the first heading above an item that owns an area (a topic-only
+        heading such as "Dynamic Shapes" does not): the notes' own label for the item."""
+        for heading in section:
+            ids = [i for i in self.area_ids(heading) if i not in self.context_only]
+            if ids:
+                return top_level(ids[0])
         return None
+
+    def matching_rules(self, text: str, finer_of: str | None = None) -> Iterator[TextRule]:
+        """The text rules that match ``text``, in order; with ``finer_of``, only the rules of
+        that subsystem's finer ids (what refines an item under its area heading).
+
+        All ~600 rules go through the prefilter's index; one subsystem's few dozen are cheaper
+        to check literal by literal."""
+        rules = self.text_rules
+        key = id(rules), len(rules)
+        if self._index is None or self._index[0] != key:
+            finer: dict[str, list[TextRule]] = {}
+            for rule in rules:
+                if "/" in rule.subsystem:
+                    finer.setdefault(top_level(rule.subsystem), []).append(rule)
+            self._index = key, RuleIndex(rules), finer
+        lowered = text.lower()
+        if finer_of is not None:
+            yield from (r for r in self._index[2].get(finer_of, []) if r.matches(text, lowered))
+            return
+        for index in self._index[1].candidates(lowered):
+            if rules[index].pattern.search(text):
+                yield rules[index]
 
     def is_known_heading(self, heading: str) -> bool:
         return bool(self.area_ids(heading)) or self.kind_of_heading(heading) is not None
 
     def add_heading(self, heading: str, subsystem: str, *, first: bool = False) -> None:
+        self._found.clear()
         ids = self.area_headings.setdefault(heading_key(heading), [])
         if subsystem in ids:
             ids.remove(subsystem)
@@ -236,6 +264,6 @@ def with_overrides(headings: Mapping[str, str], rules: Iterable[tuple[str, list[
     for subsystem, patterns in rules:
         _check_subsystem(subsystem, "classify.rules")
         taxonomy.text_rules.extend(
-            TextRule.make(subsystem, _compile(p, "classify.rules"), 100.0) for p in patterns)
+            TextRule.make(subsystem, _compile(p, "classify.rules"), USER_RULE) for p in patterns)
     taxonomy.text_rules.extend(base.text_rules)
     return taxonomy

@@ -1,0 +1,115 @@
+"""Heading names, normalised so that the next release's spelling still finds its meaning.
+
+Release notes name the same area many ways over the years: ``torch.nn``, ``nn``, ``torch.nn
+API``, ``NN Frontend``; ``Bug fixes``, ``## **Bug Fixes:**``; ``[Beta] FlexAttention``,
+``FlexAttention (Prototype)``; ``Compostability`` (sic). A name is looked up by its key (case,
+emphasis, backticks and punctuation dropped, words singular), then by the key without release
+qualifiers, the ``torch.`` prefix and ``API``/``Frontend`` suffixes, then by either side of a
+parenthesised part, and last by a close spelling (one typo in a long name).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from functools import lru_cache
+
+_PUNCT = re.compile(r"[^\w.+/#]+")
+_PAREN = re.compile(r"\(([^()]{0,80})\)|\[([^\[\]]{0,80})\]")  # where qualifiers stand
+_ROUND = re.compile(r"\(([^()]{0,80})\)")  # "Distributed (c10d)": either part names it
+_QUALIFIERS = frozenset({"beta", "prototype", "stable", "experimental", "wip", "unstable",
+                         "new", "preview"})
+_SUFFIXES = ("api", "apis", "frontend", "front end", "front-end", "interface")
+
+
+def _singular(word: str) -> str:
+    if len(word) <= 3 or word.endswith(("ss", "us", "is")) or not word.endswith("s"):
+        return word
+    if word.endswith("ies"):
+        return word[:-3] + "y"
+    if word.endswith(("xes", "ches", "shes", "sses")):
+        return word[:-2]
+    return word[:-1]
+
+
+def heading_key(text: str) -> str:
+    """``"## **Bug fixes:**"`` → ``"bug fix"``; ``"torch.compile"`` keeps its dot."""
+    text = text.replace("&", " and ").replace("`", " ")
+    words = _PUNCT.sub(" ", text.lower()).split()
+    return " ".join(_singular(word.strip(".")) for word in words if word.strip("."))
+
+
+def _without_qualifiers(text: str) -> str:
+    """``[Beta] X``, ``X (Prototype)``, ``Prototype: X`` → ``X``."""
+    def keep(match: re.Match[str]) -> str:
+        inner = (match.group(1) or match.group(2) or "").strip().lower()
+        return " " if inner in _QUALIFIERS else match.group(0)
+    text = _PAREN.sub(keep, text)
+    return re.sub(r"^\s*(?:beta|prototype|stable|experimental)\s*[:\-\u2013]\s*", "", text,
+                  flags=re.IGNORECASE)
+
+
+def _trimmed(key: str) -> Iterator[str]:
+    """The key without a ``torch.`` prefix and without an API/Frontend-like suffix."""
+    forms = [key]
+    if key.startswith("torch.") and len(key) > 6:
+        forms.append(key[6:])
+    for form in list(forms):
+        for suffix in _SUFFIXES:
+            if form.endswith(" " + suffix):
+                forms.append(form[: -len(suffix) - 1])
+    yield from forms
+
+
+@lru_cache(maxsize=4096)
+def heading_keys(text: str) -> tuple[str, ...]:
+    """Every key a heading may be known by, most literal first."""
+    plain = _without_qualifiers(text)
+    outside = _ROUND.sub(" ", plain)
+    inside = _ROUND.findall(plain)
+    keys: list[str] = []
+    for variant in (text, plain, outside, *inside):
+        keys.extend(_trimmed(heading_key(variant)))
+    return tuple(key for key in dict.fromkeys(keys) if key)
+
+
+def _swapped_pair(a: str, b: str) -> bool:
+    """One pair of neighbouring letters swapped (``FDSP`` for ``FSDP``)."""
+    if len(a) != len(b):
+        return False
+    diffs = [i for i, (x, y) in enumerate(zip(a, b, strict=True)) if x != y]
+    return len(diffs) == 2 and diffs[1] == diffs[0] + 1 and a[diffs[0]] == b[diffs[1]] and \
+        a[diffs[1]] == b[diffs[0]]
+
+
+def _within_one_edit(a: str, b: str) -> bool:
+    """Levenshtein distance ≤ 1 (a typo: one letter missing, extra, wrong or swapped)."""
+    if a == b:
+        return True
+    if abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) > len(b):
+        a, b = b, a
+    for index, (x, y) in enumerate(zip(a, b, strict=False)):
+        if x != y:
+            if len(a) == len(b):
+                swapped = a[index + 1:index + 2] == b[index:index + 1] and \
+                    a[index:index + 1] == b[index + 1:index + 2]
+                return a[index + 1:] == b[index + 1:] or (
+                    swapped and a[index + 2:] == b[index + 2:])
+            return a[index:] == b[index + 1:]
+    return True
+
+
+TYPO_MIN_CHARS = 8  # shorter names differ by one letter too often (CPU/GPU, mps/mpi)
+SWAP_MIN_CHARS = 4  # but two swapped letters in an acronym are still a typo (FDSP)
+
+
+def close_key(key: str, known: Iterable[str]) -> str | None:
+    """A known key one typo away from ``key`` (``compostability`` → ``composability``)."""
+    if len(key) < SWAP_MIN_CHARS:
+        return None
+    matches = [other for other in known if (
+        len(key) >= TYPO_MIN_CHARS and len(other) >= TYPO_MIN_CHARS
+        and _within_one_edit(key, other)) or _swapped_pair(key, other)]
+    return matches[0] if len(set(matches)) == 1 else None

@@ -1,0 +1,200 @@
+"""Checks that hold for the items of any release's notes, whatever style they are written in.
+
+They say nothing about one file's layout, so they keep the parser honest on notes it has never
+seen: every PR reference lands in an item (and in no more items than it was written), no item is
+a bare heading, no item swallows two sibling changes, every line of a BC-breaking or deprecation
+entry reaches a reader, and what the maintainers' headings say is what items get.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from watcher.models import ClassifiedItem, Item
+from watcher.notes.blocks import Bullet, Heading, ListBlock, read_blocks
+from watcher.notes.flat import restructure
+from watcher.notes.parse import CONTINUED_KINDS, HeadingLookup
+from watcher.notes.taxonomy import Taxonomy, top_level
+from watcher.notes.text import References, code_lines, folded, home_repository, normalise_body
+
+
+@dataclass
+class Report:
+    problems: list[str] = field(default_factory=list)
+    references: int = 0   # PR references in the source (outside code)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def _references(lines: list[str], refs: References) -> Counter[int]:
+    """How many lines cite each PR number (code blocks left out)."""
+    found: Counter[int] = Counter()
+    for line, in_code in zip(lines, code_lines(lines), strict=True):
+        if not in_code:
+            found.update(refs.in_line(line))
+    return found
+
+
+def _check_references(cited: Counter[int], items: list[Item], report: Report) -> None:
+    holders = Counter(pr for item in items for pr in item.prs)
+    for number, times in sorted(cited.items()):
+        if holders[number] == 0:
+            report.problems.append(f"#{number} is in no item")
+        elif holders[number] > times:
+            report.problems.append(f"#{number} is cited {times} times but held by "
+                                   f"{holders[number]} items")
+
+
+def _check_not_headings(headings: list[Heading], items: list[Item], lookup: HeadingLookup,
+                        report: Report) -> None:
+    titles = {folded(h.title).rstrip(":").lower() for h in headings}
+    for item in items:
+        text = folded(item.text).rstrip(":")
+        named = text.lower() in titles or (len(text.split()) <= 4 and (
+            lookup.kind_of_heading(text) or lookup.area_ids(text)))
+        if named and not item.prs:
+            report.problems.append(f"item {text!r} is only a heading's name")
+
+
+def _bullets(bullets: list[Bullet]) -> Iterator[list[Bullet]]:
+    yield bullets
+    for bullet in bullets:
+        if bullet.children:
+            yield from _bullets(bullet.children)
+
+
+def _check_one_change_each(items: list[Item], refs: References, report: Report) -> None:
+    for item in items:
+        _, blocks = read_blocks(item.text)
+        for block in blocks:
+            if not isinstance(block, ListBlock):
+                continue
+            for siblings in _bullets(block.bullets):
+                citing = [b for b in siblings if (prose := b.prose()) and refs.find(
+                    prose) and not refs.only(prose)]
+                if len(citing) > 1:
+                    first = folded(item.text)[:60]
+                    report.problems.append(f"item {first!r}… holds {len(citing)} sibling "
+                                           "bullets that each cite PRs")
+                    break
+
+
+def _continued_lines(lines: list[str], headings: list[Heading],
+                     lookup: HeadingLookup) -> Iterator[str]:
+    """Non-blank lines under a BC-breaking or deprecation section, headings that are known
+    names left out."""
+    stack: list[tuple[int, str | None]] = []
+    starts = {h.start: h for h in headings}
+    scope = False
+    for number, line in enumerate(lines):
+        heading = starts.get(number)
+        if heading is not None:
+            kind = lookup.kind_of_heading(heading.title)
+            while stack and stack[-1][0] >= heading.level:
+                stack.pop()
+            stack.append((heading.level, kind))
+            scope = next((k for _, k in reversed(stack) if k), None) in CONTINUED_KINDS
+            if kind is not None or lookup.area_ids(heading.title):
+                continue
+            yield heading.source if scope else ""
+            continue
+        if scope and line.strip():
+            yield line
+
+
+def _check_continued(lines: list[str], headings: list[Heading], items: list[Item],
+                     lookup: HeadingLookup, report: Report) -> None:
+    # A topic heading over a BC entry's bullets reaches readers as their section and group.
+    def plain(text: str) -> str:
+        return folded(text).replace("`", "")  # a heading's title drops its code spans' marks
+
+    texts = [plain(item.text) for item in items] + [
+        plain(title) for item in items for title in item.section]
+    for line in _continued_lines(lines, headings, lookup):
+        wanted = plain(line.lstrip(" -*+"))
+        if wanted and not any(wanted in text for text in texts):
+            report.problems.append(f"BC/deprecation line {wanted[:60]!r} is in no item")
+
+
+def _check_bullets_kept(blocks: list[ListBlock], headings: list[Heading], items: list[Item],
+                        lookup: HeadingLookup, report: Report) -> None:
+    """Every bullet reaches a reader: in an item, or as the group its items stand under; only
+    a table of contents' entries (links to, or names of, the document's sections) may not."""
+    titles = {folded(h.title).lower() for h in headings}
+    texts = [folded(item.text) for item in items]
+    groups = {folded(name) for item in items for name in item.section}
+    for block in blocks:
+        for siblings in _bullets(block.bullets):
+            for bullet in siblings:
+                line = folded(bullet.first_line)
+                name = line.rstrip(":").strip("*_ ")
+                contents = (line.startswith("[") and "](#" in line) or name.lower() in titles \
+                    or lookup.kind_of_heading(name) is not None
+                if line and not contents and name not in groups and not any(
+                        line in text for text in texts):
+                    report.problems.append(f"bullet {line[:60]!r} is in no item")
+
+
+def check_items(body: str, items: list[Item], lookup: HeadingLookup,
+                repo: str | None = None) -> Report:
+    """The structural checks, for items parsed from ``body`` (of ``repo``, if known)."""
+    source = restructure(normalise_body(body), lookup)
+    lines, blocks = read_blocks(source)
+    refs = References(repo.lower() if repo else home_repository(source))
+    headings = [block for block in blocks if isinstance(block, Heading)]
+    report = Report()
+    cited = _references(lines, refs)
+    report.references = sum(cited.values())
+    _check_references(cited, items, report)
+    _check_not_headings(headings, items, lookup, report)
+    _check_one_change_each(items, refs, report)
+    _check_continued(lines, headings, items, lookup, report)
+    _check_bullets_kept([b for b in blocks if isinstance(b, ListBlock)], headings, items,
+                        lookup, report)
+    return report
+
+
+@dataclass(frozen=True)
+class Placement:
+    """How many items stand under a recognised heading, and how many took what it says."""
+
+    under_area: int
+    area_kept: int
+    under_section: int
+    section_kept: int
+
+    @property
+    def area_share(self) -> float:
+        return self.area_kept / self.under_area if self.under_area else 1.0
+
+    @property
+    def section_share(self) -> float:
+        return self.section_kept / self.under_section if self.under_section else 1.0
+
+
+def _heading_area(section: tuple[str, ...], taxonomy: Taxonomy) -> str | None:
+    """The top-level id of the first heading that owns an area (topic-only ones don't)."""
+    for heading in section:
+        ids = [i for i in taxonomy.area_ids(heading) if i not in taxonomy.context_only]
+        if ids:
+            return top_level(ids[0])
+    return None
+
+
+def placement(items: list[ClassifiedItem], taxonomy: Taxonomy) -> Placement:
+    """Items under an area heading that got its subsystem; under a section, its kind."""
+    under_area = area_kept = under_section = section_kept = 0
+    for item in items:
+        area = _heading_area(item.section, taxonomy)
+        if area:
+            under_area += 1
+            area_kept += top_level(item.subsystem) == area
+        kinds = [kind for h in item.section if (kind := taxonomy.kind_of_heading(h))]
+        if kinds:
+            under_section += 1
+            section_kept += item.kind in kinds
+    return Placement(under_area, area_kept, under_section, section_kept)

@@ -1,0 +1,51 @@
+"""Which text rules can match a text, found without trying each of the ~600 rules.
+
+Every rule whose pattern has a literal part (``taxonomy.literal_hint``: ``\\bPJRT\\b`` → "pjrt")
+can only match a text that contains that literal, lower-cased. Rather than test ~600 literals
+one by one per item, the rules are indexed by the first three characters of their literal: an
+item's distinct three-character substrings (one pass over its text) pick out the few literals
+worth looking for, and only their rules' regexes run. The outcome is exactly that of trying every
+rule (a test compares the two over every real release): a literal in the text always has its
+first three characters there too. Literals of two characters, and rules with none, are few and
+are tried on every text. Linear in the text: one pass, then a bounded number of substring tests.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+PREFIX = 3
+
+
+class Hinted(Protocol):
+    @property
+    def hint(self) -> str | None: ...
+
+
+class RuleIndex:
+    """Positions in ``rules`` worth trying on a text, in rule order."""
+
+    def __init__(self, rules: Sequence[Hinted]) -> None:
+        self.size = len(rules)
+        self.by_prefix: dict[str, list[tuple[str, int]]] = {}
+        self.short: list[tuple[str, int]] = []  # literals shorter than PREFIX
+        self.always: list[int] = []  # rules with no literal
+        for index, rule in enumerate(rules):
+            hint = rule.hint
+            if hint is None:
+                self.always.append(index)
+            elif len(hint) < PREFIX:
+                self.short.append((hint, index))
+            else:
+                self.by_prefix.setdefault(hint[:PREFIX], []).append((hint, index))
+
+    def candidates(self, lowered: str) -> list[int]:
+        """Indexes of the rules whose literal ``lowered`` (the text, lower-cased) contains."""
+        found = list(self.always)
+        found.extend(index for hint, index in self.short if hint in lowered)
+        grams = {lowered[start:start + PREFIX] for start in range(len(lowered) - PREFIX + 1)}
+        for gram in grams & self.by_prefix.keys():
+            found.extend(index for hint, index in self.by_prefix[gram] if hint in lowered)
+        found.sort()
+        return found

@@ -1,0 +1,116 @@
+"""How events read to people, the same in every notifier: names not ids, plurals right, a
+release's title as people say it, and guesses marked as guesses.
+
+Pure functions over events and items; the console, Slack and digest renderers all call these,
+so a reader sees the same words wherever the news reaches them.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from functools import cache
+
+from watcher.models import Event, EventItem
+from watcher.resources import subsystems_path
+from watcher.untrusted import clean_line
+
+UNSURE_BELOW = 0.5  # default ``min_confidence``: a subsystem guessed below this is marked "?"
+CALLED_OUT = ("bc_breaking", "deprecation", "security", "regression", "highlight")
+KIND_ORDER = (*CALLED_OUT, "new_feature", "improvement", "performance", "bug_fix", "docs",
+              "developers", "other")  # most important first, wherever kinds are listed
+PROJECTS = {"pytorch/pytorch": "PyTorch", "pytorch/xla": "PyTorch/XLA"}
+VERBS = {"published": "released", "edited": "release notes edited",
+         "released": "is now a full release", "deleted": "release deleted"}
+_RELEASE_WORDS = re.compile(r"\s*[-:\u2013]?\s*\b(?:release notes|release|notes)\s*$",
+                            re.IGNORECASE)
+
+
+@cache
+def _names() -> dict[str, str]:
+    """Subsystem id → display name, from ``config/subsystems.toml`` (read once, no regexes)."""
+    with subsystems_path().open("rb") as handle:
+        table = tomllib.load(handle)["subsystems"]
+    return {key: str(entry.get("name", key)) for key, entry in table.items()}
+
+
+def top_level(subsystem: str) -> str:
+    return subsystem.split("/", 1)[0]
+
+
+def subsystem_name(subsystem: str) -> str:
+    """``distributed/fsdp`` → ``FSDP``; ``compile`` → ``torch.compile``; unknown ids as given."""
+    return _names().get(subsystem) or subsystem.rsplit("/", 1)[-1].replace("_", " ")
+
+
+def top_name(subsystem: str) -> str:
+    return subsystem_name(top_level(subsystem))
+
+
+def plural(count: int, singular: str, plural_form: str | None = None) -> str:
+    return f"{count} {singular if count == 1 else plural_form or singular + 's'}"
+
+
+def is_unsure(item: EventItem, threshold: float = UNSURE_BELOW) -> bool:
+    """A subsystem the model guessed with less confidence than the reader asked for."""
+    return item.confidence is not None and item.confidence < threshold
+
+
+def subsystem_tag(item: EventItem, threshold: float = UNSURE_BELOW, *,
+                  finer_only: bool = False) -> str:
+    """The name a reader sees next to an item: ``FSDP``, or ``torch.compile?`` for a guess."""
+    name = "" if finer_only and "/" not in item.subsystem else subsystem_name(item.subsystem)
+    if is_unsure(item, threshold):
+        return f"{name or top_name(item.subsystem)}?"
+    return name
+
+
+def release_title(event: Event) -> str:
+    """How people name the release: ``PyTorch 2.7.0``, ``PyTorch/XLA v2.0.0``."""
+    tag = clean_line(event.tag).strip()
+    name = _RELEASE_WORDS.sub("", clean_line(event.name).strip()).strip() or tag
+    project = PROJECTS.get(event.repo.lower(), event.repo)
+    repo_word = event.repo.rsplit("/", 1)[-1].lower()
+    if repo_word not in name.lower() and project.lower() not in name.lower():
+        name = f"{project} {name}"
+    if not re.search(r"\d", name) and tag and tag not in name:
+        name = f"{name} ({tag})"
+    return name
+
+
+def headline(event: Event) -> str:
+    """``PyTorch 2.7.0 released``, ``PyTorch/XLA v2.0.0 release notes edited``."""
+    pre = " (pre-release)" if event.prerelease and event.event != "released" else ""
+    return f"{release_title(event)} {VERBS[event.event]}{pre}"
+
+
+def focus(items: Sequence[EventItem]) -> str | None:
+    """The one top-level subsystem all items share (a channel filtered to it), if any."""
+    tops = {top_level(item.subsystem) for item in items}
+    return tops.pop() if len(tops) == 1 else None
+
+
+def breakdown(items: Iterable[EventItem]) -> list[tuple[str, int]]:
+    """Counts per subsystem, most first: by top-level name, or, when every item is of one
+    subsystem, by its finer names (FSDP, c10d, DTensor), since "Distributed 87" says nothing
+    to a channel that only gets distributed news."""
+    listed = list(items)
+    shared = focus(listed)
+    if shared is None:
+        counts = Counter(top_name(item.subsystem) for item in listed)
+    else:
+        general = f"{subsystem_name(shared)} (general)"
+        counts = Counter(subsystem_name(item.subsystem) if "/" in item.subsystem else general
+                         for item in listed)
+    return sorted(counts.items(), key=lambda pair: (-pair[1], pair[0]))
+
+
+def count_line(items: Sequence[EventItem], threshold: float = UNSURE_BELOW) -> str:
+    """``87 changes: FSDP 12 · c10d 30 · … · 3 unsure``."""
+    parts = [f"{name} {count}" for name, count in breakdown(items)]
+    unsure = sum(1 for item in items if is_unsure(item, threshold))
+    if unsure:
+        parts.append(f"{unsure} unsure")
+    return f"{plural(len(items), 'change')}: {' · '.join(parts)}"
