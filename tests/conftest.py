@@ -95,15 +95,17 @@ def run_cli(clock: Clock, capsys: pytest.CaptureFixture[str]) -> Callable[..., R
 
 @pytest.fixture
 def write_config(tmp_path: Path, fake_github: FakeGitHub) -> Callable[..., Path]:
-    """A config file in tmp_path pointing at the fake GitHub; ``extra`` is appended TOML."""
+    """A config file in tmp_path pointing at the fake GitHub; ``extra`` is appended TOML,
+    ``github`` goes into the [github] table."""
 
     def write(extra: str = "", *, repos: tuple[str, ...] = ("pytorch/pytorch", "pytorch/xla"),
-              notifiers: str | None = None, slack_url: str | None = None) -> Path:
+              notifiers: str | None = None, slack_url: str | None = None,
+              github: str = "") -> Path:
         repo_tables = "".join(f'\n[[repos]]\nname = "{name}"\n' for name in repos)
         if notifiers is None:
             notifiers = ('[[notifiers]]\nname = "log"\ntype = "jsonl"\npath = "events.jsonl"\n')
         path = tmp_path / "release-watch.toml"
-        path.write_text(f'[github]\napi_url = "{fake_github.url}"\nbackoff = "1s"\n'
+        path.write_text(f'[github]\napi_url = "{fake_github.url}"\nbackoff = "1s"\n{github}\n'
                         f'[store]\npath = "store"\n{repo_tables}\n{notifiers}\n{extra}\n'
                         + (f'[slack]\napi_url = "{slack_url}"\n' if slack_url else ""))
         return path

@@ -15,13 +15,13 @@ from conftest import SLACK_TOKEN, TOKEN
 
 
 def daemon_config(path: Path, github_url: str, slack_url: str, *, repos: tuple[str, ...],
-                  extra: str = "") -> Path:
+                  extra: str = "", shutdown_timeout: str = "10s") -> Path:
     tables = "".join(f'[[repos]]\nname = "{repo}"\n' for repo in repos)
     path.write_text(
         f'[github]\napi_url = "{github_url}"\nbackoff = "0s"\n'
         f'[store]\npath = "store"\n'
         f'[poll]\ninterval = "1s"\njitter = "0s"\nretry_interval = "1s"\n'
-        f'shutdown_timeout = "10s"\nlock_wait = "30s"\n'
+        f'shutdown_timeout = "{shutdown_timeout}"\nlock_wait = "30s"\n'
         f'[slack]\napi_url = "{slack_url}"\n{tables}'
         f'[[notifiers]]\nname = "releases"\ntype = "slack"\nchannel = "#releases"\n'
         f'min_interval = "0s"\nretries = 0\n{extra}')

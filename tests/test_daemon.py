@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -15,6 +16,7 @@ from conftest import SLACK_TOKEN, release_notes
 from daemon_support import Daemon, daemon_config, environment, wait_for
 from fakes.github import FakeGitHub
 from fakes.slack import FakeSlack
+from fakes.slack import Scripted as SlackScripted
 
 XLA = release_notes("xla/v2.0.0.md")
 V28 = release_notes("pytorch/v2.8.0.md")
@@ -164,3 +166,37 @@ def test_sigkill_then_restart_loses_nothing_and_repeats_nothing(fake_github, fak
         assert sum(extra.values()) <= 1  # the one message in flight at the kill
     else:
         assert not extra, f"{sum(extra.values())} duplicates"
+
+
+def test_past_shutdown_timeout_the_process_ends_mid_post_and_a_restart_sends_the_rest_once(
+        fake_github, fake_slack, tmp_path, expected):
+    """Slack answers each post after 4 s; SIGTERM with shutdown_timeout = 2s ends the process
+    within 5 s (not after the rest of the thread), exit 1; the outbox is consistent, so a
+    restart posts what is left, the post in flight at most twice and nothing else twice."""
+    fake_github.add_release("pytorch/pytorch", tag="v2.8.0", name="PyTorch 2.8.0", body=V28)
+    fake_github.add_release("pytorch/xla", tag="v2.0", body=XLA)
+    config = daemon_config(tmp_path / "rw.toml", fake_github.url, fake_slack.api_url,
+                           repos=("pytorch/pytorch", "pytorch/xla"), shutdown_timeout="2s")
+    fake_slack.script("/api/chat.postMessage", *[SlackScripted(delay=4.0)] * 200)
+    slow = Daemon(config)
+    try:
+        wait_for(lambda: fake_slack.requests_to("/api/chat.postMessage"), timeout=60,
+                 what="the first post to be under way")
+        signalled = time.monotonic()
+        slow.process.send_signal(signal.SIGTERM)
+        code = slow.wait(timeout=15)
+        gone_after = time.monotonic() - signalled
+    finally:
+        slow.kill()
+    assert code == 1 and gone_after < 5, (code, gone_after)
+    assert "exiting now" in slow.log and "Traceback" not in slow.log
+    fake_slack.unscript("/api/chat.postMessage")
+    daemon = Daemon(config)
+    try:
+        wait_for(lambda: len(parents(fake_slack)) >= 2 and daemon_idle(config), timeout=60,
+                 what="every delivery after the restart")
+    finally:
+        assert daemon.terminate() == 0
+    delivered = Counter(json.dumps(m.blocks, sort_keys=True) for m in fake_slack.messages)
+    assert not expected - delivered, "lost messages"
+    assert sum((delivered - expected).values()) <= 1  # the one in flight at the deadline

@@ -267,7 +267,32 @@ def test_a_bug_tripped_by_one_repo_does_not_stop_the_others(fake_github, write_c
             raise ValueError("parser bug")
         return real(repo, *args, **kwargs)
 
-    monkeypatch.setattr("watcher.poller.plan_repo", explode_on_pytorch)
+    monkeypatch.setattr("watcher.plan.plan_repo", explode_on_pytorch)  # the poller imports it late
     result = run_cli("--config", str(config), "poll")
     assert result.code == 1 and "unexpected ValueError: parser bug" in result.stderr
     assert [e["repo"] for e in events(config)] == ["pytorch/xla"]
+
+
+def test_a_lone_surrogate_escape_in_a_body_is_replaced_not_fatal(fake_github, write_config,
+                                                                 run_cli):
+    """JSON may escape half a UTF-16 pair ("\\udc80"); it used to fail the repo on every poll
+    as "invalid JSON". It becomes U+FFFD; a whole pair (an emoji) stays what it is."""
+    fake_github.add_repo("pytorch/xla")
+    fake_github.add_release("pytorch/pytorch", tag="v2.8.0",
+                            body="- Fix \udc80 decoding (#7)\n- Keep \U0001F600 as it is (#8)\n")
+    config = write_config()
+    result = run_cli("--config", str(config), "poll")
+    assert result.code == 0, result.stderr
+    [event] = events(config)
+    assert [item["text"] for item in event["items"]] == ["Fix \ufffd decoding (#7)",
+                                                         "Keep \U0001F600 as it is (#8)"]
+    assert run_cli("--config", str(config), "poll").code == 0  # and the next poll is a 304
+
+
+def test_a_body_that_is_not_json_even_leniently_is_still_retried_and_reported(
+        fake_github, write_config, run_cli):
+    fake_github.add_repo("pytorch/xla")
+    fake_github.script("/repos/pytorch/pytorch/releases", *[Scripted.broken_json()] * 4)
+    result = run_cli("--config", str(config := write_config()), "poll")
+    assert result.code == 1 and "invalid JSON" in result.stderr
+    assert events(config) == []

@@ -7,51 +7,35 @@ Everything with I/O is created here and handed in; sleep, clock and transport ca
 from __future__ import annotations
 
 import logging
-import os
-import sys
-import time
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from datetime import datetime
-from typing import IO, TYPE_CHECKING, Any
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
 from handlers.base import HandlerContext, Notifier, NotifierConfig, notifier_config
 from handlers.secrets import secret_values
-from watcher.config import Config, Secrets
+from watcher.config import Config
+from watcher.deps import Dependencies
 from watcher.github import GitHubClient, RetryPolicy
 from watcher.notes.analyze import Analyzer
-from watcher.notes.taxonomy import Taxonomy, with_overrides
-from watcher.poller import Poller, utcnow
+from watcher.pacing import Pacer
+from watcher.poller import Poller
 from watcher.store import Store
 
 if TYPE_CHECKING:
     from watcher.notes.labels import LabelSource
+    from watcher.notes.taxonomy import Taxonomy
+
+__all__ = ["Dependencies", "Runtime", "build_notifiers", "build_runtime", "notifier_configs",
+           "taxonomy_for"]
 
 logger = logging.getLogger(__name__)
 
 
-@dataclass
-class Dependencies:
-    """What the outside world provides; tests swap these."""
-
-    stdout: IO[str] = field(default_factory=lambda: sys.stdout)
-    sleep: Callable[[float], None] = time.sleep
-    clock: Callable[[], datetime] = utcnow
-    epoch: Callable[[], float] = time.time
-    transport: httpx.BaseTransport | None = None
-    secrets: Secrets | None = None
-    # Where notifiers' secrets are read from (handlers.secrets); tests pass a dict.
-    environ: Mapping[str, str] = field(default_factory=lambda: os.environ)
-
-    def get_secrets(self) -> Secrets:
-        if self.secrets is None:
-            self.secrets = Secrets()
-        return self.secrets
-
-
 def taxonomy_for(config: Config) -> Taxonomy:
+    from watcher.notes.taxonomy import with_overrides  # only when something is parsed
+
     rules = [(rule.subsystem, rule.patterns) for rule in config.classify.rules]
     return with_overrides(config.classify.headings, rules)
 
@@ -119,8 +103,11 @@ def build_runtime(config: Config, deps: Dependencies) -> Runtime:
                                   max_connections=github.concurrency)
     policy = RetryPolicy(retries=github.retries, backoff=github.backoff,
                          max_rate_limit_wait=github.max_rate_limit_wait)
+    def pacer() -> Pacer:
+        return Pacer(github.max_requests_per_minute, clock=deps.epoch, sleep=deps.sleep)
+
     client = GitHubClient(http, api_url=github.api_url, policy=policy, sleep=deps.sleep,
-                          clock=deps.epoch)
+                          clock=deps.epoch, pacer=pacer(), graphql_pacer=pacer())
     store = Store.open(config.store_path())
     analyzer = Analyzer(lambda: taxonomy_for(config), max_body_chars=config.poll.max_body_chars,
                         labels=_label_source(config, client, store, deps))

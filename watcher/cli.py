@@ -17,7 +17,7 @@ from typing import Any, NoReturn, TypeVar
 
 import click
 
-from watcher.errors import ConfigError, WatcherError
+from watcher.errors import ConfigError, StorePathError, WatcherError
 
 logger = logging.getLogger("watcher")
 
@@ -25,22 +25,39 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
 class State:
+    """The global options. What they lead to (the environment's secrets, logging, the
+    dependencies) is built when a command first asks, so ``SUBCOMMAND --help`` imports none of
+    the heavy libraries."""
+
     def __init__(self, config_path: str | None, verbose: bool, log_format: str,
                  deps: Any) -> None:
         self.config_path = config_path
         self.verbose = verbose
         self.log_format = log_format
-        self.deps = deps
+        self._deps = deps
+        self._logging = False
+
+    @property
+    def deps(self) -> Any:
+        if self._deps is None:
+            from watcher.deps import Dependencies
+
+            self._deps = Dependencies()
+        if not self._logging:
+            self.setup_logging()
+        return self._deps
 
     def setup_logging(self) -> None:
         from watcher.logs import setup_logging
 
+        self._logging = True
         secrets = self.deps.get_secrets()
         values = [s.get_secret_value() for s in (secrets.github_token, secrets.slack_bot_token,
                                                   secrets.slack_webhook_url) if s is not None]
         setup_logging(verbose=self.verbose, log_format=self.log_format, secrets=values)
 
     def config(self) -> Any:
+        self.deps  # noqa: B018 - logging (with the secrets masked) first, then the config
         from watcher.config import find_config_file, load_config
         from watcher.logs import register_secrets
 
@@ -70,13 +87,7 @@ _LOG_FORMAT_HELP = "Format of log lines on stderr."
 @click.pass_context
 def cli(ctx: click.Context, config_path: str | None, verbose: bool, log_format: str) -> None:
     """Tells you what changed in PyTorch and PyTorch/XLA releases, by subsystem."""
-    deps = ctx.obj
-    if deps is None:
-        from watcher.app import Dependencies
-
-        deps = Dependencies()
-    ctx.obj = State(config_path, verbose, log_format, deps)
-    ctx.obj.setup_logging()
+    ctx.obj = State(config_path, verbose, log_format, ctx.obj)
 
 
 def _late_global(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
@@ -140,9 +151,10 @@ def run(state: State) -> None:
     """The long-running daemon: scheduled polls, digests and retries until SIGTERM/SIGINT."""
     from watcher.daemon import run_daemon
 
+    config = state.config()
     if not state.verbose:
         logging.getLogger().setLevel(logging.INFO)
-    sys.exit(run_daemon(state.config(), state.deps))
+    sys.exit(run_daemon(config, state.deps))
 
 
 @cli.command()
@@ -221,6 +233,32 @@ def config_check(state: State, online: bool) -> None:
     sys.exit(run_config_check(state.config(), state.deps, online=online))
 
 
+@cli.group("store")
+def store_group() -> None:
+    """Store commands: check its database, or start over."""
+
+
+@store_group.command("check")
+@global_options
+@click.pass_obj
+def store_check(state: State) -> None:
+    """Run SQLite's integrity check over the store; exit 1 if it is damaged."""
+    from watcher.commands.store import run_store_check
+
+    sys.exit(run_store_check(state.config(), state.deps))
+
+
+@store_group.command("reinit")
+@global_options
+@click.option("--force", is_flag=True, help="Start over even if the store is sound.")
+@click.pass_obj
+def store_reinit(state: State, force: bool) -> None:
+    """Start over with an empty store (a lost or damaged one is set aside, not deleted)."""
+    from watcher.commands.store import run_store_reinit
+
+    sys.exit(run_store_reinit(state.config(), state.deps, force=force))
+
+
 def main(argv: Sequence[str] | None = None, deps: Any = None) -> int:
     """Entry point; returns the exit code (``sys.exit`` in the console script)."""
     verbose = "-v" in (argv or sys.argv[1:]) or "--verbose" in (argv or sys.argv[1:])
@@ -235,7 +273,7 @@ def main(argv: Sequence[str] | None = None, deps: Any = None) -> int:
     except click.ClickException as error:
         error.show()
         return EXIT_USAGE
-    except ConfigError as error:
+    except (ConfigError, StorePathError) as error:  # a store path that cannot be one: usage
         _report(error, verbose)
         return EXIT_USAGE
     except WatcherError as error:

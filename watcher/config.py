@@ -24,7 +24,6 @@ from pydantic import (
     field_validator,
     model_validator,
 )
-from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from watcher.errors import ConfigError
 from watcher.resources import default_config_path
@@ -42,7 +41,7 @@ def parse_duration(value: object) -> float:
         return float(value)
     match = _DURATION.match(str(value))
     if not match:
-        raise ValueError(f"{value!r} is not a duration; write it like 30s, 10m or 1h")
+        raise ValueError(f"{value!r} is not a duration; write it like 30s, 10m, 1h or 7d")
     return float(match.group(1)) * _UNIT_SECONDS[match.group(2) or "s"]
 
 
@@ -74,8 +73,14 @@ class GitHubConfig(Section):
     retries: int = Field(ge=0, le=10)
     backoff: Duration = Field(ge=0)
     max_rate_limit_wait: Duration = Field(ge=0)
-    # GitHub's secondary limits: at most 100 concurrent requests (REST and GraphQL together).
+    # GitHub's secondary limits: at most 100 concurrent requests (REST and GraphQL together;
+    # one connection pool of this size carries both) and 900 points a minute per endpoint.
     concurrency: int = Field(ge=1, le=64)
+    max_requests_per_minute: int = Field(ge=1, le=900)
+    graphql_threshold: int = Field(ge=0)
+    graphql_batch: int = Field(ge=1, le=100)
+    deep_scan: Duration = Field(ge=0)  # 0: never
+    deep_scan_pages: int = Field(ge=1, le=100)
 
     @field_validator("api_url")
     @classmethod
@@ -87,6 +92,9 @@ class GitHubConfig(Section):
 
 class StoreConfig(Section):
     path: str
+    # Events older than this lose their body (their id stays, so a change is never announced
+    # twice); the records of releases still listed are kept whatever their age.
+    retention: Duration = Field(default=365 * 86400.0, ge=3600)
 
 
 class PollConfig(Section):
@@ -216,15 +224,29 @@ class Config(Section):
         return Path(state_home) / "release-watch"
 
 
-class Secrets(BaseSettings):
-    """Tokens, from the environment only; their repr and str are masked by ``SecretStr``."""
+_SECRET_NAMES = ("GITHUB_TOKEN", "GH_TOKEN", "SLACK_BOT_TOKEN", "SLACK_WEBHOOK_URL")
 
-    model_config = SettingsConfigDict(extra="ignore", populate_by_name=False)
+
+class Secrets(BaseModel):
+    """Tokens, from the environment only; their repr and str are masked by ``SecretStr``.
+
+    ``Secrets()`` reads the environment (the names in any case); values given to it (tests)
+    are taken as they are. A plain model rather than pydantic-settings: reading four
+    variables is not worth that library's import on every command (a third of a no-change
+    poll's start-up)."""
+
+    model_config = ConfigDict(extra="ignore", populate_by_name=False)
 
     github_token: SecretStr | None = Field(
         default=None, validation_alias=AliasChoices("GITHUB_TOKEN", "GH_TOKEN"))
     slack_bot_token: SecretStr | None = Field(default=None, validation_alias="SLACK_BOT_TOKEN")
     slack_webhook_url: SecretStr | None = Field(default=None, validation_alias="SLACK_WEBHOOK_URL")
+
+    def __init__(self, **values: Any) -> None:
+        if not values:
+            found = {name.upper(): value for name, value in os.environ.items()}
+            values = {name: found[name] for name in _SECRET_NAMES if name in found}
+        super().__init__(**values)
 
 
 def _merge(defaults: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:

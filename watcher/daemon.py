@@ -25,12 +25,14 @@ from handlers.base import Notifier
 from watcher.app import Dependencies, Runtime, build_runtime
 from watcher.config import Config, format_duration
 from watcher.deliver import deliver_pending, send_digests
-from watcher.errors import WatcherError
+from watcher.errors import StoreDamaged, StoreReadOnly, WatcherError
 from watcher.locks import FileLock, daemon_lock, writer_lock
 from watcher.schedule import digest_trigger
 from watcher.validate import validated_notifiers
 
 logger = logging.getLogger(__name__)
+
+EXIT_TIMED_OUT = 1  # SIGTERM, then a job still running past poll.shutdown_timeout
 
 
 class Daemon:
@@ -43,6 +45,7 @@ class Daemon:
         self.runtime: Runtime | None = None
         self.notifiers: dict[str, Notifier] = {}
         self._lock: FileLock | None = None
+        self.broken: WatcherError | None = None  # a store no job can use: the daemon stops
 
     # ---- life cycle --------------------------------------------------------------------------
     def start(self) -> None:
@@ -52,10 +55,15 @@ class Daemon:
                     for name, n in notifiers.items()
                     if n.config.mode == "digest" and n.config.digest_schedule}
         store_path = self.config.store_path()
-        store_path.mkdir(parents=True, exist_ok=True)
-        self._lock = daemon_lock(store_path)
-        self.notifiers = notifiers
+        # The store first: a daemon.lock made before it would look like the trace of a store
+        # that lost its database (watcher/storedir.py).
         self.runtime = build_runtime(self.config, self.deps)
+        try:
+            self._lock = daemon_lock(store_path)
+        except WatcherError:
+            self.runtime.close()
+            raise
+        self.notifiers = notifiers
         poll = self.config.poll
         scheduler = BackgroundScheduler(
             executors={"default": ThreadPoolExecutor(max_workers=1)},
@@ -83,8 +91,10 @@ class Daemon:
             self.scheduler.shutdown(wait=False)
         finished = self.busy.acquire(timeout=self.config.poll.shutdown_timeout)
         if not finished:
-            logger.warning("a job was still running after %s; exiting anyway (the store is "
-                           "consistent: every write is a transaction)",
+            logger.warning("a job was still running after poll.shutdown_timeout=%s; exiting "
+                           "now (the store is consistent: every write is a transaction, and a "
+                           "delivery counts only once sent, so at most the message in flight "
+                           "is sent again after a restart)",
                            format_duration(self.config.poll.shutdown_timeout))
         for notifier in self.notifiers.values():
             notifier.close()
@@ -105,6 +115,9 @@ class Daemon:
         try:
             with writer_lock(self.config.store_path(), wait=self.config.poll.lock_wait):
                 yield True
+        except (StoreDamaged, StoreReadOnly) as error:
+            logger.error("%s job: %s; stopping the daemon", name, error)
+            self.broken = error  # no job can do anything useful on this store
         except WatcherError as error:
             logger.error("%s job: %s", name, error)
         except Exception:
@@ -120,14 +133,14 @@ class Daemon:
                 repos, _ = self.runtime.poller.watched()
                 report = self.runtime.poller.poll(repos)
                 delivery = deliver_pending(self.runtime.store, self.notifiers)
-                logger.info("poll: %d events, %d sent, %d repos failed", len(report.events),
+                logger.info("poll: %d events, %d sent, %d repos failed", report.event_count,
                             delivery.sent, len(report.failed))
 
     def _retry_job(self) -> None:
         with self._job("delivery") as running:
             if running:
                 assert self.runtime is not None
-                if self.runtime.store.pending_deliveries():
+                if self.runtime.store.pending_count():
                     deliver_pending(self.runtime.store, self.notifiers)
 
     def _digest_job(self, name: str) -> None:
@@ -169,7 +182,12 @@ def run_daemon(config: Config, deps: Dependencies,
         install_signals(on_signal)
     daemon = Daemon(config, deps)
     daemon.start()
-    while not stop.wait(0.5):
+    while not stop.wait(0.5) and daemon.broken is None:
         pass
-    daemon.stop()
-    return 0
+    if not daemon.stop():
+        # The job in flight (a Slack post, a retry's wait) would go on as long as it takes;
+        # past poll.shutdown_timeout the process ends here, whatever that job is doing.
+        for handler in logging.getLogger().handlers:
+            handler.flush()
+        os._exit(EXIT_TIMED_OUT)
+    return 1 if daemon.broken is not None else 0

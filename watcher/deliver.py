@@ -3,7 +3,7 @@ only after its notifier returned, i.e. the event is safely delivered; a handler 
 several calls saves its progress after each, so a retry never repeats what already went out.
 
 The one window where a duplicate is possible: the process dies after the receiver accepted a
-message and before the store recorded it (one diskcache write later). Then that one message
+message and before the store recorded it (one store write later). Then that one message
 is sent again on the next run.
 """
 

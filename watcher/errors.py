@@ -6,7 +6,10 @@
     ├── GitHubError               GitHub answered something unusable (context: repo, url, status)
     │   ├── RateLimitError        a rate limit would make us wait longer than allowed (reset_at)
     │   └── MalformedResponse     a body that is not the JSON shape GitHub documents
-    ├── StoreError                the store cannot be opened, has another schema, or is busy
+    ├── StoreError                the store cannot be used: another schema, busy, lost database
+    │   ├── StorePathError        store.path cannot be a store (a file, say): a usage error, exit 2
+    │   ├── StoreReadOnly         the store cannot be written by this user (reading still works)
+    │   └── StoreDamaged          cache.db is not a sound SQLite database
     └── HandlerError              a notifier could not deliver (context: notifier; permanent or not)
 
 Errors from httpx and slack-sdk are translated at the boundary with ``raise ... from``, so the
@@ -52,6 +55,18 @@ class MalformedResponse(GitHubError):
 
 class StoreError(WatcherError):
     """The store cannot be used: unreadable, from another schema version, or locked."""
+
+
+class StorePathError(StoreError):
+    """``store.path`` names something that cannot be a store, such as a file: fix the config."""
+
+
+class StoreReadOnly(StoreError):
+    """The store's files or directory cannot be written by this user."""
+
+
+class StoreDamaged(StoreError):
+    """The store's database is corrupt or is not an SQLite database at all."""
 
 
 class HandlerError(WatcherError):

@@ -22,21 +22,29 @@ import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
 
 import httpx
 from pydantic import BaseModel, ConfigDict, SecretStr, TypeAdapter, ValidationError
 
 from watcher.errors import GitHubError, MalformedResponse, RateLimitError
+from watcher.jsonbody import decode
 from watcher.models import Release
+from watcher.pacing import Pacer
+from watcher.ratelimit import RateLimitReading, is_rate_limited, rate_limit_wait
 
 logger = logging.getLogger(__name__)
 
 API_VERSION = "2022-11-28"
 USER_AGENT = "release-watch/0.1 (+https://github.com/release-watch)"
 _LINK = re.compile(r'<([^>]+)>\s*;\s*rel="([^"]+)"')
-_RELEASES = TypeAdapter(list[Release])
-_RELEASE = TypeAdapter(Release)
+
+@cache
+def adapter(shape: Any) -> TypeAdapter[Any]:
+    """Built on first use: a poll of 304s never decodes a body, so never pays for these."""
+    return TypeAdapter(shape)
+
 
 
 class OrgRepo(BaseModel):
@@ -47,30 +55,7 @@ class OrgRepo(BaseModel):
     disabled: bool = False
 
 
-_ORG_REPOS = TypeAdapter(list[OrgRepo])
-_GRAPHQL = TypeAdapter(dict[str, Any])
-
-
-@dataclass(frozen=True)
-class RateLimitReading:
-    """The ``x-ratelimit-*`` headers of one answer."""
-
-    limit: int | None
-    remaining: int | None
-    reset: float | None  # UTC epoch seconds
-    resource: str | None = None
-
-    @classmethod
-    def from_headers(cls, headers: httpx.Headers) -> RateLimitReading | None:
-        def number(name: str) -> int | None:
-            value = headers.get(name)
-            return int(value) if value and value.strip().isdigit() else None
-
-        if "x-ratelimit-remaining" not in headers:
-            return None
-        reset = number("x-ratelimit-reset")
-        return cls(number("x-ratelimit-limit"), number("x-ratelimit-remaining"),
-                   float(reset) if reset is not None else None, headers.get("x-ratelimit-resource"))
+_RELEASES, _RELEASE, _ORG_REPOS, _GRAPHQL = list[Release], Release, list[OrgRepo], dict[str, Any]
 
 
 @dataclass
@@ -82,6 +67,17 @@ class Listing:
     etags: dict[str, str] = field(default_factory=dict)  # page URL → ETag to keep
     complete: bool = True  # False when max_pages cut the listing short
     requests: int = 0
+    last_pages: set[str] = field(default_factory=set)  # page URLs that had no next page
+
+
+@dataclass(frozen=True)
+class Page:
+    """One page of a repo's releases: unchanged (304), or its releases and ETag."""
+
+    not_modified: bool
+    releases: list[Release] = field(default_factory=list)
+    etag: str | None = None
+    last: bool = False  # no next page
 
 
 @dataclass(frozen=True)
@@ -102,32 +98,12 @@ def parse_link_header(value: str | None) -> dict[str, str]:
     return {rel: url for url, rel in _LINK.findall(value or "")}
 
 
-def _is_rate_limited(response: httpx.Response) -> bool:
-    if response.status_code == 429:
-        return True
-    if response.status_code != 403:
-        return False
-    if response.headers.get("x-ratelimit-remaining") == "0" or "retry-after" in response.headers:
-        return True
-    return "rate limit" in response.text.lower()
-
-
-def rate_limit_wait(response: httpx.Response, now: float) -> float:
-    """Seconds GitHub asks us to wait before trying again."""
-    retry_after = response.headers.get("retry-after", "").strip()
-    if retry_after.isdigit():
-        return float(retry_after)
-    reading = RateLimitReading.from_headers(response.headers)
-    if reading and reading.remaining == 0 and reading.reset is not None:
-        return max(0.0, reading.reset - now) + 1.0
-    return 60.0  # "Otherwise, wait for at least one minute before retrying."
-
-
 class GitHubClient:
     def __init__(self, http: httpx.Client, *, api_url: str, policy: RetryPolicy,
                  sleep: Callable[[float], None] = time.sleep,
                  clock: Callable[[], float] = time.time,
-                 rng: random.Random | None = None) -> None:
+                 rng: random.Random | None = None, pacer: Pacer | None = None,
+                 graphql_pacer: Pacer | None = None) -> None:
         self.http = http
         self.api_url = api_url.rstrip("/")
         self.policy = policy
@@ -135,6 +111,14 @@ class GitHubClient:
         self.clock = clock
         self.rng = rng or random.Random()
         self.last_rate_limit: RateLimitReading | None = None
+        # GitHub's secondary limits count REST and GraphQL separately.
+        self.pacer = pacer
+        self.graphql_pacer = graphql_pacer
+
+    @property
+    def authenticated(self) -> bool:
+        """Whether requests carry a token (GitHub's GraphQL API needs one)."""
+        return "authorization" in self.http.headers
 
     @staticmethod
     def make_http(api_url: str, token: SecretStr | None, timeout: float,
@@ -164,12 +148,12 @@ class GitHubClient:
         return self._list(f"org {org}", url, etags, max_pages, _ORG_REPOS)
 
     def _list(self, repo: str, first_url: str, etags: dict[str, str], max_pages: int,
-              adapter: TypeAdapter[Any]) -> Listing:
+              shape: Any) -> Listing:
         listing = Listing(not_modified=False)
         url: str | None = first_url
         for page in range(1, max_pages + 1):
             assert url is not None
-            response, releases = self._fetch(repo, url, etags.get(url), adapter)
+            response, releases = self._fetch(repo, url, etags.get(url), shape)
             listing.requests += 1
             if response.status_code == 304:
                 listing.not_modified = page == 1
@@ -178,8 +162,9 @@ class GitHubClient:
             listing.releases.extend(releases)
             if response.headers.get("etag"):
                 listing.etags[url] = response.headers["etag"]
-            url = parse_link_header(response.headers.get("link")).get("next")
+            page_url, url = url, parse_link_header(response.headers.get("link")).get("next")
             if url is None:
+                listing.last_pages.add(page_url)
                 return listing
             if not self._same_origin(url):
                 logger.warning("%s: ignoring a next-page link to another host", repo)
@@ -187,6 +172,14 @@ class GitHubClient:
                 return listing
         listing.complete = False
         return listing
+
+    def releases_page(self, repo: str, url: str, etag: str | None) -> Page:
+        """One page of releases, conditional on ``etag`` when given."""
+        response, releases = self._fetch(repo, url, etag, _RELEASES)
+        if response.status_code == 304:
+            return Page(not_modified=True)
+        links = parse_link_header(response.headers.get("link"))
+        return Page(False, releases, response.headers.get("etag"), last="next" not in links)
 
     def _same_origin(self, url: str) -> bool:
         """Whether ``url`` is on the API host: the token must never travel anywhere else."""
@@ -199,6 +192,19 @@ class GitHubClient:
             return self.api_url.removesuffix("/v3") + "/graphql"
         return self.api_url + "/graphql"
 
+    def graphql(self, label: str, query: str,
+                variables: dict[str, Any] | None = None) -> dict[str, Any]:
+        """One GraphQL query, with the REST rules for retries and rate limits; the answer's
+        ``data`` (GitHub answers errors beside partial data, e.g. null for a missing node)."""
+        body = {"query": query, "variables": variables or {}}
+        _, answer = self._fetch(label, self.graphql_url(), None, _GRAPHQL, post=body)
+        data = answer.get("data")
+        if not isinstance(data, dict):
+            errors = "; ".join(str(e.get("message")) for e in answer.get("errors") or [])
+            raise MalformedResponse(f"{label}: GraphQL gave no data ({errors or 'no data'})",
+                                    repo=label, url=self.graphql_url(), status=200)
+        return data
+
     def pr_labels(self, repo: str, numbers: list[int]) -> dict[int, list[str]]:
         """Labels of up to 100 PRs in one GraphQL query. Numbers that are issues, not PRs,
         come back with no labels (GitHub answers them with a NOT_FOUND error and null)."""
@@ -209,13 +215,10 @@ class GitHubClient:
                           f"{{ nodes {{ name }} }} }}" for n in numbers)
         query = (f"query($owner: String!, $name: String!) {{ repository(owner: $owner, "
                  f"name: $name) {{ {fields} }} }}")
-        body = {"query": query, "variables": {"owner": owner, "name": name}}
-        _, answer = self._fetch(repo, self.graphql_url(), None, _GRAPHQL, post=body)
-        repository = (answer.get("data") or {}).get("repository")
+        repository = self.graphql(repo, query, {"owner": owner, "name": name}).get("repository")
         if repository is None:
-            errors = "; ".join(str(e.get("message")) for e in answer.get("errors") or [])
-            raise MalformedResponse(f"{repo}: GraphQL gave no repository ({errors or 'no data'})",
-                                    repo=repo, url=self.graphql_url(), status=200)
+            raise MalformedResponse(f"{repo}: GraphQL gave no repository", repo=repo,
+                                    url=self.graphql_url(), status=200)
         labels: dict[int, list[str]] = {}
         for number in numbers:
             node = repository.get(f"p{number}") or {}
@@ -229,22 +232,18 @@ class GitHubClient:
         response, release = self._fetch(repo, url, None, _RELEASE, allow_404=True)
         return None if response.status_code == 404 else release
 
-    def _fetch(self, repo: str, url: str, etag: str | None, adapter: TypeAdapter[Any], *,
+    def _fetch(self, repo: str, url: str, etag: str | None, shape: Any, *,
                allow_404: bool = False,
                post: dict[str, Any] | None = None) -> tuple[httpx.Response, Any]:
         """GET (or POST ``post`` as JSON) with every retry rule; returns the response and its
         decoded body (None for 304/404). A body that is not the documented JSON is retried
         like a 5xx."""
-        headers = {"If-None-Match": etag} if etag else {}
         attempt = 0
         waited_for_rate_limit = False
         while True:
             self._respect_known_limit(repo, url)
             try:
-                if post is not None:
-                    response = self.http.post(url, json=post)
-                else:
-                    response = self.http.get(url, headers=headers)
+                response = self._send(url, etag, post)
             except httpx.RequestError as error:  # timeouts, refused/dropped connections, bad gzip
                 failure = type(error).__name__
                 if attempt >= self.policy.retries:
@@ -253,15 +252,12 @@ class GitHubClient:
                 self._backoff(repo, attempt, failure)
                 attempt += 1
                 continue
-            reading = RateLimitReading.from_headers(response.headers)
-            if reading is not None and reading.resource in (None, "core"):
-                self.last_rate_limit = reading  # GraphQL has its own budget
             status = response.status_code
             if status == 304 or (status == 404 and allow_404):
                 return response, None
             if status == 200:
                 try:
-                    return response, adapter.validate_json(response.content)
+                    return response, decode(adapter(shape), response.content)
                 except ValidationError as error:
                     problem = self._shape_problem(error)
                     if attempt >= self.policy.retries:
@@ -271,19 +267,8 @@ class GitHubClient:
                     self._backoff(repo, attempt, f"a malformed body ({problem})")
                     attempt += 1
                     continue
-            if _is_rate_limited(response):
-                wait = rate_limit_wait(response, self.clock())
-                if waited_for_rate_limit or wait > self.policy.max_rate_limit_wait:
-                    why = ("again after one wait" if waited_for_rate_limit else
-                           f"more than github.max_rate_limit_wait="
-                           f"{self.policy.max_rate_limit_wait:.0f}s")
-                    raise RateLimitError(
-                        f"{repo}: GitHub rate limit (HTTP {status}) asks for {wait:.0f}s, {why};"
-                        " skipped this poll", repo=repo, url=url, status=status,
-                        reset_at=self.clock() + wait)
-                logger.info("%s: rate limited, waiting %.0fs as GitHub asks", repo, wait)
-                self.sleep(wait)
-                self.last_rate_limit = None
+            if is_rate_limited(response):
+                self._wait_for_rate_limit(repo, url, response, waited_for_rate_limit)
                 waited_for_rate_limit = True
                 continue
             if status >= 500 and attempt < self.policy.retries:
@@ -291,6 +276,37 @@ class GitHubClient:
                 attempt += 1
                 continue
             raise GitHubError(self._describe(repo, response), repo=repo, url=url, status=status)
+
+    def _send(self, url: str, etag: str | None, post: dict[str, Any] | None) -> httpx.Response:
+        """One request, once its pacer lets it go; the rate-limit reading it carries kept."""
+        if post is not None:
+            if self.graphql_pacer is not None:
+                self.graphql_pacer.wait()
+            response = self.http.post(url, json=post)
+        else:
+            if self.pacer is not None:
+                self.pacer.wait()
+            response = self.http.get(url, headers={"If-None-Match": etag} if etag else {})
+        reading = RateLimitReading.from_headers(response.headers)
+        if reading is not None and reading.resource in (None, "core"):
+            self.last_rate_limit = reading.fresher(self.last_rate_limit)  # GraphQL apart
+        return response
+
+    def _wait_for_rate_limit(self, repo: str, url: str, response: httpx.Response,
+                             waited_already: bool) -> None:
+        """Sleep as long as GitHub asks, once, up to ``max_rate_limit_wait``; else give up on
+        the repo for this poll."""
+        wait = rate_limit_wait(response, self.clock())
+        if waited_already or wait > self.policy.max_rate_limit_wait:
+            why = ("again after one wait" if waited_already else
+                   f"more than github.max_rate_limit_wait={self.policy.max_rate_limit_wait:.0f}s")
+            raise RateLimitError(
+                f"{repo}: GitHub rate limit (HTTP {response.status_code}) asks for {wait:.0f}s, "
+                f"{why}; skipped this poll", repo=repo, url=url, status=response.status_code,
+                reset_at=self.clock() + wait)
+        logger.info("%s: rate limited, waiting %.0fs as GitHub asks", repo, wait)
+        self.sleep(wait)
+        self.last_rate_limit = None
 
     @staticmethod
     def _shape_problem(error: ValidationError) -> str:

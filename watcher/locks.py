@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from watcher.errors import StoreError
+from watcher.errors import StoreError, StoreReadOnly
 
 
 class FileLock:
@@ -27,8 +27,12 @@ class FileLock:
         self._fd: int | None = None
 
     def try_acquire(self) -> bool:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as error:
+            raise StoreReadOnly(f"cannot create the lock {self.path}: {error.strerror}; the "
+                                "store must be writable by this user") from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as error:

@@ -14,7 +14,7 @@ from watcher.events import added, event_item, make_event
 from watcher.models import Event, EventItem, Release
 from watcher.notes.analyze import Analyzer, body_hash
 from watcher.notes.diff import diff_items
-from watcher.store import ReleaseRecord
+from watcher.records import ReleaseRecord
 
 _OLDEST = datetime.min.replace(tzinfo=UTC)
 
@@ -24,7 +24,6 @@ class RepoPlan:
     records: list[ReleaseRecord] = field(default_factory=list)
     deleted: list[int] = field(default_factory=list)
     events: list[Event] = field(default_factory=list)
-    release_ids: list[int] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -69,6 +68,9 @@ def plan_repo(repo: str, known: dict[int, ReleaseRecord], listed: list[Release],
 
     def all_items(release: Release) -> list[EventItem]:
         return added(analyzer.items(release.body, label=f"{repo} {release.tag_name}", repo=repo))
+    # A release older than every one we know was history when our baseline was taken (it was
+    # on a page the baseline did not read, found now by a deep scan): recorded, not announced.
+    history = min((_when(record.release) for record in known.values()), default=None)
     for release in sorted((r for r in listed if not r.draft), key=_when):
         new_hash = body_hash(release.body)
         old = known.get(release.id)
@@ -76,6 +78,8 @@ def plan_repo(repo: str, known: dict[int, ReleaseRecord], listed: list[Release],
         if old is None:
             plan.records.append(ReleaseRecord(repo=repo, release=release, body_hash=new_hash,
                                               first_seen=now, last_changed=now))
+            if history is not None and _when(release) < history:
+                continue
             if policy.first_run:
                 if wanted:
                     announce.append((release, new_hash))
@@ -114,7 +118,4 @@ def plan_repo(repo: str, known: dict[int, ReleaseRecord], listed: list[Release],
         record = known[release_id]
         plan.deleted.append(release_id)
         plan.events.append(make_event("deleted", repo, record.release, record.body_hash, [], now))
-
-    listed_ids = [r.id for r in listed if not r.draft]
-    plan.release_ids = sorted({*known, *listed_ids} - set(plan.deleted), reverse=True)
     return plan

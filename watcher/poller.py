@@ -7,30 +7,41 @@ repo still runs. Nothing is sent from here; ``deliver`` sends what the store has
 from __future__ import annotations
 
 import logging
+from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
 from handlers.base import NotifierConfig
+from watcher import batch_check, deep_scan
 from watcher.config import Config, RepoConfig
 from watcher.crashpoints import crashpoint
-from watcher.errors import WatcherError
+from watcher.deps import utcnow
+from watcher.errors import StoreError, WatcherError
 from watcher.github import GitHubClient, Listing
 from watcher.models import Event
 from watcher.notes.analyze import Analyzer
 from watcher.orgs import watched_repos
-from watcher.plan import RepoPlan, RepoPolicy, deletion_candidates, plan_repo
 from watcher.routing import route
 from watcher.store import RepoState, Store
 
+if TYPE_CHECKING:
+    from watcher.plan import RepoPlan
+
 logger = logging.getLogger(__name__)
+
+PRUNE_EVERY = timedelta(hours=1)  # retention is a cheap indexed update, but need not run often
 
 
 @dataclass
 class RepoOutcome:
+    """What one repo's poll did. Events themselves are not kept: they are in the store, and a
+    poll of thousands of repos must not hold every release's items at once."""
+
     repo: str
-    events: list[Event] = field(default_factory=list)
+    event_ids: list[str] = field(default_factory=list)
     not_modified: bool = False
     requests: int = 0
     error: WatcherError | None = None
@@ -41,16 +52,42 @@ class PollReport:
     outcomes: list[RepoOutcome] = field(default_factory=list)
 
     @property
-    def events(self) -> list[Event]:
-        return [event for outcome in self.outcomes for event in outcome.events]
+    def event_count(self) -> int:
+        return sum(len(outcome.event_ids) for outcome in self.outcomes)
 
     @property
     def failed(self) -> list[RepoOutcome]:
         return [outcome for outcome in self.outcomes if outcome.error is not None]
 
 
-def utcnow() -> datetime:
-    return datetime.now(UTC)
+@dataclass
+class StateBatch:
+    """Repo states a poll changed without recording releases, written together at its end in
+    one transaction: those where only the poll timestamps moved as one narrow update, the
+    others (a failure, a recovery) as rows."""
+
+    touched: list[RepoState] = field(default_factory=list)
+    changed: list[RepoState] = field(default_factory=list)
+    etags: dict[str, str] = field(default_factory=dict)
+    last_pages: set[str] = field(default_factory=set)
+
+    def add(self, old: RepoState, new: RepoState) -> None:
+        (self.touched if new.same_but_timestamps(old) else self.changed).append(new)
+
+
+EventsSeen = Callable[[RepoOutcome, list[Event]], None]
+
+
+@dataclass
+class _Pending:
+    """A repo between its fetch and its recording: the state read before the fetch, the
+    fetch, and the batched check's fingerprint of its newest releases (None: unchecked)."""
+
+    repo: RepoConfig
+    state: RepoState
+    fetch: Future[Listing]
+    fingerprint: str | None = None
+    deep: bool = False  # every page read (github.deep_scan)
 
 
 class Poller:
@@ -62,6 +99,7 @@ class Poller:
         self.analyzer = analyzer
         self.notifiers = notifiers
         self.clock = clock
+        self._pruned_at: datetime | None = None
 
     def watched(self, names: list[str] | None = None, *, dry_run: bool = False
                 ) -> tuple[list[RepoConfig], list[WatcherError]]:
@@ -73,41 +111,91 @@ class Poller:
                               failures=failures)
         return repos, failures
 
-    def poll(self, repos: list[RepoConfig], *, dry_run: bool = False) -> PollReport:
-        """Fetch every repo concurrently (bounded by ``github.concurrency``), then plan and
-        record them one by one in config order, so events queue in the same order every run."""
+    def poll(self, repos: list[RepoConfig], *, dry_run: bool = False,
+             on_events: EventsSeen | None = None) -> PollReport:
+        """Fetch repos concurrently (``github.concurrency`` at once, a bounded window ahead),
+        then plan and record them one at a time in config order, so events queue in the same
+        order every run and only one repo's releases and items are in memory at a time.
+        ``on_events`` sees each repo's events as they are planned (the dry run prints them)."""
         report = PollReport()
+        batch = StateBatch()
         workers = max(1, min(self.config.github.concurrency, len(repos)))
+        # The store is read here, in two statements, not by the workers (they only speak
+        # HTTP) nor once per repo while they run.
+        states = self.store.repo_states([repo.name for repo in repos])
+        etags = self.store.etags([self._first_page(repo) for repo in repos])
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="fetch") as pool:
-            # The store is read here, not in the workers: they only speak HTTP (a store read
-            # in a fresh thread would open a fresh SQLite connection on every poll).
-            states = [self.store.repo_state(repo.name) for repo in repos]
-            fetches = [pool.submit(self._fetch, repo, self._etags(repo, state))
-                       for repo, state in zip(repos, states, strict=True)]
-            for repo, state, fetch in zip(repos, states, fetches, strict=True):
-                report.outcomes.append(self.poll_repo(repo, dry_run=dry_run, fetched=fetch,
-                                                      state=state))
+            checked = self._batch_check(repos, pool)
+            started = self.clock()
+            window: deque[_Pending] = deque()
+            upcoming = iter(repos)
+
+            def submit() -> None:
+                repo = next(upcoming, None)
+                if repo is not None:
+                    window.append(self._start(repo, states.pop(repo.name), etags,
+                                              checked.get(repo.name), pool, started))
+
+            for _ in range(2 * workers):
+                submit()
+            while window:
+                pending = window.popleft()
+                submit()
+                report.outcomes.append(self._poll_one(pending, batch, dry_run, on_events))
+        if not dry_run:
+            self._finish(batch)
         return report
 
-    def _etags(self, repo: RepoConfig, state: RepoState) -> dict[str, str]:
-        if state.baseline_at is None:
+    def _batch_check(self, repos: list[RepoConfig], pool: ThreadPoolExecutor
+                     ) -> dict[str, str | None]:
+        github = self.config.github
+        if len(repos) <= github.graphql_threshold or not self.client.authenticated:
             return {}
-        return self.store.etags([self.client.releases_url(repo.name, self.config.github.per_page)])
+        return batch_check.check_many(self.client, [repo.name for repo in repos],
+                                      first=github.per_page, batch=github.graphql_batch,
+                                      pool=pool)
+
+    def _start(self, repo: RepoConfig, state: RepoState, etags: dict[str, str],
+               fingerprint: str | None, pool: ThreadPoolExecutor, now: datetime) -> _Pending:
+        """A repo's REST read on its way in a worker (every page, when its deep scan is due),
+        or already answered by the batched check."""
+        github = self.config.github
+        if deep_scan.due(state, now, github.deep_scan):
+            urls = deep_scan.page_urls(self.client, repo.name, github.per_page,
+                                       github.deep_scan_pages)
+            deep = pool.submit(deep_scan.read_every_page, self.client, repo.name,
+                               etags=self.store.etags(urls), per_page=github.per_page,
+                               last_pages=self.store.last_pages(urls),
+                               pages=github.deep_scan_pages)
+            return _Pending(repo, state, deep, fingerprint, deep=True)
+        if fingerprint is not None and fingerprint == state.fingerprint:
+            done: Future[Listing] = Future()
+            done.set_result(Listing(not_modified=True))
+            return _Pending(repo, state, done, fingerprint)
+        first = self._first_page(repo)
+        known = {first: etags[first]} if state.baseline_at is not None and first in etags else {}
+        return _Pending(repo, state, pool.submit(self._fetch, repo, known), fingerprint)
+
+    def _first_page(self, repo: RepoConfig) -> str:
+        return self.client.releases_url(repo.name, self.config.github.per_page)
 
     def _fetch(self, repo: RepoConfig, etags: dict[str, str]) -> Listing:
         github = self.config.github
         return self.client.list_releases(repo.name, etags=etags, per_page=github.per_page,
                                          max_pages=github.max_pages)
 
-    def poll_repo(self, repo: RepoConfig, *, dry_run: bool = False,
-                  fetched: Future[Listing] | None = None,
-                  state: RepoState | None = None) -> RepoOutcome:
+    def _poll_one(self, pending: _Pending, batch: StateBatch, dry_run: bool,
+                  on_events: EventsSeen | None) -> RepoOutcome:
+        repo, state = pending.repo, pending.state
         outcome = RepoOutcome(repo.name)
-        state = state or self.store.repo_state(repo.name)
         try:
-            listing = (fetched.result() if fetched is not None
-                       else self._fetch(repo, self._etags(repo, state)))
-            self._poll(repo, state, listing, outcome, dry_run)
+            listing = pending.fetch.result()
+            crashpoint("poll:fetched")
+            events = self._poll(pending, listing, outcome, batch, dry_run)
+            if on_events is not None:
+                on_events(outcome, events)
+        except StoreError:
+            raise  # the store is everyone's: no other repo can be recorded either
         except WatcherError as error:
             outcome.error = error
             logger.error("%s", error)
@@ -115,20 +203,31 @@ class Poller:
             outcome.error = WatcherError(f"{repo.name}: unexpected {type(error).__name__}: "
                                          f"{error}")
             logger.exception("%s", outcome.error)
-        if outcome.error is not None and not dry_run:
-            self._record_failure(state, outcome.error)
+        if outcome.error is not None:
+            batch.changed.append(state.model_copy(update={
+                "last_poll": self.clock(), "last_error": str(outcome.error),
+                "consecutive_failures": state.consecutive_failures + 1}))
         return outcome
 
-    def _poll(self, repo: RepoConfig, state: RepoState, listing: Listing, outcome: RepoOutcome,
-              dry_run: bool) -> None:
+    def _poll(self, pending: _Pending, listing: Listing, outcome: RepoOutcome,
+              batch: StateBatch, dry_run: bool) -> list[Event]:
+        repo, state = pending.repo, pending.state
         outcome.requests = listing.requests
-        crashpoint("poll:fetched")
         now = self.clock()
         if listing.not_modified:
             outcome.not_modified = True
-            if not dry_run:
-                self._record_success(state, now)
-            return
+            succeeded = self._succeeded(state, now, deep=pending.deep)
+            if state.fingerprint is None and pending.fingerprint is not None:
+                # The first fingerprint is taken on trust; a later one only with a REST read
+                # that changed, so a REST replica lagging behind GraphQL cannot hide an edit.
+                succeeded = succeeded.model_copy(update={"fingerprint": pending.fingerprint})
+            batch.add(state, succeeded)
+            batch.etags.update(listing.etags)  # a deep scan's empty page past the last one
+            batch.last_pages |= listing.last_pages
+            return []
+        # Only now: a poll where nothing changed never needs the planner (nor the diff).
+        from watcher.plan import RepoPolicy, deletion_candidates, plan_repo
+
         known = self.store.release_records(repo.name)
         deleted = []
         for release_id in deletion_candidates(known, listing.releases, listing.complete):
@@ -140,15 +239,17 @@ class Poller:
                             first_run_announce=self.config.poll.first_run_announce
                             if repo.first_run_announce is None else repo.first_run_announce)
         plan = plan_repo(repo.name, known, listing.releases, deleted, policy, self.analyzer, now)
-        outcome.events = plan.events
+        outcome.event_ids = [event.id for event in plan.events]
         if not dry_run:
-            self._record(state, plan, listing.etags, now)
+            self._record(self._succeeded(state, now, deep=pending.deep).model_copy(
+                update={"fingerprint": pending.fingerprint}), plan, listing, now)
+        return plan.events
 
     def recipients(self, event: Event, mode: str | None = None) -> list[str]:
         return [n.name for n in self.notifiers
                 if (mode is None or n.mode == mode) and route(event, n) is not None]
 
-    def _record(self, state: RepoState, plan: RepoPlan, etags: dict[str, str],
+    def _record(self, state: RepoState, plan: RepoPlan, listing: Listing,
                 now: datetime) -> None:
         """Records, events, deliveries and the ETag that vouches for them: all or nothing."""
         with self.store.transaction():
@@ -162,26 +263,41 @@ class Poller:
                     logger.info("%s: event %s was recorded before; not queued again",
                                 state.repo, event.id)
             crashpoint("store:mid-transaction")
-            self.store.put_etags(etags)
-            self.store.put_repo_state(self._succeeded(state, now).model_copy(update={
-                "release_ids": plan.release_ids,
+            self.store.put_etags(listing.etags, listing.last_pages)
+            self.store.put_repo_state(state.model_copy(update={
+                "releases_known": self.store.releases_known(state.repo),
                 "baseline_at": state.baseline_at or now}))
         crashpoint("poll:recorded")
 
-    def _succeeded(self, state: RepoState, now: datetime) -> RepoState:
-        reading = self.client.last_rate_limit
+    def _succeeded(self, state: RepoState, now: datetime, *, deep: bool) -> RepoState:
         update: dict[str, object] = {"last_poll": now, "last_success": now,
                                      "consecutive_failures": 0, "last_error": None}
-        if reading is not None:
-            update |= {"rate_limit_remaining": reading.remaining,
-                       "rate_limit_limit": reading.limit, "rate_limit_reset": reading.reset}
+        if deep:
+            update["deep_scanned_at"] = now
+        elif state.deep_scanned_at is None:  # a new repo, or one from a schema-1 store
+            update["deep_scanned_at"] = deep_scan.first_deep_scan(
+                state.repo, now, self.config.github.deep_scan)
         return state.model_copy(update=update)
 
-    def _record_success(self, state: RepoState, now: datetime) -> None:
-        self.store.put_repo_state(self._succeeded(state, now))
-
-    def _record_failure(self, state: RepoState, error: WatcherError) -> None:
-        current = self.store.repo_state(state.repo)
-        self.store.put_repo_state(current.model_copy(update={
-            "last_poll": self.clock(), "last_error": str(error),
-            "consecutive_failures": current.consecutive_failures + 1}))
+    def _finish(self, batch: StateBatch) -> None:
+        """The poll's one transaction for what did not change releases: repo states, the rate
+        limit GitHub last reported, and (hourly at most) retention."""
+        now = self.clock()
+        with self.store.transaction():
+            self.store.touch_repos(batch.touched)
+            self.store.put_etags(batch.etags, batch.last_pages)
+            for state in batch.changed:
+                self.store.put_repo_state(state)
+            reading = self.client.last_rate_limit
+            if reading is not None:
+                seen = {"remaining": reading.remaining, "limit": reading.limit,
+                        "reset": reading.reset}
+                if seen != self.store.meta("rate_limit"):  # a 304 leaves it as it was
+                    self.store.put_meta("rate_limit", seen)
+        if self._pruned_at is None or now - self._pruned_at >= PRUNE_EVERY:
+            retention = timedelta(seconds=self.config.store.retention)
+            pruned = self.store.prune(now - retention)
+            self._pruned_at = now
+            if pruned:
+                logger.info("retention: dropped the bodies of %d events older than %s", pruned,
+                            retention)

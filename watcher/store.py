@@ -1,228 +1,222 @@
-"""The on-disk memory of release-watch: one diskcache directory.
+"""The on-disk memory of release-watch: one SQLite file, ``cache.db``, in ``store.path``.
 
-Keys (tuples; values are plain JSON-able dicts so a future version can read them):
-  ("schema",)                       the schema version; another version is refused clearly
-  ("repo", repo)                    RepoState: poll status and the ids of the releases known
-  ("release", repo, id)             ReleaseRecord: the raw GitHub object, body hash, first seen…
-  ("etag", url)                     the ETag last received for a listing page
-  ("event", id)                     an Event, as the notifiers receive it
-  ("outbox",)                       delivery ids still to send, oldest first
-  ("delivery", id)                  Delivery: which event to which notifier, attempts, last
-                                    error, and the handler's progress (Slack replies sent)
-  ("digest-queue", notifier)        event ids waiting for that notifier's next digest
-  ("digest-since", notifier)        when its last digest went out (the next one's period start)
-  ("digest-delivery", notifier)     a digest being sent: its event ids and progress, kept until
-                                    delivered so a crash re-sends it and resumes where it was
-  ("org", org)                      an organisation's repo list, when refreshed, its ETags
-  ("pr-labels", repo, number)       a PR's labels, cached for good (classify.use_pr_labels)
-  ("daemon",)                       the running daemon's pid, heartbeat and next runs
+Tables (schema 2, ``watcher/schema.py``; values are JSON so a future version can read them):
+  rw_meta           the schema version; the daemon's pid, heartbeat and next runs; the last
+                    poll's summary and the rate limit it saw
+  rw_repo           RepoState per repo; last_poll and last_success are columns of their own
+  rw_release        ReleaseRecord per (repo, release id): the raw GitHub object, body hash…
+  rw_etag           the ETag last received for a listing page, and whether it was the last
+  rw_event          every event, by an ever-growing sequence number; past ``store.retention``
+                    its body is dropped and its id kept, so the same change is never queued
+                    twice, however old
+  rw_delivery       the outbox: which event to which notifier, attempts, last error, and the
+                    handler's progress (Slack replies sent), oldest first by sequence
+  rw_digest_queue   event ids waiting for a notifier's next digest, in sequence order
+  rw_digest         per digest notifier: when the last one went out, and the one in flight
+                    (kept until delivered so a crash re-sends it and resumes where it was)
+  rw_org            an organisation's repo list, when refreshed, its ETags
+  rw_pr_labels      a PR's labels, cached for good (classify.use_pr_labels)
 
-What belongs together is written in one ``transact()``: the records of a poll, its events, their
-deliveries and the ETag that vouches for them, so a crash leaves either all or nothing, and a
-304 after a crash can never hide a change we did not record.
+Adding an event is a few row inserts and sending one a row delete, whatever is stored; queues
+are read in order without being rewritten; ``status`` reads per repo and per pending row.
+
+What belongs together is written in one ``transaction()``: the records of a poll, its events,
+their deliveries and the ETag that vouches for them, so a crash leaves either all or nothing,
+and a 304 after a crash can never hide a change we did not record.
 """
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Iterator
+import json
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import diskcache
-from pydantic import BaseModel, ConfigDict, Field
+from watcher.db import Database
+from watcher.models import Event
+from watcher.records import Delivery, DigestDelivery, ReleaseRecord, RepoState, delivery_id
+from watcher.schema import SCHEMA_VERSION
+from watcher.storedir import open_database
 
-from watcher.errors import StoreError
-from watcher.models import Event, Release
-
-logger = logging.getLogger(__name__)
-
-SCHEMA_VERSION = 1
-
-
-class Record(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
-
-class ReleaseRecord(Record):
-    repo: str
-    release: Release
-    body_hash: str
-    first_seen: datetime
-    last_changed: datetime
-
-
-class RepoState(Record):
-    repo: str
-    release_ids: list[int] = Field(default_factory=list)
-    baseline_at: datetime | None = None
-    last_poll: datetime | None = None
-    last_success: datetime | None = None
-    consecutive_failures: int = 0
-    last_error: str | None = None
-    rate_limit_remaining: int | None = None
-    rate_limit_limit: int | None = None
-    rate_limit_reset: float | None = None
-
-
-class Delivery(Record):
-    id: str
-    event_id: str
-    notifier: str
-    queued_at: datetime
-    attempts: int = 0
-    last_error: str | None = None
-    permanent_failure: bool = False
-    progress: dict[str, Any] = Field(default_factory=dict)
-
-
-class DigestDelivery(Record):
-    notifier: str
-    event_ids: list[str]
-    since: datetime | None
-    until: datetime
-    attempts: int = 0
-    last_error: str | None = None
-    permanent_failure: bool = False
-    progress: dict[str, Any] = Field(default_factory=dict)
-
-
-def delivery_id(event_id: str, notifier: str) -> str:
-    return f"{notifier}|{event_id}"
+__all__ = ["SCHEMA_VERSION", "Delivery", "DigestDelivery", "ReleaseRecord", "RepoState",
+           "Store", "delivery_id"]
 
 
 class Store:
-    def __init__(self, cache: diskcache.Cache) -> None:
-        self.cache = cache
+    def __init__(self, db: Database) -> None:
+        self.db = db
 
     @classmethod
-    def open(cls, path: Path) -> Store:
-        try:
-            path.mkdir(parents=True, exist_ok=True)
-            cache = diskcache.Cache(str(path), size_limit=2**34, eviction_policy="none")
-        except (OSError, diskcache.Timeout) as error:
-            raise StoreError(f"cannot open the store at {path}: {error}") from None
-        store = cls(cache)
-        store._check_schema(path)
-        return store
+    def open(cls, path: Path, *, read_only: bool = False, fresh: bool = False) -> Store:
+        """Open the store in directory ``path``: create or upgrade it, unless ``read_only``
+        (nothing is written then). ``fresh``: create it even where a store lost its database
+        (``release-watch store reinit``)."""
+        return cls(open_database(path, read_only=read_only, fresh=fresh))
 
     def close(self) -> None:
-        self.cache.close()
-
-    def _check_schema(self, path: Path) -> None:
-        version = self.cache.get(("schema",))
-        if version is None:
-            if any(True for _ in self.cache.iterkeys()):
-                raise StoreError(f"{path} holds data but no release-watch schema version; "
-                                 "point store.path at an empty or release-watch directory")
-            self.cache.set(("schema",), SCHEMA_VERSION)
-        elif version != SCHEMA_VERSION:
-            raise StoreError(f"the store at {path} has schema version {version}; this "
-                             f"release-watch reads version {SCHEMA_VERSION}")
+        self.db.close()
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
-        with self.cache.transact():
+        with self.db.transaction():
             yield
 
-    # ---- reading ---------------------------------------------------------------------------
+    # ---- repos and releases ----------------------------------------------------------------
     def repo_state(self, repo: str) -> RepoState:
-        data = self.cache.get(("repo", repo))
-        return RepoState.model_validate(data) if data else RepoState(repo=repo)
+        row = self.db.one("SELECT repo, state, last_poll, last_success FROM rw_repo "
+                          "WHERE repo = ?", (repo,))
+        return RepoState.from_row(*row) if row else RepoState(repo=repo)
+
+    def repo_states(self, repos: list[str]) -> dict[str, RepoState]:
+        """Many repos' states in one statement (a poll reads them all before its fetch
+        threads start, rather than one query per repo while they hold the GIL)."""
+        rows = self.db.all("SELECT repo, state, last_poll, last_success FROM rw_repo "
+                           "WHERE repo IN (SELECT value FROM json_each(?))", (json.dumps(repos),))
+        found = {row[0]: RepoState.from_row(*row) for row in rows}
+        return {repo: found.get(repo) or RepoState(repo=repo) for repo in repos}
 
     def repos(self) -> list[str]:
-        return sorted(key[1] for key in self.cache.iterkeys()
-                      if isinstance(key, tuple) and key[0] == "repo")
+        return [row[0] for row in self.db.all("SELECT repo FROM rw_repo ORDER BY repo")]
+
+    def put_repo_state(self, state: RepoState) -> None:
+        self.db.execute("INSERT OR REPLACE INTO rw_repo (repo, state, last_poll, last_success) "
+                        "VALUES (?, ?, ?, ?)", state.row())
+
+    def touch_repos(self, states: Iterable[RepoState]) -> None:
+        """Move only the poll timestamps, for many repos in one statement."""
+        self.db.executemany("UPDATE rw_repo SET last_poll = ?, last_success = ? WHERE repo = ?",
+                            [(*state.row()[2:], state.repo) for state in states])
 
     def release_record(self, repo: str, release_id: int) -> ReleaseRecord | None:
-        data = self.cache.get(("release", repo, release_id))
-        return ReleaseRecord.model_validate(data) if data else None
+        record = self.db.scalar("SELECT record FROM rw_release WHERE repo = ? AND id = ?",
+                                (repo, release_id))
+        return ReleaseRecord.model_validate_json(record) if record else None
 
     def release_records(self, repo: str) -> dict[int, ReleaseRecord]:
-        records = {}
-        for release_id in self.repo_state(repo).release_ids:
-            record = self.release_record(repo, release_id)
-            if record is not None:
-                records[release_id] = record
-        return records
+        rows = self.db.all("SELECT id, record FROM rw_release WHERE repo = ?", (repo,))
+        return {rid: ReleaseRecord.model_validate_json(record) for rid, record in rows}
 
+    def releases_known(self, repo: str) -> int:
+        return int(self.db.scalar("SELECT count(*) FROM rw_release WHERE repo = ?", (repo,)))
+
+    def put_release(self, record: ReleaseRecord) -> None:
+        self.db.execute("INSERT OR REPLACE INTO rw_release (repo, id, record) VALUES (?, ?, ?)",
+                        (record.repo, record.release.id, record.model_dump_json()))
+
+    def delete_release(self, repo: str, release_id: int) -> None:
+        self.db.execute("DELETE FROM rw_release WHERE repo = ? AND id = ?", (repo, release_id))
+
+    # ---- ETags -------------------------------------------------------------------------------
     def etag(self, url: str) -> str | None:
-        value = self.cache.get(("etag", url))
+        value = self.db.scalar("SELECT etag FROM rw_etag WHERE url = ?", (url,))
         return str(value) if value else None
 
     def etags(self, urls: list[str]) -> dict[str, str]:
-        return {url: etag for url in urls if (etag := self.etag(url))}
+        rows = self.db.all("SELECT url, etag FROM rw_etag WHERE url IN "
+                           "(SELECT value FROM json_each(?))", (json.dumps(urls),))
+        return {url: etag for url, etag in rows if etag}
 
+    def last_pages(self, urls: list[str]) -> set[str]:
+        """Those of ``urls`` that were the last page of their listing when their ETag came."""
+        return {url for url in urls
+                if self.db.scalar("SELECT last_page FROM rw_etag WHERE url = ?", (url,))}
+
+    def put_etags(self, etags: dict[str, str], last_pages: Iterable[str] = ()) -> None:
+        last = set(last_pages)
+        self.db.executemany("INSERT OR REPLACE INTO rw_etag (url, etag, last_page) "
+                            "VALUES (?, ?, ?)",
+                            [(url, etag, int(url in last)) for url, etag in etags.items()])
+
+    # ---- events and the outbox ---------------------------------------------------------------
     def event(self, event_id: str) -> Event | None:
-        data = self.cache.get(("event", event_id))
-        return Event.model_validate(data) if data else None
+        body = self.db.scalar("SELECT body FROM rw_event WHERE id = ?", (event_id,))
+        return Event.model_validate_json(body) if body else None
 
     def has_event(self, event_id: str) -> bool:
-        return ("event", event_id) in self.cache
-
-    def pending_deliveries(self) -> list[Delivery]:
-        deliveries = []
-        for key in self.cache.get(("outbox",), []):
-            data = self.cache.get(("delivery", key))
-            if data:
-                deliveries.append(Delivery.model_validate(data))
-        return deliveries
-
-    # ---- writing (call inside transaction() where several belong together) -----------------
-    def put_repo_state(self, state: RepoState) -> None:
-        self.cache.set(("repo", state.repo), state.model_dump(mode="json"))
-
-    def put_release(self, record: ReleaseRecord) -> None:
-        key = ("release", record.repo, record.release.id)
-        self.cache.set(key, record.model_dump(mode="json"))
-
-    def delete_release(self, repo: str, release_id: int) -> None:
-        self.cache.delete(("release", repo, release_id))
-
-    def put_etags(self, etags: dict[str, str]) -> None:
-        for url, etag in etags.items():
-            self.cache.set(("etag", url), etag)
+        return self.db.one("SELECT 1 FROM rw_event WHERE id = ?", (event_id,)) is not None
 
     def add_event(self, event: Event, notifiers: list[str], now: datetime,
                   digest_notifiers: tuple[str, ...] | list[str] = ()) -> bool:
         """Record an event, queue one delivery per immediate notifier and put it in each digest
         notifier's queue; False if it was known already (the same change is never queued
-        twice)."""
-        if self.has_event(event.id):
-            return False
+        twice). A few row inserts, however many events are stored."""
         with self.transaction():
-            self.cache.set(("event", event.id), event.model_dump(mode="json"))
-            outbox: list[str] = self.cache.get(("outbox",), [])
-            for notifier in notifiers:
-                delivery = Delivery(id=delivery_id(event.id, notifier), event_id=event.id,
-                                    notifier=notifier, queued_at=now)
-                self.cache.set(("delivery", delivery.id), delivery.model_dump(mode="json"))
-                outbox.append(delivery.id)
-            self.cache.set(("outbox",), outbox)
-            for notifier in digest_notifiers:
-                queue: list[str] = self.cache.get(("digest-queue", notifier), [])
-                self.cache.set(("digest-queue", notifier), [*queue, event.id])
+            added = self.db.execute(
+                "INSERT OR IGNORE INTO rw_event (id, detected, body) VALUES (?, ?, ?)",
+                (event.id, event.detected_at.timestamp(), event.model_dump_json())).rowcount
+            if not added:
+                return False
+            deliveries = [Delivery(id=delivery_id(event.id, notifier), event_id=event.id,
+                                   notifier=notifier, queued_at=now) for notifier in notifiers]
+            self.db.executemany("INSERT INTO rw_delivery (id, event_id, notifier, record) "
+                                "VALUES (?, ?, ?, ?)",
+                                [(d.id, d.event_id, d.notifier, d.model_dump_json())
+                                 for d in deliveries])
+            self.db.executemany("INSERT INTO rw_digest_queue (notifier, event_id) VALUES (?, ?)",
+                                [(notifier, event.id) for notifier in digest_notifiers])
         return True
 
-    def save_progress(self, delivery_key: str, updates: dict[str, Any]) -> None:
-        data = self.cache.get(("delivery", delivery_key))
-        if data is not None:
-            data["progress"] = {**data.get("progress", {}), **updates}
-            self.cache.set(("delivery", delivery_key), data)
+    def pending_deliveries(self) -> list[Delivery]:
+        return [Delivery.model_validate_json(record) for (record,)
+                in self.db.all("SELECT record FROM rw_delivery ORDER BY seq")]
 
-    # ---- digests ---------------------------------------------------------------------------
-    def digest_queue(self, notifier: str) -> list[str]:
-        return list(self.cache.get(("digest-queue", notifier), []))
+    def pending_count(self) -> int:
+        return int(self.db.scalar("SELECT count(*) FROM rw_delivery"))
+
+    def _delivery(self, key: str) -> Delivery | None:
+        record = self.db.scalar("SELECT record FROM rw_delivery WHERE id = ?", (key,))
+        return Delivery.model_validate_json(record) if record else None
+
+    def _put_delivery(self, delivery: Delivery) -> None:
+        self.db.execute("UPDATE rw_delivery SET record = ? WHERE id = ?",
+                        (delivery.model_dump_json(), delivery.id))
+
+    def save_progress(self, delivery_key: str, updates: dict[str, Any]) -> None:
+        with self.transaction():
+            current = self._delivery(delivery_key)
+            if current is not None:
+                self._put_delivery(current.model_copy(
+                    update={"progress": {**current.progress, **updates}}))
+
+    def delivered(self, delivery: Delivery) -> None:
+        self.db.execute("DELETE FROM rw_delivery WHERE id = ?", (delivery.id,))
+
+    def delivery_failed(self, delivery: Delivery, error: str, *, permanent: bool) -> Delivery:
+        with self.transaction():
+            # Re-read: the handler may have saved progress since ``delivery`` was loaded.
+            current = self._delivery(delivery.id) or delivery
+            failed = current.model_copy(update={"attempts": current.attempts + 1,
+                                                "last_error": error,
+                                                "permanent_failure": permanent})
+            self._put_delivery(failed)
+        return failed
+
+    # ---- digests ------------------------------------------------------------------------------
+    def digest_queue(self, notifier: str, upto: int | None = None) -> list[str]:
+        rows = self.db.all("SELECT event_id FROM rw_digest_queue WHERE notifier = ? AND seq <= ?"
+                           " ORDER BY seq", (notifier, upto if upto is not None else 2**62))
+        return [row[0] for row in rows]
+
+    def digest_sizes(self) -> dict[str, int]:
+        """Queued events per digest notifier, including those with an empty queue."""
+        sizes = {row[0]: 0 for row in self.db.all("SELECT notifier FROM rw_digest")}
+        sizes |= dict(self.db.all("SELECT notifier, count(*) FROM rw_digest_queue "
+                                  "GROUP BY notifier"))
+        return dict(sorted(sizes.items()))
 
     def digest_since(self, notifier: str) -> datetime | None:
-        value = self.cache.get(("digest-since", notifier))
+        value = self.db.scalar("SELECT since FROM rw_digest WHERE notifier = ?", (notifier,))
         return datetime.fromisoformat(value) if value else None
 
     def digest_delivery(self, notifier: str) -> DigestDelivery | None:
-        data = self.cache.get(("digest-delivery", notifier))
-        return DigestDelivery.model_validate(data) if data else None
+        value = self.db.scalar("SELECT pending FROM rw_digest WHERE notifier = ?", (notifier,))
+        if not value:
+            return None
+        data = json.loads(value)
+        return DigestDelivery.model_validate(
+            {**data, "event_ids": self.digest_queue(notifier, data.get("upto", 0))})
 
     def start_digest(self, notifier: str, now: datetime) -> DigestDelivery:
         """The digest in flight, or a new one taking the whole queue as it is now."""
@@ -230,68 +224,91 @@ class Store:
             pending = self.digest_delivery(notifier)
             if pending is not None:
                 return pending
-            digest = DigestDelivery(notifier=notifier, event_ids=self.digest_queue(notifier),
-                                    since=self.digest_since(notifier), until=now)
+            upto = int(self.db.scalar("SELECT coalesce(max(seq), 0) FROM rw_digest_queue "
+                                      "WHERE notifier = ?", (notifier,)))
+            digest = DigestDelivery(notifier=notifier, event_ids=self.digest_queue(notifier, upto),
+                                    since=self.digest_since(notifier), until=now, upto=upto)
             self.put_digest_delivery(digest)
             return digest
 
     def put_digest_delivery(self, digest: DigestDelivery) -> None:
-        self.cache.set(("digest-delivery", digest.notifier), digest.model_dump(mode="json"))
+        self.db.execute("INSERT INTO rw_digest (notifier, pending) VALUES (?, ?) ON CONFLICT "
+                        "(notifier) DO UPDATE SET pending = excluded.pending",
+                        (digest.notifier, digest.model_dump_json(exclude={"event_ids"})))
 
     def digest_delivered(self, digest: DigestDelivery) -> None:
         """Only now do its events leave the queue; events queued meanwhile stay for the next."""
         with self.transaction():
-            sent = set(digest.event_ids)
-            queue = [e for e in self.digest_queue(digest.notifier) if e not in sent]
-            self.cache.set(("digest-queue", digest.notifier), queue)
-            self.cache.set(("digest-since", digest.notifier), digest.until.isoformat())
-            self.cache.delete(("digest-delivery", digest.notifier))
+            self.db.execute("DELETE FROM rw_digest_queue WHERE notifier = ? AND seq <= ?",
+                            (digest.notifier, digest.upto))
+            self.db.execute("INSERT INTO rw_digest (notifier, since, pending) VALUES (?, ?, NULL)"
+                            " ON CONFLICT (notifier) DO UPDATE SET since = excluded.since, "
+                            "pending = NULL", (digest.notifier, digest.until.isoformat()))
+
+    # ---- retention ---------------------------------------------------------------------------
+    def prune(self, before: datetime) -> int:
+        """Drop the bodies of events detected before ``before`` that nothing still waits for;
+        their ids stay, so the same change is still recognised. Returns how many."""
+        # NOT IN over the (small) pending sets is read once per statement; an index on their
+        # event ids would cost every event added a write more.
+        pruned = self.db.execute(
+            "UPDATE rw_event SET body = NULL WHERE body IS NOT NULL AND detected < ? "
+            "AND id NOT IN (SELECT event_id FROM rw_delivery) "
+            "AND id NOT IN (SELECT event_id FROM rw_digest_queue)",
+            (before.timestamp(),)).rowcount
+        if pruned and not self.db.connection.in_transaction:
+            self.db.execute("PRAGMA incremental_vacuum")
+        return int(pruned)
+
+    def integrity(self) -> list[str]:
+        """SQLite's own check of every page and index (``release-watch store check``): the
+        problems it found, [] when the database is sound. Reads the whole file."""
+        found = [str(row[0]) for row in self.db.all("PRAGMA integrity_check")]
+        return [] if found == ["ok"] else found
+
+    def totals(self) -> dict[str, int]:
+        """Row counts for ``store check`` (not ``status``: counting events reads history)."""
+        tables = {"repos": "rw_repo", "releases": "rw_release", "events": "rw_event",
+                  "pending deliveries": "rw_delivery", "queued for digests": "rw_digest_queue"}
+        return {name: int(self.db.scalar(f"SELECT count(*) FROM {table}"))
+                for name, table in tables.items()}
+
+    # ---- small keyed values ------------------------------------------------------------------
+    def meta(self, key: str) -> dict[str, Any] | None:
+        value = self.db.scalar("SELECT value FROM rw_meta WHERE key = ?", (key,))
+        return dict(json.loads(value)) if value else None
+
+    def put_meta(self, key: str, value: dict[str, Any]) -> None:
+        self.db.execute("INSERT OR REPLACE INTO rw_meta (key, value) VALUES (?, ?)",
+                        (key, json.dumps(value)))
+
+    def daemon_state(self) -> dict[str, Any] | None:
+        return self.meta("daemon")
+
+    def put_daemon_state(self, state: dict[str, Any]) -> None:
+        self.put_meta("daemon", state)
+
+    def org_state(self, org: str) -> dict[str, Any] | None:
+        value = self.db.scalar("SELECT state FROM rw_org WHERE org = ?", (org.lower(),))
+        return dict(json.loads(value)) if value else None
+
+    def put_org_state(self, org: str, state: dict[str, Any]) -> None:
+        self.db.execute("INSERT OR REPLACE INTO rw_org (org, state) VALUES (?, ?)",
+                        (org.lower(), json.dumps(state)))
 
     def pr_labels(self, repo: str, numbers: list[int]) -> dict[int, list[str]]:
         found = {}
         for number in numbers:
-            value = self.cache.get(("pr-labels", repo, number))
+            value = self.db.scalar("SELECT labels FROM rw_pr_labels WHERE repo = ? AND "
+                                   "number = ?", (repo, number))
             if value is not None:
-                found[number] = list(value)
+                found[number] = list(json.loads(value))
         return found
 
     def put_pr_labels(self, repo: str, labels: dict[int, list[str]]) -> None:
         """Kept for good: a merged PR's release-notes labels do not change."""
         with self.transaction():
-            for number, names in labels.items():
-                self.cache.set(("pr-labels", repo, number), list(names))
-
-    def org_state(self, org: str) -> dict[str, Any] | None:
-        value = self.cache.get(("org", org.lower()))
-        return dict(value) if value else None
-
-    def put_org_state(self, org: str, state: dict[str, Any]) -> None:
-        self.cache.set(("org", org.lower()), state)
-
-    def put_daemon_state(self, state: dict[str, Any]) -> None:
-        self.cache.set(("daemon",), state)
-
-    def daemon_state(self) -> dict[str, Any] | None:
-        value = self.cache.get(("daemon",))
-        return dict(value) if value else None
-
-    def digest_notifiers(self) -> list[str]:
-        return sorted({key[1] for key in self.cache.iterkeys()
-                       if isinstance(key, tuple) and key[0] in {"digest-queue",
-                                                                "digest-delivery"}})
-
-    def delivered(self, delivery: Delivery) -> None:
-        with self.transaction():
-            outbox: list[str] = self.cache.get(("outbox",), [])
-            self.cache.set(("outbox",), [key for key in outbox if key != delivery.id])
-            self.cache.delete(("delivery", delivery.id))
-
-    def delivery_failed(self, delivery: Delivery, error: str, *, permanent: bool) -> Delivery:
-        # Re-read: the handler may have saved progress since ``delivery`` was loaded.
-        data = self.cache.get(("delivery", delivery.id))
-        current = Delivery.model_validate(data) if data else delivery
-        failed = current.model_copy(update={"attempts": current.attempts + 1,
-                                            "last_error": error, "permanent_failure": permanent})
-        self.cache.set(("delivery", delivery.id), failed.model_dump(mode="json"))
-        return failed
-
+            self.db.executemany("INSERT OR REPLACE INTO rw_pr_labels (repo, number, labels) "
+                                "VALUES (?, ?, ?)",
+                                [(repo, number, json.dumps(list(names)))
+                                 for number, names in labels.items()])

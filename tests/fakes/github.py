@@ -18,6 +18,7 @@ import sys
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -82,6 +83,7 @@ class RecordedRequest:
     query: dict[str, str]
     headers: dict[str, str]
     status: int
+    at: float = 0.0  # ``FakeGitHub.clock()`` when it was answered (tests give a fake clock)
 
 
 class FakeGitHub(Served):
@@ -94,14 +96,17 @@ class FakeGitHub(Served):
         self.rate_remaining: int = self.rate_limit
         self.rate_reset: int = int(time.time()) + 3600
         self.requests: list[RecordedRequest] = []
+        self.clock: Callable[[], float] = time.monotonic
         self._lock = threading.RLock()
         self._repos: dict[str, list[dict[str, Any]]] = {}
         self._archived: set[str] = set()
         self.pr_labels: dict[tuple[str, int], list[str]] = {}  # (repo, PR number) → labels
+        self.graphql_checks = 0  # batched release-check queries answered
         self._scripts: dict[str, deque[Scripted]] = {}
         self._token: str | None = None
         self._next_id = 1000
         self._seq = 0
+        self._updates = 0
 
     # -- state -------------------------------------------------------------------------------
     def add_repo(self, repo: str, *, archived: bool = False) -> None:
@@ -134,6 +139,7 @@ class FakeGitHub(Served):
                 "name": tag if name is None else name, "body": body, "draft": draft,
                 "prerelease": prerelease, "created_at": published_at or when,
                 "published_at": published_at or when, "author": dict(_AUTHOR), "assets": [],
+                "_updated_at": self._tick(),  # GraphQL's updatedAt; not in the REST object
             }  # fmt: skip
             releases.insert(0, release)
             return self._render(repo, release)
@@ -143,6 +149,7 @@ class FakeGitHub(Served):
         with self._lock:
             release = self._find(repo, release_id)
             release.update(copy.deepcopy(fields))
+            release["_updated_at"] = self._tick()
             return self._render(repo, release)
 
     def delete_release(self, repo: str, release_id: int) -> None:
@@ -194,8 +201,13 @@ class FakeGitHub(Served):
             "tarball_url": f"{api}/repos/{repo}/tarball/{tag}",
             "zipball_url": f"{api}/repos/{repo}/zipball/{tag}",
         }
-        out.update(copy.deepcopy(release))
+        out.update(copy.deepcopy({k: v for k, v in release.items() if not k.startswith("_")}))
         return out
+
+    def _tick(self) -> str:
+        """A fresh timestamp for ``updatedAt``: one second after the last one handed out."""
+        self._updates += 1
+        return (_EPOCH + timedelta(seconds=self._updates)).strftime("%Y-%m-%dT%H:%M:%SZ")
 
     def _route(
         self, method: str, path: str, query: dict[str, str], headers: dict[str, str]
@@ -235,22 +247,34 @@ class FakeGitHub(Served):
         return {"resources": {"core": core}, "rate": core}
 
     def _graphql(self, headers: dict[str, str], body: bytes) -> tuple[int, Any, dict[str, str]]:
-        """Just enough GraphQL for PR labels: ``alias: pullRequest(number: N)`` fields of
-        ``repository(owner:, name:)``, answered with GitHub's shape (null + an error for a
-        number that is not a PR). GitHub's GraphQL API needs a token."""
+        """Just enough GraphQL for this tool, answered in GitHub's shape: PR labels
+        (``alias: pullRequest(number: N)`` fields of ``repository(owner: $owner, name: $name)``,
+        null + a NOT_FOUND error for a number that is not a PR), and the batched release check
+        (``alias: repository(owner: "o", name: "n") { releases(first: N, …) { nodes {…} } }``,
+        null + NOT_FOUND for an unknown repository). GitHub's GraphQL API needs a token."""
         scheme, _, given = headers.get("authorization", "").partition(" ")
         if scheme.lower() not in ("bearer", "token") or not given.strip():
             return 401, {"message": "This endpoint requires you to be authenticated."}, {}
         try:
             request = json.loads(body)
-            variables = request.get("variables") or {}
-            repo = f"{variables['owner']}/{variables['name']}"
-            fields = re.findall(r"(\w+)\s*:\s*pullRequest\(number:\s*(\d+)\)", request["query"])
+            query = request["query"]
+            if "releases(first:" in query:
+                data, errors = self._release_check(query)
+            else:
+                data, errors = self._labels(query, request.get("variables") or {})
         except (ValueError, KeyError, TypeError):
             return 400, {"message": "Problems parsing JSON"}, {}
+        answer: dict[str, Any] = {"data": data}
+        if errors:
+            answer["errors"] = errors
+        return 200, answer, {"x-ratelimit-resource": "graphql"}
+
+    def _labels(self, query: str, variables: dict[str, Any]
+                ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        repo = f"{variables['owner']}/{variables['name']}"
         data: dict[str, Any] = {}
         errors = []
-        for alias, number in fields:
+        for alias, number in re.findall(r"(\w+)\s*:\s*pullRequest\(number:\s*(\d+)\)", query):
             labels = self.pr_labels.get((repo, int(number)))
             if labels is None:
                 data[alias] = None
@@ -260,10 +284,28 @@ class FakeGitHub(Served):
             else:
                 data[alias] = {"number": int(number),
                                "labels": {"nodes": [{"name": name} for name in labels]}}
-        answer: dict[str, Any] = {"data": {"repository": data}}
-        if errors:
-            answer["errors"] = errors
-        return 200, answer, {"x-ratelimit-resource": "graphql"}
+        return {"repository": data}, errors
+
+    _REPO_RELEASES = re.compile(r'(\w+)\s*:\s*repository\(owner:\s*"([^"]+)",\s*name:\s*"([^"]+)"'
+                                r'\)\s*\{\s*releases\(first:\s*(\d+)')
+
+    def _release_check(self, query: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        self.graphql_checks += 1
+        data: dict[str, Any] = {}
+        errors = []
+        for alias, owner, name, first in self._REPO_RELEASES.findall(query):
+            repo = f"{owner}/{name}"
+            if repo not in self._repos:
+                data[alias] = None
+                errors.append({"type": "NOT_FOUND", "path": [alias],
+                               "message": f"Could not resolve to a Repository with the name "
+                                          f"'{repo}'."})
+                continue
+            nodes = [{"databaseId": r["id"], "tagName": r["tag_name"], "name": r["name"],
+                      "isDraft": r["draft"], "isPrerelease": r["prerelease"],
+                      "updatedAt": r["_updated_at"]} for r in self._repos[repo][:int(first)]]
+            data[alias] = {"releases": {"nodes": nodes}}
+        return data, errors
 
     def _org_repos(self, path: str, query: dict[str, str],
                    org: str) -> tuple[int, Any, dict[str, str]]:
@@ -330,7 +372,8 @@ class FakeGitHub(Served):
                 body = b""
             if not body:
                 out_headers.pop("content-type", None)
-            if status == 200 and path != "/rate_limit":
+            # GraphQL has a budget of its own; /rate_limit counts against nothing.
+            if status == 200 and path not in ("/graphql", "/rate_limit"):
                 self.rate_remaining = max(0, self.rate_remaining - 1)
             final = {
                 "x-ratelimit-limit": str(self.rate_limit),
@@ -342,5 +385,6 @@ class FakeGitHub(Served):
             }
             if scripted is not None:
                 final.update({k.lower(): v for k, v in scripted.headers.items()})
-            self.requests.append(RecordedRequest(method, path, query, headers, status))
+            self.requests.append(RecordedRequest(method, path, query, headers, status,
+                                                 self.clock()))
             return Answer(status, final, body, scripted.delay if scripted else 0.0)

@@ -205,6 +205,11 @@ class FakeSlack(Served):
         with self._lock:
             self._scripts.setdefault(path, deque()).extend(responses)
 
+    def unscript(self, path: str) -> None:
+        """Drop the answers still queued for ``path``: it answers normally again."""
+        with self._lock:
+            self._scripts.pop(path, None)
+
     def thread(self, ts: str) -> list[Message]:
         """Replies whose ``thread_ts`` is ``ts``, oldest first (the parent is not included)."""
         with self._lock:

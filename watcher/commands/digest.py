@@ -8,6 +8,7 @@ from watcher.deliver import send_digests
 from watcher.errors import ConfigError
 from watcher.locks import writer_lock
 from watcher.store import Store
+from watcher.storedir import Shape, check_usable
 
 
 def run_digest(config: Config, deps: Dependencies, *, notifier: str | None,
@@ -18,7 +19,7 @@ def run_digest(config: Config, deps: Dependencies, *, notifier: str | None,
         known = ", ".join(digest_names) or "none (set mode = 'digest')"
         raise ConfigError(f"no digest notifier named {notifier!r}; digest notifiers: {known}")
     path = config.store_path()
-    if not (path / "cache.db").exists():
+    if check_usable(path).shape is Shape.ABSENT:
         deps.stdout.write("no store yet: nothing has been polled, no digest to send\n")
         return 0
     store = Store.open(path)

@@ -8,13 +8,14 @@ from pathlib import Path
 from typing import IO
 
 from handlers.base import Notifier
-from handlers.console import format_event
 from watcher.app import Dependencies, build_notifiers, build_runtime
 from watcher.config import Config
 from watcher.deliver import deliver_pending
 from watcher.locks import writer_lock
 from watcher.models import Event
+from watcher.poller import RepoOutcome
 from watcher.routing import route
+from watcher.storedir import Shape, check_usable
 
 logger = logging.getLogger(__name__)
 
@@ -37,32 +38,37 @@ def run_poll(config: Config, deps: Dependencies, repo_names: list[str], *, dry_r
             notifier.close()
         runtime.close()
     logger.info("polled %d repos: %d events, %d messages sent, %d repos failed",
-                len(repos), len(report.events), delivery.sent, len(report.failed))
+                len(repos), report.event_count, delivery.sent, len(report.failed))
     return 1 if report.failed or delivery.failed or org_failures else 0
 
 
 def _dry_run(config: Config, deps: Dependencies, repo_names: list[str]) -> int:
     """Poll against the real store without writing to it; a missing store is a first run in a
     throw-away directory, so the dry run shows what the first real poll would announce."""
+    from handlers.console import format_event
+
     store_path = config.store_path()
     with tempfile.TemporaryDirectory(prefix="release-watch-dry-") as scratch:
-        if not (store_path / "cache.db").exists():
+        if check_usable(store_path).shape is Shape.ABSENT:
             config = config.model_copy(update={"store": config.store.model_copy(
                 update={"path": str(Path(scratch) / "store")})})
         runtime = build_runtime(config, deps)
         notifiers = build_notifiers(config, deps)
         try:
             repos, org_failures = runtime.poller.watched(repo_names, dry_run=True)
-            report = runtime.poller.poll(repos, dry_run=True)
             out = deps.stdout
-            for event in report.events:
-                recipients = runtime.poller.recipients(event)
-                out.write(format_event(event) + "\n")
-                out.write(f"  would go to: {', '.join(recipients) or 'no notifier'}\n\n")
-                for name in recipients:
-                    _preview(notifiers[name], event, out)
+
+            def show(_: RepoOutcome, events: list[Event]) -> None:
+                for event in events:
+                    recipients = runtime.poller.recipients(event)
+                    out.write(format_event(event) + "\n")
+                    out.write(f"  would go to: {', '.join(recipients) or 'no notifier'}\n\n")
+                    for name in recipients:
+                        _preview(notifiers[name], event, out)
+
+            report = runtime.poller.poll(repos, dry_run=True, on_events=show)
             unchanged = sum(1 for outcome in report.outcomes if outcome.not_modified)
-            out.write(f"dry run: {len(repos)} repos, {len(report.events)} events, "
+            out.write(f"dry run: {len(repos)} repos, {report.event_count} events, "
                       f"{unchanged} unchanged, {len(report.failed)} failed; nothing sent or "
                       "recorded\n")
         finally:

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from watcher.app import Dependencies
-from watcher.config import Config
 from watcher.store import Store
+from watcher.storedir import Shape, check_usable
+
+if TYPE_CHECKING:
+    from watcher.config import Config
+    from watcher.deps import Dependencies
 
 STALE_INTERVALS = 3
 
@@ -24,27 +27,28 @@ def _ago(when: datetime | None, now: datetime) -> str:
 
 
 def collect(config: Config, store: Store) -> dict[str, Any]:
+    """Reads one row per repo and per pending delivery: nothing here grows with history."""
     repos = []
     watched = {r.name for r in config.repos}
     for org in config.orgs:
         watched.update((store.org_state(org.name) or {}).get("repos", []))
+    rate = store.meta("rate_limit") or {}
+    rate_limit = {"remaining": rate.get("remaining"), "limit": rate.get("limit"),
+                  "reset": rate.get("reset")}
     for name in sorted({*store.repos(), *watched}):
         state = store.repo_state(name)
         repos.append({
             "repo": name, "watched": name in watched,
             "last_poll": state.last_poll, "last_success": state.last_success,
             "consecutive_failures": state.consecutive_failures, "last_error": state.last_error,
-            "releases_known": len(state.release_ids),
-            "rate_limit": {"remaining": state.rate_limit_remaining,
-                           "limit": state.rate_limit_limit, "reset": state.rate_limit_reset},
+            "releases_known": state.releases_known, "rate_limit": rate_limit,
         })
     pending = store.pending_deliveries()
-    digests = {name: len(store.digest_queue(name)) for name in store.digest_notifiers()}
     by_notifier: dict[str, int] = {}
     for delivery in pending:
         by_notifier[delivery.notifier] = by_notifier.get(delivery.notifier, 0) + 1
     return {"store": str(config.store_path()), "repos": repos, "daemon": store.daemon_state(),
-            "digest_queues": digests,
+            "rate_limit": rate_limit, "digest_queues": store.digest_sizes(),
             "pending_deliveries": len(pending), "pending_by_notifier": by_notifier,
             "failing_deliveries": [{"notifier": d.notifier, "event": d.event_id,
                                     "attempts": d.attempts, "error": d.last_error,
@@ -66,12 +70,12 @@ def health(data: dict[str, Any], interval: float, now: datetime) -> tuple[bool, 
 def run_status(config: Config, deps: Dependencies, *, as_json: bool, check: bool) -> int:
     path = config.store_path()
     now = deps.clock()
-    if not (path / "cache.db").exists():
+    if check_usable(path).shape is Shape.ABSENT:  # a store that lost its database: refused
         data: dict[str, Any] = {"store": str(path), "repos": [], "daemon": None,
-                                "digest_queues": {}, "pending_deliveries": 0,
+                                "rate_limit": {}, "digest_queues": {}, "pending_deliveries": 0,
                                 "pending_by_notifier": {}, "failing_deliveries": []}
     else:
-        store = Store.open(path)
+        store = Store.open(path, read_only=True)
         try:
             data = collect(config, store)
         finally:
@@ -99,9 +103,9 @@ def _text(data: dict[str, Any], now: datetime) -> str:
         if repo["consecutive_failures"]:
             lines.append(f"  failing: {repo['consecutive_failures']} polls in a row; last error: "
                          f"{repo['last_error']}")
-        rate = repo["rate_limit"]
-        if rate["remaining"] is not None:
-            lines.append(f"  rate limit: {rate['remaining']}/{rate['limit']} left")
+    rate = data["rate_limit"]
+    if rate.get("remaining") is not None:
+        lines.append(f"rate limit: {rate['remaining']}/{rate['limit']} left")
     lines.append(f"pending deliveries: {data['pending_deliveries']}"
                  + "".join(f"\n  {name}: {count}" for name, count
                            in data["pending_by_notifier"].items()))

@@ -1,0 +1,52 @@
+"""Keeps requests under a per-minute ceiling: GitHub's secondary rate limits allow at most 900
+points a minute per REST endpoint (a GET is one point) and 2,000 for GraphQL
+(docs.github.com, "Rate limits for the REST API", "Secondary rate limits").
+
+A sliding window over the send times of the last ``per_minute`` requests: a request waits only
+when that many went out in the last 60 seconds, and then until the oldest of them is a minute
+old. So no minute, wherever it starts, sees more than ``per_minute`` requests, and a poll that
+stays under the ceiling is never slowed (a token bucket would slow a 500-request burst that
+GitHub allows). Clock and sleep are injected, so tests never wait.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from collections.abc import Callable
+
+WINDOW = 60.0
+
+
+class Pacer:
+    def __init__(self, per_minute: int, *, clock: Callable[[], float],
+                 sleep: Callable[[float], None], window: float = WINDOW) -> None:
+        if per_minute < 1:
+            raise ValueError("per_minute must be at least 1")
+        self.per_minute = per_minute
+        self.window = window
+        self.clock = clock
+        self.sleep = sleep
+        self._sent: deque[float] = deque()
+        # Held while a caller sleeps for its turn: callers leave one at a time and in order,
+        # and the window never sees two callers at once.
+        self._lock = threading.Lock()
+
+    def wait(self) -> float:
+        """Block until one more request may go; returns the seconds waited."""
+        with self._lock:
+            now = self.clock()
+            waited = 0.0
+            self._forget(now)
+            if len(self._sent) >= self.per_minute:
+                # Bounded by the window: a wall clock set back must not stall us for longer.
+                waited = min(self.window, max(0.0, self._sent[0] + self.window - now))
+                self.sleep(waited)
+                now = max(self.clock(), now + waited)
+                self._forget(now)
+            self._sent.append(now)
+            return waited
+
+    def _forget(self, now: float) -> None:
+        while self._sent and self._sent[0] <= now - self.window:
+            self._sent.popleft()
