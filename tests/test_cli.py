@@ -113,7 +113,7 @@ def test_status_check_follows_the_last_successful_poll(fake_github, write_config
     assert healthy.code == 0 and "health: ok" in healthy.stdout
     clock.now += timedelta(minutes=31)
     stale = run_cli("--config", str(config), "status", "--check")
-    assert stale.code == 1 and "STALE" in stale.stdout
+    assert stale.code == 1 and "UNHEALTHY" in stale.stdout
     assert run_cli("--config", str(config), "status").code == 0  # without --check: report only
 
 

@@ -154,7 +154,7 @@ def test_rate_limit_waits_for_retry_after(fake_github, fake_slack, write_config,
     ("channel_not_found", "check `channel`"),
     ("not_in_channel", "/invite the app"),
 ])
-def test_permanent_errors_say_the_fix_once_and_do_not_block_others(
+def test_permanent_errors_say_the_fix_every_run_and_do_not_block_others(
         fake_github, fake_slack, write_config, run_cli, error, fix):
     fake_github.add_release("pytorch/xla", tag="v2.0", body="## FSDP\n- Add X (#1)\n")
     notifiers = (slack_notifier() + '[[notifiers]]\nname = "log"\ntype = "jsonl"\n'
@@ -166,10 +166,14 @@ def test_permanent_errors_say_the_fix_once_and_do_not_block_others(
     assert first.code == 1 and error in first.stderr and fix in first.stderr
     assert len((config.parent / "events.jsonl").read_text().splitlines()) == 1
     second = poll(run_cli, config)
-    assert second.code == 1 and fix not in second.stderr  # said once, then counted
+    # every run that fails says why, one line for the notifier, not silence with exit 1
+    assert second.code == 1 and [line for line in second.stderr.splitlines()
+                                 if "'releases'" in line and fix in line]
     status = json.loads(run_cli("--config", str(config), "status", "--json").stdout)
     (failing,) = status["failing_deliveries"]
     assert failing["permanent"] and failing["attempts"] == 2
+    check = run_cli("--config", str(config), "status", "--check")
+    assert check.code == 1 and "notifier 'releases' cannot deliver" in check.stdout
     assert poll(run_cli, config).code == 0  # fixed: delivered, once
     assert len([m for m in fake_slack.messages if m.thread_ts is None]) == 1
 
@@ -307,3 +311,22 @@ def test_entities_show_once_and_only_http_links_link(fake_github, fake_slack, wr
         link for m in fake_slack.messages for link in m.links}  # "#7" is not that PR
     assert not any(c in text for c in "\x1b\x07\u202e\r")
     assert "\x1b" not in json.dumps([m.blocks for m in fake_slack.messages])
+
+
+def test_a_message_waiting_too_long_makes_the_probe_fail(fake_github, fake_slack, write_config,
+                                                          run_cli, clock):
+    """Transient failures for longer than ``poll.max_delivery_age`` are unhealthy too."""
+    from datetime import timedelta
+
+    fake_github.add_release("pytorch/xla", tag="v2.0", body="## FSDP\n- Add X (#1)\n")
+    config = write_config('[poll]\nmax_delivery_age = "30m"\n', repos=("pytorch/xla",),
+                          notifiers=slack_notifier(extra="retries = 0"),
+                          slack_url=fake_slack.api_url)
+    fake_slack.script("/api/chat.postMessage", *[Scripted.server_error()] * 2)
+    assert poll(run_cli, config).code == 1
+    assert run_cli("--config", str(config), "status", "--check").code == 0  # just queued
+    clock.now += timedelta(minutes=31)
+    result = poll(run_cli, config)
+    assert result.code == 1 and "'releases'" in result.stderr
+    check = run_cli("--config", str(config), "status", "--check")
+    assert check.code == 1 and "undelivered since" in check.stdout and "30m" in check.stdout

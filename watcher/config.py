@@ -105,6 +105,12 @@ class PollConfig(Section):
     lock_wait: Duration = Field(ge=0)
     first_run_announce: int = Field(ge=0)
     max_body_chars: int = Field(ge=1000)
+    # status --check: a message undelivered this long is unhealthy; None: 3 poll intervals.
+    max_delivery_age: Duration | None = Field(default=None, ge=1)
+
+    @property
+    def delivery_age_limit(self) -> float:
+        return self.max_delivery_age or 3 * self.interval
 
 
 class RepoConfig(Section):

@@ -141,7 +141,7 @@ class Daemon:
             if running:
                 assert self.runtime is not None
                 if self.runtime.store.pending_count():
-                    deliver_pending(self.runtime.store, self.notifiers)
+                    deliver_pending(self.runtime.store, self.notifiers, quiet_repeats=True)
 
     def _digest_job(self, name: str) -> None:
         with self._job(f"digest {name}") as running:

@@ -64,17 +64,21 @@ class DeliveryReport:
     dropped: int = 0
 
 
-def _log_failure(error: HandlerError, attempts: int, previous_error: str | None) -> None:
-    if error.permanent and str(error) == previous_error:
-        # Logged with its fix when it first happened; `status` keeps counting it.
+def _log_failure(error: HandlerError, attempts: int, previous_error: str | None, *,
+                 quiet_repeats: bool) -> None:
+    """One line per failing notifier and run. A run that retries on its own every minute
+    (the daemon's delivery job) says a permanent failure once; a poll or digest says it every
+    time, so nobody reads a run's exit status 1 with nothing on stderr."""
+    if error.permanent and str(error) == previous_error and quiet_repeats:
         logger.info("%s (still failing, attempt %d)", error, attempts)
     elif error.permanent:
-        logger.error("%s; it stays queued until this is fixed", error)
+        logger.error("%s; it stays queued until this is fixed (attempt %d)", error, attempts)
     else:
         logger.warning("%s (attempt %d); will retry on the next run", error, attempts)
 
 
-def deliver_pending(store: Store, notifiers: dict[str, Notifier]) -> DeliveryReport:
+def deliver_pending(store: Store, notifiers: dict[str, Notifier], *,
+                    quiet_repeats: bool = False) -> DeliveryReport:
     report = DeliveryReport()
     for delivery in store.pending_deliveries():
         notifier = notifiers.get(delivery.notifier)
@@ -97,7 +101,8 @@ def deliver_pending(store: Store, notifiers: dict[str, Notifier]) -> DeliveryRep
         except HandlerError as error:
             failed = store.delivery_failed(delivery, str(error), permanent=error.permanent)
             report.failed[delivery.notifier] = str(error)
-            _log_failure(error, failed.attempts, delivery.last_error)
+            _log_failure(error, failed.attempts, delivery.last_error,
+                         quiet_repeats=quiet_repeats)
             continue
         except Exception as error:  # a bug in one handler must not stop the others
             message = f"{delivery.notifier}: unexpected {type(error).__name__}: {error}"
@@ -149,7 +154,7 @@ def send_digests(store: Store, notifiers: dict[str, Notifier], now: datetime, *,
                 "permanent_failure": error.permanent})
             store.put_digest_delivery(failed)
             report.failed[name] = str(error)
-            _log_failure(error, failed.attempts, pending.last_error)
+            _log_failure(error, failed.attempts, pending.last_error, quiet_repeats=False)
             continue
         store.digest_delivered(progress.digest)
         report.sent += 1

@@ -45,26 +45,60 @@ def collect(config: Config, store: Store) -> dict[str, Any]:
         })
     pending = store.pending_deliveries()
     by_notifier: dict[str, int] = {}
+    oldest: dict[str, datetime] = {}
     for delivery in pending:
         by_notifier[delivery.notifier] = by_notifier.get(delivery.notifier, 0) + 1
+        oldest.setdefault(delivery.notifier, delivery.queued_at)  # the outbox is in order
+    failing = [{"notifier": d.notifier, "event": d.event_id, "attempts": d.attempts,
+                "error": d.last_error, "permanent": d.permanent_failure}
+               for d in pending if d.attempts]
+    digests = store.digest_sizes()
+    for name in digests:
+        digest = store.digest_delivery(name)
+        if digest is not None and digest.attempts:
+            failing.append({"notifier": name, "event": "digest", "attempts": digest.attempts,
+                            "error": digest.last_error, "permanent": digest.permanent_failure})
     return {"store": str(config.store_path()), "repos": repos, "daemon": store.daemon_state(),
-            "rate_limit": rate_limit, "digest_queues": store.digest_sizes(),
+            "rate_limit": rate_limit, "digest_queues": digests,
             "pending_deliveries": len(pending), "pending_by_notifier": by_notifier,
-            "failing_deliveries": [{"notifier": d.notifier, "event": d.event_id,
-                                    "attempts": d.attempts, "error": d.last_error,
-                                    "permanent": d.permanent_failure}
-                                   for d in pending if d.attempts]}
+            "oldest_undelivered": oldest, "failing_deliveries": failing}
 
 
-def health(data: dict[str, Any], interval: float, now: datetime) -> tuple[bool, str]:
+def health(data: dict[str, Any], config: Config, now: datetime) -> tuple[bool, str]:
+    """Healthy when polls succeed and what they found reaches people: a probe must go red when
+    Slack has been refusing every message, not only when GitHub is unreachable."""
     successes = [r["last_success"] for r in data["repos"] if r["last_success"] is not None]
     if not successes:
         return False, "no successful poll yet"
     latest = max(successes)
-    limit = timedelta(seconds=STALE_INTERVALS * interval)
+    limit = timedelta(seconds=STALE_INTERVALS * config.poll.interval)
     if now - latest > limit:
-        return False, f"last successful poll {_ago(latest, now)} is older than {limit}"
+        return False, f"last successful poll {_ago(latest, now)} is older than {_span(limit)}"
+    problems = _delivery_problems(data, config, now)
+    if problems:
+        return False, "; ".join(problems)
     return True, f"last successful poll {_ago(latest, now)}"
+
+
+def _delivery_problems(data: dict[str, Any], config: Config, now: datetime) -> list[str]:
+    problems = [f"notifier {f['notifier']!r} cannot deliver: {f['error']}"
+                for f in data["failing_deliveries"] if f["permanent"]]
+    named = {f["notifier"] for f in data["failing_deliveries"] if f["permanent"]}
+    limit = timedelta(seconds=config.poll.delivery_age_limit)
+    for notifier, queued in data["oldest_undelivered"].items():
+        if notifier not in named and now - queued > limit:
+            problems.append(f"notifier {notifier!r} has a message undelivered since "
+                            f"{_ago(queued, now)}, longer than {_span(limit)}")
+    return problems
+
+
+def _span(limit: timedelta) -> str:
+    """A limit as people write one: ``30m``, ``1h``, ``90s``."""
+    seconds = int(limit.total_seconds())
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds % size == 0 and seconds >= size:
+            return f"{seconds // size}{unit}"
+    return f"{seconds}s"
 
 
 def run_status(config: Config, deps: Dependencies, *, as_json: bool, check: bool) -> int:
@@ -73,14 +107,15 @@ def run_status(config: Config, deps: Dependencies, *, as_json: bool, check: bool
     if check_usable(path).shape is Shape.ABSENT:  # a store that lost its database: refused
         data: dict[str, Any] = {"store": str(path), "repos": [], "daemon": None,
                                 "rate_limit": {}, "digest_queues": {}, "pending_deliveries": 0,
-                                "pending_by_notifier": {}, "failing_deliveries": []}
+                                "pending_by_notifier": {}, "oldest_undelivered": {},
+                                "failing_deliveries": []}
     else:
         store = Store.open(path, read_only=True)
         try:
             data = collect(config, store)
         finally:
             store.close()
-    healthy, why = health(data, config.poll.interval, now)
+    healthy, why = health(data, config, now)
     data["healthy"], data["health"] = healthy, why
     out = deps.stdout
     if as_json:
@@ -119,5 +154,5 @@ def _text(data: dict[str, Any], now: datetime) -> str:
     if daemon:
         lines.append(f"daemon: pid {daemon['pid']}, last heartbeat {daemon['heartbeat']}")
         lines += [f"  next {job}: {when}" for job, when in sorted(daemon["next_runs"].items())]
-    lines.append(f"health: {'ok' if data['healthy'] else 'STALE'}: {data['health']}")
+    lines.append(f"health: {'ok' if data['healthy'] else 'UNHEALTHY'}: {data['health']}")
     return "\n".join(lines) + "\n"
