@@ -128,12 +128,19 @@ class HandlerContext:
 class Progress(Protocol):
     """A delivery's own persistent memory. A handler that needs several calls for one delivery
     (a Slack parent and its thread replies) saves after each, so a retry resumes where the
-    last attempt stopped instead of posting the start again."""
+    last attempt stopped instead of posting the start again.
+
+    ``recall``/``remember`` are the notifier's memory across deliveries (where a release's
+    first message went, so its edits can follow in its thread)."""
 
     @property
     def state(self) -> dict[str, Any]: ...
 
     def save(self, **updates: Any) -> None: ...
+
+    def recall(self, key: str) -> dict[str, Any] | None: ...
+
+    def remember(self, key: str, value: dict[str, Any]) -> None: ...
 
 
 class MemoryProgress:
@@ -141,6 +148,7 @@ class MemoryProgress:
 
     def __init__(self) -> None:
         self._state: dict[str, Any] = {}
+        self._memory: dict[str, dict[str, Any]] = {}
 
     @property
     def state(self) -> dict[str, Any]:
@@ -148,6 +156,12 @@ class MemoryProgress:
 
     def save(self, **updates: Any) -> None:
         self._state.update(updates)
+
+    def recall(self, key: str) -> dict[str, Any] | None:
+        return self._memory.get(key)
+
+    def remember(self, key: str, value: dict[str, Any]) -> None:
+        self._memory[key] = value
 
 
 class Notifier(ABC):

@@ -36,6 +36,13 @@ from slack_sdk.http_retry.builtin_handlers import ServerErrorRetryHandler
 
 from handlers.base import Notifier, NotifierConfig, Progress
 from handlers.slack_blocks import SlackMessage, plan_digest, plan_event, plan_texts
+from handlers.slack_followup import (
+    FOLLOW_UPS,
+    first_message,
+    plan_follow_up,
+    thread_key,
+    updated_first_message,
+)
 from watcher.config import Duration
 from watcher.crashpoints import crashpoint
 from watcher.digest import Digest
@@ -82,6 +89,9 @@ class SlackNotifierConfig(NotifierConfig):
     min_interval: Duration = Field(default=1.0, ge=0, description="pause between posts")
     retries: int = Field(default=3, ge=0, le=10, description="retries of a 429, 5xx or "
                                                              "connection error per message")
+    reply_broadcast: bool = Field(
+        default=False, description="a release's edit, replied in its thread, is also shown "
+                                   "in the channel")
     max_retry_wait: Duration = Field(
         default=120.0, ge=0, description="longest Retry-After to wait for; longer: next run")
 
@@ -110,6 +120,17 @@ def webhook_url_problem(url: str, what: str) -> str | None:
     if parts.scheme == "http" and host in _LOOPBACK:
         return None
     return f"{what} is not an https:// URL (Slack's look like https://hooks.slack.com/services/...)"
+
+
+_GONE = {"thread_not_found", "message_not_found", "cant_update_message"}
+
+
+class _ThreadGone(Exception):
+    """The release's first message is no longer there to reply to or update."""
+
+
+def _code(error: SlackApiError) -> str:
+    return str(error.response.get("error", "")) if error.response is not None else ""
 
 
 class _PacedRateLimit(RateLimitErrorRetryHandler):
@@ -228,7 +249,37 @@ class SlackNotifier(Notifier):
                           threshold=self.config.min_confidence)
 
     def send(self, event: Event, progress: Progress) -> None:
-        self._post_all(self.plan(event), progress)
+        """A release's first message in the channel is remembered; what happens to the
+        release later (an edit, a release, a deletion) is a reply in that message's thread,
+        and the message is updated. Without a thread (webhook, or the first message unknown)
+        an event is posted on its own."""
+        key = thread_key(event)
+        first = progress.recall(key) if self.threads else None
+        if first and event.event in FOLLOW_UPS:
+            try:
+                self._follow_up(event, first, progress)
+                return
+            except _ThreadGone:
+                logger.info("%s: the first message of %s %s is gone; posting on its own",
+                            self.name, event.repo, event.tag)
+                progress.remember(key, {})
+                progress.save(sent=0)
+        self._post_all(self.plan(event), progress, remember=key if self.threads else None)
+
+    def _follow_up(self, event: Event, first: dict[str, Any], progress: Progress) -> None:
+        replies = plan_follow_up(event, max_chars=self.settings.max_message_chars,
+                                 threshold=self.config.min_confidence)
+        for index in range(int(progress.state.get("sent", 0)), len(replies)):
+            self._pace()
+            self._post_web(replies[index], first["channel"], first["ts"],
+                           broadcast=index == 0 and self.settings.reply_broadcast)
+            crashpoint("slack:posted")  # the documented duplicate window
+            progress.save(sent=index + 1)
+        if not progress.state.get("first_updated"):
+            updated = updated_first_message(first, event)
+            self._update_web(first["channel"], first["ts"], updated)
+            progress.remember(thread_key(event), updated)
+            progress.save(first_updated=True)
 
     def send_digest(self, digest: Digest, progress: Progress) -> None:
         self._post_all(self._plan_digest(digest), progress)
@@ -251,7 +302,9 @@ class SlackNotifier(Notifier):
             self.context.sleep(wait)
         self._last_post = self.context.monotonic()
 
-    def _post_all(self, messages: list[SlackMessage], progress: Progress) -> None:
+    def _post_all(self, messages: list[SlackMessage], progress: Progress, *,
+                  remember: str | None = None) -> None:
+        """``remember``: where to keep the first message, for the release's follow-ups."""
         sent = int(progress.state.get("sent", 0))
         for index in range(sent, len(messages)):
             message = messages[index]
@@ -267,27 +320,46 @@ class SlackNotifier(Notifier):
                                                 parent if message.in_thread else None)
                 if not message.in_thread:
                     saved |= {"parent_ts": ts, "channel_id": channel_id}
+                    if remember is not None:
+                        progress.remember(remember, first_message(channel_id, ts, message))
             else:
                 self._post_webhook(message)
             crashpoint("slack:posted")  # the documented duplicate window
             progress.save(**saved)  # one write: what was sent and where its thread is
             crashpoint("slack:progress-saved")
 
-    def _post_web(self, message: SlackMessage, channel: str | None,
-                  thread_ts: str | None) -> tuple[str, str]:
+    def _post_web(self, message: SlackMessage, channel: str | None, thread_ts: str | None,
+                  *, broadcast: bool = False) -> tuple[str, str]:
         try:
             response = self._web().chat_postMessage(
                 channel=channel or "", text=message.text, blocks=message.blocks,
-                thread_ts=thread_ts, unfurl_links=False, unfurl_media=False)
+                thread_ts=thread_ts, reply_broadcast=broadcast or None, unfurl_links=False,
+                unfurl_media=False)
         except SlackApiError as error:
+            if thread_ts is not None and _code(error) in _GONE:
+                raise _ThreadGone from None
             raise self._api_error(error) from None
         except (SlackClientError, URLError, OSError) as error:
             raise HandlerError(f"slack notifier {self.name!r}: Slack unreachable "
                                f"({type(error).__name__})", notifier=self.name) from None
         return str(response["ts"]), str(response.get("channel") or channel)
 
+    def _update_web(self, channel: str, ts: str, first: dict[str, Any]) -> None:
+        """Rewrite the release's first message with its new status line (chat.update)."""
+        try:
+            self._pace()
+            self._web().chat_update(channel=channel, ts=ts, text=first.get("text") or "",
+                                    blocks=first.get("blocks"))
+        except SlackApiError as error:
+            if _code(error) in _GONE:
+                raise _ThreadGone from None
+            raise self._api_error(error) from None
+        except (SlackClientError, URLError, OSError) as error:
+            raise HandlerError(f"slack notifier {self.name!r}: Slack unreachable "
+                               f"({type(error).__name__})", notifier=self.name) from None
+
     def _api_error(self, error: SlackApiError) -> HandlerError:
-        code = str(error.response.get("error", "")) if error.response is not None else ""
+        code = _code(error)
         status = error.response.status_code if error.response is not None else 0
         where = f"slack notifier {self.name!r} ({self.settings.channel})"
         if code in PERMANENT:

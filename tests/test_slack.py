@@ -330,3 +330,96 @@ def test_a_message_waiting_too_long_makes_the_probe_fail(fake_github, fake_slack
     assert result.code == 1 and "'releases'" in result.stderr
     check = run_cli("--config", str(config), "status", "--check")
     assert check.code == 1 and "undelivered since" in check.stdout and "30m" in check.stdout
+
+
+TWO_CHANNELS = (slack_notifier("releases", "#releases")
+                + slack_notifier("dist", "#dist-training", 'subsystems = ["distributed"]'))
+
+
+def test_an_edit_is_a_reply_in_the_releases_thread_and_updates_its_first_message(
+        fake_github, fake_slack, write_config, run_cli, clock):
+    from datetime import timedelta
+
+    release = fake_github.add_release("pytorch/pytorch", tag="v2.7.0", name="PyTorch 2.7.0",
+                                      body=V27)
+    config = write_config(repos=("pytorch/pytorch",), notifiers=TWO_CHANNELS,
+                          slack_url=fake_slack.api_url)
+    assert poll(run_cli, config).code == 0
+    parents = {m.channel: m for m in fake_slack.messages if m.thread_ts is None}
+    assert set(parents) == {"releases", "dist-training"}
+    old = "- Fixed a hang in FSDP2 reshard_after_forward (#1)"
+    heading = "#### FullyShardedDataParallel2 (FSDP2)\n"
+    body = V27.replace(heading, heading + old + "\n", 1)
+    fake_github.edit_release("pytorch/pytorch", release["id"], body=body)
+    clock.now += timedelta(days=1)
+    assert poll(run_cli, config).code == 0
+    count = len(fake_slack.messages)
+    fake_github.edit_release("pytorch/pytorch", release["id"],
+                             body=body.replace(old, old.replace("a hang", "a rare hang")))
+    clock.now += timedelta(days=1)
+    assert poll(run_cli, config).code == 0
+    new = fake_slack.messages[count:]
+    assert new and all(m.thread_ts is not None for m in new)  # nothing new at the top level
+    for channel, parent in parents.items():
+        replies = [m for m in new if m.channel == channel]
+        assert replies and all(m.thread_ts == parent.ts for m in replies), channel
+        first_line = replies[0].blocks[0]["text"]["text"]
+        assert first_line.startswith("*Release notes edited:* 1 changed in Distributed: ")
+        assert "rare hang" in first_line and not replies[0].broadcast
+        updated = next(m for m in fake_slack.messages if m.ts == parent.ts)
+        assert updated.edits == 2 and updated.blocks[0] == parent.blocks[0]
+        assert "edited 2\u00d7, last 2026-12-01" in updated.all_text()
+
+
+def test_a_pre_release_becoming_a_release_follows_in_its_thread(
+        fake_github, fake_slack, write_config, run_cli):
+    release = fake_github.add_release("pytorch/xla", tag="v2.1-rc1", name="PyTorch/XLA 2.1 RC1",
+                                      body="## FSDP\n- Add X (#1)\n- Add Y (#2)\n",
+                                      prerelease=True)
+    config = write_config(repos=("pytorch/xla",),
+                          notifiers=slack_notifier(extra="reply_broadcast = true"),
+                          slack_url=fake_slack.api_url)
+    assert poll(run_cli, config).code == 0
+    (parent,) = [m for m in fake_slack.messages if m.thread_ts is None]
+    assert "(pre-release)" in parent.blocks[0]["text"]["text"]
+    fake_github.edit_release("pytorch/xla", release["id"], prerelease=False)
+    assert poll(run_cli, config).code == 0
+    assert len([m for m in fake_slack.messages if m.thread_ts is None]) == 1
+    reply = fake_slack.messages[-1]
+    assert reply.thread_ts == parent.ts and reply.broadcast
+    assert "is now a full release" in reply.all_text()
+    updated = next(m for m in fake_slack.messages if m.ts == parent.ts)
+    assert updated.blocks[0]["text"]["text"] == "PyTorch/XLA 2.1 RC1 released"
+    assert "a full release since" in updated.all_text()
+
+
+def test_an_edit_whose_first_message_is_unknown_is_posted_on_its_own(
+        fake_github, fake_slack, write_config, run_cli):
+    """A channel that only takes edits never saw the release's first message."""
+    release = fake_github.add_release("pytorch/xla", tag="v2.0", body="- Add X (#1)\n")
+    config = write_config(repos=("pytorch/xla",),
+                          notifiers=slack_notifier(extra='events = ["edited"]'),
+                          slack_url=fake_slack.api_url)
+    assert poll(run_cli, config).code == 0 and fake_slack.messages == []
+    fake_github.edit_release("pytorch/xla", release["id"], body="- Add X and Z (#1)\n")
+    assert poll(run_cli, config).code == 0
+    fake_github.edit_release("pytorch/xla", release["id"], body="- Add X and W (#1)\n")
+    assert poll(run_cli, config).code == 0
+    first, reply = fake_slack.messages
+    assert first.thread_ts is None and first.blocks[0]["text"]["text"] == (
+        "PyTorch/XLA v2.0 release notes edited")
+    assert reply.thread_ts == first.ts  # the next edit follows the one it knows
+
+
+def test_a_deleted_release_says_so_in_its_thread(fake_github, fake_slack, write_config,
+                                                 run_cli):
+    release = fake_github.add_release("pytorch/xla", tag="v2.0", body="- Add X (#1)\n")
+    config = write_config(repos=("pytorch/xla",), notifiers=slack_notifier(),
+                          slack_url=fake_slack.api_url)
+    assert poll(run_cli, config).code == 0
+    (parent,) = fake_slack.messages
+    fake_github.delete_release("pytorch/xla", release["id"])
+    assert poll(run_cli, config).code == 0
+    reply = fake_slack.messages[-1]
+    assert reply.thread_ts == parent.ts and "was deleted on GitHub" in reply.all_text()
+    assert "deleted on GitHub" in fake_slack.messages[0].all_text()  # the first, updated

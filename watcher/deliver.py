@@ -31,6 +31,7 @@ class StoreProgress:
     def __init__(self, store: Store, delivery: Delivery) -> None:
         self.store = store
         self.key = delivery.id
+        self.notifier = delivery.notifier
         self._state = dict(delivery.progress)
 
     @property
@@ -40,6 +41,12 @@ class StoreProgress:
     def save(self, **updates: Any) -> None:
         self._state.update(updates)
         self.store.save_progress(self.key, updates)
+
+    def recall(self, key: str) -> dict[str, Any] | None:
+        return self.store.recall(self.notifier, key)
+
+    def remember(self, key: str, value: dict[str, Any]) -> None:
+        self.store.remember(self.notifier, key, value)
 
 
 class DigestProgress:
@@ -55,6 +62,12 @@ class DigestProgress:
         self.digest = self.digest.model_copy(
             update={"progress": {**self.digest.progress, **updates}})
         self.store.put_digest_delivery(self.digest)
+
+    def recall(self, key: str) -> dict[str, Any] | None:
+        return self.store.recall(self.digest.notifier, key)
+
+    def remember(self, key: str, value: dict[str, Any]) -> None:
+        self.store.remember(self.digest.notifier, key, value)
 
 
 @dataclass

@@ -282,6 +282,13 @@ class Store:
         self.db.execute("INSERT OR REPLACE INTO rw_meta (key, value) VALUES (?, ?)",
                         (key, json.dumps(value)))
 
+    def recall(self, notifier: str, key: str) -> dict[str, Any] | None:
+        """What a notifier remembered under ``key`` (the Slack message of a release)."""
+        return self.meta(f"memory|{notifier}|{key}")
+
+    def remember(self, notifier: str, key: str, value: dict[str, Any]) -> None:
+        self.put_meta(f"memory|{notifier}|{key}", value)
+
     def daemon_state(self) -> dict[str, Any] | None:
         return self.meta("daemon")
 

@@ -1,4 +1,5 @@
-"""A fake Slack (Web API ``chat.postMessage``/``auth.test`` and one incoming webhook) over HTTP.
+"""A fake Slack (Web API ``chat.postMessage``/``chat.update``/``auth.test`` and one incoming
+webhook) over HTTP.
 
 Why a real server: the notifier talks to Slack through the official ``slack_sdk`` clients, whose
 retry handlers, error mapping and request encoding only run honestly when bytes cross a socket.
@@ -21,7 +22,7 @@ import re
 import threading
 from collections import deque
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import parse_qsl
 
@@ -120,6 +121,8 @@ class Message:
     via: str  # "web" or "webhook"
     pings: tuple[str, ...]  # de-duplicated, in order of first appearance
     links: tuple[tuple[str, str], ...]  # (url, label); label is the url for "<url>"
+    broadcast: bool = False  # a thread reply also sent to the channel (reply_broadcast)
+    edits: int = 0  # how many times chat.update replaced it
 
     def all_text(self) -> str:
         """``text`` plus every ``"text"`` string anywhere in ``blocks``, newline-joined."""
@@ -316,6 +319,8 @@ class FakeSlack(Served):
             channel=channel.name, thread_ts=thread_ts, text=text, blocks=blocks, via="web",
             mrkdwn=mrkdwn,
         )  # fmt: skip
+        if thread_ts is not None and params.get("reply_broadcast") in (True, "true", "1", 1):
+            message = self.messages[-1] = replace(message, broadcast=True)
         shown: dict[str, Any] = {
             "type": "message", "user": BOT_USER_ID, "bot_id": BOT_ID, "app_id": "A000",
             "team": TEAM_ID, "text": text or "", "ts": message.ts,
@@ -325,6 +330,25 @@ class FakeSlack(Served):
         if thread_ts is not None:
             shown.update(thread_ts=thread_ts, parent_user_id=BOT_USER_ID)
         return {"ok": True, "channel": channel.id, "ts": message.ts, "message": shown}
+
+    def _update(self, headers: dict[str, str], params: dict[str, Any]) -> dict[str, Any]:
+        """chat.update: replaces the text and blocks of one of the bot's messages, by channel
+        id and ts (api.slack.com/methods/chat.update)."""
+        self._token(headers, params)
+        channel = self._lookup(str(params.get("channel") or ""))
+        if channel is None:
+            raise _Reject("channel_not_found")
+        ts = str(params.get("ts") or "")
+        index = next((i for i, m in enumerate(self.messages)
+                      if m.via == "web" and m.channel == channel.name and m.ts == ts), None)
+        if index is None:
+            raise _Reject("message_not_found")
+        text, blocks = self._content(params)
+        old = self.messages[index]
+        pings, links = _scan(text, blocks, mrkdwn=True)
+        self.messages[index] = replace(old, text=text, blocks=blocks, pings=pings, links=links,
+                                       edits=old.edits + 1)
+        return {"ok": True, "channel": channel.id, "ts": ts, "text": text or ""}
 
     def _auth_test(self, headers: dict[str, str], params: dict[str, Any]) -> dict[str, Any]:
         self._token(headers, params)
@@ -338,7 +362,8 @@ class FakeSlack(Served):
         decode_error: str | None,
     ) -> dict[str, Any]:  # fmt: skip
         method = path.removeprefix("/api/")
-        routes = {"chat.postMessage": self._post_message, "auth.test": self._auth_test}
+        routes = {"chat.postMessage": self._post_message, "chat.update": self._update,
+                  "auth.test": self._auth_test}
         route = routes.get(method)
         if route is None:
             return {"ok": False, "error": "unknown_method", "req_method": method}
