@@ -95,7 +95,25 @@ def run() -> list[Row]:
                         f"{seconds(real_render)}",
                         f"{times(classify / real_classify)} / {times(render / real_render)}; "
                         + verdict(worst <= BOUND, f"<= {BOUND:g}x")))
+    rows.append(_item_heavy(analyzer))
     return rows
+
+
+def _item_heavy(analyzer: Analyzer) -> Row:
+    """31,250 one-word bullets: the cost is per item (markdown-it's own included), linear but
+    far above a real note's, whose items are ~150 characters each."""
+    from markdown_it import MarkdownIt
+
+    body = "- x\n" * (LIMIT // 4)
+    items = best_of(lambda: analyzer.items(body), repeat=1)
+    real = best_of(lambda: analyzer.items(real_body(len(body))), repeat=1)
+    tokenize = best_of(lambda: MarkdownIt("commonmark").parse(body), repeat=1)
+    name = f"hostile body: {LIMIT // 4:,} one-word bullets ({len(body):,} chars)"
+    return Row(f"{name}: parse+classify",
+               seconds(items), f"real note, same size: {seconds(real)}; markdown-it alone on "
+               f"the bullets: {seconds(tokenize)}",
+               f"{times(items / real)}; " + verdict(items / real <= BOUND, f"<= {BOUND:g}x")
+               + " (linear: per item)")
 
 
 def main() -> int:

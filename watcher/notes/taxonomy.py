@@ -11,7 +11,7 @@ import re
 import tomllib
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, cached_property
 from pathlib import Path
 from typing import Any
 
@@ -98,8 +98,9 @@ class KindRule:
     pattern: re.Pattern[str]
     strong: bool = False
 
-    @property
+    @cached_property
     def anchored(self) -> bool:
+        """A pattern that must match at the start of a line (read once: asked per item)."""
         return self.pattern.pattern.startswith("^")
 
 
