@@ -8,6 +8,7 @@ import re
 import time
 from collections.abc import Callable
 
+import pytest
 from conftest import RELEASES
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -44,9 +45,26 @@ def event_of(body: str):
 _NOW = __import__("datetime").datetime(2026, 11, 30, tzinfo=__import__("datetime").UTC)
 
 
+FOUND = [  # bodies hypothesis found while this was built, each a bug fixed since
+    "<table><tr><td>(#12)", "## ```(#12)", "    - (#12)", "<table><tr><td>(#12)<table><tr><td>",
+    "</td></tr>(#12)<table><tr><td>", "<table><tr><td>```(#12)",
+    "<table><tr><td></td></tr>```(#12)", "1. 1. 1. 1. 1. 1. 1. 1. 1. 1. 1. \n```(#12)",
+    "1. " * 33 + "### " * 5 + "``````" + "word " * 8 + "(#12)" * 77,
+]
+
+
+@pytest.mark.parametrize("body", FOUND)
+def test_bodies_found_by_the_fuzzer_stay_fixed(body):
+    assert_safe(body)
+
+
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(BODIES)
 def test_any_body_parses_classifies_and_renders_safely(body):
+    assert_safe(body)
+
+
+def assert_safe(body: str) -> None:
     items, event = event_of(body)
     report = check_items(body, items, TAXONOMY, repo="pytorch/pytorch")
     assert not [p for p in report.problems if "in no item" in p and p.startswith("#")], (
