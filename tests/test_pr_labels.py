@@ -54,7 +54,7 @@ def test_graphql_batches_of_a_hundred_and_caches_for_good(fake_github, tmp_path)
     assert len([r for r in fake_github.requests if r.path == "/graphql"]) == 3
     store.close()
     with diskcache.Cache(str(tmp_path / "s")) as cache:  # kept as diskcache keys, for good
-        assert cache[("pr-labels", REPO, 2)] == ["release notes: fx"]
+        assert cache[f"pr-labels|{REPO}|2"] == ["release notes: fx"]
     reopened = Store.open(tmp_path / "s")
     assert LabelSource(client(fake_github), reopened, builtin_label_map()).labels(
         REPO, range(1, 251)) == found

@@ -112,7 +112,7 @@ def test_a_schema_1_store_is_upgraded_on_open_with_everything_kept(v1_store):
     assert not any(path.exists() for path in value_files)  # nothing refers to them any more
     # Still a diskcache directory: the ledger's keys left it, the PR labels stayed as they were.
     with diskcache.Cache(str(v1_store)) as cache:
-        assert list(cache) == [("pr-labels", "pytorch/pytorch", 1)]
+        assert list(cache) == ["pr-labels|pytorch/pytorch|1"]  # in schema 3's key format
     assert not (v1_store / "16").exists()  # the value file's folders went with it
 
 

@@ -50,9 +50,9 @@ def test_pr_labels_are_diskcache_keys_both_ways(tmp_path):
     store = Store.open(tmp_path / "s")
     store.put_pr_labels("o/r", {1: ["release notes: fx"], 2: []})
     with diskcache.Cache(str(tmp_path / "s")) as cache:
-        assert cache[("pr-labels", "o/r", 1)] == ["release notes: fx"]
-        assert cache[("pr-labels", "o/r", 2)] == []  # a PR without labels is known too
-        cache[("pr-labels", "o/r", 3)] = ["topic: docs"]
+        assert cache["pr-labels|o/r|1"] == ["release notes: fx"]
+        assert cache["pr-labels|o/r|2"] == []  # a PR without labels is known too
+        cache["pr-labels|o/r|3"] = ["topic: docs"]
     assert store.pr_labels("o/r", [1, 2, 3, 4]) == {1: ["release notes: fx"], 2: [],
                                                     3: ["topic: docs"]}
     store.close()
@@ -187,7 +187,7 @@ def test_a_schema_2_store_is_upgraded_with_its_caches_moved_into_diskcache(v2_st
                  "rw_digest_queue", "rw_digest", "rw_org"):
         assert after[name] == before[name], name  # the ledger itself is as it was
     with diskcache.Cache(str(v2_store)) as cache:
-        assert len(cache) == 5 and cache[("pr-labels", "pytorch/pytorch", 2)] == []
+        assert len(cache) == 5 and cache["pr-labels|pytorch/pytorch|2"] == []
     assert len(list(v2_store.rglob("*.val"))) == 1  # the big memory, as diskcache keeps it
     assert diskcache_problems(v2_store) == []
 

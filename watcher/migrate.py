@@ -3,8 +3,8 @@ transaction, so a crash half-way leaves the schema-1 store untouched.
 
 The ledger's keys (releases, repo states, ETags, events, the outbox, deliveries, digest queues,
 organisations, the daemon's state and the schema version) become rows of the ledger's tables
-and leave diskcache; the PR labels stay where they are, diskcache keys in the very format
-schema 3 reads (``watcher/cachekeys.py``), and so do diskcache's own tables. Schema-1 keys were
+and leave diskcache; the PR labels stay in diskcache under schema 3's keys
+(``watcher/cachekeys.py``), and diskcache's own tables stay as they were. Schema-1 keys were
 pickled tuples (``("event", id)``, ``("outbox",)``…) and big values lived in diskcache's
 ``.val`` files; ``diskcache.Disk`` decodes both (``watcher/cacherows.py``). Rows are streamed
 one at a time: only the small things whose order or totals need the whole picture (the outbox
@@ -18,13 +18,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from watcher.cachekeys import pr_labels_key
 from watcher.cacherows import CacheRow, CacheRows
 from watcher.db import Database
 from watcher.errors import StoreError
 from watcher.models import Event
 from watcher.records import Delivery, DigestDelivery, ReleaseRecord, RepoState
-
-KEPT = {"pr-labels"}  # a cache in schema 3 too: left as diskcache keys
 
 
 @dataclass
@@ -39,6 +38,7 @@ class _Held:
     digests: dict[str, dict[str, Any]] = field(default_factory=dict)
     repos: list[dict[str, Any]] = field(default_factory=list)
     moved: list[CacheRow] = field(default_factory=list)
+    labels: dict[str, list[str]] = field(default_factory=dict)  # a cache in schema 3 too
     rows: int = 0
 
 
@@ -47,18 +47,18 @@ def migrate_v1(db: Database, directory: Path) -> list[Path]:
     returns the value files to delete once the transaction has committed."""
     cache = CacheRows(db, directory)
     held = _Held()
-    for row in cache.rows():
+    for row in cache.rows():  # nothing is written to diskcache's table while it is read
         held.rows += 1
-        kind = row.key[0] if isinstance(row.key, tuple) and row.key else None
-        if kind in KEPT:
-            continue
         _copy(db, row.key, cache.value(row), held)
         held.moved.append(replace(row, key=None, value=None))  # what deleting it needs
     if held.rows and held.schema != 1:
         raise StoreError(f"{directory} holds data but no release-watch schema version; "
                          "point store.path at an empty or release-watch directory")
     _write_held(db, held)
-    return cache.delete(held.moved)
+    leftovers = cache.delete(held.moved)
+    for key, labels in held.labels.items():
+        leftovers += cache.put(key, labels)
+    return leftovers
 
 
 def _copy(db: Database, key: Any, value: Any, held: _Held) -> None:
@@ -77,6 +77,8 @@ def _copy(db: Database, key: Any, value: Any, held: _Held) -> None:
         db.execute("INSERT INTO rw_etag (url, etag) VALUES (?, ?)", (key[1], str(value)))
     elif kind == "org":
         db.execute("INSERT INTO rw_org (org, state) VALUES (?, ?)", (key[1], json.dumps(value)))
+    elif kind == "pr-labels":
+        held.labels[pr_labels_key(key[1], key[2])] = list(value)
     elif kind == "daemon":
         db.execute("INSERT INTO rw_meta (key, value) VALUES ('daemon', ?)", (json.dumps(value),))
     elif kind == "repo":

@@ -3,7 +3,7 @@ file, ``cache.db``, holds diskcache's keys and the ledger's tables side by side.
 
 In diskcache (``watcher/cachekeys.py``; opened on first use): what is a cache, read and
 written by key on its own, never in a transaction with the ledger:
-  ("pr-labels", repo, number)   a PR's labels, cached for good (classify.use_pr_labels)
+  "pr-labels|owner/repo|number" a PR's labels, cached for good (classify.use_pr_labels)
   ("memory", notifier, key)     what a notifier remembered: a release's first Slack message
 
 In tables (schema 3, ``watcher/schema.py``; values are JSON so a future version can read them):
@@ -41,7 +41,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from watcher.cachekeys import CacheKeys, memory_key, pr_labels_key
+from watcher.cachekeys import CacheKeys, Key, memory_key, pr_labels_key
 from watcher.cacherows import has_cache_table, missing_value_files
 from watcher.db import Database
 from watcher.errors import StoreReadOnly
@@ -304,8 +304,9 @@ class Store:
     def recall(self, notifier: str, key: str) -> dict[str, Any] | None:
         """What a notifier remembered under ``key`` (the Slack message of a release)."""
         keys = self._keys()
-        value = keys.get(memory_key(notifier, key)) if keys is not None else None
-        return dict(value) if value else None
+        found = keys.get_many([memory_key(notifier, key)]) if keys is not None else {}
+        value = next(iter(found.values()), None)
+        return dict(value) if value else None  # {}: forgotten (its thread is gone)
 
     def remember(self, notifier: str, key: str, value: dict[str, Any]) -> None:
         self._writable_keys().set_many({memory_key(notifier, key): dict(value)})
@@ -328,8 +329,9 @@ class Store:
         keys = self._keys()
         if keys is None:
             return {}
-        found = {number: keys.get(pr_labels_key(repo, number)) for number in numbers}
-        return {number: list(labels) for number, labels in found.items() if labels is not None}
+        wanted: dict[Key, int] = {pr_labels_key(repo, number): number for number in numbers}
+        return {wanted[key]: list(labels)
+                for key, labels in keys.get_many(list(wanted)).items()}
 
     def put_pr_labels(self, repo: str, labels: dict[int, list[str]]) -> None:
         """Kept for good: a merged PR's release-notes labels do not change."""
