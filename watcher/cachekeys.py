@@ -38,10 +38,11 @@ from watcher.db import BUSY_TIMEOUT, DB_NAME, describe, locked
 from watcher.errors import StoreError
 
 # Stored in diskcache's Settings table, so anyone opening the directory with diskcache gets them.
-# "none": nothing is evicted, whatever the size (the limit is only far away for good measure);
+# "none": nothing is evicted, whatever the size (the limit is only far away for good measure),
+# and with nothing to evict or expire, a write skips diskcache's culling queries (limit 0);
 # INCREMENTAL auto-vacuum, as the ledger's connection sets it (``watcher/db.py``), where
 # diskcache's default (FULL) would switch the file back and forth at every open.
-SETTINGS: dict[str, Any] = {"eviction_policy": "none", "size_limit": 2**62,
+SETTINGS: dict[str, Any] = {"eviction_policy": "none", "size_limit": 2**62, "cull_limit": 0,
                             "sqlite_auto_vacuum": 2}
 
 Key = str | tuple[str, str, str]
