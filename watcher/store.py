@@ -301,16 +301,6 @@ class Store:
         self.db.execute("INSERT OR REPLACE INTO rw_meta (key, value) VALUES (?, ?)",
                         (key, json.dumps(value)))
 
-    def recall(self, notifier: str, key: str) -> dict[str, Any] | None:
-        """What a notifier remembered under ``key`` (the Slack message of a release)."""
-        keys = self._keys()
-        found = keys.get_many([memory_key(notifier, key)]) if keys is not None else {}
-        value = next(iter(found.values()), None)
-        return dict(value) if value else None  # {}: forgotten (its thread is gone)
-
-    def remember(self, notifier: str, key: str, value: dict[str, Any]) -> None:
-        self._writable_keys().set_many({memory_key(notifier, key): dict(value)})
-
     def daemon_state(self) -> dict[str, Any] | None:
         return self.meta("daemon")
 
@@ -325,6 +315,7 @@ class Store:
         self.db.execute("INSERT OR REPLACE INTO rw_org (org, state) VALUES (?, ?)",
                         (org.lower(), json.dumps(state)))
 
+    # ---- diskcache keys (``watcher/cachekeys.py``): outside the ledger's transactions ----
     def pr_labels(self, repo: str, numbers: list[int]) -> dict[int, list[str]]:
         keys = self._keys()
         if keys is None:
@@ -337,6 +328,16 @@ class Store:
         """Kept for good: a merged PR's release-notes labels do not change."""
         self._writable_keys().set_many({pr_labels_key(repo, number): list(names)
                                         for number, names in labels.items()})
+
+    def recall(self, notifier: str, key: str) -> dict[str, Any] | None:
+        """What a notifier remembered under ``key`` (the Slack message of a release)."""
+        keys = self._keys()
+        found = keys.get_many([memory_key(notifier, key)]) if keys is not None else {}
+        value = next(iter(found.values()), None)
+        return dict(value) if value else None  # {}: forgotten (its thread is gone)
+
+    def remember(self, notifier: str, key: str, value: dict[str, Any]) -> None:
+        self._writable_keys().set_many({memory_key(notifier, key): dict(value)})
 
     def _keys(self) -> CacheKeys | None:
         if self.db.holds_transaction():
