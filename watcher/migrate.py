@@ -8,7 +8,8 @@ and leave diskcache; the PR labels stay in diskcache under schema 3's keys
 pickled tuples (``("event", id)``, ``("outbox",)``…) and big values lived in diskcache's
 ``.val`` files; ``diskcache.Disk`` decodes both (``watcher/cacherows.py``). Rows are streamed
 one at a time: only the small things whose order or totals need the whole picture (the outbox
-list, digest queues, deliveries and repo states) are held until the end.
+list, digest queues, deliveries and repo states) are held until the end, and the PR labels,
+written under their new keys once diskcache's table is no longer being read.
 """
 
 from __future__ import annotations
