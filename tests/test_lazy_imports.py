@@ -46,6 +46,31 @@ CONSOLE_POLL = textwrap.dedent("""
                                       "label_queries": label_queries, "loaded": loaded}}))
 """).format(token=TOKEN)
 
+# The same two repos, the first poll in a process of its own; then, in this one, a poll that
+# finds nothing new and ``status``: neither needs a cached key, so neither opens diskcache.
+QUIET_POLL = textwrap.dedent("""
+    import json, os, subprocess, sys
+    from pathlib import Path
+    tests, out, *watched = sys.argv[1:]
+    sys.path.insert(0, tests)
+    from fakes.github import FakeGitHub
+    from watcher.cli import main
+
+    with FakeGitHub() as fake:
+        fake.set_token({token!r})
+        for repo in ("pytorch/pytorch", "pytorch/xla"):
+            fake.add_release(repo, tag="v1", body="- Fix a crash (#1)")
+        config = Path(out).with_name("release-watch.toml")
+        config.write_text(f'[github]\\napi_url = "{{fake.url}}"\\n[store]\\npath = "store"\\n')
+        first = subprocess.run([sys.executable, "-m", "watcher", "--config", str(config), "poll"],
+                               capture_output=True, cwd=config.parent)
+        codes = [first.returncode] + [main(["--config", str(config), command])
+                                      for command in ("poll", "status")]
+    loaded = [name for name in watched
+              if any(m == name or m.startswith(name + ".") for m in sys.modules)]
+    Path(out).write_text(json.dumps({{"codes": codes, "loaded": loaded}}))
+""").format(token=TOKEN)
+
 HELP = textwrap.dedent("""
     import json, sys
     from pathlib import Path
@@ -86,6 +111,14 @@ def test_console_only_poll_imports_neither_slack_nor_the_scheduler_nor_apprise(t
     assert result["requests"] == 4  # one listing per repo per poll: the second poll was 304s
     assert result["label_queries"] > 0  # the label path ran too, and imported nothing heavy
     assert "PyTorch v2.8.0 released" in stdout  # the console notifier really ran
+    assert result["loaded"] == []
+
+
+def test_a_no_change_poll_and_status_leave_diskcache_unimported(tmp_path):
+    result, _ = run_python(QUIET_POLL, tmp_path, str(TESTS), str(tmp_path / "result.json"),
+                           "diskcache")
+    assert result["codes"] == [0, 0, 0]
+    assert (tmp_path / "store" / "cache.db").is_file()  # the first poll made the store
     assert result["loaded"] == []
 
 

@@ -48,6 +48,26 @@ def test_a_no_change_poll_is_one_transaction_moving_only_timestamps(fake_github,
         runtime.close()
 
 
+def test_a_no_change_poll_leaves_diskcache_closed(fake_github, write_config, clock):
+    """Only PR labels and notifiers' memory live in diskcache; a poll that finds nothing new
+    needs neither, so it pays neither diskcache's import nor its opening writes."""
+    fake_github.add_release("org/repo-0", tag="v1", body="- a (#1)")
+    config = write_config(repos=("org/repo-0",))
+    first = runtime_for(config, clock)
+    try:
+        first.poller.poll(first.poller.watched()[0])
+        assert first.store.keys is not None and first.store.keys.opened  # labels looked up
+    finally:
+        first.close()
+    again = runtime_for(config, clock)
+    try:
+        report = again.poller.poll(again.poller.watched()[0])
+        assert all(outcome.not_modified for outcome in report.outcomes)
+        assert again.store.keys is not None and not again.store.keys.opened
+    finally:
+        again.close()
+
+
 def test_a_poll_fetches_only_a_bounded_window_ahead_of_what_it_records(fake_github,
                                                                        write_config, clock):
     names = tuple(f"org/repo-{n}" for n in range(40))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 
+import diskcache
 import pytest
 from fakes.github import Scripted
 from pydantic import SecretStr
@@ -51,6 +52,14 @@ def test_graphql_batches_of_a_hundred_and_caches_for_good(fake_github, tmp_path)
     assert len(posts) == 3  # 100 + 100 + 50
     assert source.labels(REPO, range(1, 251)) == found
     assert len([r for r in fake_github.requests if r.path == "/graphql"]) == 3
+    store.close()
+    with diskcache.Cache(str(tmp_path / "s")) as cache:  # kept as diskcache keys, for good
+        assert cache[f"pr-labels|{REPO}|2"] == ["release notes: fx"]
+    reopened = Store.open(tmp_path / "s")
+    assert LabelSource(client(fake_github), reopened, builtin_label_map()).labels(
+        REPO, range(1, 251)) == found
+    assert len([r for r in fake_github.requests if r.path == "/graphql"]) == 3
+    reopened.close()
 
 
 def test_issue_numbers_come_back_without_labels(fake_github, tmp_path):

@@ -369,6 +369,13 @@ def test_an_edit_is_a_reply_in_the_releases_thread_and_updates_its_first_message
         updated = next(m for m in fake_slack.messages if m.ts == parent.ts)
         assert updated.edits == 2 and updated.blocks[0] == parent.blocks[0]
         assert "edited 2\u00d7, last 2026-12-01" in updated.all_text()
+    # Where each channel's first message went is a diskcache key in the store, kept current.
+    import diskcache
+
+    with diskcache.Cache(str(config.parent / "store")) as cache:
+        for name, channel in (("releases", "releases"), ("dist", "dist-training")):
+            first = cache[("memory", name, f"thread:pytorch/pytorch:{release['id']}")]
+            assert first["ts"] == parents[channel].ts and first["edits"] == 2
 
 
 def test_a_pre_release_becoming_a_release_follows_in_its_thread(

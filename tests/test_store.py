@@ -110,9 +110,10 @@ def test_a_schema_1_store_is_upgraded_on_open_with_everything_kept(v1_store):
     assert store.daemon_state()["pid"] == 42
     store.close()
     assert not any(path.exists() for path in value_files)  # nothing refers to them any more
-    with sqlite3.connect(v1_store / "cache.db") as db:
-        tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master")}
-    assert "Cache" not in tables and "Settings" not in tables
+    # Still a diskcache directory: the ledger's keys left it, the PR labels stayed as they were.
+    with diskcache.Cache(str(v1_store)) as cache:
+        assert list(cache) == ["pr-labels|pytorch/pytorch|1"]  # in schema 3's key format
+    assert not (v1_store / "16").exists()  # the value file's folders went with it
 
 
 def test_an_upgraded_store_goes_on_working(v1_store):

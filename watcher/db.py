@@ -1,9 +1,12 @@
-"""The store's SQLite file: one connection, its pragmas, nested-safe transactions, and
-sqlite3's errors turned into one-line ``StoreError``s that name the file and the fix.
+"""The store's SQLite file as the ledger uses it: one connection, its pragmas, nested-safe
+transactions, and sqlite3's errors turned into one-line ``StoreError``s that name the file and
+the fix.
 
 One connection serves every thread (the daemon opens the store on its main thread and runs
 jobs on the scheduler's), guarded by a re-entrant lock held for a whole transaction, so no
-thread ever sees another's half-written transaction and no thread opens a second connection.
+thread ever sees another's half-written transaction and no thread opens a second ledger
+connection. diskcache, which keeps the store's cached keys in the same file, has connections
+of its own (``watcher/cachekeys.py``).
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from typing import Any
 
 from watcher.errors import StoreDamaged, StoreError, StoreReadOnly
 
-DB_NAME = "cache.db"  # the file diskcache used in schema 1; backups and docs name it
+DB_NAME = "cache.db"  # diskcache's own file name: the ledger tables live beside its keys
 BUSY_TIMEOUT = 60.0  # seconds another writer's transaction may keep us waiting
 
 Params = Sequence[Any] | dict[str, Any]
@@ -37,9 +40,13 @@ def describe(path: Path, error: sqlite3.Error) -> StoreError:
         return StoreError(f"cannot open the store database {path} ({text}); check that this "
                           "user may read and write it and its directory")
     if "locked" in lowered or "busy" in lowered:
-        return StoreError(f"the store database {path} stayed locked by another process for "
-                          f"{BUSY_TIMEOUT:.0f}s ({text}); try again later")
+        return locked(path, text)
     return StoreError(f"the store database {path} failed: {text}")
+
+
+def locked(path: Path, detail: str) -> StoreError:
+    return StoreError(f"the store database {path} stayed locked by another process for "
+                      f"{BUSY_TIMEOUT:.0f}s ({detail}); try again later")
 
 
 class Database:
@@ -49,6 +56,7 @@ class Database:
         self.read_only = read_only
         self._lock = threading.RLock()
         self._depth = 0
+        self._owner: int | None = None  # the thread whose transaction is open
 
     @classmethod
     def connect(cls, path: Path, *, read_only: bool = False) -> Database:
@@ -88,6 +96,11 @@ class Database:
     def close(self) -> None:
         with self._lock:
             self.connection.close()
+
+    def holds_transaction(self) -> bool:
+        """Whether this thread has a transaction open: another connection to the file (the
+        store's diskcache) would then wait for a lock this very thread holds."""
+        return self._depth > 0 and self._owner == threading.get_ident()
 
     @contextmanager
     def guard(self) -> Iterator[None]:
@@ -131,7 +144,7 @@ class Database:
                     self._depth -= 1
                 return
             self.connection.execute("BEGIN IMMEDIATE")
-            self._depth = 1
+            self._depth, self._owner = 1, threading.get_ident()
             try:
                 yield
                 self.connection.execute("COMMIT")
@@ -140,4 +153,4 @@ class Database:
                     self.connection.execute("ROLLBACK")
                 raise
             finally:
-                self._depth = 0
+                self._depth, self._owner = 0, None

@@ -1,19 +1,26 @@
-"""Upgrades a schema-1 store (diskcache keys) to schema 2 (tables), inside the caller's
+"""Upgrades a schema-1 store (everything as diskcache keys) to schema 3 inside the caller's
 transaction, so a crash half-way leaves the schema-1 store untouched.
 
-Schema-1 keys were pickled tuples (``("event", id)``, ``("outbox",)``…) and big values lived in
-diskcache's ``.val`` files; ``diskcache.Disk`` decodes both. Rows are streamed one at a time:
-only the small things whose order or totals need the whole picture (the outbox list, digest
-queues, deliveries and repo states) are held until the end.
+The ledger's keys (releases, repo states, ETags, events, the outbox, deliveries, digest queues,
+organisations, the daemon's state and the schema version) become rows of the ledger's tables
+and leave diskcache; the PR labels stay in diskcache under schema 3's keys
+(``watcher/cachekeys.py``), and diskcache's own tables stay as they were. Schema-1 keys were
+pickled tuples (``("event", id)``, ``("outbox",)``…) and big values lived in diskcache's
+``.val`` files; ``diskcache.Disk`` decodes both (``watcher/cacherows.py``). Rows are streamed
+one at a time: only the small things whose order or totals need the whole picture (the outbox
+list, digest queues, deliveries and repo states) are held until the end, and the PR labels,
+written under their new keys once diskcache's table is no longer being read.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from watcher.cachekeys import pr_labels_key
+from watcher.cacherows import CacheRow, CacheRows
 from watcher.db import Database
 from watcher.errors import StoreError
 from watcher.models import Event
@@ -31,31 +38,28 @@ class _Held:
     since: dict[str, str] = field(default_factory=dict)
     digests: dict[str, dict[str, Any]] = field(default_factory=dict)
     repos: list[dict[str, Any]] = field(default_factory=list)
-    files: list[Path] = field(default_factory=list)
+    moved: list[CacheRow] = field(default_factory=list)
+    labels: dict[str, list[str]] = field(default_factory=dict)  # a cache in schema 3 too
     rows: int = 0
 
 
 def migrate_v1(db: Database, directory: Path) -> list[Path]:
-    """Copy every schema-1 key into the schema-2 tables and drop diskcache's tables; returns
-    the value files to delete once the transaction has committed."""
-    import diskcache
-
-    disk = diskcache.Disk(str(directory))
+    """Move every schema-1 ledger key into the tables (which must exist) and out of diskcache;
+    returns the value files to delete once the transaction has committed."""
+    cache = CacheRows(db, directory)
     held = _Held()
-    cursor = db.execute("SELECT key, raw, mode, filename, value FROM Cache ORDER BY rowid")
-    for key_blob, raw, mode, filename, value_blob in cursor:  # streamed, not fetched whole
-        key = disk.get(key_blob, raw)
-        if filename:
-            held.files.append(directory / filename)
+    for row in cache.rows():  # nothing is written to diskcache's table while it is read
         held.rows += 1
-        _copy(db, key, disk.fetch(mode, filename, value_blob, False), held)
+        _copy(db, row.key, cache.value(row), held)
+        held.moved.append(replace(row, key=None, value=None))  # what deleting it needs
     if held.rows and held.schema != 1:
         raise StoreError(f"{directory} holds data but no release-watch schema version; "
                          "point store.path at an empty or release-watch directory")
     _write_held(db, held)
-    db.execute("DROP TABLE Cache")
-    db.execute("DROP TABLE IF EXISTS Settings")
-    return held.files
+    leftovers = cache.delete(held.moved)
+    for key, labels in held.labels.items():
+        leftovers += cache.put(key, labels)
+    return leftovers
 
 
 def _copy(db: Database, key: Any, value: Any, held: _Held) -> None:
@@ -75,8 +79,7 @@ def _copy(db: Database, key: Any, value: Any, held: _Held) -> None:
     elif kind == "org":
         db.execute("INSERT INTO rw_org (org, state) VALUES (?, ?)", (key[1], json.dumps(value)))
     elif kind == "pr-labels":
-        db.execute("INSERT INTO rw_pr_labels (repo, number, labels) VALUES (?, ?, ?)",
-                   (key[1], key[2], json.dumps(list(value))))
+        held.labels[pr_labels_key(key[1], key[2])] = list(value)
     elif kind == "daemon":
         db.execute("INSERT INTO rw_meta (key, value) VALUES ('daemon', ?)", (json.dumps(value),))
     elif kind == "repo":

@@ -1,13 +1,17 @@
-"""The store's tables (schema 2), created on first open, and the upgrade from schema 1.
+"""The ledger's tables (schema 3), created on first open, and the upgrades from schemas 1 and 2.
+
+Schema 3: ``cache.db`` is a diskcache directory's database. diskcache's own tables (Settings,
+Cache) hold what is a cache (``watcher/cachekeys.py``); the ledger is tables of its own in the
+same file, beside them. Why tables and not more diskcache keys: diskcache has no ordered or
+ranged reads (a queue or a count would scan every key, as schema 1's did), while SQLite gives
+appends and deletes in O(log n), counts and ordered reads by index, one-statement retention and
+narrow updates of a column, and one transaction over the records of a poll, its events, their
+deliveries and the ETag that vouches for them.
 
 Schema 1 kept everything as diskcache keys, the outbox and digest queues as single lists
-rewritten on every event. Schema 2 keeps its own tables in the same ``cache.db``: every event,
-delivery and queue entry is a row, queues are read in the order of an AUTOINCREMENT sequence
-number, and nothing grows with history except the rows themselves. Why tables rather than more
-diskcache keys: diskcache has no ordered or ranged reads (a queue or a count would scan every
-key), while SQLite gives appends and deletes in O(log n), counts and ordered reads by index,
-one-statement retention and narrow updates of a column, in the file (and transactions) the
-store already had.
+rewritten on every event. Schema 2 moved everything into tables and dropped diskcache's.
+Both are upgraded on open, each in one transaction (``watcher/migrate.py``,
+``watcher/migrate_v2.py``).
 """
 
 from __future__ import annotations
@@ -15,12 +19,15 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
+from watcher.cachekeys import CacheKeys
+from watcher.cacherows import remove_value_files
 from watcher.db import Database
 from watcher.errors import StoreError
 
 logger = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
+READABLE = {2, SCHEMA_VERSION}  # a read-only open reads schema 2's ledger as schema 3's
 
 TABLES = """
 CREATE TABLE rw_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -40,8 +47,6 @@ CREATE TABLE rw_digest_queue (seq INTEGER PRIMARY KEY AUTOINCREMENT, notifier TE
 CREATE INDEX rw_digest_queue_order ON rw_digest_queue (notifier, seq);
 CREATE TABLE rw_digest (notifier TEXT PRIMARY KEY, since TEXT, pending TEXT);
 CREATE TABLE rw_org (org TEXT PRIMARY KEY, state TEXT NOT NULL);
-CREATE TABLE rw_pr_labels (repo TEXT NOT NULL, number INTEGER NOT NULL, labels TEXT NOT NULL,
-                           PRIMARY KEY (repo, number)) WITHOUT ROWID;
 """
 
 
@@ -50,7 +55,8 @@ def _tables(db: Database) -> set[str]:
 
 
 def stored_version(db: Database) -> int | None:
-    """2 for a schema-2 store, 1 for a diskcache (schema 1) one, None for an empty file."""
+    """The version in ``rw_meta``; 1 for diskcache's tables alone (schema 1); None for an
+    empty file."""
     tables = _tables(db)
     if "rw_meta" in tables:
         value = db.scalar("SELECT value FROM rw_meta WHERE key = 'schema'")
@@ -71,31 +77,49 @@ def create(db: Database) -> None:
 
 
 def prepare(db: Database, directory: Path) -> None:
-    """Make the file a schema-2 store: create it, upgrade it, or check it, in one transaction
+    """Make the file a schema-3 store: create it, upgrade it, or check it, in one transaction
     (a second process opening the same store at the same time waits, then finds it done)."""
     if db.read_only:
-        check(db, stored_version(db))
+        check(db, stored_version(db), read_only=True)
         return
+    if stored_version(db) == 2:
+        make_cache_tables(directory)  # the upgrade moves keys into them
     leftovers: list[Path] = []
     with db.transaction():
-        version = stored_version(db)
-        if version is None:
+        version = stored_version(db)  # again: another process may have done it meanwhile
+        if version is None or version == 1:
             create(db)
-        elif version == 1:
-            from watcher.migrate import migrate_v1
-
-            logger.warning("upgrading the store %s from schema 1 to %d", directory,
-                           SCHEMA_VERSION)
-            create(db)
-            leftovers = migrate_v1(db, directory)
-        else:
-            check(db, version)
-    for leftover in leftovers:  # schema 1's value files, no longer referenced by anything
-        leftover.unlink(missing_ok=True)
+        if version in (1, 2):
+            leftovers = _upgrade(db, directory, version)
+        check(db, stored_version(db))
+    if version in (None, 1):
+        make_cache_tables(directory)  # diskcache's settings, once this is a store of ours
+    remove_value_files(leftovers)  # referenced by nothing, now that it committed
 
 
-def check(db: Database, version: int | None) -> None:
-    if version == SCHEMA_VERSION:
+def _upgrade(db: Database, directory: Path, version: int) -> list[Path]:
+    logger.warning("upgrading the store %s from schema %d to %d", directory, version,
+                   SCHEMA_VERSION)
+    if version == 1:
+        from watcher.migrate import migrate_v1
+
+        return migrate_v1(db, directory)
+    from watcher.migrate_v2 import migrate_v2
+
+    leftovers = migrate_v2(db, directory)
+    db.execute("UPDATE rw_meta SET value = ? WHERE key = 'schema'", (str(SCHEMA_VERSION),))
+    return leftovers
+
+
+def make_cache_tables(directory: Path) -> None:
+    """diskcache's tables and settings, written by diskcache itself."""
+    keys = CacheKeys(directory)
+    keys.open()
+    keys.close()
+
+
+def check(db: Database, version: int | None, *, read_only: bool = False) -> None:
+    if version == SCHEMA_VERSION or (read_only and version in READABLE):
         return
     if version == 1:
         raise StoreError(f"the store {db.path} has schema version 1 and cannot be upgraded "

@@ -1,8 +1,15 @@
-"""The on-disk memory of release-watch: one SQLite file, ``cache.db``, in ``store.path``.
+"""The on-disk memory of release-watch: a diskcache directory, ``store.path``, whose one SQLite
+file, ``cache.db``, holds diskcache's keys and the ledger's tables side by side.
 
-Tables (schema 2, ``watcher/schema.py``; values are JSON so a future version can read them):
-  rw_meta           the schema version; the daemon's pid, heartbeat and next runs; the last
-                    poll's summary and the rate limit it saw
+In diskcache (``watcher/cachekeys.py``; opened on first use): what is a cache, read and
+written by key on its own, never in a transaction with the ledger:
+  "pr-labels|owner/repo|number" a PR's labels, cached for good (classify.use_pr_labels)
+  ("memory", notifier, key)     what a notifier remembered: a release's first Slack message
+
+In tables (schema 3, ``watcher/schema.py``; values are JSON so a future version can read them):
+  rw_meta           the schema version; the daemon's pid, heartbeat and next runs; the rate
+                    limit the last poll saw (a table, not diskcache: read-only ``status``
+                    reads them, and diskcache cannot open a store it may not write)
   rw_repo           RepoState per repo; last_poll and last_success are columns of their own
   rw_release        ReleaseRecord per (repo, release id): the raw GitHub object, body hash…
   rw_etag           the ETag last received for a listing page, and whether it was the last
@@ -14,15 +21,15 @@ Tables (schema 2, ``watcher/schema.py``; values are JSON so a future version can
   rw_digest_queue   event ids waiting for a notifier's next digest, in sequence order
   rw_digest         per digest notifier: when the last one went out, and the one in flight
                     (kept until delivered so a crash re-sends it and resumes where it was)
-  rw_org            an organisation's repo list, when refreshed, its ETags
-  rw_pr_labels      a PR's labels, cached for good (classify.use_pr_labels)
+  rw_org            an organisation's repo list, when refreshed, its ETags (``status`` reads it)
 
 Adding an event is a few row inserts and sending one a row delete, whatever is stored; queues
 are read in order without being rewritten; ``status`` reads per repo and per pending row.
 
 What belongs together is written in one ``transaction()``: the records of a poll, its events,
 their deliveries and the ETag that vouches for them, so a crash leaves either all or nothing,
-and a 304 after a crash can never hide a change we did not record.
+and a 304 after a crash can never hide a change we did not record. diskcache's keys are never
+written inside one (``CacheKeys`` explains why).
 """
 
 from __future__ import annotations
@@ -34,7 +41,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from watcher.cachekeys import CacheKeys, Key, memory_key, pr_labels_key
+from watcher.cacherows import has_cache_table, missing_value_files
 from watcher.db import Database
+from watcher.errors import StoreReadOnly
 from watcher.models import Event
 from watcher.records import Delivery, DigestDelivery, ReleaseRecord, RepoState, delivery_id
 from watcher.schema import SCHEMA_VERSION
@@ -45,17 +55,22 @@ __all__ = ["SCHEMA_VERSION", "Delivery", "DigestDelivery", "ReleaseRecord", "Rep
 
 
 class Store:
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, keys: CacheKeys | None = None) -> None:
         self.db = db
+        self.keys = keys  # None: read-only, the ledger alone
 
     @classmethod
     def open(cls, path: Path, *, read_only: bool = False, fresh: bool = False) -> Store:
         """Open the store in directory ``path``: create or upgrade it, unless ``read_only``
-        (nothing is written then). ``fresh``: create it even where a store lost its database
+        (nothing is written then, and diskcache is not opened: a read-only store finds no
+        cached key). ``fresh``: create it even where a store lost its database
         (``release-watch store reinit``)."""
-        return cls(open_database(path, read_only=read_only, fresh=fresh))
+        db = open_database(path, read_only=read_only, fresh=fresh)
+        return cls(db, None if read_only else CacheKeys(path))
 
     def close(self) -> None:
+        if self.keys is not None:
+            self.keys.close()
         self.db.close()
 
     @contextmanager
@@ -264,12 +279,16 @@ class Store:
         """SQLite's own check of every page and index (``release-watch store check``): the
         problems it found, [] when the database is sound. Reads the whole file."""
         found = [str(row[0]) for row in self.db.all("PRAGMA integrity_check")]
-        return [] if found == ["ok"] else found
+        # The check covers diskcache's tables too (one file); its value files are beside it.
+        return ([] if found == ["ok"] else found) + missing_value_files(self.db,
+                                                                         self.db.path.parent)
 
     def totals(self) -> dict[str, int]:
         """Row counts for ``store check`` (not ``status``: counting events reads history)."""
         tables = {"repos": "rw_repo", "releases": "rw_release", "events": "rw_event",
                   "pending deliveries": "rw_delivery", "queued for digests": "rw_digest_queue"}
+        if has_cache_table(self.db):  # not in a schema-2 store read as it is
+            tables["diskcache keys"] = "Cache"
         return {name: int(self.db.scalar(f"SELECT count(*) FROM {table}"))
                 for name, table in tables.items()}
 
@@ -281,13 +300,6 @@ class Store:
     def put_meta(self, key: str, value: dict[str, Any]) -> None:
         self.db.execute("INSERT OR REPLACE INTO rw_meta (key, value) VALUES (?, ?)",
                         (key, json.dumps(value)))
-
-    def recall(self, notifier: str, key: str) -> dict[str, Any] | None:
-        """What a notifier remembered under ``key`` (the Slack message of a release)."""
-        return self.meta(f"memory|{notifier}|{key}")
-
-    def remember(self, notifier: str, key: str, value: dict[str, Any]) -> None:
-        self.put_meta(f"memory|{notifier}|{key}", value)
 
     def daemon_state(self) -> dict[str, Any] | None:
         return self.meta("daemon")
@@ -303,19 +315,38 @@ class Store:
         self.db.execute("INSERT OR REPLACE INTO rw_org (org, state) VALUES (?, ?)",
                         (org.lower(), json.dumps(state)))
 
+    # ---- diskcache keys (``watcher/cachekeys.py``): outside the ledger's transactions ----
     def pr_labels(self, repo: str, numbers: list[int]) -> dict[int, list[str]]:
-        found = {}
-        for number in numbers:
-            value = self.db.scalar("SELECT labels FROM rw_pr_labels WHERE repo = ? AND "
-                                   "number = ?", (repo, number))
-            if value is not None:
-                found[number] = list(json.loads(value))
-        return found
+        keys = self._keys()
+        if keys is None:
+            return {}
+        wanted: dict[Key, int] = {pr_labels_key(repo, number): number for number in numbers}
+        return {wanted[key]: list(labels)
+                for key, labels in keys.get_many(list(wanted)).items()}
 
     def put_pr_labels(self, repo: str, labels: dict[int, list[str]]) -> None:
         """Kept for good: a merged PR's release-notes labels do not change."""
-        with self.transaction():
-            self.db.executemany("INSERT OR REPLACE INTO rw_pr_labels (repo, number, labels) "
-                                "VALUES (?, ?, ?)",
-                                [(repo, number, json.dumps(list(names)))
-                                 for number, names in labels.items()])
+        self._writable_keys().set_many({pr_labels_key(repo, number): list(names)
+                                        for number, names in labels.items()})
+
+    def recall(self, notifier: str, key: str) -> dict[str, Any] | None:
+        """What a notifier remembered under ``key`` (the Slack message of a release)."""
+        keys = self._keys()
+        found = keys.get_many([memory_key(notifier, key)]) if keys is not None else {}
+        value = next(iter(found.values()), None)
+        return dict(value) if value else None  # {}: forgotten (its thread is gone)
+
+    def remember(self, notifier: str, key: str, value: dict[str, Any]) -> None:
+        self._writable_keys().set_many({memory_key(notifier, key): dict(value)})
+
+    def _keys(self) -> CacheKeys | None:
+        if self.db.holds_transaction():
+            # diskcache's connection would wait for the write lock this thread holds.
+            raise RuntimeError("the store's diskcache keys are used outside its transactions")
+        return self.keys
+
+    def _writable_keys(self) -> CacheKeys:
+        keys = self._keys()
+        if keys is None:
+            raise StoreReadOnly(f"the store {self.db.path.parent} was opened read-only")
+        return keys

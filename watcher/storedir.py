@@ -2,7 +2,7 @@
 lost its database, or something that cannot be a store at all.
 
 A store whose ``cache.db`` is missing or empty while the rest of it is there (lock files, the
-WAL, the marker, schema 1's value folders) must not quietly become a new, empty store: the
+WAL, the marker, diskcache's value folders) must not quietly become a new, empty store: the
 next poll would take every release as a baseline and never announce the one that came while
 the database was gone. It is refused until restored, or started over on purpose
 (``release-watch store reinit``).
@@ -26,7 +26,7 @@ MARKER_TEXT = ("This directory is a release-watch store; cache.db holds what it 
                "If cache.db is lost, restore it from a backup, or run "
                "`release-watch store reinit` to start over.\n")
 TRACES = (MARKER, "daemon.lock", "writer.lock", f"{DB_NAME}-wal", f"{DB_NAME}-shm")
-_VALUE_FOLDER = re.compile(r"[0-9a-f]{2}")  # schema 1 (diskcache) kept big values in 00/…ff/
+_VALUE_FOLDER = re.compile(r"[0-9a-f]{2}")  # diskcache keeps big values in 00/…ff/
 
 
 class Shape(Enum):
@@ -88,7 +88,9 @@ def write_marker(path: Path) -> None:
 
 def set_aside(path: Path, now: datetime | None = None) -> list[Path]:
     """Moves the database and its WAL out of the way (never deletes them: they may be worth
-    a look), so the store starts over; returns where they went."""
+    a look), so the store starts over; returns where they went. diskcache's value files stay
+    where they are: the database set aside names them (renamed back, it is whole again), and
+    nothing in the new one does."""
     stamp = (now or datetime.now(UTC)).strftime("%Y%m%dT%H%M%SZ")
     moved = []
     for name in (DB_NAME, f"{DB_NAME}-wal", f"{DB_NAME}-shm"):
