@@ -102,6 +102,8 @@ class References:
     def _cited(self, line: str) -> list[int]:
         """The line's citations in order; ``[#1351](…/other/repo/pull/1351)`` is a link into
         another project, so neither its address nor its label cites a PR of ours."""
+        if "#" not in line and "/pull/" not in line:
+            return []  # every citation has one of the two; most lines of a body have neither
         found: list[tuple[int, int]] = []
         external: set[int] = set()
         for match in _PR_URL.finditer(line):
