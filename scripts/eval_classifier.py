@@ -27,9 +27,9 @@ from calibrate import buckets, precision_at
 from corpus import Example, held_out_notes, load_examples, training_set
 from train_classifier import DEFAULT_DATA, GRID, RELEASES, Featurizer, train
 
-from watcher.models import ClassifiedItem, Item
+from watcher.models import ClassifiedItem, Item, top_level
 from watcher.notes.classify import Classifier
-from watcher.notes.taxonomy import Taxonomy, builtin_taxonomy, top_level
+from watcher.notes.taxonomy import Taxonomy, builtin_taxonomy
 
 COVERAGES = (0.5, 0.7, 0.9)
 

@@ -9,7 +9,7 @@ import pytest
 from conftest import release_notes
 
 from watcher.errors import ConfigError
-from watcher.models import KINDS, SUBSYSTEMS, Item
+from watcher.models import KINDS, SUBSYSTEMS, Item, top_level
 from watcher.notes.classify import Classifier
 from watcher.notes.labels import LabelMap
 from watcher.notes.model import builtin_model
@@ -18,7 +18,6 @@ from watcher.notes.taxonomy import (
     TextRule,
     builtin_taxonomy,
     literal_hint,
-    top_level,
     with_overrides,
 )
 

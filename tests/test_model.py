@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from conftest import FIXTURES, RELEASES, release_notes
 
-from watcher.models import SUBSYSTEMS, Item
+from watcher.models import SUBSYSTEMS, Item, top_level
 from watcher.notes.classify import Classifier
 from watcher.notes.model import (
     SubsystemModel,
@@ -26,7 +26,7 @@ from watcher.notes.model import (
     model_path,
 )
 from watcher.notes.parse import parse_notes
-from watcher.notes.taxonomy import builtin_taxonomy, top_level
+from watcher.notes.taxonomy import builtin_taxonomy
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
 

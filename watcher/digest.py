@@ -6,8 +6,8 @@ from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime
 
-from watcher.models import Event, EventItem, Frozen
-from watcher.present import subsystem_name, top_level
+from watcher.models import Event, EventItem, Frozen, top_level
+from watcher.present import subsystem_name
 
 IMPORTANCE = ("bc_breaking", "deprecation", "security", "regression", "new_feature")
 TOP_ITEMS = 5

@@ -6,9 +6,16 @@ from collections import Counter
 from collections.abc import Iterable
 from datetime import datetime
 
-from watcher.models import ClassifiedItem, Event, EventItem, EventType, Release, Summary
+from watcher.models import (
+    ClassifiedItem,
+    Event,
+    EventItem,
+    EventType,
+    Release,
+    Summary,
+    top_level,
+)
 from watcher.notes.diff import ItemChange
-from watcher.notes.taxonomy import top_level
 
 
 def event_id(repo: str, release_id: int, event: EventType, body_hash: str) -> str:

@@ -35,6 +35,11 @@ SUBSYSTEMS: tuple[str, ...] = (
 )
 
 
+def top_level(subsystem: str) -> str:
+    """``distributed/fsdp`` → ``distributed``: finer ids extend a top-level one after a ``/``."""
+    return subsystem.split("/", 1)[0]
+
+
 class Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="ignore")
 

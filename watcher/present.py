@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from functools import cache
 
-from watcher.models import Event, EventItem
+from watcher.models import Event, EventItem, top_level
 from watcher.resources import subsystems_path
 from watcher.untrusted import clean_line
 
@@ -34,10 +34,6 @@ def _names() -> dict[str, str]:
     with subsystems_path().open("rb") as handle:
         table = tomllib.load(handle)["subsystems"]
     return {key: str(entry.get("name", key)) for key, entry in table.items()}
-
-
-def top_level(subsystem: str) -> str:
-    return subsystem.split("/", 1)[0]
 
 
 def subsystem_name(subsystem: str) -> str:

@@ -25,9 +25,9 @@ from dataclasses import dataclass, replace
 from enum import Enum
 from typing import TYPE_CHECKING
 
-from watcher.models import ClassifiedItem, DecidedBy, Item
+from watcher.models import ClassifiedItem, DecidedBy, Item, top_level
 from watcher.notes.model import SubsystemModel, builtin_model, features, top_features
-from watcher.notes.taxonomy import DECISIVE, USER_RULE, Taxonomy, top_level
+from watcher.notes.taxonomy import DECISIVE, USER_RULE, Taxonomy
 from watcher.notes.text import strip_code
 
 WORDS_READ = 5_000  # characters of an item's text the rules and the model read

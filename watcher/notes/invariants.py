@@ -12,11 +12,11 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from watcher.models import ClassifiedItem, Item
+from watcher.models import ClassifiedItem, Item, top_level
 from watcher.notes.blocks import Block, Bullet, Code, Heading, ListBlock, read_blocks
 from watcher.notes.flat import restructure
 from watcher.notes.parse import CONTINUED_KINDS, HeadingLookup
-from watcher.notes.taxonomy import Taxonomy, top_level
+from watcher.notes.taxonomy import Taxonomy
 from watcher.notes.text import References, code_lines, folded, home_repository, normalise_body
 
 

@@ -16,17 +16,13 @@ from pathlib import Path
 from typing import Any
 
 from watcher.errors import ConfigError
-from watcher.models import KINDS, SUBSYSTEMS
+from watcher.models import KINDS, SUBSYSTEMS, top_level
 from watcher.notes.headings import close_key, heading_key, heading_keys
 from watcher.notes.prefilter import RuleIndex
 from watcher.resources import kinds_path, subsystems_path
 
 DECISIVE = 6.0  # the score of a `decisive` pattern: enough to decide without the model
 USER_RULE = 100.0  # the score of a user's own rule ([classify] rules): it always decides
-
-
-def top_level(subsystem: str) -> str:
-    return subsystem.split("/", 1)[0]
 
 
 _LITERAL = re.compile(r"(?:\\[.\-_/ +]|[A-Za-z0-9_ ])+")
