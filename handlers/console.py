@@ -9,25 +9,25 @@ terminal.
 
 from __future__ import annotations
 
-from collections import Counter
-
 from handlers.base import Notifier, Progress
 from watcher.digest import Digest, by_repo, by_subsystem
 from watcher.models import KIND_TITLES, Event, EventItem
 from watcher.present import (
     CALLED_OUT,
+    CHANGE_SIGNS,
     KIND_ORDER,
     UNSURE_BELOW,
+    by_change,
+    by_top_subsystem,
+    changes_in_words,
     count_line,
+    happened,
     headline,
     plural,
     release_title,
     subsystem_tag,
-    top_name,
 )
 from watcher.untrusted import clean_line, clean_text
-
-SIGNS = {"added": "+", "removed": "-", "changed": "~"}
 
 
 def format_item(item: EventItem, indent: str, *, threshold: float = UNSURE_BELOW,
@@ -54,30 +54,23 @@ def _items(items: list[EventItem], indent: str, threshold: float, *,
             lines.append(f"{indent}{clean_line(item.group)}:")
         group = item.group
         lines += format_item(item, indent + ("  " if item.group else ""), threshold=threshold,
-                             sign=SIGNS[item.change] if signs else "-")
+                             sign=CHANGE_SIGNS[item.change] if signs else "-")
     return lines
 
 
 def _edit_lines(event: Event, threshold: float) -> list[str]:
     if not event.items:
         return ["  title or prose edited; no item added, removed or changed"]
-    counts = Counter((item.change, top_name(item.subsystem)) for item in event.items)
-    lines = ["  " + ", ".join(f"{n} {change} in {name}"
-                              for (change, name), n in counts.most_common())]
-    for change in ("added", "changed", "removed"):
-        picked = [item for item in event.items if item.change == change]
-        if picked:
-            lines.append(f"  {change.capitalize()} ({len(picked)}):")
-            lines += _items(picked, "    ", threshold, signs=True)
+    lines = [f"  {changes_in_words(event.items)}"]
+    for change, picked in by_change(event.items):
+        lines.append(f"  {change.capitalize()} ({len(picked)}):")
+        lines += _items(picked, "    ", threshold, signs=True)
     return lines
 
 
 def _by_subsystem(items: list[EventItem], threshold: float) -> list[str]:
-    groups: dict[str, list[EventItem]] = {}
-    for item in items:
-        groups.setdefault(top_name(item.subsystem), []).append(item)
     lines: list[str] = []
-    for name, group in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+    for name, group in by_top_subsystem(items):
         lines.append(f"  {name} ({plural(len(group), 'change')}):")
         for kind in KIND_ORDER:
             picked = [item for item in group if item.kind == kind]
@@ -124,8 +117,7 @@ def format_digest(digest: Digest, threshold: float = UNSURE_BELOW) -> str:
     for repo, events in by_repo(digest).items():
         lines.append(f"  {clean_line(repo)}")
         for event in events:
-            what = headline(event).removeprefix(release_title(event)).strip()
-            lines.append(f"    {clean_line(release_title(event))} {what}: "
+            lines.append(f"    {clean_line(release_title(event))} {happened(event)}: "
                          f"{plural(len(event.items), 'change')}  {clean_line(event.url)}")
         for group in by_subsystem(events):
             kinds = ", ".join(f"{count} {KIND_TITLES.get(kind, kind).lower()}"

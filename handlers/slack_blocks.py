@@ -35,12 +35,15 @@ from watcher.present import (
     CALLED_OUT,
     KIND_ORDER,
     UNSURE_BELOW,
+    by_change,
+    by_top_subsystem,
+    changes_in_words,
     count_line,
+    happened,
     headline,
     plural,
     release_title,
     subsystem_tag,
-    top_name,
 )
 
 __all__ = ["SlackMessage", "plan_digest", "plan_event", "plan_texts"]
@@ -117,9 +120,7 @@ def edit_summary(items: list[EventItem], style: Style) -> str:
     a single change names its item."""
     if not items:
         return "The title or prose changed; no item was added, removed or changed."
-    counts = Counter((item.change, top_name(item.subsystem)) for item in items)
-    words = ", ".join(f"{count} {change} in {escape(name)}"
-                      for (change, name), count in counts.most_common())
+    words = changes_in_words(items, escape)
     if len(items) == 1:
         first = to_mrkdwn(items[0].text.split("\n", 1)[0], style.repo, limit=TITLE_CHARS)
         return f"{words}: {first}"
@@ -172,16 +173,11 @@ def _parent(event: Event, packer: Packer, style: Style, *, threads: bool) -> set
 
 def _thread(event: Event, items: list[EventItem], packer: Packer, style: Style) -> None:
     """Per subsystem, per kind (per change, for an edit), every item whole."""
-    groups: dict[str, list[EventItem]] = {}
-    for item in items:
-        groups.setdefault(top_name(item.subsystem), []).append(item)
-    for name, group in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+    for name, group in by_top_subsystem(items):
         packer.add(section(f"*{escape(name)}* — {plural(len(group), 'change')}"))
         if event.event == "edited":
-            for change in ("added", "changed", "removed"):
-                members = [item for item in group if item.change == change]
-                if members:
-                    add_items(packer, change.capitalize(), members, style, show_top=False)
+            for change, members in by_change(group):
+                add_items(packer, change.capitalize(), members, style, show_top=False)
             continue
         for kind, members in _by_kind(group).items():
             add_items(packer, KIND_TITLES.get(kind, kind), members, style, show_top=False)
@@ -275,7 +271,7 @@ def plan_digest(digest: Digest, *, threads: bool, max_chars: int,
 
 
 def _what(event: Event) -> str:
-    verb = headline(event).removeprefix(release_title(event)).strip()
+    verb = happened(event)
     if event.event == "edited":
         changes = Counter(item.change for item in event.items)
         return f"{verb}: " + ", ".join(f"{n} {c}" for c, n in changes.items()) if changes \

@@ -16,7 +16,7 @@ from handlers.slack_blocks import Style, add_items, edit_summary, fallback_text
 from handlers.slack_layout import Packer, SlackMessage, context, header, section
 from handlers.slack_text import escape
 from watcher.models import Event
-from watcher.present import UNSURE_BELOW, release_title, top_name
+from watcher.present import UNSURE_BELOW, by_change, by_top_subsystem, release_title
 
 FOLLOW_UPS = frozenset({"edited", "released", "deleted"})
 STATUS_BLOCK = "release-watch-status"  # block_id of the status line a follow-up updates
@@ -50,15 +50,9 @@ def plan_follow_up(event: Event, *, max_chars: int,
     packer = Packer(max_chars, in_thread=True, fallback=fallback_text(event))
     packer.add(section(_opening(event, style)))
     if event.event == "edited" and len(event.items) > 0:
-        groups: dict[str, list[Any]] = {}
-        for item in event.items:
-            groups.setdefault(top_name(item.subsystem), []).append(item)
-        for name, group in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0])):
-            for change in ("added", "changed", "removed"):
-                members = [item for item in group if item.change == change]
-                if members:
-                    add_items(packer, f"{escape(name)}: {change}", members, style,
-                              show_top=False)
+        for name, group in by_top_subsystem(event.items):
+            for change, members in by_change(group):
+                add_items(packer, f"{escape(name)}: {change}", members, style, show_top=False)
     return packer.messages
 
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 import re
 import tomllib
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import cache
 
-from watcher.models import Event, EventItem, top_level
+from watcher.models import ChangeType, Event, EventItem, top_level
 from watcher.resources import subsystems_path
 from watcher.untrusted import clean_line
 
@@ -24,6 +24,8 @@ KIND_ORDER = (*CALLED_OUT, "new_feature", "improvement", "performance", "bug_fix
 PROJECTS = {"pytorch/pytorch": "PyTorch", "pytorch/xla": "PyTorch/XLA"}
 VERBS = {"published": "released", "edited": "release notes edited",
          "released": "is now a full release", "deleted": "release deleted"}
+CHANGE_ORDER: tuple[ChangeType, ...] = ("added", "changed", "removed")  # how an edit lists them
+CHANGE_SIGNS: dict[str, str] = {"added": "+", "removed": "-", "changed": "~"}
 _RELEASE_WORDS = re.compile(r"\s*[-:\u2013]?\s*\b(?:release notes|release|notes)\s*$",
                             re.IGNORECASE)
 
@@ -76,10 +78,41 @@ def release_title(event: Event) -> str:
     return name
 
 
+def happened(event: Event) -> str:
+    """What happened to the release, as its headline says after the title: ``released``,
+    ``release notes edited (pre-release)``."""
+    pre = " (pre-release)" if event.prerelease and event.event != "released" else ""
+    return f"{VERBS[event.event]}{pre}"
+
+
 def headline(event: Event) -> str:
     """``PyTorch 2.7.0 released``, ``PyTorch/XLA v2.0.0 release notes edited``."""
-    pre = " (pre-release)" if event.prerelease and event.event != "released" else ""
-    return f"{release_title(event)} {VERBS[event.event]}{pre}"
+    return f"{release_title(event)} {happened(event)}"
+
+
+def by_top_subsystem(items: Iterable[EventItem]) -> list[tuple[str, list[EventItem]]]:
+    """Items per top-level subsystem, by the name readers see: the largest group first."""
+    groups: dict[str, list[EventItem]] = {}
+    for item in items:
+        groups.setdefault(top_name(item.subsystem), []).append(item)
+    return sorted(groups.items(), key=lambda pair: (-len(pair[1]), pair[0]))
+
+
+def by_change(items: Iterable[EventItem]) -> list[tuple[ChangeType, list[EventItem]]]:
+    """An edit's items per change, in ``CHANGE_ORDER``; changes with no item left out."""
+    listed = list(items)
+    picked = [(change, [item for item in listed if item.change == change])
+              for change in CHANGE_ORDER]
+    return [(change, members) for change, members in picked if members]
+
+
+def changes_in_words(items: Iterable[EventItem],
+                     show_name: Callable[[str], str] = lambda name: name) -> str:
+    """``2 changed in Distributed, 1 added in torch.compile``, the most first; ``show_name``
+    escapes the names for where they are shown."""
+    counts = Counter((item.change, top_name(item.subsystem)) for item in items)
+    return ", ".join(f"{count} {change} in {show_name(name)}"
+                     for (change, name), count in counts.most_common())
 
 
 def focus(items: Sequence[EventItem]) -> str | None:

@@ -16,7 +16,7 @@ from watcher.notes.analyze import Analyzer
 from watcher.notes.classify import Classifier, Decision
 from watcher.notes.diff import diff_items
 from watcher.notes.parse import parse_notes
-from watcher.present import UNSURE_BELOW, plural
+from watcher.present import CHANGE_SIGNS, UNSURE_BELOW, plural
 from watcher.untrusted import clean_line
 
 logger = logging.getLogger(__name__)
@@ -86,9 +86,9 @@ def run_diff(config: Config, out: IO[str], old_path: str, new_path: str, *, fmt:
         data = [item.model_dump(mode="json", exclude_none=True) for item in items]
         out.write(json.dumps({"items": data}, ensure_ascii=False, indent=2) + "\n")
         return len(items)
-    signs = {"added": "+", "removed": "-", "changed": "~"}
     for item in items:
-        out.write(f"{signs[item.change]} [{item.subsystem}] {item.text.split(chr(10), 1)[0]}\n")
+        first = item.text.split("\n", 1)[0]
+        out.write(f"{CHANGE_SIGNS[item.change]} [{item.subsystem}] {first}\n")
         if item.old_text is not None:
             out.write(f"    was: {item.old_text.split(chr(10), 1)[0]}\n")
     out.write(f"\n{len(items)} items changed\n" if items else "no item changed\n")
