@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from urllib.parse import quote, urlsplit
 
-from watcher.notes.text import code_lines
+from watcher.notes.text import code_lines, unescape_markdown
 from watcher.untrusted import clean_line, clean_text
 
 ZWSP = "\u200b"
@@ -38,7 +38,6 @@ _TOKEN = re.compile(
 _PR_LABEL = re.compile(r"#?(\d{1,7})")
 _LOOKS_LIKE_ADDRESS = re.compile(r"(?:https?://|www\.|\b[\w-]+\.(?:com|org|io|net|dev|ai|co|me|"
                                  r"ly|gg|app|xyz|info|biz|link|site|page)\b)", re.IGNORECASE)
-_ESCAPED = re.compile(r"\\([!-/:-@\[-`{-~])")  # CommonMark backslash escapes: TORCH\_LAZY
 _BULLET = re.compile(r"^(\s*)([-*+]|\d{1,9}[.)])\s+(.*)$")
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$")
 
@@ -51,7 +50,7 @@ def escape(text: str) -> str:
 
 def note_text(text: str) -> str:
     """Prose from the notes: markdown escapes and HTML entities resolved once, then escaped."""
-    return escape(html.unescape(_ESCAPED.sub(r"\1", text)))
+    return escape(html.unescape(unescape_markdown(text)))
 
 
 def plain(text: str) -> str:

@@ -226,6 +226,11 @@ class _Reader:
         start, end = token.map or (0, 0)
         return start, end
 
+    def text(self, start: int, end: int) -> str:
+        """The block's source lines, blank ones around it left out (headings and lists keep
+        their lines in their own way, so only the blocks read as text ask for this)."""
+        return "\n".join(trim_blank(self.lines[start:end]))
+
     def close(self, index: int) -> int:
         """Index just after the block opened at ``index``."""
         if self.tokens[index].nesting != 1:
@@ -244,7 +249,6 @@ class _Reader:
             token = self.tokens[index]
             end = self.close(index)
             start_line, end_line = self.span(token)
-            text = "\n".join(trim_blank(self.lines[start_line:end_line]))
             if token.type == "heading_open":
                 source = _HEADING_MARKS.sub("", self.lines[start_line]).strip()
                 out.append(Heading(int(token.tag[1]), inline_text(self.tokens[index + 1]),
@@ -252,16 +256,16 @@ class _Reader:
             elif token.type in {"bullet_list_open", "ordered_list_open"}:
                 out.append(ListBlock(start_line, end_line, self.bullets(index, end)))
             elif token.type == "paragraph_open":
-                out.append(Paragraph(start_line, end_line, text))
+                out.append(Paragraph(start_line, end_line, self.text(start_line, end_line)))
             elif token.type in {"fence", "code_block"}:
-                out.append(Code(start_line, end_line, text))
+                out.append(Code(start_line, end_line, self.text(start_line, end_line)))
             elif token.type == "table_open":
                 out.append(self.pipe_table(index, end, start_line, end_line))
             elif token.type == "html_block" and (
                     table := _html_table(token.content, start_line, end_line)):
                 out.append(table)
             elif token.map:
-                out.append(Other(start_line, end_line, text))
+                out.append(Other(start_line, end_line, self.text(start_line, end_line)))
             index = end
         return out
 

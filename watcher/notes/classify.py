@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 from watcher.models import ClassifiedItem, DecidedBy, Item, top_level
 from watcher.notes.model import SubsystemModel, builtin_model, features, top_features
 from watcher.notes.taxonomy import DECISIVE, USER_RULE, Taxonomy
-from watcher.notes.text import strip_code
+from watcher.notes.text import strip_code, unescape_markdown
 
 WORDS_READ = 5_000  # characters of an item's text the rules and the model read
 
@@ -37,7 +37,6 @@ if TYPE_CHECKING:
 
 _BULLET = re.compile(r"^\s*[-*+]\s+(.*)")
 _TAGS = re.compile(r"^(?:\s*\[[^\]]{1,30}\](?!\())+\s*")  # commit-title tags: "[MPS][BE] Fix …"
-_ESCAPED = re.compile(r"\\([!-/:-@\[-`{-~])")  # CommonMark backslash escapes
 
 HEADING_REASON = "heading "  # how a reason decided by the notes' own headings begins
 LABEL_REASON = "PR label "
@@ -165,7 +164,7 @@ class Classifier:
         first ``WORDS_READ`` characters: what an item is about is said at its start, and a
         100 KB item must cost a classification no more than a long real one does."""
         extra = self._headings(item.section).extra
-        prose = _ESCAPED.sub(r"\1", strip_code(item.text[:WORDS_READ], " "))  # TORCH\_LAZY
+        prose = unescape_markdown(strip_code(item.text[:WORDS_READ], " "))
         return "\n".join([*extra, prose])
 
     def _headings(self, section: tuple[str, ...]) -> Headings:

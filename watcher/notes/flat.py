@@ -9,8 +9,8 @@ renders them). Well-formed markdown passes through unchanged.
 from __future__ import annotations
 
 import re
-from typing import Protocol
 
+from watcher.notes.headings import HeadingLookup
 from watcher.notes.text import find_prs
 
 FLAT_LINE_CHARS = 400    # a line this long holding several markers was once many lines
@@ -20,22 +20,16 @@ HEADING_WORDS = 8        # a bare line this short may be a heading
 # A marker followed by a fence's backticks or tildes is left alone: splitting there would open a
 # code block the notes never had.
 _HEADING_MARK = re.compile(r"\s(#{1,6})\s+(?=\S)(?!```|~~~)")
-_BULLET_MARK = re.compile(r"\s([*\-])\s+(?=\S)(?!```|~~~)")
+_BULLET_MARKS = {marker: re.compile(rf"\s\{marker}\s+(?=\S)(?!```|~~~)") for marker in "*-"}
 _MARKUP = re.compile(r"^\s*(?:#{1,6}\s|[-*+>|<]|\d{1,9}[.)]\s|```|~~~)")
 _BOLD_TITLE = re.compile(r"^(#{1,6})\s+(\*\*[^*]{1,100}\*\*)\s+(.+)$")
 
 
-class HeadingNames(Protocol):
-    def area_ids(self, heading: str) -> list[str]: ...
-
-    def kind_of_heading(self, heading: str) -> str | None: ...
-
-
-def _known(names: HeadingNames, text: str) -> bool:
+def _known(names: HeadingLookup, text: str) -> bool:
     return bool(names.kind_of_heading(text) or names.area_ids(text))
 
 
-def _split_heading(line: str, names: HeadingNames) -> list[str]:
+def _split_heading(line: str, names: HeadingLookup) -> list[str]:
     """``# Highlights We are excited …`` → the heading, then its paragraph: where a flattened
     heading ends is where its bold title ends, or after the longest known name it starts with."""
     match = re.match(r"^(#{1,6})\s+(.*)$", line)
@@ -51,12 +45,11 @@ def _split_heading(line: str, names: HeadingNames) -> list[str]:
     return [" ".join(words)]  # no title to tell from its text: a paragraph
 
 
-def _unflatten(line: str, names: HeadingNames) -> list[str]:
+def _unflatten(line: str, names: HeadingLookup) -> list[str]:
     text = _HEADING_MARK.sub(lambda m: f"\n\n{m.group(1)} ", line)
-    for marker in "*-":
-        pattern = rf"\s\{marker}\s+(?=\S)(?!```|~~~)"
-        if len(re.findall(pattern, text)) >= MIN_MARKERS:
-            text = re.sub(pattern, f"\n{marker} ", text)
+    for marker, pattern in _BULLET_MARKS.items():
+        if len(pattern.findall(text)) >= MIN_MARKERS:
+            text = pattern.sub(f"\n{marker} ", text)
     out: list[str] = []
     for piece in text.split("\n"):
         stripped = piece.strip()
@@ -71,7 +64,7 @@ def _is_flattened(line: str) -> bool:
     if len(line) < FLAT_LINE_CHARS:
         return False
     headings = len(_HEADING_MARK.findall(line))
-    bullets = max(len(re.findall(rf"\s\{m}\s+(?=\S)(?!```|~~~)", line)) for m in "*-")
+    bullets = max(len(pattern.findall(line)) for pattern in _BULLET_MARKS.values())
     return headings >= MIN_MARKERS or bullets >= MIN_MARKERS
 
 
@@ -82,7 +75,7 @@ def _is_bare(lines: list[str]) -> bool:
             and sum(1 for line in content if find_prs(line)) >= 2)
 
 
-def _bare_line(lines: list[str], index: int, names: HeadingNames, seen_heading: bool) -> str:
+def _bare_line(lines: list[str], index: int, names: HeadingLookup, seen_heading: bool) -> str:
     line = lines[index].strip()
     words = len(line.split())
     following = lines[index + 1:index + 3]
@@ -99,7 +92,7 @@ def _bare_line(lines: list[str], index: int, names: HeadingNames, seen_heading: 
     return f"- {line}"
 
 
-def _from_bare(lines: list[str], names: HeadingNames) -> list[str]:
+def _from_bare(lines: list[str], names: HeadingLookup) -> list[str]:
     """Each bare line as a heading, a paragraph or a bullet; the lines citing PRs right below a
     label line are nested under it, as the page showed them."""
     content = [line for line in lines if line.strip()]
@@ -119,7 +112,7 @@ def _from_bare(lines: list[str], names: HeadingNames) -> list[str]:
     return out
 
 
-def restructure(source: str, names: HeadingNames) -> str:
+def restructure(source: str, names: HeadingLookup) -> str:
     lines = source.split("\n")
     if _is_bare(lines):
         return "\n".join(_from_bare(lines, names))

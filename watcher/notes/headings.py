@@ -13,6 +13,16 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 from functools import lru_cache
+from typing import Protocol
+
+
+class HeadingLookup(Protocol):
+    """What a heading's name means (the taxonomy answers; the parser and its checks ask)."""
+
+    def area_ids(self, heading: str) -> list[str]: ...
+
+    def kind_of_heading(self, heading: str) -> str | None: ...
+
 
 _PUNCT = re.compile(r"[^\w.+/#]+")
 _PAREN = re.compile(r"\(([^()]{0,80})\)|\[([^\[\]]{0,80})\]")  # where qualifiers stand

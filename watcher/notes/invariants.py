@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from watcher.models import ClassifiedItem, Item, top_level
 from watcher.notes.blocks import Block, Bullet, Code, Heading, ListBlock, read_blocks
 from watcher.notes.flat import restructure
-from watcher.notes.parse import CONTINUED_KINDS, HeadingLookup
+from watcher.notes.headings import HeadingLookup
+from watcher.notes.parse import CONTINUED_KINDS
 from watcher.notes.taxonomy import Taxonomy
 from watcher.notes.text import References, code_lines, folded, home_repository, normalise_body
 
@@ -193,20 +194,11 @@ class Placement:
         return self.section_kept / self.under_section if self.under_section else 1.0
 
 
-def _heading_area(section: tuple[str, ...], taxonomy: Taxonomy) -> str | None:
-    """The top-level id of the first heading that owns an area (topic-only ones don't)."""
-    for heading in section:
-        ids = [i for i in taxonomy.area_ids(heading) if i not in taxonomy.context_only]
-        if ids:
-            return top_level(ids[0])
-    return None
-
-
 def placement(items: list[ClassifiedItem], taxonomy: Taxonomy) -> Placement:
     """Items under an area heading that got its subsystem; under a section, its kind."""
     under_area = area_kept = under_section = section_kept = 0
     for item in items:
-        area = _heading_area(item.section, taxonomy)
+        area = taxonomy.heading_area(item.section)
         if area:
             under_area += 1
             area_kept += top_level(item.subsystem) == area

@@ -26,7 +26,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Protocol
 
 from watcher.models import Item
 from watcher.notes.blocks import (
@@ -49,17 +48,11 @@ from watcher.notes.bullets import (
     split_lazy,
 )
 from watcher.notes.flat import restructure
-from watcher.notes.headings import heading_keys
+from watcher.notes.headings import HeadingLookup, heading_keys
 from watcher.notes.text import References, home_repository, normalise_body, trim_blank
 
 CONTINUED_KINDS = frozenset({"bc_breaking", "deprecation"})  # entries run on in prose
 _ANCHOR = re.compile(r"^\[[^\]]*\]\(#[^)\s]*\)$")
-
-
-class HeadingLookup(Protocol):
-    def area_ids(self, heading: str) -> list[str]: ...
-
-    def kind_of_heading(self, heading: str) -> str | None: ...
 
 
 class _KnowsNothing:
@@ -275,7 +268,6 @@ class _Walker:
                 end += 1
         self.drafts.append(_Draft(chunks, self.section, group=self.topic))
         return end
-
 
     def paragraph(self, paragraph: Paragraph, following: Block | None) -> None:
         if isinstance(following, ListBlock):

@@ -16,11 +16,17 @@ _PR_URL = re.compile(r"https?://github\.com/([\w.-]{1,100}/[\w.-]{1,100})/pull/(
 _PR_REF = re.compile(r"(?<![\w&/])#(\d{1,7})\b")
 _SPACED_REF = re.compile(r"\(\s?#\s(\d{3,7})\s?\)")  # "(# 4390 )": a rendered page's link text
 _FENCE_OPEN = re.compile(r"`{3,}|~{3,}")
+_ESCAPED = re.compile(r"\\([!-/:-@\[-`{-~])")  # CommonMark backslash escapes: TORCH\_LAZY
 
 
 def normalise_body(body: str | None) -> str:
     """CRLF and lone CR to LF: GitHub returns PyTorch bodies with CRLF line endings."""
     return (body or "").replace("\r\n", "\n").replace("\r", "\n")
+
+
+def unescape_markdown(text: str) -> str:
+    """``TORCH\\_LAZY`` → ``TORCH_LAZY``: the characters CommonMark's backslashes escape."""
+    return _ESCAPED.sub(r"\1", text)
 
 
 def folded(text: str) -> str:
