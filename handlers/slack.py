@@ -129,7 +129,8 @@ class _ThreadGone(Exception):
     """The release's first message is no longer there to reply to or update."""
 
 
-def _code(error: SlackApiError) -> str:
+def error_code(error: SlackApiError) -> str:
+    """Slack's ``error`` field (``channel_not_found``, ``invalid_auth``…), or "" if none."""
     return str(error.response.get("error", "")) if error.response is not None else ""
 
 
@@ -336,12 +337,11 @@ class SlackNotifier(Notifier):
                 thread_ts=thread_ts, reply_broadcast=broadcast or None, unfurl_links=False,
                 unfurl_media=False)
         except SlackApiError as error:
-            if thread_ts is not None and _code(error) in _GONE:
+            if thread_ts is not None and error_code(error) in _GONE:
                 raise _ThreadGone from None
             raise self._api_error(error) from None
         except (SlackClientError, URLError, OSError) as error:
-            raise HandlerError(f"slack notifier {self.name!r}: Slack unreachable "
-                               f"({type(error).__name__})", notifier=self.name) from None
+            raise self._unreachable(f"slack notifier {self.name!r}", error) from None
         return str(response["ts"]), str(response.get("channel") or channel)
 
     def _update_web(self, channel: str, ts: str, first: dict[str, Any]) -> None:
@@ -351,15 +351,20 @@ class SlackNotifier(Notifier):
             self._web().chat_update(channel=channel, ts=ts, text=first.get("text") or "",
                                     blocks=first.get("blocks"))
         except SlackApiError as error:
-            if _code(error) in _GONE:
+            if error_code(error) in _GONE:
                 raise _ThreadGone from None
             raise self._api_error(error) from None
         except (SlackClientError, URLError, OSError) as error:
-            raise HandlerError(f"slack notifier {self.name!r}: Slack unreachable "
-                               f"({type(error).__name__})", notifier=self.name) from None
+            raise self._unreachable(f"slack notifier {self.name!r}", error) from None
+
+    def _unreachable(self, where: str, error: Exception) -> HandlerError:
+        """A connection that failed, retries spent. The error names only its type: the text
+        of a webhook's error can hold its URL, which is the secret."""
+        return HandlerError(f"{where}: Slack unreachable ({type(error).__name__})",
+                            notifier=self.name)
 
     def _api_error(self, error: SlackApiError) -> HandlerError:
-        code = _code(error)
+        code = error_code(error)
         status = error.response.status_code if error.response is not None else 0
         where = f"slack notifier {self.name!r} ({self.settings.channel})"
         if code in PERMANENT:
@@ -374,9 +379,7 @@ class SlackNotifier(Notifier):
             response = self._webhook().send(text=message.text, blocks=message.blocks,
                                             unfurl_links=False, unfurl_media=False)
         except (SlackClientError, URLError, OSError) as error:
-            # The webhook URL is the secret: the message names only the error type.
-            raise HandlerError(f"{where}: Slack unreachable ({type(error).__name__})",
-                               notifier=self.name) from None
+            raise self._unreachable(where, error) from None
         if response.status_code == 200:
             return
         body = (response.body or "").strip()[:80]

@@ -9,7 +9,7 @@ from pydantic import SecretStr
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError, SlackClientError
 
-from handlers.slack import PERMANENT
+from handlers.slack import PERMANENT, error_code
 
 
 def auth_test(api_url: str, token: SecretStr, timeout: float = 10.0) -> tuple[bool, str]:
@@ -20,7 +20,7 @@ def auth_test(api_url: str, token: SecretStr, timeout: float = 10.0) -> tuple[bo
     try:
         answer = client.auth_test()
     except SlackApiError as error:
-        code = str(error.response.get("error", "")) if error.response is not None else ""
+        code = error_code(error)
         fix = PERMANENT.get(code, "see api.slack.com/methods/auth.test#errors")
         return False, f"auth.test answered {code or 'an error'}: {fix}"
     except (SlackClientError, URLError, OSError) as error:

@@ -135,8 +135,9 @@ class Store:
 
     def last_pages(self, urls: list[str]) -> set[str]:
         """Those of ``urls`` that were the last page of their listing when their ETag came."""
-        return {url for url in urls
-                if self.db.scalar("SELECT last_page FROM rw_etag WHERE url = ?", (url,))}
+        rows = self.db.all("SELECT url FROM rw_etag WHERE last_page AND url IN "
+                           "(SELECT value FROM json_each(?))", (json.dumps(urls),))
+        return {row[0] for row in rows}
 
     def put_etags(self, etags: dict[str, str], last_pages: Iterable[str] = ()) -> None:
         last = set(last_pages)

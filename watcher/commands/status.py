@@ -6,6 +6,7 @@ import json
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from watcher.config import format_duration
 from watcher.store import Store
 from watcher.storedir import Shape, check_usable
 
@@ -93,12 +94,8 @@ def _delivery_problems(data: dict[str, Any], config: Config, now: datetime) -> l
 
 
 def _span(limit: timedelta) -> str:
-    """A limit as people write one: ``30m``, ``1h``, ``90s``."""
-    seconds = int(limit.total_seconds())
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
-        if seconds % size == 0 and seconds >= size:
-            return f"{seconds // size}{unit}"
-    return f"{seconds}s"
+    """A limit as people write it in the config: ``30m``, ``1h``, ``90s``."""
+    return format_duration(limit.total_seconds())
 
 
 def run_status(config: Config, deps: Dependencies, *, as_json: bool, check: bool) -> int:
