@@ -31,7 +31,7 @@ from run_all import TOKEN, Row, fake_github, print_table, release_notes, seconds
 
 from watcher.app import Dependencies
 from watcher.config import Config, Secrets, config_from_dict
-from watcher.daemon import Daemon
+from watcher.daemon.loop import Daemon
 
 if TYPE_CHECKING:
     from fakes.github import FakeGitHub

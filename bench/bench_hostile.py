@@ -19,8 +19,8 @@ from pathlib import Path
 
 from run_all import Row, print_table, seconds, timed, times, verdict
 
-from handlers.slack_blocks import plan_event
-from watcher.events import added, make_event
+from handlers.slack.blocks import plan_event
+from watcher.delivery.events import added, make_event
 from watcher.models import Release
 from watcher.notes.analyze import Analyzer
 from watcher.notes.taxonomy import builtin_taxonomy

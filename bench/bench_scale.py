@@ -31,7 +31,7 @@ from run_all import TOKEN, Row, fake_github, print_table, seconds, timed, times,
 
 from watcher.app import Dependencies, Runtime, build_runtime
 from watcher.config import Config, Secrets, config_from_dict
-from watcher.pacing import Pacer
+from watcher.github.pacing import Pacer
 
 if TYPE_CHECKING:
     from fakes.github import FakeGitHub

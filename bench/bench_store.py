@@ -21,11 +21,11 @@ from pathlib import Path
 
 from run_all import Row, median_time, print_table, seconds, times, verdict
 
-from watcher.commands.status import collect
+from watcher.cli.commands.status import collect
 from watcher.config import Config, config_from_dict
-from watcher.events import make_event
+from watcher.delivery.events import make_event
 from watcher.models import Event, EventItem, Release
-from watcher.store import Store
+from watcher.store.store import Store
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 SAMPLES = 400

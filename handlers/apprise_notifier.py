@@ -22,11 +22,11 @@ from urllib.parse import urlsplit
 from pydantic import Field, SecretStr
 
 from handlers.base import Notifier, NotifierConfig, Progress, secret_field
-from handlers.console import format_digest, format_event
 from handlers.summary_text import title_and_body
-from watcher.digest import Digest
+from watcher.delivery import Digest
 from watcher.errors import HandlerError
 from watcher.models import Event
+from watcher.present import format_digest, format_event
 
 INSTALL = "pip install 'release-watch[apprise]'"
 # "... error=404." is how apprise's plugins report an HTTP status (e.g. plugins/discord.py).

@@ -34,7 +34,7 @@ from watcher.models import KINDS, SUBSYSTEMS, Event
 from watcher.present import UNSURE_BELOW
 
 if TYPE_CHECKING:
-    from watcher.digest import Digest
+    from watcher.delivery import Digest
 
 __all__ = ["HandlerContext", "HandlerError", "Notifier", "NotifierConfig", "Progress",
            "secret_field"]
@@ -196,12 +196,12 @@ class Notifier(ABC):
 
     def preview(self, event: Event) -> str:
         """What ``send`` would deliver, for ``--dry-run``."""
-        from handlers.console import format_event
+        from watcher.present import format_event
 
         return format_event(event, self.config.min_confidence)
 
     def preview_digest(self, digest: Digest) -> str:
-        from handlers.console import format_digest
+        from watcher.present import format_digest
 
         return format_digest(digest, self.config.min_confidence)
 

@@ -1,100 +1,12 @@
-"""The ``console`` notifier: what happened, for a terminal or a cron mail, every item whole.
-
-Most important first: the headline, the link, the counts, BC-breaking changes, deprecations,
-security fixes, regressions and highlights, then every other item per subsystem and kind. An
-item shows as the notes wrote it (continuation lines, nested bullets, code), indented under its
-bullet; control characters from the notes are dropped, so nothing printed can drive the
-terminal.
-"""
+"""The ``console`` notifier: what happened, for a terminal or a cron mail, every item whole
+(``watcher.present``'s plain text)."""
 
 from __future__ import annotations
 
 from handlers.base import Notifier, Progress
-from watcher.digest import Digest, by_repo, by_subsystem
-from watcher.models import KIND_TITLES, Event, EventItem
-from watcher.present import (
-    CALLED_OUT,
-    CHANGE_SIGNS,
-    KIND_ORDER,
-    UNSURE_BELOW,
-    by_change,
-    by_top_subsystem,
-    changes_in_words,
-    count_line,
-    happened,
-    headline,
-    plural,
-    release_title,
-    subsystem_tag,
-)
-from watcher.untrusted import clean_line, clean_text
-
-
-def format_item(item: EventItem, indent: str, *, threshold: float = UNSURE_BELOW,
-                sign: str = "-") -> list[str]:
-    """``- [FSDP] first line`` and the rest of the item indented under it."""
-    tag = subsystem_tag(item, threshold)
-    first, *rest = clean_text(item.text).split("\n")
-    lines = [f"{indent}{sign} " + (f"[{tag}] " if tag else "") + first]
-    lines += [f"{indent}    {line}".rstrip() for line in rest]
-    if item.old_text is not None:
-        was_first, *was_rest = clean_text(item.old_text).split("\n")
-        lines.append(f"{indent}    was: {was_first}")
-        lines += [f"{indent}         {line}".rstrip() for line in was_rest]
-    return lines
-
-
-def _items(items: list[EventItem], indent: str, threshold: float, *,
-           signs: bool = False) -> list[str]:
-    """Items whole; a run of items under one group headed by its name, as in the notes."""
-    lines: list[str] = []
-    group = ""
-    for item in items:
-        if item.group and item.group != group:
-            lines.append(f"{indent}{clean_line(item.group)}:")
-        group = item.group
-        lines += format_item(item, indent + ("  " if item.group else ""), threshold=threshold,
-                             sign=CHANGE_SIGNS[item.change] if signs else "-")
-    return lines
-
-
-def _edit_lines(event: Event, threshold: float) -> list[str]:
-    if not event.items:
-        return ["  title or prose edited; no item added, removed or changed"]
-    lines = [f"  {changes_in_words(event.items)}"]
-    for change, picked in by_change(event.items):
-        lines.append(f"  {change.capitalize()} ({len(picked)}):")
-        lines += _items(picked, "    ", threshold, signs=True)
-    return lines
-
-
-def _by_subsystem(items: list[EventItem], threshold: float) -> list[str]:
-    lines: list[str] = []
-    for name, group in by_top_subsystem(items):
-        lines.append(f"  {name} ({plural(len(group), 'change')}):")
-        for kind in KIND_ORDER:
-            picked = [item for item in group if item.kind == kind]
-            if picked:
-                lines.append(f"    {KIND_TITLES[kind]} ({len(picked)}):")
-                lines += _items(picked, "      ", threshold)
-    return lines
-
-
-def format_event(event: Event, threshold: float = UNSURE_BELOW) -> str:
-    """The headline, the link, the counts, the called-out kinds, then every other item."""
-    lines = [clean_line(headline(event)), f"  {clean_line(event.url)}"]
-    if event.event == "edited":
-        return "\n".join(lines + _edit_lines(event, threshold))
-    if not event.items:
-        return "\n".join(lines)
-    lines.append(f"  {count_line(event.items, threshold)}")
-    rest = [item for item in event.items if item.kind not in CALLED_OUT]
-    for kind in CALLED_OUT:
-        picked = [item for item in event.items if item.kind == kind]
-        if picked:
-            lines.append(f"  {KIND_TITLES[kind]} ({len(picked)}):")
-            lines += _items(picked, "    ", threshold)
-    return "\n".join(lines + _by_subsystem(rest, threshold))
+from watcher.delivery import Digest
+from watcher.models import Event
+from watcher.present import format_digest, format_event
 
 
 class ConsoleNotifier(Notifier):
@@ -105,23 +17,3 @@ class ConsoleNotifier(Notifier):
     def send_digest(self, digest: Digest, progress: Progress) -> None:
         self.context.stdout.write(format_digest(digest, self.config.min_confidence) + "\n\n")
         self.context.stdout.flush()
-
-
-def format_digest(digest: Digest, threshold: float = UNSURE_BELOW) -> str:
-    """Per repository: its releases and edits, then its changes per subsystem with the most
-    important items whole."""
-    period = f"{digest.period_start:%Y-%m-%d} to {digest.period_end:%Y-%m-%d}"
-    lines = [f"Digest for {clean_line(digest.notifier)}: {period}"]
-    if digest.empty:
-        return "\n".join([*lines, "  nothing new in this period"])
-    for repo, events in by_repo(digest).items():
-        lines.append(f"  {clean_line(repo)}")
-        for event in events:
-            lines.append(f"    {clean_line(release_title(event))} {happened(event)}: "
-                         f"{plural(len(event.items), 'change')}  {clean_line(event.url)}")
-        for group in by_subsystem(events):
-            kinds = ", ".join(f"{count} {KIND_TITLES.get(kind, kind).lower()}"
-                              for kind, count in group.by_kind.items())
-            lines.append(f"    {group.name}: {plural(group.count, 'change')} ({kinds})")
-            lines += _items([item for _, item in group.top], "      ", threshold)
-    return "\n".join(lines)

@@ -12,9 +12,9 @@ import pytest
 from conftest import release_notes
 from fakes.webhook import FakeWebhook
 
-from handlers.console import format_event
 from handlers.summary_text import title_and_body, to_markdown
 from watcher.models import Event
+from watcher.present.plain import format_event
 
 XLA = release_notes("xla/v2.0.0.md")
 JSONL = '[[notifiers]]\nname = "log"\ntype = "jsonl"\npath = "events.jsonl"\n'

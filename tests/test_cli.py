@@ -141,7 +141,7 @@ def test_unknown_command_is_usage_error(run_cli):
 def test_webhook_url_from_the_config_is_masked_in_logs(tmp_path, capsys):
     import logging
 
-    from watcher.cli import State
+    from watcher.cli.commandline import State
     from watcher.logs import setup_logging
 
     secret = "https://hooks.slack.com/services/T1/B2/very-secret"

@@ -11,7 +11,7 @@ from conftest import SLACK_TOKEN, TOKEN
 
 from watcher.app import Dependencies
 from watcher.config import Secrets, load_config
-from watcher.daemon import run_daemon
+from watcher.daemon.loop import run_daemon
 from watcher.errors import ConfigError
 
 DIGEST = '[[notifiers]]\nname = "weekly"\ntype = "console"\nmode = "digest"\n'

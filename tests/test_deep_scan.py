@@ -8,8 +8,8 @@ from datetime import timedelta
 
 import pytest
 
-from watcher.deep_scan import due, first_deep_scan, spread
-from watcher.records import RepoState
+from watcher.github.deep_scan import deep_scan_due, first_deep_scan, spread
+from watcher.store.records import RepoState
 
 PAGES = "per_page = 2\ndeep_scan = \"1d\"\ndeep_scan_pages = 10"
 
@@ -97,8 +97,9 @@ def test_when_a_deep_scan_is_due(clock):
     now = clock.now
     every = 86400.0
     baseline = RepoState(repo="o/r", baseline_at=now)
-    assert not due(baseline, now, every)  # not before its first one is placed
+    assert not deep_scan_due(baseline, now, every)  # not before its first one is placed
     placed = baseline.model_copy(update={"deep_scanned_at": first_deep_scan("o/r", now, every)})
     later = now + timedelta(seconds=every * (1 - spread("o/r")))
-    assert not due(placed, later - timedelta(seconds=1), every) and due(placed, later, every)
-    assert not due(placed, now + timedelta(days=30), 0)  # deep_scan = "0": never
+    assert not deep_scan_due(placed, later - timedelta(seconds=1), every)
+    assert deep_scan_due(placed, later, every)
+    assert not deep_scan_due(placed, now + timedelta(days=30), 0)  # deep_scan = "0": never

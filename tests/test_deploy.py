@@ -20,7 +20,7 @@ import click
 import pytest
 
 from handlers.base import EVENT_TYPES, NotifierConfig, available_types, notifier_config
-from watcher.cli import cli
+from watcher.cli.commandline import cli
 from watcher.config import config_from_dict
 from watcher.models import KINDS, SUBSYSTEMS
 

@@ -20,7 +20,7 @@ from fakes.github import JSON_CT, FakeGitHub, Scripted
 from pydantic import SecretStr
 
 from watcher.errors import GitHubError, MalformedResponse, RateLimitError
-from watcher.github import (
+from watcher.github.client import (
     GitHubClient,
     Listing,
     RetryPolicy,

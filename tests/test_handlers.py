@@ -19,14 +19,14 @@ from handlers.base import (
     notifier_class,
     notifier_config,
 )
-from handlers.console import format_event
 from watcher.config import Secrets
+from watcher.delivery.events import added, make_event
+from watcher.delivery.routing import route
 from watcher.errors import ConfigError, HandlerError
-from watcher.events import added, make_event
 from watcher.models import Release
 from watcher.notes.analyze import Analyzer
 from watcher.notes.taxonomy import builtin_taxonomy
-from watcher.routing import route
+from watcher.present.plain import format_event
 
 NOW = datetime(2026, 11, 29, tzinfo=UTC)
 

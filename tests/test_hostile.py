@@ -13,13 +13,13 @@ from conftest import RELEASES
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from handlers.console import format_event
-from handlers.slack_blocks import plan_event
-from watcher.events import added, make_event
+from handlers.slack.blocks import plan_event
+from watcher.delivery.events import added, make_event
 from watcher.models import Release
 from watcher.notes.analyze import Analyzer
 from watcher.notes.invariants import check_items
 from watcher.notes.taxonomy import builtin_taxonomy
+from watcher.present.plain import format_event
 
 TAXONOMY = builtin_taxonomy()
 ANALYZER = Analyzer(TAXONOMY, max_body_chars=200_000)

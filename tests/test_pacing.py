@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from watcher.pacing import Pacer
+from watcher.github.pacing import Pacer
 
 
 class FakeTime:

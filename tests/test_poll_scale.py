@@ -10,7 +10,7 @@ import pytest
 from conftest import TOKEN
 
 from watcher.app import Dependencies, Runtime, build_runtime
-from watcher.commands.status import collect
+from watcher.cli.commands.status import collect
 from watcher.config import Secrets, load_config
 from watcher.poller import Poller
 
@@ -100,7 +100,7 @@ def test_a_poll_fetches_only_a_bounded_window_ahead_of_what_it_records(fake_gith
 def test_status_reads_do_not_grow_with_stored_events(tmp_path, write_config, clock, stored):
     from datetime import UTC, datetime
 
-    from watcher.events import make_event
+    from watcher.delivery.events import make_event
     from watcher.models import Release
 
     runtime = runtime_for(write_config(), clock)

@@ -10,9 +10,9 @@ from fakes.github import Scripted
 from pydantic import SecretStr
 
 from watcher.errors import ConfigError
-from watcher.github import GitHubClient, RetryPolicy
+from watcher.github.client import GitHubClient, RetryPolicy
 from watcher.notes.labels import LabelSource, builtin_label_map, label_map
-from watcher.store import Store
+from watcher.store.store import Store
 
 REPO = "pytorch/pytorch"
 

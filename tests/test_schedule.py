@@ -7,8 +7,8 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
+from watcher.daemon.schedule import cron_weekdays, digest_trigger
 from watcher.errors import ConfigError
-from watcher.schedule import cron_weekdays, digest_trigger
 
 SUNDAY = datetime(2026, 11, 29, 12, 0, tzinfo=ZoneInfo("UTC"))  # a Sunday
 

@@ -12,11 +12,11 @@ from pathlib import Path
 import diskcache
 import pytest
 
+from watcher.delivery.events import make_event
 from watcher.errors import StoreError
-from watcher.events import make_event
 from watcher.models import Release
-from watcher.records import DigestDelivery
-from watcher.store import SCHEMA_VERSION, Store
+from watcher.store.records import DigestDelivery
+from watcher.store.store import SCHEMA_VERSION, Store
 
 NOW = datetime(2026, 11, 29, tzinfo=UTC)
 V1 = Path(__file__).parent / "fixtures" / "store_v1" / "store"
@@ -131,14 +131,14 @@ def test_an_upgraded_store_goes_on_working(v1_store):
 
 
 def test_a_failed_upgrade_leaves_the_schema_1_store_as_it_was(v1_store, monkeypatch):
-    import watcher.migrate
+    import watcher.store.migrate_v1
 
     before = (v1_store / "cache.db").read_bytes()
 
     def broken(db, key, value, held):
         raise RuntimeError("crash half-way")
 
-    monkeypatch.setattr(watcher.migrate, "_copy", broken)
+    monkeypatch.setattr(watcher.store.migrate_v1, "_copy", broken)
     with pytest.raises(RuntimeError):
         Store.open(v1_store)
     with diskcache.Cache(str(v1_store)) as cache:

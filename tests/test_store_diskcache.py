@@ -13,8 +13,8 @@ import diskcache
 import pytest
 
 from watcher.errors import StoreReadOnly
-from watcher.schema import SCHEMA_VERSION
-from watcher.store import Store
+from watcher.store.schema import SCHEMA_VERSION
+from watcher.store.store import Store
 
 V2 = Path(__file__).parent / "fixtures" / "store_v2" / "store"
 OURS = {"release-watch-store", "daemon.lock", "writer.lock"}  # files diskcache does not know
@@ -193,17 +193,17 @@ def test_a_schema_2_store_is_upgraded_with_its_caches_moved_into_diskcache(v2_st
 
 
 def test_a_failed_schema_2_upgrade_leaves_the_store_as_it_was(v2_store, monkeypatch):
-    import watcher.migrate_v2
+    import watcher.store.migrate_v2
 
     before = ledger(v2_store)
-    put = watcher.migrate_v2.CacheRows.put
+    put = watcher.store.migrate_v2.CacheRows.put
 
     def broken(self, key, value):
         if key[0] == "memory":  # the PR labels are in diskcache's table by now
             raise RuntimeError("crash half-way")
         return put(self, key, value)
 
-    monkeypatch.setattr(watcher.migrate_v2.CacheRows, "put", broken)
+    monkeypatch.setattr(watcher.store.migrate_v2.CacheRows, "put", broken)
     with pytest.raises(RuntimeError):
         Store.open(v2_store)
     assert ledger(v2_store) == before  # every schema-2 table and row, for the schema-2 code

@@ -195,7 +195,7 @@ def test_status_works_on_a_read_only_store_and_writers_say_why_they_cannot(polle
 
 
 def test_store_check_lists_what_sqlite_found(polled, run_cli, monkeypatch):
-    from watcher.store import Store
+    from watcher.store.store import Store
 
     found = ["*** in database main ***", "Page 7: btreeInitPage() returns error code 11"]
     monkeypatch.setattr(Store, "integrity", lambda self: found)

@@ -27,7 +27,7 @@ def test_controls_are_dropped_or_shown_escaped(raw, line, text, escaped):
 
 
 def test_a_hostile_tag_is_one_log_line_and_no_raw_escape(fake_github, write_config, run_cli):
-    tag = "v9\n2026-11-30T13:00:00Z error watcher.deliver: forged\x1b[2J"
+    tag = "v9\n2026-11-30T13:00:00Z error watcher.delivery.deliver: forged\x1b[2J"
     fake_github.add_release("pytorch/pytorch", tag=tag, name="\x1b]0;pwned\x07PyTorch 9",
                             body="## CUDA\n" + "- Fix a thing (#1)\n" * 200)
     config = write_config('[poll]\nmax_body_chars = 1000\n', repos=("pytorch/pytorch",),

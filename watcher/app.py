@@ -17,15 +17,13 @@ from handlers.base import HandlerContext, Notifier, NotifierConfig, notifier_con
 from handlers.secrets import secret_values
 from watcher.config import Config
 from watcher.deps import Dependencies
-from watcher.github import GitHubClient, RetryPolicy
-from watcher.notes.analyze import Analyzer
-from watcher.pacing import Pacer
+from watcher.github import GitHubClient, Pacer, RetryPolicy
+from watcher.notes import Analyzer
 from watcher.poller import Poller
 from watcher.store import Store
 
 if TYPE_CHECKING:
-    from watcher.notes.labels import LabelSource
-    from watcher.notes.taxonomy import Taxonomy
+    from watcher.notes import LabelSource, Taxonomy
 
 __all__ = ["Dependencies", "Runtime", "build_notifiers", "build_runtime", "notifier_configs",
            "taxonomy_for"]
@@ -34,7 +32,7 @@ logger = logging.getLogger(__name__)
 
 
 def taxonomy_for(config: Config) -> Taxonomy:
-    from watcher.notes.taxonomy import with_overrides  # only when something is parsed
+    from watcher.notes import with_overrides  # only when something is parsed
 
     rules = [(rule.subsystem, rule.patterns) for rule in config.classify.rules]
     return with_overrides(config.classify.headings, rules)
@@ -72,7 +70,7 @@ def _label_source(config: Config, client: GitHubClient, store: Store,
     has_token = deps.get_secrets().github_token is not None
     if wanted is False or (wanted is None and not has_token):
         return None  # unset and no token: text only, and nothing to warn about
-    from watcher.notes.labels import LabelSource, label_map
+    from watcher.notes import LabelSource, label_map
 
     mapping = label_map(config.classify.label_map)
     if not has_token:

@@ -32,10 +32,10 @@ def _iso_seconds(created: float) -> str:
 
 
 class TextFormatter(logging.Formatter):
-    """``2026-11-30T13:00:00Z warning watcher.deliver: message``: UTC, ISO 8601, so lines from
-    journald, docker and a laptop sort and compare alike. One event is one line: a release tag
-    holding a line break or an escape sequence shows them escaped, so it can neither forge a
-    log line nor drive a terminal."""
+    """``2026-11-30T13:00:00Z warning watcher.delivery.deliver: message``: UTC, ISO 8601, so
+    lines from journald, docker and a laptop sort and compare alike. One event is one line: a
+    release tag holding a line break or an escape sequence shows them escaped, so it can neither
+    forge a log line nor drive a terminal."""
 
     def format(self, record: logging.LogRecord) -> str:
         line = (f"{_iso_seconds(record.created)} {record.levelname.lower()} {record.name}: "

@@ -10,11 +10,10 @@ import hashlib
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from watcher.events import added, event_item, make_event
+from watcher.delivery import added, event_item, make_event
 from watcher.models import Event, EventItem, Release
-from watcher.notes.analyze import Analyzer, body_hash
-from watcher.notes.diff import diff_items
-from watcher.records import ReleaseRecord
+from watcher.notes import Analyzer, body_hash, diff_items
+from watcher.store import ReleaseRecord
 
 _OLDEST = datetime.min.replace(tzinfo=UTC)
 

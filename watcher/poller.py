@@ -15,16 +15,23 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from handlers.base import NotifierConfig
-from watcher import batch_check, deep_scan
 from watcher.config import Config, RepoConfig
 from watcher.crashpoints import crashpoint
+from watcher.delivery import route
 from watcher.deps import utcnow
 from watcher.errors import StoreError, WatcherError
-from watcher.github import GitHubClient, Listing
+from watcher.github import (
+    GitHubClient,
+    Listing,
+    check_many,
+    deep_scan_due,
+    first_deep_scan,
+    page_urls,
+    read_every_page,
+    watched_repos,
+)
 from watcher.models import Event
-from watcher.notes.analyze import Analyzer
-from watcher.orgs import watched_repos
-from watcher.routing import route
+from watcher.notes import Analyzer
 from watcher.store import RepoState, Store
 
 if TYPE_CHECKING:
@@ -151,7 +158,7 @@ class Poller:
         github = self.config.github
         if len(repos) <= github.graphql_threshold or not self.client.authenticated:
             return {}
-        return batch_check.check_many(self.client, [repo.name for repo in repos],
+        return check_many(self.client, [repo.name for repo in repos],
                                       first=github.per_page, batch=github.graphql_batch,
                                       pool=pool)
 
@@ -160,10 +167,10 @@ class Poller:
         """A repo's REST read on its way in a worker (every page, when its deep scan is due),
         or already answered by the batched check."""
         github = self.config.github
-        if deep_scan.due(state, now, github.deep_scan):
-            urls = deep_scan.page_urls(self.client, repo.name, github.per_page,
+        if deep_scan_due(state, now, github.deep_scan):
+            urls = page_urls(self.client, repo.name, github.per_page,
                                        github.deep_scan_pages)
-            deep = pool.submit(deep_scan.read_every_page, self.client, repo.name,
+            deep = pool.submit(read_every_page, self.client, repo.name,
                                etags=self.store.etags(urls), per_page=github.per_page,
                                last_pages=self.store.last_pages(urls),
                                pages=github.deep_scan_pages)
@@ -275,7 +282,7 @@ class Poller:
         if deep:
             update["deep_scanned_at"] = now
         elif state.deep_scanned_at is None:  # a new repo, or one from a schema-1 store
-            update["deep_scanned_at"] = deep_scan.first_deep_scan(
+            update["deep_scanned_at"] = first_deep_scan(
                 state.repo, now, self.config.github.deep_scan)
         return state.model_copy(update=update)
 

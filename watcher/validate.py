@@ -11,8 +11,8 @@ from __future__ import annotations
 from handlers.base import Notifier, NotifierConfig
 from watcher.app import Dependencies, configured_notifier, handler_context, taxonomy_for
 from watcher.config import Config
+from watcher.daemon import digest_trigger, digest_zone
 from watcher.errors import ConfigError
-from watcher.schedule import digest_trigger, digest_zone
 
 
 def schedule_problems(config: NotifierConfig) -> list[str]:

@@ -59,6 +59,25 @@ def _leading_lines(text: str) -> list[str]:
     return [_TAGS.sub("", lines[0])] + ([bullet] if bullet else [])
 
 
+def _section_kind(section: tuple[str, ...], kinds: list[str | None], group_depth: int
+                  ) -> tuple[str, str] | None:
+    """(kind, heading) the sections give. A Highlights section holds highlights whatever its
+    sub-sections say ("Beta Features"); otherwise the nearest heading that names a kind, then
+    the nearest group bullet that does ("- Bug fixes"), but a group never outranks a heading
+    ("Improvements > … > - Miscellaneous" are improvements)."""
+    cut = len(section) - group_depth
+    named = list(zip(section, kinds, strict=True))
+    headings, groups = named[:cut], named[cut:]
+    for heading, kind in headings:
+        if kind == "highlight":
+            return "highlight", heading
+    for names in (headings, groups):
+        for heading, kind in reversed(names):
+            if kind:
+                return kind, heading
+    return None
+
+
 DECIDERS: tuple[DecidedBy, ...] = ("heading", "label", "rule", "model")  # strongest first
 
 
@@ -79,12 +98,14 @@ class Verdict:
 
 @dataclass(frozen=True)
 class Headings:
-    """What the headings above an item say: the area verdict, else a context-only heading's
-    (id, heading), and the headings that are neither areas nor sections (a BC entry's title)."""
+    """What the headings above an item say, read once per heading path: the area verdict, else a
+    context-only heading's (id, heading); the headings that are neither areas nor sections (a BC
+    entry's title); and the kind the sections give, with the heading that gave it."""
 
     area: Verdict | None
     fallback: tuple[str, str] | None
     extra: tuple[str, ...]
+    kind: tuple[str, str] | None
 
 
 @dataclass(frozen=True)
@@ -123,8 +144,7 @@ class Classifier:
         self._model = model
         self.order = {name: index for index, name in enumerate(taxonomy.names)}
         # Heading paths seen, and what they say (the taxonomy is not changed once in use).
-        self._by_section: dict[tuple[str, ...], Headings] = {}
-        self._kinds: dict[tuple[tuple[str, ...], int], tuple[str, str] | None] = {}
+        self._by_section: dict[tuple[tuple[str, ...], int], Headings] = {}
 
     @property
     def model(self) -> SubsystemModel | None:
@@ -143,9 +163,10 @@ class Classifier:
         """``labels``: the item's PRs' labels (``classify.use_pr_labels``). They are the
         maintainers' own verdict, so they win over rules and the model, but not over the
         headings the release notes were written under."""
-        words = self.words(item)
-        verdict = self._subsystem(item, words)
-        kind, kind_reason = self._kind(item, words)
+        headings = self._headings(item.section, item.group_depth)
+        words = self._words(item, headings)
+        verdict = self._subsystem(headings, words)
+        kind, kind_reason = self._kind(item, headings, words)
         if labels and label_map is not None:
             by_label, kind_by_label = label_map.decide(labels)
             if by_label and verdict.decided_by != "heading":
@@ -163,25 +184,31 @@ class Classifier:
         sections (a BC-breaking entry's title, for the bullets grouped under it). Only the
         first ``WORDS_READ`` characters: what an item is about is said at its start, and a
         100 KB item must cost a classification no more than a long real one does."""
-        extra = self._headings(item.section).extra
-        prose = unescape_markdown(strip_code(item.text[:WORDS_READ], " "))
-        return "\n".join([*extra, prose])
+        return self._words(item, self._headings(item.section, item.group_depth))
 
-    def _headings(self, section: tuple[str, ...]) -> Headings:
+    @staticmethod
+    def _words(item: Item, headings: Headings) -> str:
+        prose = unescape_markdown(strip_code(item.text[:WORDS_READ], " "))
+        return "\n".join([*headings.extra, prose])
+
+    def _headings(self, section: tuple[str, ...], group_depth: int) -> Headings:
         """What the headings above an item say; many items share them, so once per path."""
-        found = self._by_section.get(section)
+        key = section, group_depth
+        found = self._by_section.get(key)
         if found is None:
             if len(self._by_section) >= SECTIONS_KEPT:
                 self._by_section.clear()
-            found = self._by_section[section] = self._read_headings(section)
+            found = self._by_section[key] = self._read_headings(section, group_depth)
         return found
 
-    def _read_headings(self, section: tuple[str, ...]) -> Headings:
+    def _read_headings(self, section: tuple[str, ...], group_depth: int) -> Headings:
+        """One pass over the path: each heading's meaning is looked up once, and gives both the
+        area (subsystem) and the kind."""
+        meanings = [self.taxonomy.meaning(heading) for heading in section]
         area: str | None = None
         fallback: tuple[str, str] | None = None
         reason = ""
-        for heading in section:
-            ids = self.taxonomy.area_ids(heading)
+        for heading, (ids, _) in zip(section, meanings, strict=True):
             if area is None:
                 deciding = [i for i in ids if i not in self.taxonomy.context_only]
                 if deciding:
@@ -193,12 +220,13 @@ class Classifier:
                 refined = self._most_specific(ids, top_level(area))
                 if refined and "/" in refined and refined != area:
                     area, reason = refined, f"{reason} > {heading!r}"
-        extra = tuple(h for h in section if not self.taxonomy.is_known_heading(h))
+        extra = tuple(h for h, (ids, kind) in zip(section, meanings, strict=True)
+                      if not ids and kind is None)
         verdict = Verdict(area, "heading", 1.0, reason) if area is not None else None
-        return Headings(verdict, fallback, extra)
+        kinds = [kind for _, kind in meanings]
+        return Headings(verdict, fallback, extra, _section_kind(section, kinds, group_depth))
 
-    def _subsystem(self, item: Item, words: str) -> Verdict:
-        headings = self._headings(item.section)
+    def _subsystem(self, headings: Headings, words: str) -> Verdict:
         area = headings.area
         if area is not None:
             if "/" in area.subsystem:
@@ -294,35 +322,9 @@ class Classifier:
             return self._rule_decision(scores, rule_top, confidence=0.0)
         return Verdict("other", "rule", 0.0, "no heading or rule matched")
 
-    def _section_kind(self, item: Item) -> tuple[str, str] | None:
-        key = item.section, item.group_depth
-        if key not in self._kinds:
-            if len(self._kinds) >= SECTIONS_KEPT:
-                self._kinds.clear()
-            self._kinds[key] = self._read_section_kind(*key)
-        return self._kinds[key]
-
-    def _read_section_kind(self, section: tuple[str, ...], group_depth: int
-                           ) -> tuple[str, str] | None:
-        """A Highlights section holds highlights whatever its sub-sections say ("Beta
-        Features"); otherwise the nearest heading that names a kind, then the nearest group
-        bullet that does ("- Bug fixes"), but a group never outranks a heading ("Improvements
-        > … > - Miscellaneous" are improvements)."""
-        cut = len(section) - group_depth
-        headings, groups = section[:cut], section[cut:]
-        for heading in headings:
-            if self.taxonomy.kind_of_heading(heading) == "highlight":
-                return "highlight", heading
-        for names in (headings, groups):
-            for heading in reversed(names):
-                if kind := self.taxonomy.kind_of_heading(heading):
-                    return kind, heading
-        return None
-
-    def _kind(self, item: Item, words: str) -> tuple[str, str]:
-        by_section = self._section_kind(item)
-        if by_section is not None:
-            kind, heading = by_section
+    def _kind(self, item: Item, headings: Headings, words: str) -> tuple[str, str]:
+        if headings.kind is not None:
+            kind, heading = headings.kind
             return kind, f"{SECTION_REASON}{heading!r}"
         rules = self.taxonomy.kind_rules
         for rule in rules:

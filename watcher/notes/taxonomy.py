@@ -118,8 +118,9 @@ class Taxonomy:
     _index: tuple[tuple[int, int], RuleIndex, dict[str, list[TextRule]]] | None = field(
         default=None, repr=False)
 
-    def _lookup(self, heading: str) -> tuple[list[str], str | None]:
-        """(area ids, kind) a heading means; a name one typo from a known one means the same."""
+    def meaning(self, heading: str) -> tuple[list[str], str | None]:
+        """(area ids, kind) a heading means; a name one typo from a known one means the same.
+        Its keys are computed once per heading, however many items stand under it."""
         if heading in self._found:
             return self._found[heading]
         keys = heading_keys(heading)
@@ -133,10 +134,10 @@ class Taxonomy:
         return ids, kind
 
     def area_ids(self, heading: str) -> list[str]:
-        return self._lookup(heading)[0]
+        return self.meaning(heading)[0]
 
     def kind_of_heading(self, heading: str) -> str | None:
-        return self._lookup(heading)[1]
+        return self.meaning(heading)[1]
 
     def heading_area(self, section: Iterable[str]) -> str | None:
         """The top-level id of the first heading above an item that owns an area (a topic-only

@@ -1,0 +1,276 @@
+"""Release-note markdown → Slack mrkdwn that cannot ping anyone or hide where a link goes.
+
+Release notes are untrusted text. Slack's rules (api.slack.com/reference/surfaces/formatting):
+``&``, ``<`` and ``>`` are control characters and must be escaped; ``<!channel>``, ``<!here>``,
+``<!everyone>``, ``<@U…>`` and ``<!subteam^…>`` notify people; ``<url|label>`` is a link whose
+target is hidden behind its label. So every piece of note text is escaped (a literal
+``<!channel>`` shows as text), raw ``@channel``-style words get a zero-width space, control and
+bidi characters are dropped, and the only links we emit are ones we build: PR references to the
+release's own repository, and http(s) markdown links whose label cannot pass for another
+address. HTML entities in the notes (``&lt;``) show as the character they stand for, once.
+
+Everything here is linear in its input: code spans are paired by a scan over backtick runs, and
+every other pattern is bounded, so no release body can stall a delivery.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from bisect import bisect_right
+from collections.abc import Iterator
+from dataclasses import dataclass
+from urllib.parse import quote, urlsplit
+
+from watcher.notes import code_lines, unescape_markdown
+from watcher.untrusted import clean_line, clean_text
+
+ZWSP = "\u200b"
+INDENT = "\u2003"  # an em space: Slack keeps it where it trims ordinary leading spaces
+_BROADCAST = re.compile(r"@(channel|here|everyone)\b", re.IGNORECASE)
+_LINK = re.compile(
+    r"\[(?P<label>[^\[\]\n]{1,300})\]\((?P<url>(?:[^()\s]|\([^()\s]{0,200}\)){1,2000})\)")
+_TOKEN = re.compile(
+    r"(?P<pr_url>https://github\.com/(?P<pr_repo>[\w.-]{1,100}/[\w.-]{1,100})/pull/"
+    r"(?P<pr_num>\d{1,7}))(?![\w/])"
+    r"|(?<![\w&/])#(?P<pr>\d{1,7})\b"
+    r"|\*\*(?P<bold>[^*\n]{1,500})\*\*")
+_PR_LABEL = re.compile(r"#?(\d{1,7})")
+_LOOKS_LIKE_ADDRESS = re.compile(r"(?:https?://|www\.|\b[\w-]+\.(?:com|org|io|net|dev|ai|co|me|"
+                                 r"ly|gg|app|xyz|info|biz|link|site|page)\b)", re.IGNORECASE)
+_BULLET = re.compile(r"^(\s*)([-*+]|\d{1,9}[.)])\s+(.*)$")
+_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$")
+
+
+def escape(text: str) -> str:
+    """Slack's three control characters, broadcast words defused, controls dropped."""
+    text = clean_text(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return _BROADCAST.sub(lambda m: f"@{ZWSP}{m.group(1)}", text)
+
+
+def note_text(text: str) -> str:
+    """Prose from the notes: markdown escapes and HTML entities resolved once, then escaped."""
+    return escape(html.unescape(unescape_markdown(text)))
+
+
+def plain(text: str) -> str:
+    """For ``plain_text`` objects (headers), where ``&lt;`` would show as typed: angle
+    brackets become look-alike quotes, so no ``<!here>`` can be formed, and broadcasts are
+    defused."""
+    text = clean_line(text).replace("<", "\u2039").replace(">", "\u203a")
+    return _BROADCAST.sub(lambda m: f"@{ZWSP}{m.group(1)}", text)
+
+
+def _safe_url(url: str) -> str | None:
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return None
+    if parts.scheme not in {"http", "https"} or not parts.netloc:
+        return None
+    return quote(clean_line(url), safe=":/?#[]@!$&'()*+,;=%~-._")  # encodes <, >, | and spaces
+
+
+def link(url: str | None, label: str) -> str:
+    """A link we build ourselves (release pages): the URL made safe, the label escaped. An
+    unusable URL leaves just the label."""
+    safe = _safe_url(url or "")
+    text = escape(clean_line(label)).replace("|", "¦")
+    return f"<{safe}|{text}>" if safe else text
+
+
+@dataclass(frozen=True)
+class Piece:
+    """One unit of rendered mrkdwn; links and code spans are never cut in two."""
+
+    text: str
+    atomic: bool
+
+
+def _code_spans(line: str) -> Iterator[tuple[int, int, int]]:
+    """(start, end, run length) of each code span, CommonMark-style: a run of n backticks
+    closes at the next run of exactly n. Each length's candidates are walked once, so this is
+    linear in the line however many backticks it holds."""
+    runs = [(m.start(), len(m.group(0))) for m in re.finditer(r"`+", line)
+            if not (m.start() > 0 and line[m.start() - 1] == "\\")]
+    by_length: dict[int, list[int]] = {}
+    for index, (_, length) in enumerate(runs):
+        by_length.setdefault(length, []).append(index)
+    next_candidate: dict[int, int] = {}
+    position = 0
+    for index, (start, length) in enumerate(runs):
+        if start < position:
+            continue  # inside the span just closed
+        same = by_length[length]
+        cursor = next_candidate.get(length, 0)
+        while cursor < len(same) and same[cursor] <= index:
+            cursor += 1
+        next_candidate[length] = cursor + 1
+        if cursor == len(same):
+            continue  # no closing run: the backticks are literal
+        end = runs[same[cursor]][0] + length
+        yield start, end, length
+        position = end
+
+
+def _render_token(match: re.Match[str], repo: str) -> Piece:
+    if match.group("bold") is not None:
+        return Piece(f"*{note_text(match.group('bold'))}*", False)
+    if match.group("pr_url"):
+        number, target = match.group("pr_num"), match.group("pr_repo")
+        return Piece(f"<{match.group('pr_url')}|{escape(target)}#{number}>", True)
+    number = match.group("pr")
+    return Piece(f"<https://github.com/{repo}/pull/{number}|#{number}>", True)
+
+
+def _markdown_link(label: str, url: str) -> Piece:
+    safe = _safe_url(url)
+    if safe is None:
+        return Piece(note_text(label), False)  # javascript:, data:, relative: the label only
+    pr_label = _PR_LABEL.fullmatch(label.strip())
+    pr_target = re.fullmatch(r"https://github\.com/[\w.-]+/[\w.-]+/pull/(\d+)/?", url)
+    if _LOOKS_LIKE_ADDRESS.search(label) or (
+            pr_label and (pr_target is None or pr_target.group(1) != pr_label.group(1))):
+        # A label that reads like an address, or like a PR it does not lead to, must show the
+        # address it goes to.
+        return Piece(f"<{safe}>", True)
+    return Piece(f"<{safe}|{note_text(label).replace('|', '¦')}>", True)
+
+
+_PLAIN = re.compile(r"[&<>@\\#*`\[]|https?:")  # what needs more than passing through
+
+
+def _prose_pieces(text: str, repo: str) -> Iterator[Piece]:
+    if not _PLAIN.search(text):
+        yield Piece(text, False)  # already clean (pieces cleaned the line), nothing to escape
+        return
+    position = 0
+    for match in _TOKEN.finditer(text):
+        if match.start() > position:
+            yield Piece(note_text(text[position:match.start()]), False)
+        yield _render_token(match, repo)
+        position = match.end()
+    if position < len(text):
+        yield Piece(note_text(text[position:]), False)
+
+
+def pieces(markdown: str, repo: str) -> list[Piece]:
+    """One line of markdown as escaped text runs and atomic code spans and links. A link's
+    label may hold code spans (``[`fn`](url)``); a link inside a code span is code."""
+    line = clean_line(markdown)
+    spans = list(_code_spans(line))
+    starts = [start for start, _, _ in spans]
+
+    def in_code(position: int) -> bool:
+        index = bisect_right(starts, position) - 1
+        return index >= 0 and spans[index][0] < position < spans[index][1]
+
+    links = [(m.start(), m.end(), m) for m in _LINK.finditer(line)
+             if not in_code(m.start()) and not in_code(m.end() - 1)]
+    link_starts = [start for start, _, _ in links]
+
+    def in_link(position: int) -> bool:
+        index = bisect_right(link_starts, position) - 1
+        return index >= 0 and links[index][0] < position < links[index][1]
+
+    marks: list[tuple[int, int, re.Match[str] | int]] = sorted(
+        [*links, *((s, e, n) for s, e, n in spans if not in_link(s))], key=lambda t: t[0])
+    out: list[Piece] = []
+    position = 0
+    for start, end, what in marks:
+        out.extend(_prose_pieces(line[position:start], repo))
+        if isinstance(what, int):
+            body = line[start + what:end - what].strip() or " "
+            shown = body if not _PLAIN.search(body) else escape(body).replace("`", "\u2018")
+            out.append(Piece(f"`{shown}`", True))
+        else:
+            out.append(_markdown_link(what.group("label").replace("`", ""), what.group("url")))
+        position = end
+    out.extend(_prose_pieces(line[position:], repo))
+    return out
+
+
+def to_mrkdwn(markdown: str, repo: str, *, limit: int | None = None) -> str:
+    """One line as mrkdwn; with ``limit``, cut at a piece or word boundary and end with an
+    ellipsis, never inside a link or code span."""
+    rendered = pieces(markdown, repo)
+    if limit is None:
+        return "".join(p.text for p in rendered)
+    out, used = [], 0
+    for piece in rendered:
+        if used + len(piece.text) <= limit:
+            out.append(piece.text)
+            used += len(piece.text)
+            continue
+        room = limit - used - 1
+        if not piece.atomic and room > 10:
+            cut = piece.text[:room]
+            cut = cut[: cut.rfind(" ")] if " " in cut else cut
+            out.append(re.sub(r"&[a-z]*$", "", cut))  # never leave half an &amp;
+        out.append("…")
+        break
+    return "".join(out)
+
+
+@dataclass(frozen=True)
+class Line:
+    """A rendered line of an item; ``code`` lines sit inside a code block."""
+
+    text: str
+    code: bool = False
+
+
+FENCE = "```"
+
+
+def item_lines(markdown: str, repo: str, *, depth: int = 1) -> list[Line]:
+    """An item's whole text as mrkdwn lines: its first line as is, continuation lines and
+    nested bullets indented under it (``depth`` em spaces a level), headings bold, fenced code
+    as Slack code blocks (fences on lines of their own)."""
+    source = clean_text(markdown).split("\n")
+    out: list[Line] = []
+    in_code = False
+    for number, (line, code) in enumerate(zip(source, code_lines(source), strict=True)):
+        if code:
+            fence = line.strip().startswith(("```", "~~~"))
+            if fence:
+                in_code = not in_code
+                out.append(Line(FENCE, code=True))
+            else:
+                out.append(Line(escape(line.rstrip()) or " ", code=True))
+            continue
+        out.append(_prose_line(line, repo, first=number == 0, depth=depth))
+    if in_code:
+        out.append(Line(FENCE, code=True))  # an unclosed fence still ends with the item
+    return _squeeze_blank(out)
+
+
+def _prose_line(line: str, repo: str, *, first: bool, depth: int) -> Line:
+    if first:
+        return Line(to_mrkdwn(line.strip(), repo))
+    if not line.strip():
+        return Line("")
+    heading = _HEADING.match(line)
+    if heading:
+        return Line(INDENT * depth + f"*{to_mrkdwn(heading.group(1), repo)}*")
+    bullet = _BULLET.match(line)
+    if bullet:
+        indent, marker, rest = bullet.groups()
+        level = depth + len(indent.expandtabs(4)) // 2
+        mark = "◦" if marker in "-*+" else escape(marker)
+        return Line(INDENT * level + f"{mark} {to_mrkdwn(rest, repo)}")
+    if line.lstrip().startswith(">"):
+        return Line(INDENT * depth + "&gt; " + to_mrkdwn(line.lstrip()[1:].strip(), repo))
+    return Line(INDENT * depth + to_mrkdwn(line.strip(), repo))
+
+
+def _squeeze_blank(lines: list[Line]) -> list[Line]:
+    """No leading, trailing or doubled blank lines."""
+    out: list[Line] = []
+    for line in lines:
+        if not line.text and not line.code and (not out or not out[-1].text):
+            continue
+        out.append(line)
+    while out and not out[-1].text:
+        out.pop()
+    return out

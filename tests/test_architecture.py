@@ -1,0 +1,168 @@
+"""The layout is the architecture: packages by concern, each reached only through its
+``__init__``, and no import circle anywhere in ``watcher/`` or ``handlers/``.
+
+Imports are read with ``ast`` (nothing is executed), function-level ones included, since a
+circle through a deferred import is still a circle a reader must untangle; imports under
+``if TYPE_CHECKING:`` are left out (they never run). ``from package import name`` is followed
+through the package's ``_EXPORTS`` to the module that defines the name.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PRODUCT = ("watcher", "handlers")
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {module_name(path): path for top in PRODUCT for path in (ROOT / top).rglob("*.py")}
+PACKAGES = sorted((name for name, path in MODULES.items()
+                   if path.name == "__init__.py" and name not in PRODUCT), key=len, reverse=True)
+
+
+def owning_package(module: str) -> str | None:
+    """The innermost package (below the top level) that ``module`` belongs to."""
+    return next((package for package in PACKAGES
+                 if module == package or module.startswith(package + ".")), None)
+
+
+def exports(package: str) -> dict[str, str]:
+    return dict(getattr(importlib.import_module(package), "_EXPORTS", {}))
+
+
+def _type_checking_only(node: ast.AST) -> bool:
+    return isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+
+
+def imports(path: Path) -> list[tuple[str, list[str], int]]:
+    """``(module, names, line)`` for every import that runs, absolute or relative."""
+    found: list[tuple[str, list[str], int]] = []
+    me = module_name(path)
+    package = me if path.name == "__init__.py" else me.rpartition(".")[0]
+
+    def visit(node: ast.AST) -> None:
+        if _type_checking_only(node):
+            return
+        if isinstance(node, ast.Import):
+            found.extend((alias.name, [], node.lineno) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, *([base] if base else [])])
+            found.append((base, [alias.name for alias in node.names], node.lineno))
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(ast.parse(path.read_text(encoding="utf-8")))
+    return found
+
+
+def targets(module: str, names: list[str]) -> set[str]:
+    """The product modules an import really loads: a package's name resolves to its module."""
+    if module not in MODULES:
+        return set()
+    if not names or not MODULES[module].name == "__init__.py":
+        return {module}
+    table = exports(module)
+    resolved = set()
+    for name in names:
+        if f"{module}.{name}" in MODULES:
+            resolved.add(f"{module}.{name}")
+        elif name in table:
+            resolved.add(f"{module}.{table[name]}")
+        else:
+            resolved.add(module)
+    return resolved
+
+
+def import_graph() -> dict[str, set[str]]:
+    graph: dict[str, set[str]] = {name: set() for name in MODULES}
+    for name, path in MODULES.items():
+        for module, names, _ in imports(path):
+            graph[name] |= targets(module, names) - {name}
+    return graph
+
+
+def find_circle(graph: dict[str, set[str]]) -> list[str]:
+    """One import circle, as the modules on it, or [] (iterative depth-first search)."""
+    state: dict[str, int] = {}  # 1 on the current path, 2 done
+    for start in sorted(graph):
+        if state.get(start):
+            continue
+        path, stack = [start], [iter(sorted(graph[start]))]
+        state[start] = 1
+        while stack:
+            following = next(stack[-1], None)
+            if following is None:
+                state[path.pop()] = 2
+                stack.pop()
+            elif state.get(following) == 1:
+                return [*path[path.index(following):], following]
+            elif not state.get(following):
+                state[following] = 1
+                path.append(following)
+                stack.append(iter(sorted(graph[following])))
+    return []
+
+
+def test_there_is_no_import_circle():
+    assert find_circle(import_graph()) == []
+
+
+def test_the_circle_finder_finds_one():
+    assert find_circle({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": set()}) == ["a", "b", "c", "a"]
+
+
+def test_no_module_reaches_past_another_packages_init():
+    """Outside a package, only the names its ``__init__`` exports are imported, and only from
+    the package itself: ``from watcher.store import Store``, never ``watcher.store.db``."""
+    reaching = []
+    for name, path in MODULES.items():
+        mine = owning_package(name)
+        for module, names, line in imports(path):
+            package = owning_package(module)
+            # A package's own modules, and its parent's (``cli`` runs ``cli.commands.poll``).
+            if package is None or mine is not None and (
+                    package == mine or mine.startswith(package + ".")
+                    or package.startswith(mine + ".")):
+                continue
+            where = f"{path.relative_to(ROOT)}:{line}"
+            if module != package or any(part.startswith("_") for part in module.split(".")):
+                reaching.append(f"{where} imports {module}")
+            reaching += [f"{where} imports {package}.{imported}, not exported"
+                         for imported in names if imported not in exports(package)]
+    assert reaching == []
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_every_package_says_its_job_and_exports_what_it_names(package):
+    module = importlib.import_module(package)
+    assert module.__doc__ and len(module.__doc__.split()) >= 20, f"{package} has no docstring"
+    for name in getattr(module, "__all__", []):
+        assert getattr(module, name) is not None  # every exported name really resolves
+
+
+def test_the_top_level_of_watcher_is_at_most_fifteen_modules():
+    top = sorted(path.name for path in (ROOT / "watcher").glob("*.py"))
+    assert len(top) <= 15, top
+
+
+def test_plugin_names_keep_working():
+    """What "Write your own notifier" documents, and the entry points' spellings."""
+    from handlers.base import MemoryProgress, Notifier, NotifierConfig, Progress
+    from handlers.slack import SlackNotifier
+    from watcher.cli import console_script, main
+
+    assert issubclass(SlackNotifier, Notifier)
+    assert callable(main) and callable(console_script)
+    assert {NotifierConfig, Progress, MemoryProgress}

@@ -1,0 +1,24 @@
+"""The command line (``release-watch``, also ``python -m watcher``): the composition root's
+front door.
+
+``commandline`` parses the command line with click and runs one command; each command that does real
+work is a module of ``commands``, imported only when it runs; ``inputs`` reads what the operator
+names (a file or standard input); ``online`` is ``config check --online``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from watcher import lazy_exports
+
+if TYPE_CHECKING:
+    from watcher.cli.commandline import console_script as console_script
+    from watcher.cli.commandline import main as main
+
+_EXPORTS = {
+    "console_script": "commandline",
+    "main": "commandline",
+}
+__all__ = sorted(_EXPORTS)
+__getattr__ = lazy_exports(__name__, _EXPORTS)

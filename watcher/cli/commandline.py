@@ -1,0 +1,298 @@
+"""The ``release-watch`` command line (also ``python -m watcher``).
+
+Exit codes (contract): 0 success; 1 a repo or notifier failed after its retries (the others
+still ran); 2 usage or configuration error. Errors are one line on stderr; ``--verbose`` adds
+the traceback. Heavy modules are imported inside the commands that need them, so ``--help``
+and a console-only poll start fast.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any, NoReturn, TypeVar
+
+import click
+
+from watcher.errors import ConfigError, StorePathError, WatcherError
+
+logger = logging.getLogger("watcher")
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+class State:
+    """The global options. What they lead to (the environment's secrets, logging, the
+    dependencies) is built when a command first asks, so ``SUBCOMMAND --help`` imports none of
+    the heavy libraries."""
+
+    def __init__(self, config_path: str | None, verbose: bool, log_format: str,
+                 deps: Any) -> None:
+        self.config_path = config_path
+        self.verbose = verbose
+        self.log_format = log_format
+        self._deps = deps
+        self._logging = False
+
+    @property
+    def deps(self) -> Any:
+        if self._deps is None:
+            from watcher.deps import Dependencies
+
+            self._deps = Dependencies()
+        if not self._logging:
+            self.setup_logging()
+        return self._deps
+
+    def setup_logging(self) -> None:
+        from watcher.logs import setup_logging
+
+        self._logging = True
+        secrets = self.deps.get_secrets()
+        values = [s.get_secret_value() for s in (secrets.github_token, secrets.slack_bot_token,
+                                                  secrets.slack_webhook_url) if s is not None]
+        setup_logging(verbose=self.verbose, log_format=self.log_format, secrets=values)
+
+    def config(self) -> Any:
+        self.deps  # noqa: B018 - logging (with the secrets masked) first, then the config
+        from watcher.config import find_config_file, load_config
+        from watcher.logs import register_secrets
+
+        config = load_config(find_config_file(self.config_path))
+        register_secrets(str(n["webhook_url"]) for n in config.notifiers if n.get("webhook_url"))
+        return config
+
+
+def _fail(message: str, code: int) -> NoReturn:
+    click.echo(f"release-watch: {message}", err=True)
+    sys.exit(code)
+
+
+_CONFIG_HELP = ("Config file (else $RELEASE_WATCH_CONFIG, else ./release-watch.toml, else the "
+                "built-in defaults).")
+_VERBOSE_HELP = "Debug logging and tracebacks on errors."
+_LOG_FORMAT_HELP = "Format of log lines on stderr."
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="release-watch", prog_name="release-watch",
+                      message="%(prog)s %(version)s")
+@click.option("--config", "config_path", metavar="PATH", help=_CONFIG_HELP)
+@click.option("-v", "--verbose", is_flag=True, help=_VERBOSE_HELP)
+@click.option("--log-format", type=click.Choice(["text", "json"]), default="text",
+              show_default=True, help=_LOG_FORMAT_HELP)
+@click.pass_context
+def cli(ctx: click.Context, config_path: str | None, verbose: bool, log_format: str) -> None:
+    """Tells you what changed in PyTorch and PyTorch/XLA releases, by subsystem."""
+    ctx.obj = State(config_path, verbose, log_format, ctx.obj)
+
+
+def _late_global(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    """A global option given after the subcommand (``poll --config X``): it overrides the one
+    before, and logging is set up again if it changed."""
+    state = ctx.find_object(State)
+    if state is None or value is None or value is False:
+        return value  # not given here (or parsed without running, as tests of deploy files do)
+    if param.name == "config_path":
+        state.config_path = value
+        return value
+    if param.name == "verbose":
+        state.verbose = True
+    else:
+        state.log_format = value
+    state.setup_logging()
+    return value
+
+
+Command = TypeVar("Command", bound=Callable[..., Any])
+
+
+def global_options(command: Command) -> Command:
+    """The group's options, accepted after the subcommand too (the contract says --config is
+    global; people type it at the end)."""
+    for option in (
+        click.option("--log-format", "log_format", type=click.Choice(["text", "json"]),
+                     default=None, expose_value=False, callback=_late_global,
+                     help=_LOG_FORMAT_HELP),
+        click.option("-v", "--verbose", "verbose", is_flag=True, default=False,
+                     expose_value=False, callback=_late_global, help=_VERBOSE_HELP),
+        click.option("--config", "config_path", metavar="PATH", default=None,
+                     expose_value=False, callback=_late_global, help=_CONFIG_HELP),
+    ):
+        command = option(command)
+    return command
+
+
+@cli.command()
+@global_options
+@click.option("--repo", "repos", multiple=True, metavar="OWNER/NAME",
+              help="Poll only this repo (repeatable); it need not be in the config.")
+@click.option("--dry-run", is_flag=True, help="Compute and print; send nothing, change no state.")
+@click.pass_obj
+def poll(state: State, repos: tuple[str, ...], dry_run: bool) -> None:
+    """One poll of every watched repo, then exit."""
+    from watcher.config import REPO_NAME
+
+    for name in repos:
+        if not REPO_NAME.match(name):
+            raise click.BadParameter(f"{name!r} is not OWNER/NAME", param_hint="--repo")
+    from watcher.cli.commands.poll import run_poll
+
+    sys.exit(run_poll(state.config(), state.deps, list(repos), dry_run=dry_run))
+
+
+@cli.command()
+@global_options
+@click.pass_obj
+def run(state: State) -> None:
+    """The long-running daemon: scheduled polls, digests and retries until SIGTERM/SIGINT."""
+    from watcher.daemon import run_daemon
+
+    config = state.config()
+    if not state.verbose:
+        logging.getLogger().setLevel(logging.INFO)
+    sys.exit(run_daemon(config, state.deps))
+
+
+@cli.command()
+@global_options
+@click.option("--notifier", metavar="NAME", help="Only this digest notifier.")
+@click.option("--dry-run", is_flag=True, help="Print the digests; send nothing, clear nothing.")
+@click.pass_obj
+def digest(state: State, notifier: str | None, dry_run: bool) -> None:
+    """Build and send pending digests now."""
+    from watcher.cli.commands.digest import run_digest
+
+    sys.exit(run_digest(state.config(), state.deps, notifier=notifier, dry_run=dry_run))
+
+
+@cli.command()
+@global_options
+@click.argument("path", metavar="PATH|-")
+@click.option("--repo", metavar="OWNER/NAME", help="The repo the notes belong to (for links).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
+              show_default=True)
+@click.option("--explain", is_flag=True, help="Say why each item got its subsystem and kind.")
+@click.pass_obj
+def classify(state: State, path: str, repo: str | None, fmt: str, explain: bool) -> None:
+    """Parse and classify one release-notes markdown file (offline)."""
+    from watcher.cli.commands.offline import run_classify
+
+    run_classify(state.config(), state.deps.stdout, path, repo=repo, fmt=fmt, explain=explain)
+
+
+@cli.command()
+@global_options
+@click.argument("old", metavar="OLD")
+@click.argument("new", metavar="NEW")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
+              show_default=True)
+@click.option("--exit-code", is_flag=True,
+              help="Exit 1 when an item was added, removed or changed, 0 when none was "
+                   "(as git diff --exit-code).")
+@click.pass_obj
+def diff(state: State, old: str, new: str, fmt: str, exit_code: bool) -> None:
+    """Item-level diff of two release-notes files (offline)."""
+    from watcher.cli.commands.offline import run_diff
+
+    changed = run_diff(state.config(), state.deps.stdout, old, new, fmt=fmt)
+    sys.exit(EXIT_FAILED if exit_code and changed else EXIT_OK)
+
+
+@cli.command()
+@global_options
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.option("--check", is_flag=True,
+              help="Exit 1 when the last successful poll is older than 3 poll intervals.")
+@click.pass_obj
+def status(state: State, as_json: bool, check: bool) -> None:
+    """What the store knows: per repo polls, errors, releases; pending deliveries."""
+    from watcher.cli.commands.status import run_status
+
+    sys.exit(run_status(state.config(), state.deps, as_json=as_json, check=check))
+
+
+@cli.group("config")
+def config_group() -> None:
+    """Configuration commands."""
+
+
+@config_group.command("check")
+@global_options
+@click.option("--online", is_flag=True,
+              help="Also ask GitHub (/rate_limit) and Slack (auth.test) whether the tokens "
+                   "work; exit 1 if one does not.")
+@click.pass_obj
+def config_check(state: State, online: bool) -> None:
+    """Validate everything `run` would; print the config with secrets masked."""
+    from watcher.cli.commands.config_check import run_config_check
+
+    sys.exit(run_config_check(state.config(), state.deps, online=online))
+
+
+@cli.group("store")
+def store_group() -> None:
+    """Store commands: check its database, or start over."""
+
+
+@store_group.command("check")
+@global_options
+@click.pass_obj
+def store_check(state: State) -> None:
+    """Run SQLite's integrity check over the store; exit 1 if it is damaged."""
+    from watcher.cli.commands.store import run_store_check
+
+    sys.exit(run_store_check(state.config(), state.deps))
+
+
+@store_group.command("reinit")
+@global_options
+@click.option("--force", is_flag=True, help="Start over even if the store is sound.")
+@click.pass_obj
+def store_reinit(state: State, force: bool) -> None:
+    """Start over with an empty store (a lost or damaged one is set aside, not deleted)."""
+    from watcher.cli.commands.store import run_store_reinit
+
+    sys.exit(run_store_reinit(state.config(), state.deps, force=force))
+
+
+def main(argv: Sequence[str] | None = None, deps: Any = None) -> int:
+    """Entry point; returns the exit code (``sys.exit`` in the console script)."""
+    verbose = "-v" in (argv or sys.argv[1:]) or "--verbose" in (argv or sys.argv[1:])
+    try:
+        cli.main(args=list(argv) if argv is not None else None, prog_name="release-watch",
+                 standalone_mode=False, obj=deps)
+    except SystemExit as done:
+        return int(done.code or 0) if not isinstance(done.code, str) else EXIT_FAILED
+    except click.exceptions.Abort:
+        click.echo("release-watch: aborted", err=True)
+        return 130
+    except click.ClickException as error:
+        error.show()
+        return EXIT_USAGE
+    except (ConfigError, StorePathError) as error:  # a store path that cannot be one: usage
+        _report(error, verbose)
+        return EXIT_USAGE
+    except WatcherError as error:
+        _report(error, verbose)
+        return EXIT_FAILED
+    except BrokenPipeError:
+        return EXIT_OK
+    return EXIT_OK
+
+
+def _report(error: Exception, verbose: bool) -> None:
+    if verbose:
+        logger.error("traceback follows", exc_info=error)
+    for line in str(error).splitlines() or [type(error).__name__]:
+        click.echo(f"release-watch: {line}", err=True)
+
+
+def console_script() -> None:
+    sys.exit(main())
+
+
+def dumps(data: Any) -> str:
+    return json.dumps(data, indent=2, ensure_ascii=False, default=str)

@@ -1,0 +1,4 @@
+"""The commands that do real work, one module each: ``poll``, ``digest``, ``status``,
+``config_check``, ``store`` (check and reinit), ``offline`` (classify and diff) and ``impact``.
+``watcher.cli.commandline`` imports a command's module only when that command runs, so
+``--help`` and a light command never load what a heavy one needs."""

@@ -1,0 +1,32 @@
+"""``release-watch digest``: build and send the pending digests now."""
+
+from __future__ import annotations
+
+from watcher.app import Dependencies, build_notifiers
+from watcher.config import Config
+from watcher.delivery import send_digests
+from watcher.errors import ConfigError
+from watcher.store import Shape, Store, check_usable, writer_lock
+
+
+def run_digest(config: Config, deps: Dependencies, *, notifier: str | None,
+               dry_run: bool) -> int:
+    notifiers = build_notifiers(config, deps)
+    digest_names = [name for name, n in notifiers.items() if n.config.mode == "digest"]
+    if notifier is not None and notifier not in digest_names:
+        known = ", ".join(digest_names) or "none (set mode = 'digest')"
+        raise ConfigError(f"no digest notifier named {notifier!r}; digest notifiers: {known}")
+    path = config.store_path()
+    if check_usable(path).shape is Shape.ABSENT:
+        deps.stdout.write("no store yet: nothing has been polled, no digest to send\n")
+        return 0
+    store = Store.open(path)
+    try:
+        with writer_lock(path, wait=config.poll.lock_wait, sleep=deps.sleep):
+            report = send_digests(store, notifiers, deps.clock(), only=notifier,
+                                  dry_run=dry_run)
+    finally:
+        for handler in notifiers.values():
+            handler.close()
+        store.close()
+    return 1 if report.failed else 0

@@ -1,0 +1,154 @@
+"""``release-watch status``: what the store knows, for people (text) and probes (--check)."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from watcher.config import format_duration
+from watcher.store import Shape, Store, check_usable
+
+if TYPE_CHECKING:
+    from watcher.config import Config
+    from watcher.deps import Dependencies
+
+STALE_INTERVALS = 3
+
+
+def _ago(when: datetime | None, now: datetime) -> str:
+    if when is None:
+        return "never"
+    seconds = int((now - when).total_seconds())
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{when:%Y-%m-%d %H:%M:%SZ} ({seconds // size}{unit} ago)"
+    return f"{when:%Y-%m-%d %H:%M:%SZ} ({seconds}s ago)"
+
+
+def collect(config: Config, store: Store) -> dict[str, Any]:
+    """Reads one row per repo and per pending delivery: nothing here grows with history."""
+    repos = []
+    watched = {r.name for r in config.repos}
+    for org in config.orgs:
+        watched.update((store.org_state(org.name) or {}).get("repos", []))
+    rate = store.meta("rate_limit") or {}
+    rate_limit = {"remaining": rate.get("remaining"), "limit": rate.get("limit"),
+                  "reset": rate.get("reset")}
+    for name in sorted({*store.repos(), *watched}):
+        state = store.repo_state(name)
+        repos.append({
+            "repo": name, "watched": name in watched,
+            "last_poll": state.last_poll, "last_success": state.last_success,
+            "consecutive_failures": state.consecutive_failures, "last_error": state.last_error,
+            "releases_known": state.releases_known, "rate_limit": rate_limit,
+        })
+    pending = store.pending_deliveries()
+    by_notifier: dict[str, int] = {}
+    oldest: dict[str, datetime] = {}
+    for delivery in pending:
+        by_notifier[delivery.notifier] = by_notifier.get(delivery.notifier, 0) + 1
+        oldest.setdefault(delivery.notifier, delivery.queued_at)  # the outbox is in order
+    failing = [{"notifier": d.notifier, "event": d.event_id, "attempts": d.attempts,
+                "error": d.last_error, "permanent": d.permanent_failure}
+               for d in pending if d.attempts]
+    digests = store.digest_sizes()
+    for name in digests:
+        digest = store.digest_delivery(name)
+        if digest is not None and digest.attempts:
+            failing.append({"notifier": name, "event": "digest", "attempts": digest.attempts,
+                            "error": digest.last_error, "permanent": digest.permanent_failure})
+    return {"store": str(config.store_path()), "repos": repos, "daemon": store.daemon_state(),
+            "rate_limit": rate_limit, "digest_queues": digests,
+            "pending_deliveries": len(pending), "pending_by_notifier": by_notifier,
+            "oldest_undelivered": oldest, "failing_deliveries": failing}
+
+
+def health(data: dict[str, Any], config: Config, now: datetime) -> tuple[bool, str]:
+    """Healthy when polls succeed and what they found reaches people: a probe must go red when
+    Slack has been refusing every message, not only when GitHub is unreachable."""
+    successes = [r["last_success"] for r in data["repos"] if r["last_success"] is not None]
+    if not successes:
+        return False, "no successful poll yet"
+    latest = max(successes)
+    limit = timedelta(seconds=STALE_INTERVALS * config.poll.interval)
+    if now - latest > limit:
+        return False, f"last successful poll {_ago(latest, now)} is older than {_span(limit)}"
+    problems = _delivery_problems(data, config, now)
+    if problems:
+        return False, "; ".join(problems)
+    return True, f"last successful poll {_ago(latest, now)}"
+
+
+def _delivery_problems(data: dict[str, Any], config: Config, now: datetime) -> list[str]:
+    problems = [f"notifier {f['notifier']!r} cannot deliver: {f['error']}"
+                for f in data["failing_deliveries"] if f["permanent"]]
+    named = {f["notifier"] for f in data["failing_deliveries"] if f["permanent"]}
+    limit = timedelta(seconds=config.poll.delivery_age_limit)
+    for notifier, queued in data["oldest_undelivered"].items():
+        if notifier not in named and now - queued > limit:
+            problems.append(f"notifier {notifier!r} has a message undelivered since "
+                            f"{_ago(queued, now)}, longer than {_span(limit)}")
+    return problems
+
+
+def _span(limit: timedelta) -> str:
+    """A limit as people write it in the config: ``30m``, ``1h``, ``90s``."""
+    return format_duration(limit.total_seconds())
+
+
+def run_status(config: Config, deps: Dependencies, *, as_json: bool, check: bool) -> int:
+    path = config.store_path()
+    now = deps.clock()
+    if check_usable(path).shape is Shape.ABSENT:  # a store that lost its database: refused
+        data: dict[str, Any] = {"store": str(path), "repos": [], "daemon": None,
+                                "rate_limit": {}, "digest_queues": {}, "pending_deliveries": 0,
+                                "pending_by_notifier": {}, "oldest_undelivered": {},
+                                "failing_deliveries": []}
+    else:
+        store = Store.open(path, read_only=True)
+        try:
+            data = collect(config, store)
+        finally:
+            store.close()
+    healthy, why = health(data, config, now)
+    data["healthy"], data["health"] = healthy, why
+    out = deps.stdout
+    if as_json:
+        out.write(json.dumps(data, indent=2, default=str) + "\n")
+    else:
+        out.write(_text(data, now))
+    return 0 if healthy or not check else 1
+
+
+def _text(data: dict[str, Any], now: datetime) -> str:
+    lines = [f"store: {data['store']}"]
+    if not data["repos"]:
+        lines.append("no poll recorded yet")
+    for repo in data["repos"]:
+        flag = "" if repo["watched"] else " (no longer watched)"
+        lines.append(f"{repo['repo']}{flag}")
+        lines.append(f"  last poll:    {_ago(repo['last_poll'], now)}")
+        lines.append(f"  last success: {_ago(repo['last_success'], now)}")
+        lines.append(f"  releases known: {repo['releases_known']}")
+        if repo["consecutive_failures"]:
+            lines.append(f"  failing: {repo['consecutive_failures']} polls in a row; last error: "
+                         f"{repo['last_error']}")
+    rate = data["rate_limit"]
+    if rate.get("remaining") is not None:
+        lines.append(f"rate limit: {rate['remaining']}/{rate['limit']} left")
+    lines.append(f"pending deliveries: {data['pending_deliveries']}"
+                 + "".join(f"\n  {name}: {count}" for name, count
+                           in data["pending_by_notifier"].items()))
+    for failing in data["failing_deliveries"]:
+        kind = "permanent" if failing["permanent"] else "transient"
+        lines.append(f"  {failing['notifier']}: {failing['attempts']} failed attempts "
+                     f"({kind}): {failing['error']}")
+    for name, size in data["digest_queues"].items():
+        lines.append(f"digest queue {name}: {size} events")
+    daemon = data["daemon"]
+    if daemon:
+        lines.append(f"daemon: pid {daemon['pid']}, last heartbeat {daemon['heartbeat']}")
+        lines += [f"  next {job}: {when}" for job, when in sorted(daemon["next_runs"].items())]
+    lines.append(f"health: {'ok' if data['healthy'] else 'UNHEALTHY'}: {data['health']}")
+    return "\n".join(lines) + "\n"

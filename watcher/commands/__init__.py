@@ -1,1 +1,0 @@
-"""One module per CLI command that does real work; imported only when that command runs."""

@@ -1,0 +1,174 @@
+"""Sends what the store holds: the outbox oldest first, and digests. A delivery leaves the store
+only after its notifier returned, i.e. the event is safely delivered; a handler that needs
+several calls saves its progress after each, so a retry never repeats what already went out.
+
+The one window where a duplicate is possible: the process dies after the receiver accepted a
+message and before the store recorded it (one store write later). Then that one message
+is sent again on the next run.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from handlers.base import Notifier
+from watcher.crashpoints import crashpoint
+from watcher.delivery.digest import Digest, build_digest
+from watcher.delivery.routing import route
+from watcher.errors import HandlerError
+from watcher.models import Event
+from watcher.store import Delivery, DigestDelivery, Store
+
+logger = logging.getLogger(__name__)
+
+
+class StoreProgress:
+    """A delivery's progress, written through to the store at every save."""
+
+    def __init__(self, store: Store, delivery: Delivery) -> None:
+        self.store = store
+        self.key = delivery.id
+        self.notifier = delivery.notifier
+        self._state = dict(delivery.progress)
+
+    @property
+    def state(self) -> dict[str, Any]:
+        return self._state
+
+    def save(self, **updates: Any) -> None:
+        self._state.update(updates)
+        self.store.save_progress(self.key, updates)
+
+    def recall(self, key: str) -> dict[str, Any] | None:
+        return self.store.recall(self.notifier, key)
+
+    def remember(self, key: str, value: dict[str, Any]) -> None:
+        self.store.remember(self.notifier, key, value)
+
+
+class DigestProgress:
+    def __init__(self, store: Store, digest: DigestDelivery) -> None:
+        self.store = store
+        self.digest = digest
+
+    @property
+    def state(self) -> dict[str, Any]:
+        return self.digest.progress
+
+    def save(self, **updates: Any) -> None:
+        self.digest = self.digest.model_copy(
+            update={"progress": {**self.digest.progress, **updates}})
+        self.store.put_digest_delivery(self.digest)
+
+    def recall(self, key: str) -> dict[str, Any] | None:
+        return self.store.recall(self.digest.notifier, key)
+
+    def remember(self, key: str, value: dict[str, Any]) -> None:
+        self.store.remember(self.digest.notifier, key, value)
+
+
+@dataclass
+class DeliveryReport:
+    sent: int = 0
+    failed: dict[str, str] = field(default_factory=dict)  # notifier → first error this run
+    dropped: int = 0
+
+
+def _log_failure(error: HandlerError, attempts: int, previous_error: str | None, *,
+                 quiet_repeats: bool) -> None:
+    """One line per failing notifier and run. A run that retries on its own every minute
+    (the daemon's delivery job) says a permanent failure once; a poll or digest says it every
+    time, so nobody reads a run's exit status 1 with nothing on stderr."""
+    if error.permanent and str(error) == previous_error and quiet_repeats:
+        logger.info("%s (still failing, attempt %d)", error, attempts)
+    elif error.permanent:
+        logger.error("%s; it stays queued until this is fixed (attempt %d)", error, attempts)
+    else:
+        logger.warning("%s (attempt %d); will retry on the next run", error, attempts)
+
+
+def deliver_pending(store: Store, notifiers: dict[str, Notifier], *,
+                    quiet_repeats: bool = False) -> DeliveryReport:
+    report = DeliveryReport()
+    for delivery in store.pending_deliveries():
+        notifier = notifiers.get(delivery.notifier)
+        if notifier is None:
+            logger.warning("notifier %r is no longer configured; dropping its queued delivery "
+                           "of %s", delivery.notifier, delivery.event_id)
+            store.delivered(delivery)
+            report.dropped += 1
+            continue
+        if delivery.notifier in report.failed:
+            continue  # keep this notifier's messages in order: retry all of them next run
+        event = store.event(delivery.event_id)
+        view = route(event, notifier.config) if event is not None else None
+        if view is None:
+            store.delivered(delivery)  # filters changed since it was queued, or event pruned
+            continue
+        crashpoint("deliver:before-send")
+        try:
+            notifier.send(view, StoreProgress(store, delivery))
+        except HandlerError as error:
+            failed = store.delivery_failed(delivery, str(error), permanent=error.permanent)
+            report.failed[delivery.notifier] = str(error)
+            _log_failure(error, failed.attempts, delivery.last_error,
+                         quiet_repeats=quiet_repeats)
+            continue
+        except Exception as error:  # a bug in one handler must not stop the others
+            message = f"{delivery.notifier}: unexpected {type(error).__name__}: {error}"
+            store.delivery_failed(delivery, message, permanent=False)
+            report.failed[delivery.notifier] = message
+            logger.exception("%s", message)
+            continue
+        crashpoint("deliver:sent")  # the documented duplicate window
+        store.delivered(delivery)
+        crashpoint("deliver:marked")
+        report.sent += 1
+    return report
+
+
+def digest_view(store: Store, notifier: Notifier, pending: DigestDelivery) -> Digest:
+    events: list[Event] = []
+    for event_id in pending.event_ids:
+        event = store.event(event_id)
+        view = route(event, notifier.config) if event is not None else None
+        if view is not None:
+            events.append(view)
+    return build_digest(notifier.name, events, since=pending.since, now=pending.until)
+
+
+def send_digests(store: Store, notifiers: dict[str, Notifier], now: datetime, *,
+                 only: str | None = None, dry_run: bool = False) -> DeliveryReport:
+    """One digest per digest notifier; its queue is cleared only once the digest was sent."""
+    report = DeliveryReport()
+    for name, notifier in notifiers.items():
+        if notifier.config.mode != "digest" or (only is not None and name != only):
+            continue
+        if dry_run:
+            preview = DigestDelivery(notifier=name, event_ids=store.digest_queue(name),
+                                     since=store.digest_since(name), until=now)
+            text = notifier.preview_digest(digest_view(store, notifier, preview))
+            notifier.context.stdout.write(f"# digest for {name}\n{text}\n\n")
+            continue
+        pending = store.start_digest(name, now)
+        digest = digest_view(store, notifier, pending)
+        if digest.empty and not notifier.config.send_empty_digest:
+            store.digest_delivered(pending)
+            continue
+        progress = DigestProgress(store, pending)
+        try:
+            notifier.send_digest(digest, progress)
+        except HandlerError as error:
+            failed = progress.digest.model_copy(update={
+                "attempts": pending.attempts + 1, "last_error": str(error),
+                "permanent_failure": error.permanent})
+            store.put_digest_delivery(failed)
+            report.failed[name] = str(error)
+            _log_failure(error, failed.attempts, pending.last_error, quiet_repeats=False)
+            continue
+        store.digest_delivered(progress.digest)
+        report.sent += 1
+    return report

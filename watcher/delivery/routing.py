@@ -1,0 +1,40 @@
+"""Which notifier gets which event, and which of its items: the per-notifier filters."""
+
+from __future__ import annotations
+
+from handlers.base import NotifierConfig
+from watcher.delivery.events import with_items
+from watcher.models import Event, EventItem
+
+
+def _subsystem_wanted(item: EventItem, wanted: list[str], min_confidence: float) -> bool:
+    """A channel that asked for a subsystem gets its items, but not a guess below its
+    ``min_confidence`` (an item whose confidence is unknown, from before it was recorded,
+    counts as sure)."""
+    if item.confidence is not None and item.confidence < min_confidence:
+        return False
+    return any(item.subsystem == w or item.subsystem.startswith(w + "/") for w in wanted)
+
+
+def route(event: Event, config: NotifierConfig) -> Event | None:
+    """The event as ``config``'s notifier should see it, or None when it should not see it.
+
+    A message never holds an item its filters exclude, and an event with no item left after
+    the subsystem/kind filters is not sent at all (so a deletion reaches only notifiers that
+    do not filter by item).
+    """
+    if config.repos is not None and event.repo.lower() not in {r.lower() for r in config.repos}:
+        return None
+    if config.events is not None and event.event not in config.events:
+        return None
+    if not config.prereleases and event.prerelease:
+        return None
+    if config.subsystems is None and config.kinds is None:
+        return event
+    items = [item for item in event.items
+             if (config.subsystems is None
+                 or _subsystem_wanted(item, config.subsystems, config.min_confidence))
+             and (config.kinds is None or item.kind in config.kinds)]
+    if not items:
+        return None
+    return event if len(items) == len(event.items) else with_items(event, items)

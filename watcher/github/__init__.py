@@ -1,0 +1,42 @@
+"""GitHub: the one thin client that does the HTTP, and the policies around it.
+
+``client`` lists releases with conditional, paginated requests and typed answers; ``ratelimit``
+reads GitHub's rate-limit headers and says how long to wait; ``pacing`` keeps requests under
+GitHub's per-minute ceiling; ``jsonbody`` decodes answers strictly, then leniently; ``batch_check``
+asks many repositories for their newest releases in one GraphQL query; ``deep_scan`` reads every
+page of a repo now and then; ``orgs`` expands ``[[orgs]]`` into repos. Nothing here decides what a
+listing means (``watcher.plan`` does) or writes the store, apart from the org list's cache.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from watcher import lazy_exports
+
+if TYPE_CHECKING:
+    from watcher.github.batch_check import check_many as check_many
+    from watcher.github.client import GitHubClient as GitHubClient
+    from watcher.github.client import Listing as Listing
+    from watcher.github.client import RetryPolicy as RetryPolicy
+    from watcher.github.deep_scan import deep_scan_due as deep_scan_due
+    from watcher.github.deep_scan import first_deep_scan as first_deep_scan
+    from watcher.github.deep_scan import page_urls as page_urls
+    from watcher.github.deep_scan import read_every_page as read_every_page
+    from watcher.github.orgs import watched_repos as watched_repos
+    from watcher.github.pacing import Pacer as Pacer
+
+_EXPORTS = {
+    "check_many": "batch_check",
+    "deep_scan_due": "deep_scan",
+    "first_deep_scan": "deep_scan",
+    "GitHubClient": "client",
+    "Listing": "client",
+    "Pacer": "pacing",
+    "page_urls": "deep_scan",
+    "read_every_page": "deep_scan",
+    "RetryPolicy": "client",
+    "watched_repos": "orgs",
+}
+__all__ = sorted(_EXPORTS)
+__getattr__ = lazy_exports(__name__, _EXPORTS)

@@ -1,0 +1,349 @@
+"""The GitHub REST client: conditional, paginated, rate-limit aware release listing.
+
+Rules it follows (docs.github.com, "Best practices for using the REST API" and "Using pagination
+in the REST API"; see ../shared/data/github/api-notes.md):
+  * send ``If-None-Match`` with the ETag exactly as received; a 304 is "unchanged" and costs no
+    quota on an authorised request;
+  * follow ``Link: <…>; rel="next"`` only up to a configured depth, and only on the API host (a
+    token is never sent to another host);
+  * on a 403/429 rate limit wait for ``retry-after``, else until ``x-ratelimit-reset``, else one
+    minute, but never longer than ``max_rate_limit_wait``: past that, give up on the repo for
+    this poll (``RateLimitError``) so the other repos still run;
+  * 5xx, timeouts, dropped connections and bodies that are not the documented JSON get bounded
+    retries with exponential backoff and full jitter.
+Sleep, clock and randomness are injected, so tests never wait.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+
+import httpx
+from pydantic import BaseModel, ConfigDict, SecretStr, TypeAdapter, ValidationError
+
+from watcher.errors import GitHubError, MalformedResponse, RateLimitError
+from watcher.github.jsonbody import decode
+from watcher.github.pacing import Pacer
+from watcher.github.ratelimit import RateLimitReading, is_rate_limited, rate_limit_wait
+from watcher.models import Release
+
+logger = logging.getLogger(__name__)
+
+API_VERSION = "2022-11-28"
+USER_AGENT = "release-watch/0.1 (+https://github.com/release-watch)"
+_LINK = re.compile(r'<([^>]+)>\s*;\s*rel="([^"]+)"')
+
+@cache
+def adapter(shape: Any) -> TypeAdapter[Any]:
+    """Built on first use: a poll of 304s never decodes a body, so never pays for these."""
+    return TypeAdapter(shape)
+
+
+
+class OrgRepo(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    full_name: str
+    archived: bool = False
+    disabled: bool = False
+
+
+_RELEASES, _RELEASE, _ORG_REPOS, _GRAPHQL = list[Release], Release, list[OrgRepo], dict[str, Any]
+
+
+@dataclass
+class Listing:
+    """The outcome of listing one repo's releases."""
+
+    not_modified: bool
+    releases: list[Any] = field(default_factory=list)  # Release (or OrgRepo for an org)
+    etags: dict[str, str] = field(default_factory=dict)  # page URL → ETag to keep
+    complete: bool = True  # False when max_pages cut the listing short
+    requests: int = 0
+    last_pages: set[str] = field(default_factory=set)  # page URLs that had no next page
+
+
+@dataclass(frozen=True)
+class Page:
+    """One page of a repo's releases: unchanged (304), or its releases and ETag."""
+
+    not_modified: bool
+    releases: list[Release] = field(default_factory=list)
+    etag: str | None = None
+    last: bool = False  # no next page
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How often and how long to retry transient failures (exponential backoff, full jitter)."""
+
+    retries: int = 3
+    backoff: float = 2.0
+    cap: float = 60.0
+    max_rate_limit_wait: float = 60.0
+
+    def delay(self, attempt: int, rng: random.Random) -> float:
+        return rng.uniform(0, min(self.cap, self.backoff * 2**attempt))
+
+
+def parse_link_header(value: str | None) -> dict[str, str]:
+    """``<url>; rel="next", <url>; rel="last"`` → ``{"next": url, "last": url}``."""
+    return {rel: url for url, rel in _LINK.findall(value or "")}
+
+
+class GitHubClient:
+    def __init__(self, http: httpx.Client, *, api_url: str, policy: RetryPolicy,
+                 sleep: Callable[[float], None] = time.sleep,
+                 clock: Callable[[], float] = time.time,
+                 rng: random.Random | None = None, pacer: Pacer | None = None,
+                 graphql_pacer: Pacer | None = None) -> None:
+        self.http = http
+        self.api_url = api_url.rstrip("/")
+        self.policy = policy
+        self.sleep = sleep
+        self.clock = clock
+        self.rng = rng or random.Random()
+        self.last_rate_limit: RateLimitReading | None = None
+        # GitHub's secondary limits count REST and GraphQL separately.
+        self.pacer = pacer
+        self.graphql_pacer = graphql_pacer
+
+    @property
+    def authenticated(self) -> bool:
+        """Whether requests carry a token (GitHub's GraphQL API needs one)."""
+        return "authorization" in self.http.headers
+
+    @staticmethod
+    def make_http(api_url: str, token: SecretStr | None, timeout: float,
+                  transport: httpx.BaseTransport | None = None,
+                  max_connections: int = 10) -> httpx.Client:
+        """The one shared keep-alive client; the token lives only in its default headers."""
+        headers = {"Accept": "application/vnd.github+json", "X-GitHub-Api-Version": API_VERSION,
+                   "User-Agent": USER_AGENT}
+        if token is not None and token.get_secret_value():
+            headers["Authorization"] = f"Bearer {token.get_secret_value()}"
+        limits = httpx.Limits(max_connections=max_connections,
+                              max_keepalive_connections=max_connections)
+        return httpx.Client(base_url=api_url.rstrip("/"), headers=headers, timeout=timeout,
+                            transport=transport, limits=limits, follow_redirects=False)
+
+    def releases_url(self, repo: str, per_page: int, page: int = 1) -> str:
+        return f"{self.api_url}/repos/{repo}/releases?per_page={per_page}&page={page}"
+
+    def list_releases(self, repo: str, *, etags: dict[str, str], per_page: int,
+                      max_pages: int) -> Listing:
+        """Newest first. ``etags`` maps page URLs to the ETags kept from the last poll."""
+        return self._list(repo, self.releases_url(repo, per_page), etags, max_pages, _RELEASES)
+
+    def list_org_repos(self, org: str, *, etags: dict[str, str], max_pages: int = 20) -> Listing:
+        """An organisation's repositories (``releases`` holds ``OrgRepo`` values here)."""
+        url = f"{self.api_url}/orgs/{org}/repos?per_page=100&page=1"
+        return self._list(f"org {org}", url, etags, max_pages, _ORG_REPOS)
+
+    def _list(self, repo: str, first_url: str, etags: dict[str, str], max_pages: int,
+              shape: Any) -> Listing:
+        listing = Listing(not_modified=False)
+        url: str | None = first_url
+        for page in range(1, max_pages + 1):
+            assert url is not None
+            response, releases = self._fetch(repo, url, etags.get(url), shape)
+            listing.requests += 1
+            if response.status_code == 304:
+                listing.not_modified = page == 1
+                listing.complete = False
+                return listing
+            listing.releases.extend(releases)
+            if response.headers.get("etag"):
+                listing.etags[url] = response.headers["etag"]
+            page_url, url = url, parse_link_header(response.headers.get("link")).get("next")
+            if url is None:
+                listing.last_pages.add(page_url)
+                return listing
+            if not self._same_origin(url):
+                logger.warning("%s: ignoring a next-page link to another host", repo)
+                listing.complete = False
+                return listing
+        listing.complete = False
+        return listing
+
+    def releases_page(self, repo: str, url: str, etag: str | None) -> Page:
+        """One page of releases, conditional on ``etag`` when given."""
+        response, releases = self._fetch(repo, url, etag, _RELEASES)
+        if response.status_code == 304:
+            return Page(not_modified=True)
+        links = parse_link_header(response.headers.get("link"))
+        return Page(False, releases, response.headers.get("etag"), last="next" not in links)
+
+    def _same_origin(self, url: str) -> bool:
+        """Whether ``url`` is on the API host: the token must never travel anywhere else."""
+        here, there = httpx.URL(self.api_url), httpx.URL(url)
+        return (here.scheme, here.host, here.port) == (there.scheme, there.host, there.port)
+
+    def graphql_url(self) -> str:
+        """GitHub.com: /graphql beside the REST root; GitHub Enterprise: /api/graphql."""
+        if self.api_url.endswith("/api/v3"):
+            return self.api_url.removesuffix("/v3") + "/graphql"
+        return self.api_url + "/graphql"
+
+    def graphql(self, label: str, query: str,
+                variables: dict[str, Any] | None = None) -> dict[str, Any]:
+        """One GraphQL query, with the REST rules for retries and rate limits; the answer's
+        ``data`` (GitHub answers errors beside partial data, e.g. null for a missing node)."""
+        body = {"query": query, "variables": variables or {}}
+        _, answer = self._fetch(label, self.graphql_url(), None, _GRAPHQL, post=body)
+        data = answer.get("data")
+        if not isinstance(data, dict):
+            errors = "; ".join(str(e.get("message")) for e in answer.get("errors") or [])
+            raise MalformedResponse(f"{label}: GraphQL gave no data ({errors or 'no data'})",
+                                    repo=label, url=self.graphql_url(), status=200)
+        return data
+
+    def pr_labels(self, repo: str, numbers: list[int]) -> dict[int, list[str]]:
+        """Labels of up to 100 PRs in one GraphQL query. Numbers that are issues, not PRs,
+        come back with no labels (GitHub answers them with a NOT_FOUND error and null)."""
+        if len(numbers) > 100:
+            raise ValueError("at most 100 PRs per query")
+        owner, name = repo.split("/", 1)
+        fields = " ".join(f"p{n}: pullRequest(number: {n}) {{ labels(first: 50) "
+                          f"{{ nodes {{ name }} }} }}" for n in numbers)
+        query = (f"query($owner: String!, $name: String!) {{ repository(owner: $owner, "
+                 f"name: $name) {{ {fields} }} }}")
+        repository = self.graphql(repo, query, {"owner": owner, "name": name}).get("repository")
+        if repository is None:
+            raise MalformedResponse(f"{repo}: GraphQL gave no repository", repo=repo,
+                                    url=self.graphql_url(), status=200)
+        labels: dict[int, list[str]] = {}
+        for number in numbers:
+            node = repository.get(f"p{number}") or {}
+            labels[number] = [str(label.get("name", "")) for label in
+                              ((node.get("labels") or {}).get("nodes") or [])]
+        return labels
+
+    def get_release(self, repo: str, release_id: int) -> Release | None:
+        """The release by id, or None when GitHub says 404 (deleted, or never existed)."""
+        url = f"{self.api_url}/repos/{repo}/releases/{release_id}"
+        response, release = self._fetch(repo, url, None, _RELEASE, allow_404=True)
+        return None if response.status_code == 404 else release
+
+    def _fetch(self, repo: str, url: str, etag: str | None, shape: Any, *,
+               allow_404: bool = False,
+               post: dict[str, Any] | None = None) -> tuple[httpx.Response, Any]:
+        """GET (or POST ``post`` as JSON) with every retry rule; returns the response and its
+        decoded body (None for 304/404). A body that is not the documented JSON is retried
+        like a 5xx."""
+        attempt = 0
+        waited_for_rate_limit = False
+        while True:
+            self._respect_known_limit(repo, url)
+            try:
+                response = self._send(url, etag, post)
+            except httpx.RequestError as error:  # timeouts, refused/dropped connections, bad gzip
+                failure = type(error).__name__
+                if attempt >= self.policy.retries:
+                    raise GitHubError(f"{repo}: GitHub unreachable after {attempt + 1} tries "
+                                      f"({failure})", repo=repo, url=url) from error
+                self._backoff(repo, attempt, failure)
+                attempt += 1
+                continue
+            status = response.status_code
+            if status == 304 or (status == 404 and allow_404):
+                return response, None
+            if status == 200:
+                try:
+                    return response, decode(adapter(shape), response.content)
+                except ValidationError as error:
+                    problem = self._shape_problem(error)
+                    if attempt >= self.policy.retries:
+                        raise MalformedResponse(
+                            f"{repo}: GitHub's answer is not a release listing ({problem}), "
+                            f"{attempt + 1} times", repo=repo, url=url, status=status) from None
+                    self._backoff(repo, attempt, f"a malformed body ({problem})")
+                    attempt += 1
+                    continue
+            if is_rate_limited(response):
+                self._wait_for_rate_limit(repo, url, response, waited_for_rate_limit)
+                waited_for_rate_limit = True
+                continue
+            if status >= 500 and attempt < self.policy.retries:
+                self._backoff(repo, attempt, f"HTTP {status}")
+                attempt += 1
+                continue
+            raise GitHubError(self._describe(repo, response), repo=repo, url=url, status=status)
+
+    def _send(self, url: str, etag: str | None, post: dict[str, Any] | None) -> httpx.Response:
+        """One request, once its pacer lets it go; the rate-limit reading it carries kept."""
+        if post is not None:
+            if self.graphql_pacer is not None:
+                self.graphql_pacer.wait()
+            response = self.http.post(url, json=post)
+        else:
+            if self.pacer is not None:
+                self.pacer.wait()
+            response = self.http.get(url, headers={"If-None-Match": etag} if etag else {})
+        reading = RateLimitReading.from_headers(response.headers)
+        if reading is not None and reading.resource in (None, "core"):
+            self.last_rate_limit = reading.fresher(self.last_rate_limit)  # GraphQL apart
+        return response
+
+    def _wait_for_rate_limit(self, repo: str, url: str, response: httpx.Response,
+                             waited_already: bool) -> None:
+        """Sleep as long as GitHub asks, once, up to ``max_rate_limit_wait``; else give up on
+        the repo for this poll."""
+        wait = rate_limit_wait(response, self.clock())
+        if waited_already or wait > self.policy.max_rate_limit_wait:
+            why = ("again after one wait" if waited_already else
+                   f"more than github.max_rate_limit_wait={self.policy.max_rate_limit_wait:.0f}s")
+            raise RateLimitError(
+                f"{repo}: GitHub rate limit (HTTP {response.status_code}) asks for {wait:.0f}s, "
+                f"{why}; skipped this poll", repo=repo, url=url, status=response.status_code,
+                reset_at=self.clock() + wait)
+        logger.info("%s: rate limited, waiting %.0fs as GitHub asks", repo, wait)
+        self.sleep(wait)
+        self.last_rate_limit = None
+
+    @staticmethod
+    def _shape_problem(error: ValidationError) -> str:
+        first = error.errors()[0]
+        if first["type"] == "json_invalid":
+            return "invalid JSON"
+        where = ".".join(str(part) for part in first["loc"]) or "body"
+        return f"{where}: {first['msg']}"
+
+    def _respect_known_limit(self, repo: str, url: str) -> None:
+        """Do not spend a request we know GitHub will refuse: quota exhausted until reset."""
+        reading = self.last_rate_limit
+        if not reading or reading.remaining != 0 or reading.reset is None:
+            return
+        wait = reading.reset - self.clock() + 1.0
+        if wait <= 0:
+            return
+        if wait > self.policy.max_rate_limit_wait:
+            raise RateLimitError(f"{repo}: GitHub quota used up until reset in {wait:.0f}s; "
+                                 "skipped this poll", repo=repo, url=url, reset_at=reading.reset)
+        logger.info("%s: quota used up, waiting %.0fs for the reset", repo, wait)
+        self.sleep(wait)
+        self.last_rate_limit = None
+
+    def _backoff(self, repo: str, attempt: int, failure: str) -> None:
+        delay = self.policy.delay(attempt, self.rng)
+        logger.warning("%s: %s from GitHub, retry %d/%d in %.1fs", repo, failure, attempt + 1,
+                       self.policy.retries, delay)
+        self.sleep(delay)
+
+    @staticmethod
+    def _describe(repo: str, response: httpx.Response) -> str:
+        status = response.status_code
+        if status == 401:
+            return f"{repo}: GitHub says bad credentials (HTTP 401): check GITHUB_TOKEN"
+        if status == 404:
+            return f"{repo}: no such repository, or it is private and GITHUB_TOKEN cannot see it"
+        if status == 403:
+            return f"{repo}: GitHub refused access (HTTP 403)"
+        return f"{repo}: GitHub answered HTTP {status}"

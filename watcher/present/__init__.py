@@ -1,0 +1,52 @@
+"""How events read to people, the same in every notifier.
+
+``words`` holds the shared wording (names not ids, plurals, a release's title as people say it,
+guesses marked as guesses, the order of kinds); ``plain`` renders whole events and digests as
+plain text, for the console, ``--dry-run`` previews and services that take a title and a body.
+Notifiers with a richer format (Slack) build on ``words``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from watcher import lazy_exports
+
+if TYPE_CHECKING:
+    from watcher.present.plain import format_digest as format_digest
+    from watcher.present.plain import format_event as format_event
+    from watcher.present.words import CALLED_OUT as CALLED_OUT
+    from watcher.present.words import CHANGE_SIGNS as CHANGE_SIGNS
+    from watcher.present.words import KIND_ORDER as KIND_ORDER
+    from watcher.present.words import UNSURE_BELOW as UNSURE_BELOW
+    from watcher.present.words import by_change as by_change
+    from watcher.present.words import by_top_subsystem as by_top_subsystem
+    from watcher.present.words import changes_in_words as changes_in_words
+    from watcher.present.words import count_line as count_line
+    from watcher.present.words import happened as happened
+    from watcher.present.words import headline as headline
+    from watcher.present.words import plural as plural
+    from watcher.present.words import release_title as release_title
+    from watcher.present.words import subsystem_name as subsystem_name
+    from watcher.present.words import subsystem_tag as subsystem_tag
+
+_EXPORTS = {
+    "by_change": "words",
+    "by_top_subsystem": "words",
+    "CALLED_OUT": "words",
+    "CHANGE_SIGNS": "words",
+    "changes_in_words": "words",
+    "count_line": "words",
+    "format_digest": "plain",
+    "format_event": "plain",
+    "happened": "words",
+    "headline": "words",
+    "KIND_ORDER": "words",
+    "plural": "words",
+    "release_title": "words",
+    "subsystem_name": "words",
+    "subsystem_tag": "words",
+    "UNSURE_BELOW": "words",
+}
+__all__ = sorted(_EXPORTS)
+__getattr__ = lazy_exports(__name__, _EXPORTS)

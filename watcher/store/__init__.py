@@ -1,0 +1,54 @@
+"""The store: release-watch's memory on disk, and the only code that touches it.
+
+``store`` is the one object the rest of the code uses (records, events, deliveries, ETags, queues
+in one ledger, and diskcache keys for what is a cache); ``storedir`` says what is at
+``store.path`` before anything opens it; ``db`` is the SQLite connection and its transactions;
+``schema`` creates the ledger's tables and runs the upgrades (``migrate_v1``, ``migrate_v2``);
+``cachekeys`` and ``cacherows`` are diskcache's keys and rows; ``records`` the values it keeps;
+``locks`` the cross-process locks on the directory.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from watcher import lazy_exports
+
+if TYPE_CHECKING:
+    from watcher.store.db import DB_NAME as DB_NAME
+    from watcher.store.db import Database as Database
+    from watcher.store.locks import FileLock as FileLock
+    from watcher.store.locks import daemon_lock as daemon_lock
+    from watcher.store.locks import writer_lock as writer_lock
+    from watcher.store.records import Delivery as Delivery
+    from watcher.store.records import DigestDelivery as DigestDelivery
+    from watcher.store.records import ReleaseRecord as ReleaseRecord
+    from watcher.store.records import RepoState as RepoState
+    from watcher.store.schema import SCHEMA_VERSION as SCHEMA_VERSION
+    from watcher.store.store import Store as Store
+    from watcher.store.storedir import Shape as Shape
+    from watcher.store.storedir import check_usable as check_usable
+    from watcher.store.storedir import inspect as inspect
+    from watcher.store.storedir import refuse_lost as refuse_lost
+    from watcher.store.storedir import set_aside as set_aside
+
+_EXPORTS = {
+    "check_usable": "storedir",
+    "daemon_lock": "locks",
+    "Database": "db",
+    "DB_NAME": "db",
+    "Delivery": "records",
+    "DigestDelivery": "records",
+    "FileLock": "locks",
+    "inspect": "storedir",
+    "refuse_lost": "storedir",
+    "ReleaseRecord": "records",
+    "RepoState": "records",
+    "SCHEMA_VERSION": "schema",
+    "set_aside": "storedir",
+    "Shape": "storedir",
+    "Store": "store",
+    "writer_lock": "locks",
+}
+__all__ = sorted(_EXPORTS)
+__getattr__ = lazy_exports(__name__, _EXPORTS)

@@ -1,0 +1,156 @@
+"""The store's SQLite file as the ledger uses it: one connection, its pragmas, nested-safe
+transactions, and sqlite3's errors turned into one-line ``StoreError``s that name the file and
+the fix.
+
+One connection serves every thread (the daemon opens the store on its main thread and runs
+jobs on the scheduler's), guarded by a re-entrant lock held for a whole transaction, so no
+thread ever sees another's half-written transaction and no thread opens a second ledger
+connection. diskcache, which keeps the store's cached keys in the same file, has connections
+of its own (``watcher/store/cachekeys.py``).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from watcher.errors import StoreDamaged, StoreError, StoreReadOnly
+
+DB_NAME = "cache.db"  # diskcache's own file name: the ledger tables live beside its keys
+BUSY_TIMEOUT = 60.0  # seconds another writer's transaction may keep us waiting
+
+Params = Sequence[Any] | dict[str, Any]
+
+
+def describe(path: Path, error: sqlite3.Error) -> StoreError:
+    """sqlite3's error as one line saying what is wrong with which file, and what to do."""
+    text = str(error)
+    lowered = text.lower()
+    if "readonly" in lowered or "read-only" in lowered:
+        return StoreReadOnly(f"the store {path} is read-only for this user ({text}); make it "
+                             "writable, or point store.path at a writable directory")
+    if "not a database" in lowered or "malformed" in lowered or "corrupt" in lowered:
+        return StoreDamaged(f"the store database {path} is damaged ({text}); restore it from "
+                            "a backup, or start over with `release-watch store reinit`")
+    if "unable to open" in lowered:
+        return StoreError(f"cannot open the store database {path} ({text}); check that this "
+                          "user may read and write it and its directory")
+    if "locked" in lowered or "busy" in lowered:
+        return locked(path, text)
+    return StoreError(f"the store database {path} failed: {text}")
+
+
+def locked(path: Path, detail: str) -> StoreError:
+    return StoreError(f"the store database {path} stayed locked by another process for "
+                      f"{BUSY_TIMEOUT:.0f}s ({detail}); try again later")
+
+
+class Database:
+    def __init__(self, connection: sqlite3.Connection, path: Path, *, read_only: bool) -> None:
+        self.connection = connection
+        self.path = path
+        self.read_only = read_only
+        self._lock = threading.RLock()
+        self._depth = 0
+        self._owner: int | None = None  # the thread whose transaction is open
+
+    @classmethod
+    def connect(cls, path: Path, *, read_only: bool = False) -> Database:
+        """Open ``path``. Read-only opens never write, not even the WAL index: when SQLite
+        cannot make one beside a read-only database it is read as immutable."""
+        try:
+            if not read_only:
+                connection = sqlite3.connect(path, timeout=BUSY_TIMEOUT, isolation_level=None,
+                                             check_same_thread=False)
+                database = cls(connection, path, read_only=False)
+                # Takes effect only in a new file (before its first table): retention then
+                # frees pages a little at a time. It must come before the switch to WAL.
+                database.execute("PRAGMA auto_vacuum=INCREMENTAL")
+                database.execute("PRAGMA journal_mode=WAL")
+                database.execute("PRAGMA synchronous=NORMAL")
+                return database
+            return cls._connect_read_only(path)
+        except sqlite3.Error as error:
+            raise describe(path, error) from error
+
+    @classmethod
+    def _connect_read_only(cls, path: Path) -> Database:
+        uri = path.resolve().as_uri()
+        for mode in ("mode=ro", "mode=ro&immutable=1"):
+            connection = sqlite3.connect(f"{uri}?{mode}", uri=True, timeout=BUSY_TIMEOUT,
+                                         isolation_level=None, check_same_thread=False)
+            try:
+                connection.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            except sqlite3.OperationalError as error:
+                connection.close()
+                if "unable to open" in str(error).lower() and "immutable" not in mode:
+                    continue  # no WAL index can be made here: read the file as it stands
+                raise
+            return cls(connection, path, read_only=True)
+        raise AssertionError("unreachable")
+
+    def close(self) -> None:
+        with self._lock:
+            self.connection.close()
+
+    def holds_transaction(self) -> bool:
+        """Whether this thread has a transaction open: another connection to the file (the
+        store's diskcache) would then wait for a lock this very thread holds."""
+        return self._depth > 0 and self._owner == threading.get_ident()
+
+    @contextmanager
+    def guard(self) -> Iterator[None]:
+        with self._lock:
+            try:
+                yield
+            except sqlite3.Error as error:
+                raise describe(self.path, error) from error
+
+    def execute(self, sql: str, params: Params = ()) -> sqlite3.Cursor:
+        with self.guard():
+            return self.connection.execute(sql, params)
+
+    def executemany(self, sql: str, rows: Sequence[Params]) -> None:
+        with self.guard():
+            self.connection.executemany(sql, rows)
+
+    def one(self, sql: str, params: Params = ()) -> Any:
+        """The first row, or None."""
+        with self.guard():
+            return self.connection.execute(sql, params).fetchone()
+
+    def all(self, sql: str, params: Params = ()) -> list[Any]:
+        with self.guard():
+            return self.connection.execute(sql, params).fetchall()
+
+    def scalar(self, sql: str, params: Params = ()) -> Any:
+        row = self.one(sql, params)
+        return None if row is None else row[0]
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """All or nothing. ``BEGIN IMMEDIATE`` takes the write lock up front, so two processes
+        never both read, then both write; nested uses join the outer transaction."""
+        with self.guard():
+            if self._depth:
+                self._depth += 1
+                try:
+                    yield
+                finally:
+                    self._depth -= 1
+                return
+            self.connection.execute("BEGIN IMMEDIATE")
+            self._depth, self._owner = 1, threading.get_ident()
+            try:
+                yield
+                self.connection.execute("COMMIT")
+            except BaseException:
+                if self.connection.in_transaction:  # a failed COMMIT leaves it open too
+                    self.connection.execute("ROLLBACK")
+                raise
+            finally:
+                self._depth, self._owner = 0, None

@@ -1,0 +1,353 @@
+"""The on-disk memory of release-watch: a diskcache directory, ``store.path``, whose one SQLite
+file, ``cache.db``, holds diskcache's keys and the ledger's tables side by side.
+
+In diskcache (``watcher/store/cachekeys.py``; opened on first use): what is a cache, read and
+written by key on its own, never in a transaction with the ledger:
+  "pr-labels|owner/repo|number" a PR's labels, cached for good (classify.use_pr_labels)
+  ("memory", notifier, key)     what a notifier remembered: a release's first Slack message
+
+In tables (schema 3, ``schema.py``; values are JSON so a future version can read them):
+  rw_meta           the schema version; the daemon's pid, heartbeat and next runs; the rate
+                    limit the last poll saw (a table, not diskcache: read-only ``status``
+                    reads them, and diskcache cannot open a store it may not write)
+  rw_repo           RepoState per repo; last_poll and last_success are columns of their own
+  rw_release        ReleaseRecord per (repo, release id): the raw GitHub object, body hash…
+  rw_etag           the ETag last received for a listing page, and whether it was the last
+  rw_event          every event, by an ever-growing sequence number; past ``store.retention``
+                    its body is dropped and its id kept, so the same change is never queued
+                    twice, however old
+  rw_delivery       the outbox: which event to which notifier, attempts, last error, and the
+                    handler's progress (Slack replies sent), oldest first by sequence
+  rw_digest_queue   event ids waiting for a notifier's next digest, in sequence order
+  rw_digest         per digest notifier: when the last one went out, and the one in flight
+                    (kept until delivered so a crash re-sends it and resumes where it was)
+  rw_org            an organisation's repo list, when refreshed, its ETags (``status`` reads it)
+
+Adding an event is a few row inserts and sending one a row delete, whatever is stored; queues
+are read in order without being rewritten; ``status`` reads per repo and per pending row.
+
+What belongs together is written in one ``transaction()``: the records of a poll, its events,
+their deliveries and the ETag that vouches for them, so a crash leaves either all or nothing,
+and a 304 after a crash can never hide a change we did not record. diskcache's keys are never
+written inside one (``CacheKeys`` explains why).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from watcher.errors import StoreReadOnly
+from watcher.models import Event
+from watcher.store.cachekeys import CacheKeys, Key, memory_key, pr_labels_key
+from watcher.store.cacherows import has_cache_table, missing_value_files
+from watcher.store.db import Database
+from watcher.store.records import Delivery, DigestDelivery, ReleaseRecord, RepoState, delivery_id
+from watcher.store.schema import SCHEMA_VERSION
+from watcher.store.storedir import open_database
+
+__all__ = ["SCHEMA_VERSION", "Delivery", "DigestDelivery", "ReleaseRecord", "RepoState",
+           "Store", "delivery_id"]
+
+
+class Store:
+    def __init__(self, db: Database, keys: CacheKeys | None = None) -> None:
+        self.db = db
+        self.keys = keys  # None: read-only, the ledger alone
+
+    @classmethod
+    def open(cls, path: Path, *, read_only: bool = False, fresh: bool = False) -> Store:
+        """Open the store in directory ``path``: create or upgrade it, unless ``read_only``
+        (nothing is written then, and diskcache is not opened: a read-only store finds no
+        cached key). ``fresh``: create it even where a store lost its database
+        (``release-watch store reinit``)."""
+        db = open_database(path, read_only=read_only, fresh=fresh)
+        return cls(db, None if read_only else CacheKeys(path))
+
+    def close(self) -> None:
+        if self.keys is not None:
+            self.keys.close()
+        self.db.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        with self.db.transaction():
+            yield
+
+    # ---- repos and releases ----------------------------------------------------------------
+    def repo_state(self, repo: str) -> RepoState:
+        row = self.db.one("SELECT repo, state, last_poll, last_success FROM rw_repo "
+                          "WHERE repo = ?", (repo,))
+        return RepoState.from_row(*row) if row else RepoState(repo=repo)
+
+    def repo_states(self, repos: list[str]) -> dict[str, RepoState]:
+        """Many repos' states in one statement (a poll reads them all before its fetch
+        threads start, rather than one query per repo while they hold the GIL)."""
+        rows = self.db.all("SELECT repo, state, last_poll, last_success FROM rw_repo "
+                           "WHERE repo IN (SELECT value FROM json_each(?))", (json.dumps(repos),))
+        found = {row[0]: RepoState.from_row(*row) for row in rows}
+        return {repo: found.get(repo) or RepoState(repo=repo) for repo in repos}
+
+    def repos(self) -> list[str]:
+        return [row[0] for row in self.db.all("SELECT repo FROM rw_repo ORDER BY repo")]
+
+    def put_repo_state(self, state: RepoState) -> None:
+        self.db.execute("INSERT OR REPLACE INTO rw_repo (repo, state, last_poll, last_success) "
+                        "VALUES (?, ?, ?, ?)", state.row())
+
+    def touch_repos(self, states: Iterable[RepoState]) -> None:
+        """Move only the poll timestamps, for many repos in one statement."""
+        self.db.executemany("UPDATE rw_repo SET last_poll = ?, last_success = ? WHERE repo = ?",
+                            [(*state.row()[2:], state.repo) for state in states])
+
+    def release_record(self, repo: str, release_id: int) -> ReleaseRecord | None:
+        record = self.db.scalar("SELECT record FROM rw_release WHERE repo = ? AND id = ?",
+                                (repo, release_id))
+        return ReleaseRecord.model_validate_json(record) if record else None
+
+    def release_records(self, repo: str) -> dict[int, ReleaseRecord]:
+        rows = self.db.all("SELECT id, record FROM rw_release WHERE repo = ?", (repo,))
+        return {rid: ReleaseRecord.model_validate_json(record) for rid, record in rows}
+
+    def releases_known(self, repo: str) -> int:
+        return int(self.db.scalar("SELECT count(*) FROM rw_release WHERE repo = ?", (repo,)))
+
+    def put_release(self, record: ReleaseRecord) -> None:
+        self.db.execute("INSERT OR REPLACE INTO rw_release (repo, id, record) VALUES (?, ?, ?)",
+                        (record.repo, record.release.id, record.model_dump_json()))
+
+    def delete_release(self, repo: str, release_id: int) -> None:
+        self.db.execute("DELETE FROM rw_release WHERE repo = ? AND id = ?", (repo, release_id))
+
+    # ---- ETags -------------------------------------------------------------------------------
+    def etag(self, url: str) -> str | None:
+        value = self.db.scalar("SELECT etag FROM rw_etag WHERE url = ?", (url,))
+        return str(value) if value else None
+
+    def etags(self, urls: list[str]) -> dict[str, str]:
+        rows = self.db.all("SELECT url, etag FROM rw_etag WHERE url IN "
+                           "(SELECT value FROM json_each(?))", (json.dumps(urls),))
+        return {url: etag for url, etag in rows if etag}
+
+    def last_pages(self, urls: list[str]) -> set[str]:
+        """Those of ``urls`` that were the last page of their listing when their ETag came."""
+        rows = self.db.all("SELECT url FROM rw_etag WHERE last_page AND url IN "
+                           "(SELECT value FROM json_each(?))", (json.dumps(urls),))
+        return {row[0] for row in rows}
+
+    def put_etags(self, etags: dict[str, str], last_pages: Iterable[str] = ()) -> None:
+        last = set(last_pages)
+        self.db.executemany("INSERT OR REPLACE INTO rw_etag (url, etag, last_page) "
+                            "VALUES (?, ?, ?)",
+                            [(url, etag, int(url in last)) for url, etag in etags.items()])
+
+    # ---- events and the outbox ---------------------------------------------------------------
+    def event(self, event_id: str) -> Event | None:
+        body = self.db.scalar("SELECT body FROM rw_event WHERE id = ?", (event_id,))
+        return Event.model_validate_json(body) if body else None
+
+    def has_event(self, event_id: str) -> bool:
+        return self.db.one("SELECT 1 FROM rw_event WHERE id = ?", (event_id,)) is not None
+
+    def add_event(self, event: Event, notifiers: list[str], now: datetime,
+                  digest_notifiers: tuple[str, ...] | list[str] = ()) -> bool:
+        """Record an event, queue one delivery per immediate notifier and put it in each digest
+        notifier's queue; False if it was known already (the same change is never queued
+        twice). A few row inserts, however many events are stored."""
+        with self.transaction():
+            added = self.db.execute(
+                "INSERT OR IGNORE INTO rw_event (id, detected, body) VALUES (?, ?, ?)",
+                (event.id, event.detected_at.timestamp(), event.model_dump_json())).rowcount
+            if not added:
+                return False
+            deliveries = [Delivery(id=delivery_id(event.id, notifier), event_id=event.id,
+                                   notifier=notifier, queued_at=now) for notifier in notifiers]
+            self.db.executemany("INSERT INTO rw_delivery (id, event_id, notifier, record) "
+                                "VALUES (?, ?, ?, ?)",
+                                [(d.id, d.event_id, d.notifier, d.model_dump_json())
+                                 for d in deliveries])
+            self.db.executemany("INSERT INTO rw_digest_queue (notifier, event_id) VALUES (?, ?)",
+                                [(notifier, event.id) for notifier in digest_notifiers])
+        return True
+
+    def pending_deliveries(self) -> list[Delivery]:
+        return [Delivery.model_validate_json(record) for (record,)
+                in self.db.all("SELECT record FROM rw_delivery ORDER BY seq")]
+
+    def pending_count(self) -> int:
+        return int(self.db.scalar("SELECT count(*) FROM rw_delivery"))
+
+    def _delivery(self, key: str) -> Delivery | None:
+        record = self.db.scalar("SELECT record FROM rw_delivery WHERE id = ?", (key,))
+        return Delivery.model_validate_json(record) if record else None
+
+    def _put_delivery(self, delivery: Delivery) -> None:
+        self.db.execute("UPDATE rw_delivery SET record = ? WHERE id = ?",
+                        (delivery.model_dump_json(), delivery.id))
+
+    def save_progress(self, delivery_key: str, updates: dict[str, Any]) -> None:
+        with self.transaction():
+            current = self._delivery(delivery_key)
+            if current is not None:
+                self._put_delivery(current.model_copy(
+                    update={"progress": {**current.progress, **updates}}))
+
+    def delivered(self, delivery: Delivery) -> None:
+        self.db.execute("DELETE FROM rw_delivery WHERE id = ?", (delivery.id,))
+
+    def delivery_failed(self, delivery: Delivery, error: str, *, permanent: bool) -> Delivery:
+        with self.transaction():
+            # Re-read: the handler may have saved progress since ``delivery`` was loaded.
+            current = self._delivery(delivery.id) or delivery
+            failed = current.model_copy(update={"attempts": current.attempts + 1,
+                                                "last_error": error,
+                                                "permanent_failure": permanent})
+            self._put_delivery(failed)
+        return failed
+
+    # ---- digests ------------------------------------------------------------------------------
+    def digest_queue(self, notifier: str, upto: int | None = None) -> list[str]:
+        rows = self.db.all("SELECT event_id FROM rw_digest_queue WHERE notifier = ? AND seq <= ?"
+                           " ORDER BY seq", (notifier, upto if upto is not None else 2**62))
+        return [row[0] for row in rows]
+
+    def digest_sizes(self) -> dict[str, int]:
+        """Queued events per digest notifier, including those with an empty queue."""
+        sizes = {row[0]: 0 for row in self.db.all("SELECT notifier FROM rw_digest")}
+        sizes |= dict(self.db.all("SELECT notifier, count(*) FROM rw_digest_queue "
+                                  "GROUP BY notifier"))
+        return dict(sorted(sizes.items()))
+
+    def digest_since(self, notifier: str) -> datetime | None:
+        value = self.db.scalar("SELECT since FROM rw_digest WHERE notifier = ?", (notifier,))
+        return datetime.fromisoformat(value) if value else None
+
+    def digest_delivery(self, notifier: str) -> DigestDelivery | None:
+        value = self.db.scalar("SELECT pending FROM rw_digest WHERE notifier = ?", (notifier,))
+        if not value:
+            return None
+        data = json.loads(value)
+        return DigestDelivery.model_validate(
+            {**data, "event_ids": self.digest_queue(notifier, data.get("upto", 0))})
+
+    def start_digest(self, notifier: str, now: datetime) -> DigestDelivery:
+        """The digest in flight, or a new one taking the whole queue as it is now."""
+        with self.transaction():
+            pending = self.digest_delivery(notifier)
+            if pending is not None:
+                return pending
+            upto = int(self.db.scalar("SELECT coalesce(max(seq), 0) FROM rw_digest_queue "
+                                      "WHERE notifier = ?", (notifier,)))
+            digest = DigestDelivery(notifier=notifier, event_ids=self.digest_queue(notifier, upto),
+                                    since=self.digest_since(notifier), until=now, upto=upto)
+            self.put_digest_delivery(digest)
+            return digest
+
+    def put_digest_delivery(self, digest: DigestDelivery) -> None:
+        self.db.execute("INSERT INTO rw_digest (notifier, pending) VALUES (?, ?) ON CONFLICT "
+                        "(notifier) DO UPDATE SET pending = excluded.pending",
+                        (digest.notifier, digest.model_dump_json(exclude={"event_ids"})))
+
+    def digest_delivered(self, digest: DigestDelivery) -> None:
+        """Only now do its events leave the queue; events queued meanwhile stay for the next."""
+        with self.transaction():
+            self.db.execute("DELETE FROM rw_digest_queue WHERE notifier = ? AND seq <= ?",
+                            (digest.notifier, digest.upto))
+            self.db.execute("INSERT INTO rw_digest (notifier, since, pending) VALUES (?, ?, NULL)"
+                            " ON CONFLICT (notifier) DO UPDATE SET since = excluded.since, "
+                            "pending = NULL", (digest.notifier, digest.until.isoformat()))
+
+    # ---- retention ---------------------------------------------------------------------------
+    def prune(self, before: datetime) -> int:
+        """Drop the bodies of events detected before ``before`` that nothing still waits for;
+        their ids stay, so the same change is still recognised. Returns how many."""
+        # NOT IN over the (small) pending sets is read once per statement; an index on their
+        # event ids would cost every event added a write more.
+        pruned = self.db.execute(
+            "UPDATE rw_event SET body = NULL WHERE body IS NOT NULL AND detected < ? "
+            "AND id NOT IN (SELECT event_id FROM rw_delivery) "
+            "AND id NOT IN (SELECT event_id FROM rw_digest_queue)",
+            (before.timestamp(),)).rowcount
+        if pruned and not self.db.connection.in_transaction:
+            self.db.execute("PRAGMA incremental_vacuum")
+        return int(pruned)
+
+    def integrity(self) -> list[str]:
+        """SQLite's own check of every page and index (``release-watch store check``): the
+        problems it found, [] when the database is sound. Reads the whole file."""
+        found = [str(row[0]) for row in self.db.all("PRAGMA integrity_check")]
+        # The check covers diskcache's tables too (one file); its value files are beside it.
+        return ([] if found == ["ok"] else found) + missing_value_files(self.db,
+                                                                         self.db.path.parent)
+
+    def totals(self) -> dict[str, int]:
+        """Row counts for ``store check`` (not ``status``: counting events reads history)."""
+        tables = {"repos": "rw_repo", "releases": "rw_release", "events": "rw_event",
+                  "pending deliveries": "rw_delivery", "queued for digests": "rw_digest_queue"}
+        if has_cache_table(self.db):  # not in a schema-2 store read as it is
+            tables["diskcache keys"] = "Cache"
+        return {name: int(self.db.scalar(f"SELECT count(*) FROM {table}"))
+                for name, table in tables.items()}
+
+    # ---- small keyed values ------------------------------------------------------------------
+    def meta(self, key: str) -> dict[str, Any] | None:
+        value = self.db.scalar("SELECT value FROM rw_meta WHERE key = ?", (key,))
+        return dict(json.loads(value)) if value else None
+
+    def put_meta(self, key: str, value: dict[str, Any]) -> None:
+        self.db.execute("INSERT OR REPLACE INTO rw_meta (key, value) VALUES (?, ?)",
+                        (key, json.dumps(value)))
+
+    def daemon_state(self) -> dict[str, Any] | None:
+        return self.meta("daemon")
+
+    def put_daemon_state(self, state: dict[str, Any]) -> None:
+        self.put_meta("daemon", state)
+
+    def org_state(self, org: str) -> dict[str, Any] | None:
+        value = self.db.scalar("SELECT state FROM rw_org WHERE org = ?", (org.lower(),))
+        return dict(json.loads(value)) if value else None
+
+    def put_org_state(self, org: str, state: dict[str, Any]) -> None:
+        self.db.execute("INSERT OR REPLACE INTO rw_org (org, state) VALUES (?, ?)",
+                        (org.lower(), json.dumps(state)))
+
+    # ---- diskcache keys (``watcher/store/cachekeys.py``): outside the ledger's transactions ----
+    def pr_labels(self, repo: str, numbers: list[int]) -> dict[int, list[str]]:
+        keys = self._keys()
+        if keys is None:
+            return {}
+        wanted: dict[Key, int] = {pr_labels_key(repo, number): number for number in numbers}
+        return {wanted[key]: list(labels)
+                for key, labels in keys.get_many(list(wanted)).items()}
+
+    def put_pr_labels(self, repo: str, labels: dict[int, list[str]]) -> None:
+        """Kept for good: a merged PR's release-notes labels do not change."""
+        self._writable_keys().set_many({pr_labels_key(repo, number): list(names)
+                                        for number, names in labels.items()})
+
+    def recall(self, notifier: str, key: str) -> dict[str, Any] | None:
+        """What a notifier remembered under ``key`` (the Slack message of a release)."""
+        keys = self._keys()
+        found = keys.get_many([memory_key(notifier, key)]) if keys is not None else {}
+        value = next(iter(found.values()), None)
+        return dict(value) if value else None  # {}: forgotten (its thread is gone)
+
+    def remember(self, notifier: str, key: str, value: dict[str, Any]) -> None:
+        self._writable_keys().set_many({memory_key(notifier, key): dict(value)})
+
+    def _keys(self) -> CacheKeys | None:
+        if self.db.holds_transaction():
+            # diskcache's connection would wait for the write lock this thread holds.
+            raise RuntimeError("the store's diskcache keys are used outside its transactions")
+        return self.keys
+
+    def _writable_keys(self) -> CacheKeys:
+        keys = self._keys()
+        if keys is None:
+            raise StoreReadOnly(f"the store {self.db.path.parent} was opened read-only")
+        return keys
