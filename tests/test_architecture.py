@@ -71,7 +71,7 @@ def targets(module: str, names: list[str]) -> set[str]:
     """The product modules an import really loads: a package's name resolves to its module."""
     if module not in MODULES:
         return set()
-    if not names or not MODULES[module].name == "__init__.py":
+    if not names or MODULES[module].name != "__init__.py":
         return {module}
     table = exports(module)
     resolved = set()
@@ -132,9 +132,9 @@ def test_no_module_reaches_past_another_packages_init():
         for module, names, line in imports(path):
             package = owning_package(module)
             # A package's own modules, and its parent's (``cli`` runs ``cli.commands.poll``).
-            if package is None or mine is not None and (
+            if package is None or (mine is not None and (
                     package == mine or mine.startswith(package + ".")
-                    or package.startswith(mine + ".")):
+                    or package.startswith(mine + "."))):
                 continue
             where = f"{path.relative_to(ROOT)}:{line}"
             if module != package or any(part.startswith("_") for part in module.split(".")):
