@@ -25,6 +25,7 @@ from handlers.base import Notifier, NotifierConfig, Progress, secret_field
 from handlers.summary_text import title_and_body
 from watcher.delivery import Digest
 from watcher.errors import HandlerError
+from watcher.logs import register_secrets
 from watcher.models import Event
 from watcher.present import format_digest, format_event
 
@@ -80,13 +81,29 @@ def _scheme(url: str) -> str:
     return url.split("://", 1)[0][:20] if "://" in url else "no scheme"
 
 
+def _secret_parts(url: str) -> list[str]:
+    """The URL and every longer part of it (tokens, passwords, ids), longest first: a plugin
+    names them on their own (``tgram://BOT_TOKEN/CHAT_ID`` is posted to
+    ``https://api.telegram.org/botBOT_TOKEN/...``)."""
+    try:
+        password = urlsplit(url).password or ""
+    except ValueError:
+        password = ""
+    pieces = [url, password, *re.split(r"[/?&=:@]", url.split("://", 1)[-1])]
+    return sorted({p for p in pieces if len(p) >= 6}, key=len, reverse=True)
+
+
 def _mask(text: str, url: str) -> str:
-    """``text`` with the URL and every longer part of it (tokens, passwords) replaced."""
-    parts = urlsplit(url)
-    pieces = [url, parts.password or "", *re.split(r"[/?&=:@]", url.split("://", 1)[-1])]
-    for piece in sorted((p for p in pieces if len(p) >= 6), key=len, reverse=True):
+    """``text`` with the URL and every longer part of it replaced."""
+    for piece in _secret_parts(url):
         text = text.replace(piece, "***")
     return text
+
+
+def _register_secrets(urls: list[str]) -> None:
+    """Mask the URLs' parts in every log line: with --verbose apprise's own debug lines (and
+    urllib3's) show the address a plugin posts to, built from them, never the URL as given."""
+    register_secrets(part for url in urls for part in _secret_parts(url))
 
 
 class AppriseNotifier(Notifier):
@@ -98,7 +115,9 @@ class AppriseNotifier(Notifier):
         return self.config
 
     def _urls(self) -> list[str]:
-        return [url.get_secret_value() for url in self.settings.urls or []]
+        urls = [url.get_secret_value() for url in self.settings.urls or []]
+        _register_secrets(urls)  # before apprise sees them, whichever path reads them first
+        return urls
 
     def problems(self) -> list[str]:
         problems = super().problems()

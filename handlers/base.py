@@ -65,6 +65,9 @@ class NotifierConfig(BaseModel):
     kinds: list[str] | None = Field(default=None, description="only items of these kinds")
     events: list[str] | None = Field(default=None, description="only these event types")
     prereleases: bool = Field(default=True, description="also announce pre-releases")
+    affects_only: bool = Field(
+        default=False, description="only items that touch the [impact] code (an event with "
+                                   "none is not sent)")
     min_confidence: float = Field(
         default=UNSURE_BELOW, ge=0.0, le=1.0,
         description="a subsystem guessed with less confidence is shown as a guess "
@@ -120,6 +123,8 @@ class HandlerContext:
     base_dir: Path
     stdout: IO[str]
     slack_api_url: str = "https://slack.com/api/"
+    # ``[impact] link``: a use's link, "{path}" and "{line}" filled in; None: uses unlinked.
+    code_link: str | None = None
     sleep: Callable[[float], None] = time.sleep
     monotonic: Callable[[], float] = time.monotonic
     extra: dict[str, Any] = field(default_factory=dict)

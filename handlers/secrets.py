@@ -10,8 +10,9 @@ A notifier declares each secret as a ``SecretStr`` (or ``list[SecretStr]``) fiel
 
 The core resolves these before the ``Config`` is validated, so a handler simply reads
 ``self.config.token``; ``SecretStr`` masks the value in reprs, errors and ``config check``, and
-the core also masks every resolved value in the logs. A ``required`` secret that ends up unset
-is a problem ``config check`` lists and ``run`` refuses to start with.
+the core also masks every resolved value (``secret_values``), whole and each identifying
+fragment of it (``watcher.logs.secret_forms``), in the logs and in ``status``. A ``required``
+secret that ends up unset is a problem ``config check`` lists and ``run`` refuses to start with.
 """
 
 from __future__ import annotations
@@ -93,7 +94,8 @@ def resolve_secrets(model: type[BaseModel], raw: Mapping[str, Any],
 
 
 def secret_values(config: BaseModel) -> list[str]:
-    """Every secret's plain value, for the log filter that masks them."""
+    """Every secret's plain value, of either shape, for the log filter that masks them (and
+    each of their identifying fragments)."""
     values: list[str] = []
     for name, _, _, _ in secret_fields(type(config)):
         value = getattr(config, name)

@@ -128,3 +128,22 @@ def test_online_check_of_an_unreachable_github(run_cli, write_config, fake_githu
     result = run_cli("--config", str(config), "config", "check", "--online", token=None)
     assert result.code == 1
     assert "FAILED: cannot reach it (ConnectError): check github.api_url" in result.stdout
+
+
+def test_impact_code_paths_are_checked_one_line_each(run_cli, write_config, tmp_path):
+    (tmp_path / "trainer").mkdir()
+    (tmp_path / "a-file.py").write_text("import torch\n")
+    config = write_config('[impact]\ncode = ["trainer", "missing", "a-file.py"]\n'
+                          'link = "https://github.com/acme/trainer/blob/main/{path}#L{line}"\n')
+    result = run_cli("--config", str(config), "config", "check")
+    assert result.code == 2
+    assert result.stderr.splitlines() == [
+        f"release-watch: impact.code: 'missing' does not exist ({tmp_path / 'missing'})",
+        f"release-watch: impact.code: 'a-file.py' is not a directory ({tmp_path / 'a-file.py'})"]
+
+
+def test_an_impact_link_without_path_is_a_config_error(run_cli, write_config):
+    config = write_config('[impact]\ncode = []\nlink = "https://github.com/acme/trainer"\n')
+    result = run_cli("--config", str(config), "config", "check")
+    assert result.code == 2
+    assert "impact.link needs {path}" in result.stderr and "Traceback" not in result.stderr

@@ -86,7 +86,7 @@ HELP = textwrap.dedent("""
 # Nothing a command needs to run, only click: help must be instant on a small container.
 HEAVY = ("httpx", "pydantic", "pydantic_settings", "diskcache", "slack_sdk", "apscheduler",
          "markdown_it", "sqlite3")
-COMMANDS = ("", "poll", "run", "digest", "classify", "diff", "status", "config",
+COMMANDS = ("", "poll", "run", "digest", "classify", "diff", "impact", "status", "config",
             "config check", "store", "store check", "store reinit")
 
 

@@ -7,7 +7,7 @@ Everything with I/O is created here and handed in; sleep, clock and transport ca
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -16,6 +16,7 @@ import httpx
 from handlers.base import HandlerContext, Notifier, NotifierConfig, notifier_config
 from handlers.secrets import secret_values
 from watcher.config import Config
+from watcher.delivery import ImpactOf
 from watcher.deps import Dependencies
 from watcher.github import GitHubClient, Pacer, RetryPolicy
 from watcher.notes import Analyzer
@@ -56,7 +57,7 @@ def notifier_configs(config: Config, environ: Mapping[str, str] | None = None,
 def handler_context(config: Config, deps: Dependencies) -> HandlerContext:
     return HandlerContext(secrets=deps.get_secrets(), base_dir=config.base_dir,
                           stdout=deps.stdout, slack_api_url=config.slack.api_url,
-                          sleep=deps.sleep, monotonic=deps.epoch)
+                          sleep=deps.sleep, monotonic=deps.epoch, code_link=config.impact.link)
 
 
 def build_notifiers(config: Config, deps: Dependencies) -> dict[str, Notifier]:
@@ -78,6 +79,23 @@ def _label_source(config: Config, client: GitHubClient, store: Store,
                        "requires one); classifying by text")
         return None
     return LabelSource(client, store, mapping)
+
+
+def impact_step(config: Config, store: Store) -> Callable[[bool], ImpactOf]:
+    """The impact step for one poll: the ``[impact]`` codebases scanned on first use, their
+    per-file index kept in the store (not written back by a dry run)."""
+    from watcher.impact import CodeRoot, ImpactAnalyzer
+
+    roots = [CodeRoot(label, path) for label, path in config.impact_roots()]
+
+    def for_poll(dry_run: bool) -> ImpactOf:
+        def save(label: str, files: dict[str, str]) -> None:
+            if not dry_run:
+                store.put_code_index(label, files)
+
+        return ImpactAnalyzer(roots, load_cache=store.code_index, save_cache=save).impact
+
+    return for_poll
 
 
 @dataclass
@@ -110,5 +128,6 @@ def build_runtime(config: Config, deps: Dependencies) -> Runtime:
     analyzer = Analyzer(lambda: taxonomy_for(config), max_body_chars=config.poll.max_body_chars,
                         labels=_label_source(config, client, store, deps))
     notifiers = [cfg for _, cfg in notifier_configs(config, deps.environ)]
-    poller = Poller(config, store, client, analyzer, notifiers, clock=deps.clock)
+    poller = Poller(config, store, client, analyzer, notifiers, clock=deps.clock,
+                    impact=impact_step(config, store) if config.impact.code else None)
     return Runtime(config, store, client, analyzer, poller, http)

@@ -27,6 +27,7 @@ from pydantic import (
 
 from watcher.errors import ConfigError
 from watcher.resources import default_config_path
+from watcher.untrusted import escape_controls
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$")
 _UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
@@ -170,6 +171,24 @@ class ClassifyConfig(Section):
     label_map: dict[str, str]
 
 
+class ImpactConfig(Section):
+    """``[impact]``: the codebases whose use of PyTorch each release is checked against."""
+
+    code: list[str] = Field(default_factory=list)  # directories; relative to the config file
+    # A use's link: "{path}" (relative to its code root) and "{line}" are filled in.
+    link: str | None = None
+
+    @field_validator("link")
+    @classmethod
+    def _link_is_a_template(cls, link: str | None) -> str | None:
+        if link is not None and not link.startswith(("https://", "http://")):
+            raise ValueError(f"impact.link {link!r} must be an http(s) URL with {{path}} "
+                             "and {line} in it")
+        if link is not None and "{path}" not in link:
+            raise ValueError("impact.link needs {path} (and usually #L{line}) in it")
+        return link
+
+
 class Config(Section):
     github: GitHubConfig
     store: StoreConfig
@@ -178,6 +197,7 @@ class Config(Section):
     orgs: list[OrgConfig] = Field(default_factory=list)
     slack: SlackConfig
     classify: ClassifyConfig
+    impact: ImpactConfig = Field(default_factory=ImpactConfig)
     notifiers: list[dict[str, Any]]
     # Where relative paths in the file (a jsonl notifier's path, store.path) are anchored.
     base_dir: Path = Field(default_factory=Path.cwd, exclude=True)
@@ -222,6 +242,11 @@ class Config(Section):
     def resolve_path(self, value: str) -> Path:
         path = Path(os.path.expandvars(value)).expanduser()
         return path if path.is_absolute() else self.base_dir / path
+
+    def impact_roots(self) -> list[tuple[str, Path]]:
+        """Each ``[impact] code`` entry as written (its name in ``affects[].root``) and where
+        it is on disk."""
+        return [(entry, self.resolve_path(entry)) for entry in self.impact.code]
 
     def store_path(self) -> Path:
         if self.store.path:
@@ -270,11 +295,12 @@ def _read_toml(path: Path) -> dict[str, Any]:
         with path.open("rb") as handle:
             return tomllib.load(handle)
     except FileNotFoundError:
-        raise ConfigError(f"config file {path} does not exist") from None
+        raise ConfigError(f"config file {escape_controls(str(path))} does not exist") from None
     except OSError as error:
-        raise ConfigError(f"cannot read config file {path}: {error.strerror}") from None
+        raise ConfigError(f"cannot read config file {escape_controls(str(path))}: "
+                          f"{error.strerror}") from None
     except tomllib.TOMLDecodeError as error:
-        raise ConfigError(f"{path} is not valid TOML: {error}") from None
+        raise ConfigError(f"{escape_controls(str(path))} is not valid TOML: {error}") from None
 
 
 def describe_validation_error(error: ValidationError, source: str) -> str:
@@ -317,4 +343,5 @@ def find_config_file(explicit: str | None, environ: dict[str, str] | None = None
 def load_config(path: Path | None) -> Config:
     if path is None:
         return config_from_dict({}, base_dir=Path.cwd(), source="built-in defaults")
-    return config_from_dict(_read_toml(path), base_dir=path.resolve().parent, source=str(path))
+    return config_from_dict(_read_toml(path), base_dir=path.resolve().parent,
+                            source=escape_controls(str(path)))

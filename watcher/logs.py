@@ -7,28 +7,91 @@ import logging
 import sys
 from collections.abc import Iterable
 from datetime import UTC, datetime
+from urllib.parse import quote, urlsplit
 
 from watcher.untrusted import escape_controls
 
+MASK = "***"
+_SHORTEST = 4  # a secret shorter than this is masked nowhere: it would mask ordinary words
+_FRAGMENT = 8  # a piece of a secret this long identifies it on its own
+# What an HTTP client leaves unencoded in a URL it prints (RFC 3986 §2.2 reserved, §2.3
+# unreserved, and "%"), as requests' requote_uri does.
+_URL_SAFE = "/:?#[]@!$&'()*+,;=%~"
+
+
+def _request_target(url: str) -> str:
+    """What follows the host of ``url``: its path, query and fragment."""
+    rest = url.split("://", 1)[1]
+    starts = [index for index in (rest.find(mark) for mark in "/?#") if index >= 0]
+    return rest[min(starts):] if starts else ""
+
+
+def secret_forms(secret: str) -> set[str]:
+    """Every form in which ``secret`` may show up in a message. The whole, and each
+    whitespace-separated fragment long enough to identify it: a URL with a stray space or tab
+    is printed in halves, or repr'd with its tab as ``\\t``. For a URL, also what an HTTP client
+    prints of it (the request target, ``/services/T…/B…/…``, as is and percent-encoded) and its
+    password."""
+    if len(secret.strip()) < _SHORTEST:
+        return set()
+    forms, pieces = {secret, secret.strip()}, [secret]
+    if "://" in secret:
+        try:
+            password = urlsplit(secret.strip()).password or ""
+        except ValueError:
+            password = ""
+        pieces += [_request_target(secret.strip()), password]
+    for piece in pieces:
+        for variant in (piece, quote(piece, safe=_URL_SAFE)):
+            if len(variant) >= _FRAGMENT:
+                forms.add(variant)
+            forms.update(part for part in variant.split() if len(part) >= _FRAGMENT)
+    return {form for form in forms if len(form) >= _SHORTEST}
+
 
 class RedactSecrets(logging.Filter):
-    """Replaces any secret value that slipped into a message or its arguments with ``***``."""
+    """Replaces every form of a secret (``secret_forms``) that slipped into a record with
+    ``***``: in its message and arguments, its traceback and its stack. It sits on the handler,
+    not on a logger, so it sees the records of every logger that reach the handler (apprise's,
+    slack-sdk's, urllib3's), not only ours."""
 
-    def __init__(self, secrets: Iterable[str]) -> None:
+    def __init__(self, secrets: Iterable[str] = ()) -> None:
         super().__init__()
-        self.secrets = [s for s in secrets if s and len(s) >= 4]
+        self.secrets: list[str] = []
+        self.add(secrets)
+
+    def add(self, values: Iterable[str]) -> None:
+        forms = set(self.secrets)
+        for value in values:
+            forms |= secret_forms(value)
+        # Longest first: a whole secret goes before its fragments can cut it into pieces.
+        self.secrets = sorted(forms, key=lambda form: (-len(form), form))
+
+    def redact(self, text: str) -> str:
+        for secret in self.secrets:
+            text = text.replace(secret, MASK)
+        return text
 
     def filter(self, record: logging.LogRecord) -> bool:
         if self.secrets:
-            message = record.getMessage()
-            for secret in self.secrets:
-                message = message.replace(secret, "***")
-            record.msg, record.args = message, None
+            record.msg, record.args = self.redact(record.getMessage()), None
+            if record.exc_info and not record.exc_text:
+                record.exc_text = logging.Formatter().formatException(record.exc_info)
+            if record.exc_text:
+                record.exc_text = self.redact(record.exc_text)
+            if record.stack_info:
+                record.stack_info = self.redact(record.stack_info)
         return True
 
 
 def _iso_seconds(created: float) -> str:
     return datetime.fromtimestamp(created, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _exception_text(formatter: logging.Formatter, record: logging.LogRecord) -> str:
+    """The traceback as ``RedactSecrets`` left it (masked), else as the formatter writes it."""
+    assert record.exc_info is not None
+    return record.exc_text or formatter.formatException(record.exc_info)
 
 
 class TextFormatter(logging.Formatter):
@@ -40,9 +103,9 @@ class TextFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
         line = (f"{_iso_seconds(record.created)} {record.levelname.lower()} {record.name}: "
                 f"{escape_controls(record.getMessage())}")
-        if record.exc_info:  # --verbose only: the traceback keeps its lines, not their controls
+        if record.exc_info:  # the traceback keeps its lines, not their controls
             line += "\n" + "\n".join(escape_controls(part) for part in
-                                      self.formatException(record.exc_info).split("\n"))
+                                      _exception_text(self, record).split("\n"))
         return line
 
 
@@ -52,7 +115,7 @@ class JsonFormatter(logging.Formatter):
                  "level": record.levelname.lower(), "logger": record.name,
                  "message": escape_controls(record.getMessage())}
         if record.exc_info:
-            entry["exception"] = self.formatException(record.exc_info)
+            entry["exception"] = _exception_text(self, record)
         return json.dumps(entry, ensure_ascii=False)
 
 
@@ -99,7 +162,18 @@ def setup_logging(*, verbose: bool, log_format: str, secrets: Iterable[str] = ()
 
 def register_secrets(values: Iterable[str]) -> None:
     """Mask more secrets from now on, e.g. webhook URLs read from the config file."""
+    values = list(values)
     for handler in logging.getLogger().handlers:
         for log_filter in handler.filters:
             if isinstance(log_filter, RedactSecrets):
-                log_filter.secrets.extend(v for v in values if v and len(v) >= 4)
+                log_filter.add(values)
+
+
+def redact(text: str) -> str:
+    """``text`` with every secret registered for the logs masked: for what is printed without
+    going through a log record (an error on stderr)."""
+    for handler in logging.getLogger().handlers:
+        for log_filter in handler.filters:
+            if isinstance(log_filter, RedactSecrets):
+                text = log_filter.redact(text)
+    return text

@@ -20,6 +20,9 @@ KINDS: tuple[str, ...] = (
     "performance", "docs", "developers", "security", "regression", "other",
 )
 
+# The kinds whose uses in a team's code are a warning (``[impact]``): what readers see first.
+ATTENTION_KINDS: tuple[str, ...] = ("bc_breaking", "deprecation")
+
 KIND_TITLES: dict[str, str] = {
     "bc_breaking": "BC-breaking", "deprecation": "Deprecations", "security": "Security",
     "regression": "Regressions", "highlight": "Highlights", "new_feature": "New features",
@@ -83,6 +86,27 @@ class ClassifiedItem(Item):
     confidence: float = Field(default=1.0, ge=0.0, le=1.0)  # how sure the subsystem is
 
 
+class Affect(Frozen):
+    """One use, in a configured codebase, of an API an item changes: the contract's ``affects``
+    entry (``path`` relative to ``root``, the ``--code`` directory or ``[impact] code`` entry)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    path: str
+    line: int
+    code: str
+    api: str  # the item's api (or environment requirement) this use touches
+    root: str
+    by_method_name: bool = False  # matched by method name only: the receiver's type is unknown
+
+    def to_json_dict(self) -> dict[str, object]:
+        data: dict[str, object] = {"path": self.path, "line": self.line, "code": self.code,
+                                   "api": self.api, "root": self.root}
+        if self.by_method_name:
+            data["by_method_name"] = True
+        return data
+
+
 class EventItem(Frozen):
     """An item as the contract's event JSON carries it."""
 
@@ -99,6 +123,18 @@ class EventItem(Frozen):
     # None only in events recorded before release-watch said how sure it was.
     decided_by: DecidedBy | None = None
     confidence: float | None = None
+    # Only with [impact] configured: the APIs the item changes and their uses in the code.
+    apis: list[str] | None = None
+    affects: list[Affect] | None = None
+
+    @property
+    def touches_code(self) -> bool:
+        return bool(self.affects)
+
+    @property
+    def breaks_code(self) -> bool:
+        """A BC-breaking or deprecation item with a use in the code: what readers see first."""
+        return bool(self.affects) and self.kind in ATTENTION_KINDS
 
 
 class Summary(Frozen):
@@ -132,4 +168,11 @@ class Event(Frozen):
                 del item["old_text"]
             if not item["group"]:
                 del item["group"]  # optional beyond the contract: only where the notes group
+            for optional in ("apis", "affects"):
+                if item[optional] is None:
+                    del item[optional]  # only with [impact] configured
+            if item.get("affects"):
+                for use in item["affects"]:
+                    if not use["by_method_name"]:
+                        del use["by_method_name"]
         return data

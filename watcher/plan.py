@@ -10,7 +10,7 @@ import hashlib
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from watcher.delivery import added, event_item, make_event
+from watcher.delivery import ImpactOf, added, event_item, make_event
 from watcher.models import Event, EventItem, Release
 from watcher.notes import Analyzer, body_hash, diff_items
 from watcher.store import ReleaseRecord
@@ -61,12 +61,14 @@ def _edit_hash(old: ReleaseRecord, new: Release, new_hash: str) -> str:
 
 def plan_repo(repo: str, known: dict[int, ReleaseRecord], listed: list[Release],
               deleted: list[int], policy: RepoPolicy, analyzer: Analyzer,
-              now: datetime) -> RepoPlan:
+              now: datetime, impact: ImpactOf | None = None) -> RepoPlan:
+    """``impact``: the impact step, with ``[impact]`` configured."""
     plan = RepoPlan()
     announce: list[tuple[Release, str]] = []
 
     def all_items(release: Release) -> list[EventItem]:
-        return added(analyzer.items(release.body, label=f"{repo} {release.tag_name}", repo=repo))
+        return added(analyzer.items(release.body, label=f"{repo} {release.tag_name}", repo=repo),
+                     impact)
     # A release older than every one we know was history when our baseline was taken (it was
     # on a page the baseline did not read, found now by a deep scan): recorded, not announced.
     history = min((_when(record.release) for record in known.values()), default=None)
@@ -98,7 +100,7 @@ def plan_repo(repo: str, known: dict[int, ReleaseRecord], listed: list[Release],
                 if body_changed:
                     changes = diff_items(analyzer.items(old.release.body, repo=repo),
                                          analyzer.items(release.body, repo=repo))
-                items = [event_item(change) for change in changes]
+                items = [event_item(change, impact) for change in changes]
                 plan.events.append(make_event("edited", repo, release,
                                               _edit_hash(old, release, new_hash), items, now))
         elif release != old.release:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from handlers.base import NotifierConfig
 from watcher.config import Config, RepoConfig
 from watcher.crashpoints import crashpoint
-from watcher.delivery import route
+from watcher.delivery import ImpactOf, route
 from watcher.deps import utcnow
 from watcher.errors import StoreError, WatcherError
 from watcher.github import (
@@ -99,7 +99,10 @@ class _Pending:
 
 class Poller:
     def __init__(self, config: Config, store: Store, client: GitHubClient, analyzer: Analyzer,
-                 notifiers: list[NotifierConfig], clock: Callable[[], datetime] = utcnow) -> None:
+                 notifiers: list[NotifierConfig], clock: Callable[[], datetime] = utcnow,
+                 impact: Callable[[bool], ImpactOf] | None = None) -> None:
+        """``impact``: with ``[impact]`` configured, the impact step for one poll (given
+        ``dry_run``): each poll scans the code afresh, reading only the files that changed."""
         self.config = config
         self.store = store
         self.client = client
@@ -107,6 +110,8 @@ class Poller:
         self.notifiers = notifiers
         self.clock = clock
         self._pruned_at: datetime | None = None
+        self.impact = impact
+        self._impact_now: ImpactOf | None = None
 
     def watched(self, names: list[str] | None = None, *, dry_run: bool = False
                 ) -> tuple[list[RepoConfig], list[WatcherError]]:
@@ -126,6 +131,7 @@ class Poller:
         ``on_events`` sees each repo's events as they are planned (the dry run prints them)."""
         report = PollReport()
         batch = StateBatch()
+        self._impact_now = self.impact(dry_run) if self.impact is not None else None
         workers = max(1, min(self.config.github.concurrency, len(repos)))
         # The store is read here, in two statements, not by the workers (they only speak
         # HTTP) nor once per repo while they run.
@@ -223,7 +229,7 @@ class Poller:
         now = self.clock()
         if listing.not_modified:
             outcome.not_modified = True
-            succeeded = self._succeeded(state, now, deep=pending.deep)
+            succeeded = self._succeeded(self._note_move(state, listing), now, deep=pending.deep)
             if state.fingerprint is None and pending.fingerprint is not None:
                 # The first fingerprint is taken on trust; a later one only with a REST read
                 # that changed, so a REST replica lagging behind GraphQL cannot hide an edit.
@@ -245,12 +251,27 @@ class Poller:
                             first_run=state.baseline_at is None,
                             first_run_announce=self.config.poll.first_run_announce
                             if repo.first_run_announce is None else repo.first_run_announce)
-        plan = plan_repo(repo.name, known, listing.releases, deleted, policy, self.analyzer, now)
+        plan = plan_repo(repo.name, known, listing.releases, deleted, policy, self.analyzer, now,
+                         self._impact_now)
         outcome.event_ids = [event.id for event in plan.events]
+        noted = self._note_move(state, listing)  # after get_release: it may redirect too
         if not dry_run:
-            self._record(self._succeeded(state, now, deep=pending.deep).model_copy(
+            self._record(self._succeeded(noted, now, deep=pending.deep).model_copy(
                 update={"fingerprint": pending.fingerprint}), plan, listing, now)
         return plan.events
+
+    def _note_move(self, state: RepoState, listing: Listing) -> RepoState:
+        """GitHub answered for the repo from another name (renamed or transferred) and the
+        poll followed it there; the config should name the new one. Said in the log once,
+        when first seen; kept in the repo's state for ``status``."""
+        moved = self.client.take_move(state.repo)
+        if not listing.requests:  # answered by the batched check: nothing was asked over REST
+            return state
+        if moved is not None and moved != state.moved_to:
+            logger.warning("%s: GitHub answers for it as %s now (renamed or transferred); "
+                           "polled there, but the config should name %s", state.repo, moved,
+                           moved)
+        return state.model_copy(update={"moved_to": moved})
 
     def recipients(self, event: Event, mode: str | None = None) -> list[str]:
         return [n.name for n in self.notifiers

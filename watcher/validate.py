@@ -8,6 +8,8 @@ the secrets and URLs it needs, and the classification rules.
 
 from __future__ import annotations
 
+import os
+
 from handlers.base import Notifier, NotifierConfig
 from watcher.app import Dependencies, configured_notifier, handler_context, taxonomy_for
 from watcher.config import Config
@@ -63,8 +65,22 @@ def validated_notifiers(config: Config, deps: Dependencies) -> dict[str, Notifie
     return notifiers
 
 
+def impact_problems(config: Config) -> list[str]:
+    """Each ``[impact] code`` entry that is not a readable directory, one line each."""
+    problems = []
+    for entry, path in config.impact_roots():
+        if not path.exists():
+            problems.append(f"impact.code: {entry!r} does not exist ({path})")
+        elif not path.is_dir():
+            problems.append(f"impact.code: {entry!r} is not a directory ({path})")
+        elif not os.access(path, os.R_OK | os.X_OK):
+            problems.append(f"impact.code: {entry!r} cannot be read ({path})")
+    return problems
+
+
 def _check(config: Config, deps: Dependencies) -> tuple[dict[str, Notifier], list[str]]:
     notifiers, problems = _notifiers(config, deps)
+    problems += impact_problems(config)
     try:
         taxonomy_for(config)  # user rules must compile and name real subsystems
     except ConfigError as error:

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import quote
 
 from handlers.slack.layout import (
     MAX_BLOCKS,
@@ -30,11 +31,14 @@ from handlers.slack.layout import (
 )
 from handlers.slack.text import Line, escape, item_lines, link, to_mrkdwn
 from watcher.delivery import Digest, by_repo, by_subsystem
-from watcher.models import KIND_TITLES, Event, EventItem
+from watcher.models import KIND_TITLES, Affect, Event, EventItem
 from watcher.present import (
+    AFFECTS_TITLE,
     CALLED_OUT,
     KIND_ORDER,
     UNSURE_BELOW,
+    USES_SHOWN,
+    breaking,
     by_change,
     by_top_subsystem,
     changes_in_words,
@@ -44,6 +48,8 @@ from watcher.present import (
     plural,
     release_title,
     subsystem_tag,
+    use_place,
+    uses_summary,
 )
 
 __all__ = ["SlackMessage", "plan_digest", "plan_event", "plan_texts"]
@@ -61,6 +67,7 @@ class Style:
 
     threshold: float = UNSURE_BELOW
     repo: str = ""
+    code_link: str | None = None  # ``[impact] link``
 
 
 # ---- items as lines -------------------------------------------------------------------------
@@ -72,6 +79,8 @@ def item_entry(item: EventItem, style: Style, *, show_top: bool) -> list[Line]:
     first = lines[0].text if lines else ""
     if item.change == "removed":
         first = f"~{first}~ _(removed)_"
+    if item.touches_code:
+        first += " _(affects your code)_"
     lines = [Line(prefix + first), *lines[1:]]
     if item.change == "changed" and item.old_text is not None:
         was = item_lines(item.old_text, style.repo, depth=2)
@@ -147,6 +156,40 @@ def _callouts(event: Event, packer: Packer, style: Style) -> None:
         packer.add_lines(f"{KIND_TITLES[kind]} ({len(picked)})", lines)
 
 
+def use_link(use: Affect, style: Style) -> str:
+    """``path:line``, linked to the code when ``[impact] link`` is set (the path is the
+    operator's own codebase, still made safe as any URL we build)."""
+    place = use_place(use)
+    if style.code_link is None:
+        return f"`{escape(place)}`"
+    url = style.code_link.replace("{path}", quote(use.path)).replace("{line}", str(use.line))
+    return link(url, place)
+
+
+def affects_lines(items: list[EventItem], style: Style, *, limit: int = CALLOUT_ITEMS
+                  ) -> list[str]:
+    """Each BC-breaking or deprecation item that touches the code: its title, then up to
+    ``USES_SHOWN`` of its uses and how many more."""
+    picked = breaking(items)
+    lines = []
+    for item in picked[:limit]:
+        uses = item.affects or []
+        places = ", ".join(use_link(use, style) for use in uses[:USES_SHOWN])
+        more = f" +{len(uses) - USES_SHOWN} more" if len(uses) > USES_SHOWN else ""
+        lines.append(f"{item_title(item, style)}\n\u2003{places}{more}")
+    if len(picked) > limit:
+        lines.append(f"_…and {len(picked) - limit} more in the thread_")
+    return lines
+
+
+def add_affects(packer: Packer, items: list[EventItem], style: Style) -> None:
+    """"Affects your code (N)", first: what a team must look at before it upgrades."""
+    picked = breaking(items)
+    if picked:
+        title = f"{AFFECTS_TITLE} ({len(picked)}, {uses_summary(picked)})"
+        packer.add_lines(escape(title), affects_lines(items, style))
+
+
 def _footer(event: Event) -> dict[str, Any]:
     notes = link(event.url, "Full release notes")
     return context(f"{notes} · {escape(event.repo)} · {escape(event.tag)}")
@@ -156,6 +199,7 @@ def _parent(event: Event, packer: Packer, style: Style, *, threads: bool) -> set
     """Fills the parent message; returns the indexes of items it showed whole."""
     packer.add(header(headline(event)))
     items = event.items
+    add_affects(packer, items, style)
     if event.event == "edited":
         packer.add(section(edit_summary(items, style)))
     elif items:
@@ -184,10 +228,11 @@ def _thread(event: Event, items: list[EventItem], packer: Packer, style: Style) 
 
 
 def plan_event(event: Event, *, threads: bool, max_chars: int,
-               threshold: float = UNSURE_BELOW) -> list[SlackMessage]:
+               threshold: float = UNSURE_BELOW, code_link: str | None = None
+               ) -> list[SlackMessage]:
     """Bot-token mode: a parent message, then every item whole in its thread.
     Webhook mode (``threads=False``): one message, most important first, the rest counted."""
-    style = Style(threshold, event.repo)
+    style = Style(threshold, event.repo, code_link)
     parent = Packer(max_chars, in_thread=False, fallback=fallback_text(event))
     shown = _parent(event, parent, style, threads=threads)
     rest = [item for i, item in enumerate(event.items) if i not in shown]
@@ -239,7 +284,8 @@ def _period(digest: Digest) -> str:
 
 
 def plan_digest(digest: Digest, *, threads: bool, max_chars: int,
-                threshold: float = UNSURE_BELOW) -> list[SlackMessage]:
+                threshold: float = UNSURE_BELOW, code_link: str | None = None
+                ) -> list[SlackMessage]:
     """Parent: the period, then per repository its releases and edits and its changes per
     subsystem. Thread (or, for a webhook, the same message until full): per repository and
     subsystem, the most important items whole."""
@@ -253,7 +299,8 @@ def plan_digest(digest: Digest, *, threads: bool, max_chars: int,
         return parent.messages
     detail = Packer(max_chars, in_thread=threads, fallback=fallback)
     for repo, events in by_repo(digest).items():
-        style = Style(threshold, repo)
+        style = Style(threshold, repo, code_link)
+        add_affects(parent, [item for event in events for item in event.items], style)
         lines = [f"• {link(event.url, release_title(event))} {escape(_what(event))}"
                  for event in events]
         groups = by_subsystem(events)

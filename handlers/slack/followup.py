@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from handlers.slack.blocks import Style, add_items, edit_summary, fallback_text
+from handlers.slack.blocks import Style, add_affects, add_items, edit_summary, fallback_text
 from handlers.slack.layout import Packer, SlackMessage, context, header, section
 from handlers.slack.text import escape
 from watcher.models import Event
@@ -42,13 +42,14 @@ def _opening(event: Event, style: Style) -> str:
     return f"*Release notes edited:* {edit_summary(event.items, style)}"
 
 
-def plan_follow_up(event: Event, *, max_chars: int,
-                   threshold: float = UNSURE_BELOW) -> list[SlackMessage]:
-    """The replies: what happened in words, then (for an edit) what changed, whole, per
-    subsystem: added, changed (with what it was), removed."""
-    style = Style(threshold, event.repo)
+def plan_follow_up(event: Event, *, max_chars: int, threshold: float = UNSURE_BELOW,
+                   code_link: str | None = None) -> list[SlackMessage]:
+    """The replies: what happened in words, what of it affects the configured code, then (for
+    an edit) what changed, whole, per subsystem: added, changed (with what it was), removed."""
+    style = Style(threshold, event.repo, code_link)
     packer = Packer(max_chars, in_thread=True, fallback=fallback_text(event))
     packer.add(section(_opening(event, style)))
+    add_affects(packer, event.items, style)
     if event.event == "edited" and len(event.items) > 0:
         for name, group in by_top_subsystem(event.items):
             for change, members in by_change(group):

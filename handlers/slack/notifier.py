@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import random
+import unicodedata
 from collections.abc import Callable
 from typing import Any, Literal
 from urllib.error import URLError
@@ -105,11 +106,20 @@ class SlackNotifierConfig(NotifierConfig):
 
 
 _LOOPBACK = {"localhost", "127.0.0.1", "::1"}
+# Controls and invisible format characters (bidi overrides, zero-width spaces): Cc and Cf.
+_CONTROL_CATEGORIES = {"Cc", "Cf"}
 
 
 def webhook_url_problem(url: str, what: str) -> str | None:
     """Why ``url`` cannot be an incoming webhook, without repeating it (it is the secret).
-    Plain http is allowed only to this machine (a local relay, the tests' fake Slack)."""
+    Plain http is allowed only to this machine (a local relay, the tests' fake Slack).
+
+    A space, tab, line break or other control character anywhere in it (a stray one from
+    copying, a trailing newline from a file) is refused: no URL holds one raw (RFC 3986 §2),
+    and an HTTP library that refuses it quotes the URL's secret path in its error."""
+    if any(char.isspace() or unicodedata.category(char) in _CONTROL_CATEGORIES for char in url):
+        return (f"{what} contains a space, tab, line break or control character: set it to the "
+                "URL exactly as Slack shows it")
     try:
         parts = urlsplit(url.strip())
         host = parts.hostname
@@ -220,6 +230,13 @@ class SlackNotifier(Notifier):
                 raise HandlerError(f"slack notifier {self.name!r}: no webhook_url and "
                                    "SLACK_WEBHOOK_URL is not set", notifier=self.name,
                                    permanent=True)
+            what = (self.config.secret_sources.get("webhook_url", "webhook_url")
+                    if self.settings.webhook_url else "SLACK_WEBHOOK_URL")
+            if (problem := webhook_url_problem(url.get_secret_value(), what)) is not None:
+                # `poll` does not run `config check` first: refuse here too, before slack-sdk
+                # would quote the URL in an error that is logged and stored.
+                raise HandlerError(f"slack notifier {self.name!r}: {problem}",
+                                   notifier=self.name, permanent=True)
             self._client = WebhookClient(url.get_secret_value(), timeout=30,
                                          retry_handlers=self._retry_handlers())
         assert isinstance(self._client, WebhookClient)
@@ -247,7 +264,8 @@ class SlackNotifier(Notifier):
     def plan(self, event: Event) -> list[SlackMessage]:
         return plan_event(event, threads=self.threads,
                           max_chars=self.settings.max_message_chars,
-                          threshold=self.config.min_confidence)
+                          threshold=self.config.min_confidence,
+                          code_link=self.context.code_link)
 
     def send(self, event: Event, progress: Progress) -> None:
         """A release's first message in the channel is remembered; what happens to the
@@ -269,7 +287,8 @@ class SlackNotifier(Notifier):
 
     def _follow_up(self, event: Event, first: dict[str, Any], progress: Progress) -> None:
         replies = plan_follow_up(event, max_chars=self.settings.max_message_chars,
-                                 threshold=self.config.min_confidence)
+                                 threshold=self.config.min_confidence,
+                                 code_link=self.context.code_link)
         for index in range(int(progress.state.get("sent", 0)), len(replies)):
             self._pace()
             self._post_web(replies[index], first["channel"], first["ts"],
@@ -294,7 +313,8 @@ class SlackNotifier(Notifier):
     def _plan_digest(self, digest: Digest) -> list[SlackMessage]:
         return plan_digest(digest, threads=self.threads,
                            max_chars=self.settings.max_message_chars,
-                           threshold=self.config.min_confidence)
+                           threshold=self.config.min_confidence,
+                           code_link=self.context.code_link)
 
     # ---- posting ---------------------------------------------------------------------------
     def _pace(self) -> None:

@@ -5,9 +5,10 @@ Release notes are untrusted text. Slack's rules (api.slack.com/reference/surface
 ``<!everyone>``, ``<@U…>`` and ``<!subteam^…>`` notify people; ``<url|label>`` is a link whose
 target is hidden behind its label. So every piece of note text is escaped (a literal
 ``<!channel>`` shows as text), raw ``@channel``-style words get a zero-width space, control and
-bidi characters are dropped, and the only links we emit are ones we build: PR references to the
-release's own repository, and http(s) markdown links whose label cannot pass for another
-address. HTML entities in the notes (``&lt;``) show as the character they stand for, once.
+bidi characters show as visible escapes (``\\x1b``, ``\\u202e``), and the only links we emit
+are ones we build: PR references to the release's own repository, and http(s) markdown links
+whose label cannot pass for another address (``_reads_as_another_address``). HTML entities in
+the notes (``&lt;``) show as the character they stand for, once.
 
 Everything here is linear in its input: code spans are paired by a scan over backtick runs, and
 every other pattern is bounded, so no release body can stall a delivery.
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import html
 import re
+import unicodedata
 from bisect import bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -36,14 +38,29 @@ _TOKEN = re.compile(
     r"|(?<![\w&/])#(?P<pr>\d{1,7})\b"
     r"|\*\*(?P<bold>[^*\n]{1,500})\*\*")
 _PR_LABEL = re.compile(r"#?(\d{1,7})")
-_LOOKS_LIKE_ADDRESS = re.compile(r"(?:https?://|www\.|\b[\w-]+\.(?:com|org|io|net|dev|ai|co|me|"
-                                 r"ly|gg|app|xyz|info|biz|link|site|page)\b)", re.IGNORECASE)
+# Characters read as "." in a host name: the ideographic stops IDNA maps to "." (UTS #46 §4,
+# U+3002; U+FF61 and U+FE12 fold to it under NFKC), U+002E's and U+00B7's confusables in
+# Unicode TR39's confusables.txt that NFKC leaves alone, and U+2E33 RAISED DOT. NFKC has already
+# folded U+2024 ONE DOT LEADER, U+FF0E FULLWIDTH FULL STOP and U+FE52 SMALL FULL STOP to ".".
+_DOT_LOOKALIKES = str.maketrans(dict.fromkeys(map(ord, (
+    "\u3002\u2e33\u0701\u0702\u06d4\u0660\u06f0\ua4f8\ua60e\U00010a50\U0001d16d\u2e3c"
+    "\u00b7\u2027\u30fb\u16eb\u2e31\U00010101\u2219\u22c5")), "."))
+# Invisible in a label: format characters (zero-width space, soft hyphen) and combining marks
+# that NFKC could not compose (Unicode general categories Cf, Mn, Me).
+_INVISIBLE = {"Cf", "Mn", "Me"}
+# A URL with any scheme, and a host name under any top-level domain (letters only, or IDNA's
+# xn--; RFC 1123 §2.1, ICANN's rules for TLDs), www.anything, or an IPv4 address.
+_URL_IN_LABEL = re.compile(r"[a-z][a-z0-9+.-]{0,30}://[^\s<>]*", re.IGNORECASE)
+_HOST_IN_LABEL = re.compile(
+    r"(?<![\w.-])(?:www\.[\w-]{1,63}|(?:[\w-]{1,63}\.){1,10}(?:[^\W\d_]{2,63}|xn--[a-z0-9-]{1,59})"
+    r"|[0-9]{1,3}(?:\.[0-9]{1,3}){3})\.?(?![\w-]|\.[\w-])", re.IGNORECASE)
 _BULLET = re.compile(r"^(\s*)([-*+]|\d{1,9}[.)])\s+(.*)$")
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$")
 
 
 def escape(text: str) -> str:
-    """Slack's three control characters, broadcast words defused, controls dropped."""
+    """Slack's three control characters, broadcast words defused, other controls shown as
+    visible escapes (``clean_text``)."""
     text = clean_text(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     return _BROADCAST.sub(lambda m: f"@{ZWSP}{m.group(1)}", text)
 
@@ -123,16 +140,35 @@ def _render_token(match: re.Match[str], repo: str) -> Piece:
     return Piece(f"<https://github.com/{repo}/pull/{number}|#{number}>", True)
 
 
+def _reads_as_another_address(label: str, target_host: str) -> bool:
+    """Whether ``label`` reads as a URL or a host name (``pytorch.org``, ``docs.pytorch.dev``,
+    ``evil.zip``, ``https://x``) other than ``target_host``. It is read as a person sees it:
+    NFKC-normalised (fullwidth letters fold to ASCII; Unicode UAX #15), invisible characters
+    left out, dot look-alikes taken for dots. Only an ASCII host name may match: a label in
+    another script that equals a homograph target would read as the name it imitates."""
+    text = "".join(char for char in unicodedata.normalize("NFKC", label)
+                   if unicodedata.category(char) not in _INVISIBLE).translate(_DOT_LOOKALIKES)
+    hosts = [match.group(0) for match in _HOST_IN_LABEL.finditer(text)]
+    for address in _URL_IN_LABEL.findall(text):
+        try:
+            hosts.append(urlsplit(address).hostname or "")
+        except ValueError:
+            hosts.append("")
+    return any(not host.isascii() or host.rstrip(".").lower() != target_host
+               for host in hosts)
+
+
 def _markdown_link(label: str, url: str) -> Piece:
     safe = _safe_url(url)
     if safe is None:
         return Piece(note_text(label), False)  # javascript:, data:, relative: the label only
     pr_label = _PR_LABEL.fullmatch(label.strip())
     pr_target = re.fullmatch(r"https://github\.com/[\w.-]+/[\w.-]+/pull/(\d+)/?", url)
-    if _LOOKS_LIKE_ADDRESS.search(label) or (
+    target_host = (urlsplit(url).hostname or "").rstrip(".")
+    if _reads_as_another_address(label, target_host) or (
             pr_label and (pr_target is None or pr_target.group(1) != pr_label.group(1))):
-        # A label that reads like an address, or like a PR it does not lead to, must show the
-        # address it goes to.
+        # A label that reads like another address, or like a PR it does not lead to, must
+        # show the address it goes to.
         return Piece(f"<{safe}>", True)
     return Piece(f"<{safe}|{note_text(label).replace('|', '¦')}>", True)
 

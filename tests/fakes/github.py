@@ -100,6 +100,8 @@ class FakeGitHub(Served):
         self._lock = threading.RLock()
         self._repos: dict[str, list[dict[str, Any]]] = {}
         self._archived: set[str] = set()
+        self._ids: dict[str, int] = {}  # repo → repository id, as /repositories/{id} names it
+        self._moved: dict[str, tuple[str, bool]] = {}  # old name → (new name, Location by id)
         self.pr_labels: dict[tuple[str, int], list[str]] = {}  # (repo, PR number) → labels
         self.graphql_checks = 0  # batched release-check queries answered
         self._scripts: dict[str, deque[Scripted]] = {}
@@ -118,6 +120,21 @@ class FakeGitHub(Served):
                 self._archived.add(repo)
             else:
                 self._archived.discard(repo)
+
+    def rename_repo(self, old: str, new: str, *, location: str = "id") -> None:
+        """Rename (or transfer) a repo as github.com does: its releases and id go with it,
+        and requests under the old name answer 301 with a ``Location`` of the same path under
+        ``/repositories/{id}`` (``location="id"``, what GitHub sends) or ``/repos/{new}``
+        (``location="name"``)."""
+        with self._lock:
+            self._repos[new] = self._repos.pop(old, [])
+            self._ids[new] = self._repo_id(old)
+            del self._ids[old]
+            self._moved[old] = (new, location == "id")
+            self._moved.pop(new, None)
+
+    def _repo_id(self, repo: str) -> int:
+        return self._ids.setdefault(repo, 500 + len(self._ids))
 
     def add_release(
         self, repo: str, *, tag: str, body: str = "", name: str | None = None,
@@ -222,6 +239,11 @@ class FakeGitHub(Served):
         if path == "/rate_limit":
             return 200, self._rate_limit_status(), {}
         parts = path.split("/")
+        if len(parts) >= 3 and parts[1] == "repositories":
+            return self._by_id(method, parts, query, headers)
+        moved = self._moved.get("/".join(parts[2:4])) if parts[1:2] == ["repos"] else None
+        if moved is not None:
+            return self._moved_permanently(path, query, *moved)
         if len(parts) == 4 and parts[1] == "orgs" and parts[3] == "repos":
             return self._org_repos(path, query, parts[2])
         repo = "/".join(parts[2:4])
@@ -238,6 +260,28 @@ class FakeGitHub(Served):
         if not found:
             return 404, {"message": "Not Found"}, {}
         return 200, self._render(repo, found[0]), {}
+
+    def _by_id(self, method: str, parts: list[str], query: dict[str, str],
+               headers: dict[str, str]) -> tuple[int, Any, dict[str, str]]:
+        """``/repositories/{id}``: the repository; ``/repositories/{id}/…``: as ``/repos/…``."""
+        names = [repo for repo, number in self._ids.items() if str(number) == parts[2]]
+        if not names:
+            return 404, {"message": "Not Found"}, {}
+        if len(parts) == 3:
+            return 200, {"id": self._ids[names[0]], "full_name": names[0],
+                         "name": names[0].split("/")[1]}, {}
+        path = "/".join(["", "repos", names[0], *parts[3:]])
+        return self._route(method, path, query, headers)
+
+    def _moved_permanently(self, path: str, query: dict[str, str], new: str,
+                           by_id: bool) -> tuple[int, Any, dict[str, str]]:
+        rest = path.split("/", 4)[4:]
+        where = f"/repositories/{self._ids[new]}" if by_id else f"/repos/{new}"
+        search = "&".join(f"{key}={value}" for key, value in query.items())
+        location = self.url + "/".join([where, *rest]) + (f"?{search}" if search else "")
+        answer = {"message": "Moved Permanently", "url": location,
+                  "documentation_url": "https://docs.github.com/v3/#http-redirects"}
+        return 301, answer, {"location": location}
 
     def _rate_limit_status(self) -> dict[str, Any]:
         """GET /rate_limit (docs.github.com/rest/rate-limit): free, it counts against nothing."""

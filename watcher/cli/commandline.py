@@ -185,6 +185,26 @@ def classify(state: State, path: str, repo: str | None, fmt: str, explain: bool)
 
 @cli.command()
 @global_options
+@click.argument("path", metavar="PATH|-")
+@click.option("--code", "code", multiple=True, required=True, metavar="DIR",
+              help="A codebase to check (repeat for more).")
+@click.option("--repo", metavar="OWNER/NAME", help="The repo the notes belong to.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
+              show_default=True)
+@click.pass_obj
+def impact(state: State, path: str, code: tuple[str, ...], repo: str | None, fmt: str) -> None:
+    """Which items of a release-notes file touch a codebase, every use as path:line (offline).
+
+    Exit 1 when a BC-breaking or deprecation item touches the code, else 0."""
+    from watcher.cli.commands.impact import run_impact
+
+    touched = run_impact(state.config(), state.deps.stdout, path, list(code), repo=repo,
+                         fmt=fmt)
+    sys.exit(EXIT_FAILED if touched else EXIT_OK)
+
+
+@cli.command()
+@global_options
 @click.argument("old", metavar="OLD")
 @click.argument("new", metavar="NEW")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
@@ -284,10 +304,17 @@ def main(argv: Sequence[str] | None = None, deps: Any = None) -> int:
 
 
 def _report(error: Exception, verbose: bool) -> None:
+    """Each line of the error on stderr, secrets masked and controls escaped: it may quote
+    what the operator typed (a ``--config`` path, a notifier name) or what a server said.
+    Split on line feeds only: ``splitlines`` would also break at a form feed or U+2028 inside
+    a quoted value."""
+    from watcher.logs import redact
+    from watcher.untrusted import escape_controls
+
     if verbose:
         logger.error("traceback follows", exc_info=error)
-    for line in str(error).splitlines() or [type(error).__name__]:
-        click.echo(f"release-watch: {line}", err=True)
+    for line in (redact(str(error)).strip("\n") or type(error).__name__).split("\n"):
+        click.echo(f"release-watch: {escape_controls(line)}", err=True)
 
 
 def console_script() -> None:

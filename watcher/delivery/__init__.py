@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from watcher.delivery.digest import Digest as Digest
     from watcher.delivery.digest import by_repo as by_repo
     from watcher.delivery.digest import by_subsystem as by_subsystem
+    from watcher.delivery.events import ImpactOf as ImpactOf
     from watcher.delivery.events import added as added
     from watcher.delivery.events import event_item as event_item
     from watcher.delivery.events import make_event as make_event
@@ -30,6 +31,7 @@ _EXPORTS = {
     "deliver_pending": "deliver",
     "Digest": "digest",
     "event_item": "events",
+    "ImpactOf": "events",
     "make_event": "events",
     "route": "routing",
     "send_digests": "deliver",

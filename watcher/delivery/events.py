@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import datetime
 
 from watcher.models import (
+    Affect,
     ClassifiedItem,
     Event,
     EventItem,
@@ -17,22 +18,30 @@ from watcher.models import (
 )
 from watcher.notes import ItemChange
 
+# The impact step (``watcher.impact``): an item's APIs and their uses in the configured code,
+# or None when it names none. Passed in, so events need not know how impact is found.
+ImpactOf = Callable[[ClassifiedItem], tuple[list[str], list[Affect]] | None]
+
 
 def event_id(repo: str, release_id: int, event: EventType, body_hash: str) -> str:
     """Stable across machines and runs: the same change of the same release is the same id."""
     return f"{repo}:{release_id}:{event}:{body_hash}"
 
 
-def event_item(change: ItemChange) -> EventItem:
+def event_item(change: ItemChange, impact: ImpactOf | None = None) -> EventItem:
+    """``impact``: with ``[impact]`` configured, what the item changes and touches; an item
+    removed from the notes touches nothing any more."""
     item = change.item
+    found = impact(item) if impact is not None and change.change != "removed" else None
     return EventItem(subsystem=item.subsystem, kind=item.kind, text=item.text,
                      section=list(item.section), prs=list(item.prs), change=change.change,
                      old_text=change.old_text, group=item.group, decided_by=item.decided_by,
-                     confidence=round(item.confidence, 3))
+                     confidence=round(item.confidence, 3),
+                     apis=found[0] if found else None, affects=found[1] if found else None)
 
 
-def added(items: Iterable[ClassifiedItem]) -> list[EventItem]:
-    return [event_item(ItemChange("added", item)) for item in items]
+def added(items: Iterable[ClassifiedItem], impact: ImpactOf | None = None) -> list[EventItem]:
+    return [event_item(ItemChange("added", item), impact) for item in items]
 
 
 def summarize(items: list[EventItem]) -> Summary:

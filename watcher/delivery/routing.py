@@ -29,12 +29,13 @@ def route(event: Event, config: NotifierConfig) -> Event | None:
         return None
     if not config.prereleases and event.prerelease:
         return None
-    if config.subsystems is None and config.kinds is None:
+    if config.subsystems is None and config.kinds is None and not config.affects_only:
         return event
     items = [item for item in event.items
              if (config.subsystems is None
                  or _subsystem_wanted(item, config.subsystems, config.min_confidence))
-             and (config.kinds is None or item.kind in config.kinds)]
+             and (config.kinds is None or item.kind in config.kinds)
+             and (not config.affects_only or item.touches_code)]
     if not items:
         return None
     return event if len(items) == len(event.items) else with_items(event, items)

@@ -10,7 +10,10 @@ in the REST API"; see ../shared/data/github/api-notes.md):
     minute, but never longer than ``max_rate_limit_wait``: past that, give up on the repo for
     this poll (``RateLimitError``) so the other repos still run;
   * 5xx, timeouts, dropped connections and bodies that are not the documented JSON get bounded
-    retries with exponential backoff and full jitter.
+    retries with exponential backoff and full jitter;
+  * a renamed or transferred repo answers ``301`` with a ``Location`` (``/repositories/ID/…``
+    or ``/repos/NEW/NAME/…``): followed, on the API host only, and remembered for the poller
+    to say that the config should name the new repo (``take_move``).
 Sleep, clock and randomness are injected, so tests never wait.
 """
 
@@ -28,7 +31,7 @@ from typing import Any
 import httpx
 from pydantic import BaseModel, ConfigDict, SecretStr, TypeAdapter, ValidationError
 
-from watcher.errors import GitHubError, MalformedResponse, RateLimitError
+from watcher.errors import ConfigError, GitHubError, MalformedResponse, RateLimitError
 from watcher.github.jsonbody import decode
 from watcher.github.pacing import Pacer
 from watcher.github.ratelimit import RateLimitReading, is_rate_limited, rate_limit_wait
@@ -39,12 +42,17 @@ logger = logging.getLogger(__name__)
 API_VERSION = "2022-11-28"
 USER_AGENT = "release-watch/0.1 (+https://github.com/release-watch)"
 _LINK = re.compile(r'<([^>]+)>\s*;\s*rel="([^"]+)"')
+_TOKEN = re.compile(r"[\x21-\x7e]+")  # what an HTTP header carries; GitHub's are [A-Za-z0-9_]
+_MOVED = frozenset({301, 302, 307, 308})
+_MAX_REDIRECTS = 3
+_NAME = r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+"  # GitHub's owner/name: safe to log and show
+_MOVED_TO = re.compile(rf"/repos/({_NAME})(?:/|$)|/repositories/(\d+)(?:/|$)")
+
 
 @cache
 def adapter(shape: Any) -> TypeAdapter[Any]:
     """Built on first use: a poll of 304s never decodes a body, so never pays for these."""
     return TypeAdapter(shape)
-
 
 
 class OrgRepo(BaseModel):
@@ -114,6 +122,9 @@ class GitHubClient:
         # GitHub's secondary limits count REST and GraphQL separately.
         self.pacer = pacer
         self.graphql_pacer = graphql_pacer
+        self._moves: dict[str, str] = {}  # repo → the name GitHub redirected it to
+        self._names: dict[int, str] = {}  # repository id → full name, once looked up
+        self._replaced: set[tuple[str, int]] = set()  # (repo, release id) said to be mangled
 
     @property
     def authenticated(self) -> bool:
@@ -128,6 +139,11 @@ class GitHubClient:
         headers = {"Accept": "application/vnd.github+json", "X-GitHub-Api-Version": API_VERSION,
                    "User-Agent": USER_AGENT}
         if token is not None and token.get_secret_value():
+            if not _TOKEN.fullmatch(token.get_secret_value()):
+                # httpx would fail on it at the first request, with the header in its message.
+                raise ConfigError("GITHUB_TOKEN holds characters no HTTP header can carry (not "
+                                  "ASCII, a space or a control character); set it to the token "
+                                  "exactly as GitHub issued it")
             headers["Authorization"] = f"Bearer {token.get_secret_value()}"
         limits = httpx.Limits(max_connections=max_connections,
                               max_keepalive_connections=max_connections)
@@ -238,7 +254,7 @@ class GitHubClient:
         """GET (or POST ``post`` as JSON) with every retry rule; returns the response and its
         decoded body (None for 304/404). A body that is not the documented JSON is retried
         like a 5xx."""
-        attempt = 0
+        attempt = redirects = 0
         waited_for_rate_limit = False
         while True:
             self._respect_known_limit(repo, url)
@@ -255,9 +271,13 @@ class GitHubClient:
             status = response.status_code
             if status == 304 or (status == 404 and allow_404):
                 return response, None
+            if status in _MOVED and post is None and redirects < _MAX_REDIRECTS:
+                url = self._follow(repo, url, response)
+                redirects += 1
+                continue
             if status == 200:
                 try:
-                    return response, decode(adapter(shape), response.content)
+                    value, replaced = decode(adapter(shape), response.content)
                 except ValidationError as error:
                     problem = self._shape_problem(error)
                     if attempt >= self.policy.retries:
@@ -267,6 +287,9 @@ class GitHubClient:
                     self._backoff(repo, attempt, f"a malformed body ({problem})")
                     attempt += 1
                     continue
+                if replaced:
+                    self._say_replaced(repo, value)
+                return response, value
             if is_rate_limited(response):
                 self._wait_for_rate_limit(repo, url, response, waited_for_rate_limit)
                 waited_for_rate_limit = True
@@ -276,6 +299,61 @@ class GitHubClient:
                 attempt += 1
                 continue
             raise GitHubError(self._describe(repo, response), repo=repo, url=url, status=status)
+
+    def _follow(self, repo: str, url: str, response: httpx.Response) -> str:
+        """Where a redirect points, if it stays on the API host (the token goes with it)."""
+        location = response.headers.get("location")
+        if not location:
+            raise GitHubError(f"{repo}: GitHub answered HTTP {response.status_code} without "
+                              "saying where to", repo=repo, url=url, status=response.status_code)
+        target = str(response.url.join(location))
+        if not self._same_origin(target):
+            raise GitHubError(f"{repo}: GitHub redirects to another host "
+                              f"({httpx.URL(target).host}); not followed, a token goes to the "
+                              "API host only", repo=repo, url=url, status=response.status_code)
+        moved = self._moved_to(target)
+        if moved is not None and moved.lower() != repo.lower():
+            self._moves[repo] = moved
+        return target
+
+    def _moved_to(self, target: str) -> str | None:
+        """The repo a redirect points at: named in ``/repos/OWNER/NAME/…``, or looked up (once)
+        for ``/repositories/ID/…``, GitHub's form for a renamed or transferred repo."""
+        path = httpx.URL(target).path.removeprefix(httpx.URL(self.api_url).path.rstrip("/"))
+        found = _MOVED_TO.match(path)
+        if found is None:
+            return None
+        if found.group(1):
+            return found.group(1)
+        number = int(found.group(2))
+        if number not in self._names:
+            url = f"{self.api_url}/repositories/{number}"
+            try:
+                _, repo = self._fetch(f"repository {number}", url, None, OrgRepo)
+            except GitHubError as error:
+                logger.debug("cannot name repository %d: %s", number, error)
+                return f"repository {number}"  # looked up again on the next redirect
+            if not re.fullmatch(_NAME, repo.full_name):
+                return f"repository {number}"
+            self._names[number] = repo.full_name
+        return self._names[number]
+
+    def take_move(self, repo: str) -> str | None:
+        """The repo GitHub redirected ``repo``'s requests to since the last call (renamed or
+        transferred), or None."""
+        return self._moves.pop(repo, None)
+
+    def _say_replaced(self, repo: str, value: Any) -> None:
+        """Once per release: its text held bytes that are not UTF-8 (or a lone surrogate),
+        shown as U+FFFD."""
+        for release in value if isinstance(value, list) else [value]:
+            if not isinstance(release, Release) or (repo, release.id) in self._replaced:
+                continue
+            if any("\ufffd" in (text or "") for text in
+                   (release.body, release.name, release.tag_name)):
+                self._replaced.add((repo, release.id))
+                logger.warning("%s: release %s holds text that is not valid UTF-8; it is "
+                               "shown with U+FFFD in its place", repo, release.tag_name)
 
     def _send(self, url: str, etag: str | None, post: dict[str, Any] | None) -> httpx.Response:
         """One request, once its pacer lets it go; the rate-limit reading it carries kept."""
@@ -346,4 +424,7 @@ class GitHubClient:
             return f"{repo}: no such repository, or it is private and GITHUB_TOKEN cannot see it"
         if status == 403:
             return f"{repo}: GitHub refused access (HTTP 403)"
+        if status in _MOVED:
+            return (f"{repo}: GitHub redirected it more than {_MAX_REDIRECTS} times "
+                    f"(HTTP {status}); not followed further")
         return f"{repo}: GitHub answered HTTP {status}"

@@ -15,11 +15,15 @@ from watcher import lazy_exports
 if TYPE_CHECKING:
     from watcher.present.plain import format_digest as format_digest
     from watcher.present.plain import format_event as format_event
+    from watcher.present.words import AFFECTS_TITLE as AFFECTS_TITLE
     from watcher.present.words import CALLED_OUT as CALLED_OUT
     from watcher.present.words import CHANGE_SIGNS as CHANGE_SIGNS
     from watcher.present.words import KIND_ORDER as KIND_ORDER
     from watcher.present.words import UNSURE_BELOW as UNSURE_BELOW
+    from watcher.present.words import USES_SHOWN as USES_SHOWN
+    from watcher.present.words import breaking as breaking
     from watcher.present.words import by_change as by_change
+    from watcher.present.words import by_name_note as by_name_note
     from watcher.present.words import by_top_subsystem as by_top_subsystem
     from watcher.present.words import changes_in_words as changes_in_words
     from watcher.present.words import count_line as count_line
@@ -29,8 +33,16 @@ if TYPE_CHECKING:
     from watcher.present.words import release_title as release_title
     from watcher.present.words import subsystem_name as subsystem_name
     from watcher.present.words import subsystem_tag as subsystem_tag
+    from watcher.present.words import use_place as use_place
+    from watcher.present.words import uses_summary as uses_summary
 
 _EXPORTS = {
+    "AFFECTS_TITLE": "words",
+    "USES_SHOWN": "words",
+    "breaking": "words",
+    "by_name_note": "words",
+    "use_place": "words",
+    "uses_summary": "words",
     "by_change": "words",
     "by_top_subsystem": "words",
     "CALLED_OUT": "words",

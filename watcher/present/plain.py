@@ -13,11 +13,15 @@ from __future__ import annotations
 from watcher.delivery import Digest, by_repo, by_subsystem
 from watcher.models import KIND_TITLES, Event, EventItem
 from watcher.present.words import (
+    AFFECTS_TITLE,
     CALLED_OUT,
     CHANGE_SIGNS,
     KIND_ORDER,
     UNSURE_BELOW,
+    USES_SHOWN,
+    breaking,
     by_change,
+    by_name_note,
     by_top_subsystem,
     changes_in_words,
     count_line,
@@ -26,16 +30,20 @@ from watcher.present.words import (
     plural,
     release_title,
     subsystem_tag,
+    use_place,
+    uses_summary,
 )
 from watcher.untrusted import clean_line, clean_text
 
 
 def format_item(item: EventItem, indent: str, *, threshold: float = UNSURE_BELOW,
                 sign: str = "-") -> list[str]:
-    """``- [FSDP] first line`` and the rest of the item indented under it."""
+    """``- [FSDP] first line`` and the rest of the item indented under it; an item that
+    touches the configured code is marked ``(affects your code)``."""
     tag = subsystem_tag(item, threshold)
     first, *rest = clean_text(item.text).split("\n")
-    lines = [f"{indent}{sign} " + (f"[{tag}] " if tag else "") + first]
+    mark = " (affects your code)" if item.touches_code else ""
+    lines = [f"{indent}{sign} " + (f"[{tag}] " if tag else "") + first + mark]
     lines += [f"{indent}    {line}".rstrip() for line in rest]
     if item.old_text is not None:
         was_first, *was_rest = clean_text(item.old_text).split("\n")
@@ -80,9 +88,31 @@ def _by_subsystem(items: list[EventItem], threshold: float) -> list[str]:
     return lines
 
 
+def affects_lines(items: list[EventItem], indent: str, *, uses_shown: int | None = None
+                  ) -> list[str]:
+    """"Affects your code (N): …" and under each BC-breaking or deprecation item that touches
+    the configured code, its uses as ``path:line  code`` (all of them, or ``uses_shown``)."""
+    picked = breaking(items)
+    if not picked:
+        return []
+    lines = [f"{indent}{AFFECTS_TITLE} ({len(picked)}, {uses_summary(picked)}):"]
+    for item in picked:
+        title = clean_line(item.text.split("\n", 1)[0])
+        lines.append(f"{indent}  - {KIND_TITLES[item.kind]}: {title}")
+        uses = item.affects or []
+        for use in uses[:uses_shown]:
+            lines.append(f"{indent}      {clean_line(use_place(use))}  {clean_line(use.code)}"
+                         f"{by_name_note(use)}")
+        if uses_shown is not None and len(uses) > uses_shown:
+            lines.append(f"{indent}      +{len(uses) - uses_shown} more")
+    return lines
+
+
 def format_event(event: Event, threshold: float = UNSURE_BELOW) -> str:
-    """The headline, the link, the counts, the called-out kinds, then every other item."""
+    """The headline, the link, what affects the configured code, the counts, the called-out
+    kinds, then every other item."""
     lines = [clean_line(headline(event)), f"  {clean_line(event.url)}"]
+    lines += affects_lines(event.items, "  ")
     if event.event == "edited":
         return "\n".join(lines + _edit_lines(event, threshold))
     if not event.items:
@@ -106,6 +136,8 @@ def format_digest(digest: Digest, threshold: float = UNSURE_BELOW) -> str:
         return "\n".join([*lines, "  nothing new in this period"])
     for repo, events in by_repo(digest).items():
         lines.append(f"  {clean_line(repo)}")
+        lines += affects_lines([item for event in events for item in event.items], "    ",
+                               uses_shown=USES_SHOWN)
         for event in events:
             lines.append(f"    {clean_line(release_title(event))} {happened(event)}: "
                          f"{plural(len(event.items), 'change')}  {clean_line(event.url)}")

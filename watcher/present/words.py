@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from functools import cache
 
-from watcher.models import ChangeType, Event, EventItem, top_level
+from watcher.models import Affect, ChangeType, Event, EventItem, top_level
 from watcher.resources import subsystems_path
 from watcher.untrusted import clean_line
 
@@ -143,3 +143,29 @@ def count_line(items: Sequence[EventItem], threshold: float = UNSURE_BELOW) -> s
     if unsure:
         parts.append(f"{unsure} unsure")
     return f"{plural(len(items), 'change')}: {' · '.join(parts)}"
+
+
+# ---- the impact analysis: "Affects your code", first in every notifier ----
+AFFECTS_TITLE = "Affects your code"
+USES_SHOWN = 3  # uses listed under an item before "+N more", in Slack and digests
+
+
+def breaking(items: Iterable[EventItem]) -> list[EventItem]:
+    """The BC-breaking and deprecation items with a use in the configured code."""
+    return [item for item in items if item.breaks_code]
+
+
+def use_place(use: Affect) -> str:
+    """``train/ckpt.py:42``, naming the codebase too when several are configured."""
+    return f"{use.path}:{use.line}"
+
+
+def by_name_note(use: Affect) -> str:
+    return " (by method name: the object's type is not known)" if use.by_method_name else ""
+
+
+def uses_summary(items: Sequence[EventItem]) -> str:
+    """``19 uses in 12 files``: what the "Affects your code" items touch, altogether."""
+    uses = [use for item in items for use in item.affects or ()]
+    files = {(use.root, use.path) for use in uses}
+    return f"{plural(len(uses), 'use')} in {plural(len(files), 'file')}"

@@ -53,6 +53,11 @@ def pr_labels_key(repo: str, number: int) -> str:
     return f"pr-labels|{repo}|{number}"
 
 
+def code_index_key(root: str) -> str:
+    """One codebase's per-file impact index (``[impact] code``), under the root as configured."""
+    return f"code-index|{root}"
+
+
 def memory_key(notifier: str, key: str) -> tuple[str, str, str]:
     return ("memory", notifier, key)
 

@@ -11,6 +11,7 @@ of its own (``watcher/store/cachekeys.py``).
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
@@ -44,6 +45,19 @@ def describe(path: Path, error: sqlite3.Error) -> StoreError:
     return StoreError(f"the store database {path} failed: {text}")
 
 
+def _wal_index_possible(path: Path) -> bool:
+    """Whether SQLite can use a WAL index beside ``path``: there is one, or it may make one.
+    (Root may write any directory; a read-only mount is refused by ``access`` too.)"""
+    return Path(f"{path}-shm").exists() or os.access(path.parent, os.W_OK)
+
+
+def _no_wal_index(error: sqlite3.OperationalError) -> bool:
+    """SQLite could not open or make the WAL index: CANTOPEN, or READONLY_DIRECTORY (no
+    ``-shm`` can be made in a directory this user may not write)."""
+    return ("unable to open" in str(error).lower()
+            or error.sqlite_errorname == "SQLITE_READONLY_DIRECTORY")
+
+
 def locked(path: Path, detail: str) -> StoreError:
     return StoreError(f"the store database {path} stayed locked by another process for "
                       f"{BUSY_TIMEOUT:.0f}s ({detail}); try again later")
@@ -60,8 +74,8 @@ class Database:
 
     @classmethod
     def connect(cls, path: Path, *, read_only: bool = False) -> Database:
-        """Open ``path``. Read-only opens never write, not even the WAL index: when SQLite
-        cannot make one beside a read-only database it is read as immutable."""
+        """Open ``path``. Read-only opens never write, not even the WAL index: where SQLite
+        cannot make one beside the database it is read as immutable."""
         try:
             if not read_only:
                 connection = sqlite3.connect(path, timeout=BUSY_TIMEOUT, isolation_level=None,
@@ -79,15 +93,23 @@ class Database:
 
     @classmethod
     def _connect_read_only(cls, path: Path) -> Database:
+        """``mode=ro``, so nothing is ever written. A WAL database needs its index (``-shm``)
+        to be read; where there is none and the directory cannot be written (a read-only
+        store after a clean exit), SQLite cannot make one and refuses, so the file is read
+        as it stands (``immutable=1``): with no ``-shm`` no writer has it open, and the last
+        one to close it left nothing in a WAL to miss."""
         uri = path.resolve().as_uri()
-        for mode in ("mode=ro", "mode=ro&immutable=1"):
+        modes = ["mode=ro", "mode=ro&immutable=1"]
+        if not _wal_index_possible(path):
+            del modes[0]
+        for mode in modes:
             connection = sqlite3.connect(f"{uri}?{mode}", uri=True, timeout=BUSY_TIMEOUT,
                                          isolation_level=None, check_same_thread=False)
             try:
                 connection.execute("SELECT count(*) FROM sqlite_master").fetchone()
             except sqlite3.OperationalError as error:
                 connection.close()
-                if "unable to open" in str(error).lower() and "immutable" not in mode:
+                if _no_wal_index(error) and "immutable" not in mode:
                     continue  # no WAL index can be made here: read the file as it stands
                 raise
             return cls(connection, path, read_only=True)

@@ -36,6 +36,9 @@ class RepoState(Record):
     # that agreed with it (github.graphql_threshold); None until the first such read.
     fingerprint: str | None = None
     deep_scanned_at: datetime | None = None  # github.deep_scan: the last read of every page
+    # Where GitHub redirected the last read of the repo (renamed or transferred): the config
+    # should name that instead. A field with a default: state JSON without it still reads.
+    moved_to: str | None = None
 
     _COLUMNS: ClassVar[set[str]] = {"repo", "last_poll", "last_success"}
 

@@ -17,11 +17,12 @@ Both are upgraded on open, each in one transaction (``watcher/store/migrate_v1.p
 from __future__ import annotations
 
 import logging
+import re
 from pathlib import Path
 
-from watcher.errors import StoreError
+from watcher.errors import StoreDamaged, StoreError
 from watcher.store.cachekeys import CacheKeys
-from watcher.store.cacherows import remove_value_files
+from watcher.store.cacherows import CacheRows, missing_value_files, remove_value_files
 from watcher.store.db import Database
 
 logger = logging.getLogger(__name__)
@@ -48,25 +49,57 @@ CREATE INDEX rw_digest_queue_order ON rw_digest_queue (notifier, seq);
 CREATE TABLE rw_digest (notifier TEXT PRIMARY KEY, since TEXT, pending TEXT);
 CREATE TABLE rw_org (org TEXT PRIMARY KEY, state TEXT NOT NULL);
 """
+LEDGER = frozenset(re.findall(r"CREATE TABLE (\w+)", TABLES))  # schema 2 has them all too
+DISKCACHE = frozenset({"Settings", "Cache"})
 
 
 def _tables(db: Database) -> set[str]:
-    return {row[0] for row in db.all("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    """The tables, but SQLite's own (``sqlite_sequence`` outlives every table it numbered)."""
+    return {row[0] for row in db.all("SELECT name FROM sqlite_master WHERE type = 'table' "
+                                     "AND name NOT LIKE 'sqlite%'")}
+
+
+def is_bare(db: Database, directory: Path) -> bool:
+    """Whether the file holds no store: no table at all (a new or an emptied SQLite file), or
+    diskcache's alone without schema 1's version key (a store whose ledger tables were
+    dropped). Anything else is not bare: opening it says what it is."""
+    tables = _tables(db)
+    if not tables:
+        return True
+    if tables != DISKCACHE:
+        return False
+    rows = CacheRows(db, directory)
+    key, raw = rows.disk.put(("schema",))  # encoded as schema 1's code stored it
+    return db.one("SELECT 1 FROM Cache WHERE key = ? AND raw = ?", (key, raw)) is None
 
 
 def stored_version(db: Database) -> int | None:
-    """The version in ``rw_meta``; 1 for diskcache's tables alone (schema 1); None for an
-    empty file."""
+    """The version in ``rw_meta``; 1 for diskcache's tables alone (schema 1); None for a file
+    with no table. A ledger missing some of its tables or its version is damaged."""
     tables = _tables(db)
+    _check_ledger(db, tables)
     if "rw_meta" in tables:
         value = db.scalar("SELECT value FROM rw_meta WHERE key = 'schema'")
-        return int(value) if value is not None else None
+        if value is None:  # written with the tables, in their one transaction
+            raise StoreDamaged(f"the store database {db.path} has lost its schema version; "
+                               "restore it from a backup, or start over with `release-watch "
+                               "store reinit`")
+        return int(value)
     if "Cache" in tables:
         return 1
     if tables:
         raise StoreError(f"{db.path} is an SQLite database but not a release-watch store; "
                          "point store.path at an empty or release-watch directory")
     return None
+
+
+def _check_ledger(db: Database, tables: set[str]) -> None:
+    """Some of the ledger's tables but not all: rows of them are gone, whatever the version."""
+    missing = sorted(LEDGER - tables)
+    if missing and tables & LEDGER:
+        raise StoreDamaged(f"the store database {db.path} has lost the ledger tables "
+                           f"{', '.join(missing)}; restore it from a backup, or start over with "
+                           "`release-watch store reinit`")
 
 
 def create(db: Database) -> None:
@@ -98,17 +131,43 @@ def prepare(db: Database, directory: Path) -> None:
 
 
 def _upgrade(db: Database, directory: Path, version: int) -> list[Path]:
+    if version == 1:
+        _require_value_files(db, directory)  # before a word about upgrading: it cannot
     logger.warning("upgrading the store %s from schema %d to %d", directory, version,
                    SCHEMA_VERSION)
     if version == 1:
         from watcher.store.migrate_v1 import migrate_v1
 
-        return migrate_v1(db, directory)
+        try:
+            return migrate_v1(db, directory)
+        except OSError as error:  # a value file there, but unreadable
+            raise _unusable(directory, f"its diskcache value file "
+                            f"{_relative(error.filename, directory)} cannot be read "
+                            f"({error.strerror})") from error
     from watcher.store.migrate_v2 import migrate_v2
 
     leftovers = migrate_v2(db, directory)
     db.execute("UPDATE rw_meta SET value = ? WHERE key = 'schema'", (str(SCHEMA_VERSION),))
     return leftovers
+
+
+def _require_value_files(db: Database, directory: Path) -> None:
+    """Schema 1 kept big ledger values (a long release record) in diskcache's value files
+    beside cache.db: without one, a record would be lost, so the store is not upgraded."""
+    lost = missing_value_files(db, directory)
+    if lost:
+        more = f", and {len(lost) - 1} more" if len(lost) > 1 else ""
+        raise _unusable(directory, f"its {lost[0]}{more}")
+
+
+def _unusable(directory: Path, problem: str) -> StoreDamaged:
+    return StoreDamaged(f"the store {directory} cannot be upgraded from schema 1: {problem}; "
+                        "restore it from a backup (`release-watch store check` lists what is "
+                        "missing), or start over with `release-watch store reinit`")
+
+
+def _relative(filename: str | None, directory: Path) -> str:
+    return str(filename or "?").removeprefix(f"{directory}/")
 
 
 def make_cache_tables(directory: Path) -> None:

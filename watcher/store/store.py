@@ -43,9 +43,9 @@ from typing import Any
 
 from watcher.errors import StoreReadOnly
 from watcher.models import Event
-from watcher.store.cachekeys import CacheKeys, Key, memory_key, pr_labels_key
+from watcher.store.cachekeys import CacheKeys, Key, code_index_key, memory_key, pr_labels_key
 from watcher.store.cacherows import has_cache_table, missing_value_files
-from watcher.store.db import Database
+from watcher.store.db import DB_NAME, Database
 from watcher.store.records import Delivery, DigestDelivery, ReleaseRecord, RepoState, delivery_id
 from watcher.store.schema import SCHEMA_VERSION
 from watcher.store.storedir import open_database
@@ -279,10 +279,18 @@ class Store:
     def integrity(self) -> list[str]:
         """SQLite's own check of every page and index (``release-watch store check``): the
         problems it found, [] when the database is sound. Reads the whole file."""
-        found = [str(row[0]) for row in self.db.all("PRAGMA integrity_check")]
-        # The check covers diskcache's tables too (one file); its value files are beside it.
-        return ([] if found == ["ok"] else found) + missing_value_files(self.db,
-                                                                         self.db.path.parent)
+        return _integrity(self.db)
+
+    @staticmethod
+    def file_integrity(path: Path) -> list[str]:
+        """``integrity`` of the database in ``path`` when the store cannot be opened as one
+        (a schema-1 store cannot be upgraded without its value files); a file SQLite cannot
+        read at all (a garbled header) raises the one-line error it is."""
+        db = Database.connect(path / DB_NAME, read_only=True)
+        try:
+            return _integrity(db)
+        finally:
+            db.close()
 
     def totals(self) -> dict[str, int]:
         """Row counts for ``store check`` (not ``status``: counting events reads history)."""
@@ -330,6 +338,17 @@ class Store:
         self._writable_keys().set_many({pr_labels_key(repo, number): list(names)
                                         for number, names in labels.items()})
 
+    def code_index(self, root: str) -> dict[str, str]:
+        """A codebase's impact index as last scanned, per file (its size, mtime, hash and
+        uses, as ``watcher.impact.scan`` writes them); {} when never scanned."""
+        keys = self._keys()
+        found = keys.get_many([code_index_key(root)]) if keys is not None else {}
+        return dict(next(iter(found.values()), None) or {})
+
+    def put_code_index(self, root: str, files: dict[str, str]) -> None:
+        """A cache: losing it costs one full scan of the codebase, never an event."""
+        self._writable_keys().set_many({code_index_key(root): dict(files)})
+
     def recall(self, notifier: str, key: str) -> dict[str, Any] | None:
         """What a notifier remembered under ``key`` (the Slack message of a release)."""
         keys = self._keys()
@@ -351,3 +370,9 @@ class Store:
         if keys is None:
             raise StoreReadOnly(f"the store {self.db.path.parent} was opened read-only")
         return keys
+
+
+def _integrity(db: Database) -> list[str]:
+    found = [str(row[0]) for row in db.all("PRAGMA integrity_check")]
+    # The check covers diskcache's tables too (one file); its value files are beside it.
+    return ([] if found == ["ok"] else found) + missing_value_files(db, db.path.parent)

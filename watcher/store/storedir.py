@@ -5,7 +5,8 @@ A store whose ``cache.db`` is missing or empty while the rest of it is there (lo
 WAL, the marker, diskcache's value folders) must not quietly become a new, empty store: the
 next poll would take every release as a baseline and never announce the one that came while
 the database was gone. It is refused until restored, or started over on purpose
-(``release-watch store reinit``).
+(``release-watch store reinit``). So is a ``cache.db`` that SQLite reads but that holds none of
+the store's tables (an empty SQLite file put in its place, or its ledger tables dropped).
 """
 
 from __future__ import annotations
@@ -19,27 +20,32 @@ from pathlib import Path
 
 from watcher.errors import StoreError, StorePathError, StoreReadOnly
 from watcher.store.db import DB_NAME, Database
-from watcher.store.schema import prepare, stored_version
+from watcher.store.schema import is_bare, prepare, stored_version
 
 MARKER = "release-watch-store"  # written beside cache.db once a store exists
 MARKER_TEXT = ("This directory is a release-watch store; cache.db holds what it has seen.\n"
                "If cache.db is lost, restore it from a backup, or run "
                "`release-watch store reinit` to start over.\n")
-TRACES = (MARKER, "daemon.lock", "writer.lock", f"{DB_NAME}-wal", f"{DB_NAME}-shm")
+WAL_FILES = (f"{DB_NAME}-wal", f"{DB_NAME}-shm")
+TRACES = (MARKER, "daemon.lock", "writer.lock", *WAL_FILES)
 _VALUE_FOLDER = re.compile(r"[0-9a-f]{2}")  # diskcache keeps big values in 00/…ff/
 
 
 class Shape(Enum):
     ABSENT = "absent"        # nothing there yet (or an empty directory): a new store
     READY = "ready"          # cache.db holds something
-    LOST = "lost"            # cache.db missing or empty, the rest of a store still there
+    LOST = "lost"            # cache.db missing, empty or bare, the rest of a store still there
+
+
+_STATES = {"missing": "is missing", "empty": "is empty",
+           "bare": "holds none of the store's tables"}
 
 
 @dataclass(frozen=True)
 class Inspection:
     shape: Shape
     traces: tuple[str, ...] = ()
-    database: str = "missing"  # or "empty", "present"
+    database: str = "missing"  # or "empty", "bare" (no table of a store), "present"
 
 
 def inspect(path: Path) -> Inspection:
@@ -55,18 +61,36 @@ def inspect(path: Path) -> Inspection:
     except OSError as error:
         raise StoreError(f"cannot read the store directory {path}: {error.strerror}; check "
                          "that this user may read it") from None
-    if size:
+    if size and not _bare(database):
         return Inspection(Shape.READY, database="present")
+    state = "missing" if size is None else "bare" if size else "empty"
+    # A store being made right now has no table yet either, and only its WAL beside it: the
+    # marker and the locks come once its tables are committed.
+    kept = TRACES if state != "bare" else tuple(n for n in TRACES if n not in WAL_FILES)
     traces = tuple(sorted(name for name in names
-                          if name in TRACES or (_VALUE_FOLDER.fullmatch(name)
-                                                and (path / name).is_dir())))
-    state = "missing" if size is None else "empty"
+                          if name in kept or (_VALUE_FOLDER.fullmatch(name)
+                                              and (path / name).is_dir())))
     return Inspection(Shape.LOST if traces else Shape.ABSENT, traces, state)
+
+
+def _bare(database: Path) -> bool:
+    """Whether SQLite reads ``database`` as holding no store (``schema.is_bare``). A file it
+    cannot read is not bare: opening it as the store says what is wrong with it."""
+    try:
+        db = Database.connect(database, read_only=True)
+    except StoreError:
+        return False
+    try:
+        return is_bare(db, database.parent)
+    except StoreError:
+        return False
+    finally:
+        db.close()
 
 
 def refuse_lost(path: Path, found: Inspection) -> StoreError:
     return StoreError(
-        f"the store {path} has lost its database ({DB_NAME} is {found.database}; "
+        f"the store {path} has lost its database ({DB_NAME} {_STATES[found.database]}; "
         f"{', '.join(found.traces)} still there); refusing to start over, which would take "
         "the next release as a new baseline and never announce it: restore "
         f"{DB_NAME} from a backup, or run `release-watch store reinit` to start over")

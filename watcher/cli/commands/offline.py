@@ -19,7 +19,7 @@ from watcher.untrusted import clean_line
 logger = logging.getLogger(__name__)
 
 
-def _item_json(item: ClassifiedItem) -> dict[str, object]:
+def item_json(item: ClassifiedItem) -> dict[str, object]:
     fields = {"subsystem", "kind", "text", "section", "prs", "decided_by", "confidence"}
     data = dict(item.model_dump(mode="json", include=fields | ({"group"} if item.group else set())))
     data["confidence"] = round(item.confidence, 3)
@@ -51,7 +51,7 @@ def run_classify(config: Config, out: IO[str], path: str, *, repo: str | None, f
     if fmt == "json":
         items = []
         for decision in decisions:
-            entry = _item_json(decision.item)
+            entry = item_json(decision.item)
             if explain:
                 entry["why"] = {"subsystem": decision.subsystem_reason,
                                 "kind": decision.kind_reason}

@@ -7,7 +7,9 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from watcher.config import format_duration
+from watcher.logs import RedactSecrets
 from watcher.store import Shape, Store, check_usable
+from watcher.untrusted import clean_line
 
 if TYPE_CHECKING:
     from watcher.config import Config
@@ -42,6 +44,7 @@ def collect(config: Config, store: Store) -> dict[str, Any]:
             "last_poll": state.last_poll, "last_success": state.last_success,
             "consecutive_failures": state.consecutive_failures, "last_error": state.last_error,
             "releases_known": state.releases_known, "rate_limit": rate_limit,
+            "moved_to": state.moved_to,
         })
     pending = store.pending_deliveries()
     by_notifier: dict[str, int] = {}
@@ -111,6 +114,7 @@ def run_status(config: Config, deps: Dependencies, *, as_json: bool, check: bool
             data = collect(config, store)
         finally:
             store.close()
+    _mask_errors(data, config, deps)
     healthy, why = health(data, config, now)
     data["healthy"], data["health"] = healthy, why
     out = deps.stdout
@@ -121,7 +125,43 @@ def run_status(config: Config, deps: Dependencies, *, as_json: bool, check: bool
     return 0 if healthy or not check else 1
 
 
+def _mask_errors(data: dict[str, Any], config: Config, deps: Dependencies) -> None:
+    """Recorded errors with every secret masked, as the logs mask them: an exception's text
+    may quote one (http.client names a webhook URL's path when it refuses it), and the store
+    keeps what it was given. The secrets are read only when there is an error to show."""
+    repos = [repo for repo in data["repos"] if repo["last_error"]]
+    failing = [entry for entry in data["failing_deliveries"] if entry["error"]]
+    if not repos and not failing:
+        return
+    masking = _masking(config, deps)
+    for repo in repos:
+        repo["last_error"] = masking.redact(repo["last_error"])
+    for entry in failing:
+        entry["error"] = masking.redact(entry["error"])
+
+
+def _masking(config: Config, deps: Dependencies) -> RedactSecrets:
+    """The environment's tokens and every notifier's secrets."""
+    from handlers.base import notifier_config
+    from handlers.secrets import secret_values
+    from watcher.errors import ConfigError
+
+    secrets = deps.get_secrets()
+    values = [secret.get_secret_value() for secret in
+              (secrets.github_token, secrets.slack_bot_token, secrets.slack_webhook_url)
+              if secret is not None]
+    for raw in config.notifiers:
+        try:
+            _, notifier = notifier_config(raw, config.source, deps.environ)
+        except ConfigError:
+            continue  # `config check` says what is wrong with it
+        values += secret_values(notifier)
+    return RedactSecrets(values)
+
+
 def _text(data: dict[str, Any], now: datetime) -> str:
+    """Errors and names are shown with their controls escaped (``clean_line``): Slack's and
+    GitHub's answers are quoted in them, and a terminal must not obey what they hold."""
     lines = [f"store: {data['store']}"]
     if not data["repos"]:
         lines.append("no poll recorded yet")
@@ -131,9 +171,12 @@ def _text(data: dict[str, Any], now: datetime) -> str:
         lines.append(f"  last poll:    {_ago(repo['last_poll'], now)}")
         lines.append(f"  last success: {_ago(repo['last_success'], now)}")
         lines.append(f"  releases known: {repo['releases_known']}")
+        if repo["moved_to"]:
+            lines.append(f"  moved: GitHub answers for it as {repo['moved_to']} (renamed or "
+                         f"transferred); name {repo['moved_to']} in the config")
         if repo["consecutive_failures"]:
             lines.append(f"  failing: {repo['consecutive_failures']} polls in a row; last error: "
-                         f"{repo['last_error']}")
+                         f"{clean_line(repo['last_error'])}")
     rate = data["rate_limit"]
     if rate.get("remaining") is not None:
         lines.append(f"rate limit: {rate['remaining']}/{rate['limit']} left")
@@ -142,13 +185,14 @@ def _text(data: dict[str, Any], now: datetime) -> str:
                            in data["pending_by_notifier"].items()))
     for failing in data["failing_deliveries"]:
         kind = "permanent" if failing["permanent"] else "transient"
-        lines.append(f"  {failing['notifier']}: {failing['attempts']} failed attempts "
-                     f"({kind}): {failing['error']}")
+        lines.append(f"  {clean_line(failing['notifier'])}: {failing['attempts']} failed attempts "
+                     f"({kind}): {clean_line(failing['error'])}")
     for name, size in data["digest_queues"].items():
         lines.append(f"digest queue {name}: {size} events")
     daemon = data["daemon"]
     if daemon:
         lines.append(f"daemon: pid {daemon['pid']}, last heartbeat {daemon['heartbeat']}")
         lines += [f"  next {job}: {when}" for job, when in sorted(daemon["next_runs"].items())]
-    lines.append(f"health: {'ok' if data['healthy'] else 'UNHEALTHY'}: {data['health']}")
+    lines.append(f"health: {'ok' if data['healthy'] else 'UNHEALTHY'}: "
+                 f"{clean_line(data['health'])}")
     return "\n".join(lines) + "\n"

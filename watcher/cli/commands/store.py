@@ -6,8 +6,6 @@ from typing import TYPE_CHECKING
 
 from watcher.errors import StoreDamaged, StoreError
 from watcher.store import (
-    DB_NAME,
-    Database,
     FileLock,
     Shape,
     Store,
@@ -18,8 +16,6 @@ from watcher.store import (
 )
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from watcher.config import Config
     from watcher.deps import Dependencies
 
@@ -39,7 +35,7 @@ def run_store_check(config: Config, deps: Dependencies) -> int:
     try:
         store = Store.open(path, read_only=True)
     except StoreDamaged as damaged:
-        problems = _raw_integrity(path)  # damage the store's own reads trip over
+        problems = Store.file_integrity(path)  # damage the store's own reads trip over
         if not problems:
             raise damaged from None
         totals: dict[str, int] = {}
@@ -50,25 +46,15 @@ def run_store_check(config: Config, deps: Dependencies) -> int:
         finally:
             store.close()
     if problems:
-        out.write(f"{path}: DAMAGED: SQLite's integrity check found {len(problems)} "
+        # SQLite's findings, and diskcache's value files that its rows name but are not there.
+        out.write(f"{path}: DAMAGED: the integrity check found {len(problems)} "
                   "problems:\n" + "".join(f"  {line}\n" for line in problems[:SHOWN]))
-        out.write("fix: restore cache.db from a backup, or start over with "
-                  "`release-watch store reinit`\n")
+        out.write("fix: restore the store (cache.db, and the value files it names) from a "
+                  "backup, or start over with `release-watch store reinit`\n")
         return 1
     listed = ", ".join(f"{count:,} {name}" for name, count in totals.items())
     out.write(f"{path}: ok (integrity check passed; {listed})\n")
     return 0
-
-
-def _raw_integrity(path: Path) -> list[str]:
-    """SQLite's check on the bare file, when the store cannot even be opened; a file SQLite
-    cannot read at all (a garbled header) is re-raised as the one-line error it is."""
-    db = Database.connect(path / DB_NAME, read_only=True)
-    try:
-        found = [str(row[0]) for row in db.all("PRAGMA integrity_check")]
-    finally:
-        db.close()
-    return [] if found == ["ok"] else found
 
 
 def _sound(config: Config) -> bool:

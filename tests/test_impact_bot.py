@@ -1,0 +1,200 @@
+"""The impact analysis in the bot: with ``[impact] code`` configured, every event carries each
+item's ``apis`` and ``affects``; Slack, the console and digests open with "Affects your code";
+``affects_only`` sends only what touches the code; the code index is kept in the store.
+
+Against the loopback fake GitHub and fake Slack, with a small codebase written by each test, so
+the expected uses are known line by line."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+from conftest import SLACK_TOKEN
+
+from watcher.store import Store
+
+ENV = {"SLACK_BOT_TOKEN": SLACK_TOKEN}
+
+# A release in the shape PyTorch writes them: a BC-breaking entry with prose and a migration
+# example, a deprecation bullet, a bug fix that names torch.load (not a change to callers), and
+# a new feature elsewhere.
+NOTES = textwrap.dedent("""\
+    # PyTorch 2.6.0 Release Notes
+    # Backwards Incompatible Changes
+    ### Flip default torch.load to weights_only (#137602, #138225)
+    `torch.load` now uses `weights_only=True` by default. Loading a checkpoint that holds
+    arbitrary Python objects needs `weights_only=False`, for files you trust:
+    ```python
+    # Version 2.5
+    state = torch.load("ckpt.pt")
+    # Version 2.6
+    state = torch.load("ckpt.pt", weights_only=False)
+    ```
+    # Deprecations
+    ## Quantization
+    - `torch.ao.quantization` is deprecated and will be removed in 2.10 (#153892)
+    # New Features
+    ## Distributed
+    - Add a new `ProcessGroup` option for NCCL (#140001)
+    # Bug fixes
+    ## Python Frontend
+    - Fixed `torch.load` of an empty file raising the wrong error (#140002)
+    """)
+
+CKPT = textwrap.dedent("""\
+    import torch
+    from torch.ao.quantization import quantize_dynamic
+
+
+    def load(path):
+        return torch.load(path)
+
+
+    def load_trusted(path):
+        return torch.load(path, weights_only=False)
+
+
+    def shrink(model):
+        return quantize_dynamic(model)
+    """)
+
+
+def codebase(root: Path) -> Path:
+    (root / "trainer").mkdir(parents=True)
+    (root / "trainer" / "ckpt.py").write_text(CKPT)
+    (root / "trainer" / "broken.py").write_text("def oops(:\n")
+    return root / "trainer"
+
+
+def slack(name: str, channel: str, extra: str = "") -> str:
+    return (f'[[notifiers]]\nname = "{name}"\ntype = "slack"\nchannel = "{channel}"\n'
+            f'min_interval = "1s"\n{extra}\n')
+
+
+JSONL = '[[notifiers]]\nname = "log"\ntype = "jsonl"\npath = "events.jsonl"\n'
+IMPACT = ('[impact]\ncode = ["trainer"]\n'
+          'link = "https://github.com/acme/trainer/blob/main/{path}#L{line}"\n')
+
+
+def events(tmp_path: Path) -> list[dict]:
+    return [json.loads(line) for line in (tmp_path / "events.jsonl").read_text().splitlines()]
+
+
+def by_first_line(event: dict) -> dict[str, dict]:
+    return {item["text"].split("\n", 1)[0]: item for item in event["items"]}
+
+
+def test_events_carry_apis_and_affects_and_slack_opens_with_them(
+        fake_github, fake_slack, write_config, run_cli, tmp_path):
+    codebase(tmp_path)
+    fake_github.add_release("pytorch/pytorch", tag="v2.6.0", name="PyTorch 2.6.0", body=NOTES)
+    config = write_config(IMPACT, repos=("pytorch/pytorch",), slack_url=fake_slack.api_url,
+                          notifiers=JSONL + slack("releases", "#releases")
+                          + slack("breaking", "#breaking", "affects_only = true"))
+    result = run_cli("--config", str(config), "poll", env=ENV)
+    assert result.code == 0, result.stderr
+    assert "1 files of trainer do not parse" in result.stderr  # named once, not fatal
+
+    items = by_first_line(events(tmp_path)[0])
+    flip = items["Flip default torch.load to weights_only (#137602, #138225)"]
+    assert flip["apis"] == ["torch.load"]
+    # The call that passes weights_only is not touched by a flipped default.
+    assert flip["affects"] == [{"path": "ckpt.py", "line": 6, "code": "return torch.load(path)",
+                                "api": "torch.load", "root": "trainer"}]
+    quant = items["`torch.ao.quantization` is deprecated and will be removed in 2.10 (#153892)"]
+    assert quant["apis"] == ["torch.ao.quantization"]
+    assert [(a["line"], a["code"]) for a in quant["affects"]] == [
+        (2, "from torch.ao.quantization import quantize_dynamic"),
+        (14, "return quantize_dynamic(model)")]
+    # A bug fix that names torch.load changes nothing a caller must do: no apis, no affects.
+    fix = items["Fixed `torch.load` of an empty file raising the wrong error (#140002)"]
+    assert "apis" not in fix and "affects" not in fix
+
+    parent = next(m for m in fake_slack.channel_messages("releases") if m.thread_ts is None)
+    opening = parent.blocks[1]["text"]["text"]
+    assert opening.startswith("*Affects your code (2, 3 uses in 1 file)*")
+    assert ("https://github.com/acme/trainer/blob/main/ckpt.py#L6", "ckpt.py:6") in parent.links
+    replies = "\n".join(m.all_text() for m in fake_slack.channel_messages("releases")
+                        if m.thread_ts is not None)
+    marked = [line for line in replies.splitlines() if line.endswith("_(affects your code)_")]
+    assert [line[:32] for line in marked] == [
+        "• Flip default torch.load to wei", "• `torch.ao.quantization` is dep"]
+
+    # affects_only: the two items that touch the code, nothing else.
+    breaking = "\n".join(m.all_text() for m in fake_slack.channel_messages("breaking"))
+    assert "torch.ao.quantization" in breaking and "weights_only" in breaking
+    assert "ProcessGroup" not in breaking and "empty file" not in breaking
+
+    store = Store.open(tmp_path / "store")
+    try:
+        assert set(store.code_index("trainer")) >= {"ckpt.py"}  # the per-file index, kept
+    finally:
+        store.close()
+
+
+def test_without_impact_configured_events_keep_the_contract_shape(
+        fake_github, write_config, run_cli, tmp_path):
+    fake_github.add_release("pytorch/pytorch", tag="v2.6.0", name="PyTorch 2.6.0", body=NOTES)
+    config = write_config(repos=("pytorch/pytorch",), notifiers=JSONL)
+    assert run_cli("--config", str(config), "poll").code == 0
+    assert all("apis" not in item and "affects" not in item
+               for item in events(tmp_path)[0]["items"])
+
+
+def test_the_console_shows_what_affects_the_code_first(fake_github, write_config, run_cli,
+                                                       tmp_path):
+    codebase(tmp_path)
+    fake_github.add_release("pytorch/pytorch", tag="v2.6.0", name="PyTorch 2.6.0", body=NOTES)
+    config = write_config(IMPACT, repos=("pytorch/pytorch",),
+                          notifiers='[[notifiers]]\nname = "console"\ntype = "console"\n')
+    result = run_cli("--config", str(config), "poll")
+    assert result.code == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[2] == "  Affects your code (2, 3 uses in 1 file):"
+    assert lines[3] == ("    - BC-breaking: Flip default torch.load to weights_only "
+                        "(#137602, #138225)")
+    assert lines[4] == "        ckpt.py:6  return torch.load(path)"
+    assert lines.index(lines[2]) < next(i for i, line in enumerate(lines) if "changes" in line)
+
+
+def test_a_digest_opens_each_repo_with_what_affects_the_code(fake_github, write_config, run_cli,
+                                                            tmp_path):
+    codebase(tmp_path)
+    fake_github.add_release("pytorch/pytorch", tag="v2.6.0", name="PyTorch 2.6.0", body=NOTES)
+    config = write_config(IMPACT, repos=("pytorch/pytorch",), notifiers=(
+        '[[notifiers]]\nname = "weekly"\ntype = "console"\nmode = "digest"\n'
+        'digest_schedule = "0 9 * * MON"\n'))
+    assert run_cli("--config", str(config), "poll").code == 0
+    result = run_cli("--config", str(config), "digest")
+    assert result.code == 0, result.stderr
+    assert "    Affects your code (2, 3 uses in 1 file):" in result.stdout.splitlines()
+
+
+def test_an_unchanged_codebase_is_not_read_again(fake_github, write_config, run_cli, tmp_path):
+    """An edit's new item is matched against the codebase again, from the store's index:
+    nothing changed in the code, so the index is left as the first poll wrote it."""
+    root = codebase(tmp_path)
+    release = fake_github.add_release("pytorch/pytorch", tag="v2.6.0", name="PyTorch 2.6.0",
+                                      body=NOTES)
+    config = write_config(IMPACT, repos=("pytorch/pytorch",), notifiers=JSONL)
+    assert run_cli("--config", str(config), "poll").code == 0
+    store = Store.open(tmp_path / "store")
+    try:
+        first = store.code_index("trainer")
+    finally:
+        store.close()
+    fake_github.edit_release("pytorch/pytorch", release["id"],
+                             body=NOTES.replace("(#153892)", "(#153892, #153893)"))
+    assert run_cli("--config", str(config), "poll").code == 0
+    edited = events(tmp_path)[-1]
+    assert edited["event"] == "edited"
+    (changed,) = edited["items"]
+    assert [a["line"] for a in changed["affects"]] == [2, 14]
+    store = Store.open(tmp_path / "store")
+    try:
+        assert store.code_index("trainer") == first
+    finally:
+        store.close()
+    assert root.joinpath("ckpt.py").read_text() == CKPT

@@ -1,0 +1,113 @@
+"""``release-watch impact``: offline, the items of a notes file that touch a codebase, each use
+as ``path:line`` and its line of code; exit 1 when a BC-breaking or deprecation item touches it."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+from conftest import FIXTURES
+from test_impact_bot import CKPT, NOTES
+
+EXAMPLES = FIXTURES / "codebases" / "examples"
+TORCH_LOAD_26 = FIXTURES / "releases" / "pytorch" / "v2.6.0-torch-load.md"
+
+
+@pytest.fixture
+def trainer(tmp_path: Path) -> Path:
+    root = tmp_path / "trainer"
+    (root / "train").mkdir(parents=True)
+    (root / "train" / "ckpt.py").write_text(CKPT)
+    (root / "train" / "broken.py").write_text("def oops(:\n")
+    (root / ".venv" / "lib").mkdir(parents=True)  # a virtual environment is never read
+    (root / ".venv" / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    (root / ".venv" / "lib" / "torch_user.py").write_text("import torch\ntorch.load('x')\n")
+    return root
+
+
+@pytest.fixture
+def notes(tmp_path: Path) -> Path:
+    path = tmp_path / "notes.md"
+    path.write_text(NOTES)
+    return path
+
+
+def test_text_lists_each_touching_item_with_every_use(run_cli, trainer, notes):
+    result = run_cli("impact", str(notes), "--code", str(trainer))
+    assert result.code == 1  # a BC-breaking item touches the code
+    assert result.stdout.splitlines()[:4] == [
+        "BC-breaking [python_frontend] Flip default torch.load to weights_only "
+        "(#137602, #138225)",
+        "  changes: torch.load",
+        "  train/ckpt.py:6  return torch.load(path)",
+        ""]
+    assert "train/ckpt.py:2  from torch.ao.quantization import quantize_dynamic" in result.stdout
+    assert ".venv" not in result.stdout
+    assert "2 BC-breaking or deprecation items touch the code (3 uses in 1 file)" in result.stdout
+    assert "1 do not parse and were skipped: train/broken.py" in result.stdout
+
+
+def test_json_carries_apis_and_affects_per_item(run_cli, trainer, notes):
+    result = run_cli("impact", str(notes), "--code", str(trainer), "--format", "json")
+    assert result.code == 1
+    data = json.loads(result.stdout)
+    items = {item["text"].split("\n", 1)[0]: item for item in data["items"]}
+    flip = items["Flip default torch.load to weights_only (#137602, #138225)"]
+    assert flip["kind"] == "bc_breaking" and flip["apis"] == ["torch.load"]
+    assert flip["affects"] == [{"path": "train/ckpt.py", "line": 6,
+                                "code": "return torch.load(path)", "api": "torch.load",
+                                "root": str(trainer)}]
+    assert {"subsystem", "kind", "text", "section", "prs", "decided_by",
+            "confidence"} <= set(flip)
+    assert "apis" not in items["Add a new `ProcessGroup` option for NCCL (#140001)"]
+    assert data["scanned"] == [{"root": str(trainer), "files": 1, "unparsable": [
+        {"path": "train/broken.py", "error": data["scanned"][0]["unparsable"][0]["error"]}]}]
+
+
+def test_code_that_uses_nothing_changed_exits_zero(run_cli, tmp_path, notes):
+    clean = tmp_path / "clean"
+    clean.mkdir()
+    (clean / "model.py").write_text(textwrap.dedent("""\
+        import torch
+
+        def load(path):
+            return torch.load(path, weights_only=True)
+        """))
+    result = run_cli("impact", str(notes), "--code", str(clean))
+    assert result.code == 0, result.stdout
+    assert "0 BC-breaking or deprecation items touch the code" in result.stdout
+
+
+def test_several_codebases_name_their_root(run_cli, trainer, tmp_path, notes):
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "eval.py").write_text("import torch as T\nstate = T.load('m.pt')\n")
+    result = run_cli("impact", str(notes), "--code", str(trainer), "--code", str(other),
+                     "--format", "json")
+    data = json.loads(result.stdout)
+    flip = next(i for i in data["items"] if i.get("apis") == ["torch.load"])
+    assert [(a["root"], a["path"], a["line"]) for a in flip["affects"]] == [
+        (str(trainer), "train/ckpt.py", 6), (str(other), "eval.py", 2)]
+
+
+def test_a_missing_codebase_is_one_line_and_exit_two(run_cli, tmp_path, notes):
+    result = run_cli("impact", str(notes), "--code", str(tmp_path / "nope"))
+    assert result.code == 2
+    assert result.stderr.strip() == f"release-watch: --code {tmp_path / 'nope'}: no such directory"
+
+
+@pytest.mark.skipif(not EXAMPLES.is_dir() or not TORCH_LOAD_26.is_file(),
+                    reason="the examples codebase and the 2.6 torch.load item are fixtures")
+def test_pytorch_examples_torch_load_flip_touches_the_17_torchfix_calls(run_cli):
+    """TorchFix's TOR102 (torch.load without weights_only) flags 17 calls in pytorch/examples;
+    the 2.6 item that flipped the default must touch exactly those, and nothing else."""
+    result = run_cli("impact", str(TORCH_LOAD_26), "--code", str(EXAMPLES), "--format", "json")
+    data = json.loads(result.stdout)
+    (flip,) = [item for item in data["items"] if item.get("affects")]
+    assert flip["apis"] == ["torch.load"]
+    assert len(flip["affects"]) == 17
+    assert all("torch.load(" in use["code"] and "weights_only" not in use["code"]
+               for use in flip["affects"])
+    assert result.code == 1

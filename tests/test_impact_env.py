@@ -1,0 +1,208 @@
+"""Environment declarations (requires-python, pins, CUDA of wheel indexes and base images) read
+from each kind of file, and which of them each kind of environment subject touches."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from watcher.impact.envindex import index_environment, is_environment_file
+from watcher.impact.envmatch import touches
+from watcher.impact.match import find_affects
+from watcher.impact.model import Declaration, EnvironmentSubject, Subjects
+from watcher.impact.pyindex import UnparsableError
+from watcher.impact.scan import scan_codebase
+
+
+def declared(path: str, text: str) -> list[tuple[int, str, str, str]]:
+    """(line, kind, name, specifier or CUDA version) of each declaration."""
+    index = index_environment(path, textwrap.dedent(text))
+    return [(d.line, d.kind, d.name, d.specifier or d.version) for d in index.declarations]
+
+
+def test_pyproject_pep621_and_poetry():
+    assert declared("pyproject.toml", """\
+        [project]
+        name = "trainer"
+        requires-python = ">=3.9"
+        dependencies = [
+            "torch>=2.1",
+            "onnxscript==0.2.0",
+            'Pytorch_Triton',
+        ]
+        [project.optional-dependencies]
+        gpu = ["torch==2.1.0+cu121"]
+
+        [tool.poetry.dependencies]
+        python = "^3.9"
+        numpy = { version = "~1.24" }
+        scipy = "1.11.2"
+        """) == [
+        (3, "python", "", ">=3.9"), (5, "package", "torch", ">=2.1"),
+        (6, "package", "onnxscript", "==0.2.0"), (7, "package", "pytorch-triton", ""),
+        (10, "package", "torch", "==2.1.0+cu121"), (10, "cuda", "", "12.1"),
+        (13, "python", "", ">=3.9,<4"), (14, "package", "numpy", "<1.25,>=1.24"),
+        (15, "package", "scipy", "==1.11.2")]
+
+
+def test_invalid_toml_is_unparsable():
+    with pytest.raises(UnparsableError):
+        index_environment("pyproject.toml", "[project\n")
+
+
+def test_requirements_files_skip_options_but_read_the_cuda_wheel_index():
+    assert declared("requirements/gpu.txt", """\
+        # pinned for the cluster
+        --extra-index-url https://download.pytorch.org/whl/cu121
+        -r base.txt
+        --index-url https://pypi.org/simple
+        torch==2.1.0 \\
+            --hash=sha256:0123
+        onnxscript>=0.1  # the exporter
+        numpy; python_version < "3.12"
+        git+https://github.com/acme/tool
+        -e ./local
+        """) == [(2, "cuda", "", "12.1"), (5, "package", "torch", "==2.1.0"),
+                 (7, "package", "onnxscript", ">=0.1"), (8, "package", "numpy", "")]
+    assert declared("constraints.txt", "Torch_Vision<0.17\n") == [
+        (1, "package", "torch-vision", "<0.17")]
+    assert declared("dev.in", "--find-links https://download.pytorch.org/whl/cu118\n") == [
+        (1, "cuda", "", "11.8")]
+
+
+def test_setup_cfg_and_setup_py():
+    assert declared("setup.cfg", """\
+        [metadata]
+        name = trainer
+        [options]
+        python_requires = >=3.8
+        install_requires =
+            torch>=2.0
+            numpy
+        [flake8]
+        max-line-length = 100
+        """) == [(4, "python", "", ">=3.8"), (6, "package", "torch", ">=2.0"),
+                 (7, "package", "numpy", "")]
+    assert declared("setup.py", """\
+        from setuptools import setup
+        setup(
+            name="trainer",
+            python_requires=">=3.8,<3.12",
+            install_requires=["torch", "onnxscript>=0.1"],
+        )
+        """) == [(4, "python", "", ">=3.8,<3.12"),
+                 (5, "package", "torch", ""), (5, "package", "onnxscript", ">=0.1")]
+
+
+def test_dockerfiles_base_images_and_installs():
+    assert declared("docker/Dockerfile.gpu", """\
+        ARG CUDA=12.1.0
+        FROM nvidia/cuda:${CUDA}-cudnn8-runtime-ubuntu22.04 AS base
+        FROM --platform=linux/amd64 pytorch/pytorch:2.1.0-cuda12.1-cudnn8-runtime
+        FROM python:3.9-slim
+        FROM ubuntu:22.04
+        # RUN pip install torch==1.0
+        RUN pip install --no-cache-dir torch==2.1.0 \\
+            --index-url https://download.pytorch.org/whl/cu118 && \\
+            conda install -y -c pytorch pytorch-cuda=12.1
+        """) == [(2, "cuda", "", "12.1"), (3, "cuda", "", "12.1"), (4, "python", "", "==3.9.*"),
+                 (7, "cuda", "", "11.8"), (7, "package", "torch", "==2.1.0"),
+                 (7, "cuda", "", "12.1")]
+    assert declared("gpu.dockerfile", "FROM nvcr.io/nvidia/cuda:11.8.0-base\n") == [
+        (1, "cuda", "", "11.8")]
+
+
+def test_conda_environment_files():
+    assert declared("environment.yml", """\
+        name: trainer
+        channels:
+          - pytorch
+        dependencies:
+          - python=3.9
+          - cudatoolkit=11.8
+          - pytorch::pytorch=2.1.0=py3.9_cuda12.1_cudnn8_0
+          - pytorch-cuda=12.1  # the GPU build
+          - numpy >=1.24
+          - pip
+          - pip:
+            - --extra-index-url https://download.pytorch.org/whl/cu121
+            - onnxscript==0.2.0
+        variables:
+          - python=2.7
+        """) == [(5, "python", "", "==3.9.*"), (6, "cuda", "", "11.8"),
+                 (7, "package", "pytorch", "==2.1.0.*"), (7, "cuda", "", "12.1"),
+                 (8, "cuda", "", "12.1"), (9, "package", "numpy", ">=1.24"),
+                 (10, "package", "pip", ""), (12, "cuda", "", "12.1"),
+                 (13, "package", "onnxscript", "==0.2.0")]
+
+
+@pytest.mark.parametrize(("path", "kind"), [
+    ("pyproject.toml", True), ("a/requirements-dev.txt", True), ("constraints.txt", True),
+    ("requirements/base.txt", True), ("deps/test.in", True), ("MANIFEST.in", False),
+    ("Dockerfile", True), ("docker/Dockerfile.cpu", True), ("x.dockerfile", True),
+    ("environment.yml", True), ("environment-gpu.yaml", True), ("setup.cfg", True),
+    ("setup.py", True), ("notes.txt", False), ("config.yml", False), ("tox.ini", False)])
+def test_which_files_are_environment_files(path, kind):
+    assert is_environment_file(path) is kind
+
+
+def python_decl(specifier: str) -> Declaration:
+    return Declaration(line=1, code="", kind="python", specifier=specifier)
+
+
+@pytest.mark.parametrize(("specifier", "touched"), [
+    (">=3.9", True), (">=3.10", False), ("<3.12,>=3.8", True), ("==3.9.*", True),
+    (">3.9", True), ("~=3.11", False), (">=3.11,<4", False), ("", True), ("nonsense", False)])
+def test_python_minimum_touches_a_requires_python_that_admits_an_older_one(specifier, touched):
+    subject = EnvironmentSubject(kind="python", minimum="3.10")
+    assert touches(subject, python_decl(specifier)) is touched
+
+
+@pytest.mark.parametrize(("version", "touched"), [
+    ("12.1", True), ("12.1.1", True), ("12.4", False), ("12.10", False), ("11.8", False)])
+def test_a_removed_cuda_touches_that_version(version, touched):
+    subject = EnvironmentSubject(kind="cuda", removed="12.1")
+    assert touches(subject, Declaration(line=1, code="", kind="cuda", version=version)) is touched
+
+
+@pytest.mark.parametrize(("specifier", "touched"), [
+    ("==0.2.0", True), (">=0.1", True), ("<0.3", True), ("~=0.3", True), ("==0.3.1", False),
+    (">=0.4", False), (">=0.3.1,<0.5", False), ("", False), ("===weird", False)])
+def test_a_package_requirement_touches_pins_that_admit_an_older_version(specifier, touched):
+    subject = EnvironmentSubject(kind="package", name="onnxscript", specifier=">=0.3.1")
+    pin = Declaration(line=1, code="", kind="package", name="onnxscript", specifier=specifier)
+    assert touches(subject, pin) is touched
+    other = pin.model_copy(update={"name": "onnx"})
+    assert not touches(subject, other)
+
+
+def test_a_renamed_package_touches_any_pin_of_the_old_name():
+    subject = EnvironmentSubject(kind="renamed_package", name="pytorch-triton",
+                                 new_name="triton")
+    for specifier in ("", "==3.0.0", ">=99"):
+        pin = Declaration(line=1, code="", kind="package", name="pytorch-triton",
+                          specifier=specifier)
+        assert touches(subject, pin)
+    assert not touches(subject, Declaration(line=1, code="", kind="package", name="triton"))
+
+
+def test_environment_affects_name_the_subject_label(tmp_path):
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nrequires-python = ">=3.9"\ndependencies = ["onnxscript>=0.4",'
+        ' "pytorch-triton==3.0"]\n')
+    (tmp_path / "Dockerfile").write_text("FROM pytorch/pytorch:2.1.0-cuda12.1-cudnn8-runtime\n")
+    (tmp_path / "requirements.txt").write_text("onnxscript==0.2.0\n")
+    index = scan_codebase(str(tmp_path), {})
+    subjects = Subjects(environment=(
+        EnvironmentSubject(kind="python", minimum="3.10"),
+        EnvironmentSubject(kind="cuda", removed="12.1"),
+        EnvironmentSubject(kind="package", name="onnxscript", specifier=">=0.3.1"),
+        EnvironmentSubject(kind="renamed_package", name="pytorch-triton", new_name="triton")))
+    affects = find_affects(subjects, index, "team")
+    assert [(a.path, a.line, a.api, a.code) for a in affects] == [
+        ("Dockerfile", 1, "cuda 12.1", "FROM pytorch/pytorch:2.1.0-cuda12.1-cudnn8-runtime"),
+        ("pyproject.toml", 2, "python>=3.10", 'requires-python = ">=3.9"'),
+        ("pyproject.toml", 3, "pytorch-triton (now triton)",
+         'dependencies = ["onnxscript>=0.4", "pytorch-triton==3.0"]'),
+        ("requirements.txt", 1, "onnxscript>=0.3.1", "onnxscript==0.2.0")]

@@ -1,0 +1,351 @@
+"""The code side of the impact analysis: what ``pyindex`` reads from one Python file (names
+resolved through imports, calls with their keywords, config patches, methods of unknown
+objects), and what ``scan`` makes of a tree (skipped folders, re-exports across files,
+unparsable files, the per-file cache)."""
+
+from __future__ import annotations
+
+import json
+import os
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from watcher.impact.model import FileIndex
+from watcher.impact.pyindex import UnparsableError, index_python
+from watcher.impact.scan import scan_codebase
+
+
+def uses(source: str, path: str = "pkg/mod.py") -> list[tuple[int, str, bool, tuple[str, ...]]]:
+    """(line, name or ".method", is_call, keywords) of each use."""
+    index = index_python(path, textwrap.dedent(source))
+    return [(use.line, use.name or "." + use.method, use.is_call, use.keywords)
+            for use in index.uses]
+
+
+def names(source: str, path: str = "pkg/mod.py") -> set[str]:
+    return {name for _, name, _, _ in uses(source, path)}
+
+
+def write(root: Path, files: dict[str, str]) -> Path:
+    for relative, text in files.items():
+        path = root / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+    return root
+
+
+def test_names_resolve_through_every_import_form():
+    assert uses("""\
+        import torch
+        import torch.nn.functional as F
+        from torch.distributed.fsdp import fully_shard as fs
+        from torch import nn
+
+        def step(x, model):
+            a = F.relu(x)
+            b = torch.nn.functional.relu(x)
+            fs(model)
+            return nn.Linear(
+                3, 4)
+        """) == [
+        (1, "torch", False, ()),
+        (2, "torch.nn.functional", False, ()),
+        (3, "torch.distributed.fsdp.fully_shard", False, ()),
+        (4, "torch.nn", False, ()),
+        (7, "torch.nn.functional.relu", True, ()),
+        (8, "torch.nn.functional.relu", True, ()),  # the longest chain, once
+        (9, "torch.distributed.fsdp.fully_shard", True, ()),
+        (10, "torch.nn.Linear", True, ()),  # the line where a multi-line call starts
+    ]
+
+
+def test_a_use_keeps_its_stripped_source_line():
+    index = index_python("a.py", "import torch\nif True:\n    x = torch.load('m.pt')   \n")
+    assert [(use.line, use.code) for use in index.uses] == [
+        (1, "import torch"), (3, "x = torch.load('m.pt')")]
+    long = index_python("b.py", "import torch\ntorch.load(" + "x" * 300 + ")\n")
+    assert len(long.uses[-1].code) == 200
+
+
+def test_imports_inside_functions_try_blocks_and_type_checking_resolve():
+    found = names("""\
+        from typing import TYPE_CHECKING
+        if TYPE_CHECKING:
+            from torch.optim import Optimizer
+        try:
+            from torch.ao.quantization import quantize_dynamic
+        except ImportError:
+            from torch.quantization import quantize_dynamic
+
+        def shrink(model, opt: Optimizer):
+            import torch.ao.quantization.quantize_fx as qfx
+            qfx.prepare_fx(model)
+            return quantize_dynamic(model)
+
+        def late():
+            return np.zeros(3)  # imported below its use
+
+        import numpy as np
+        """)
+    assert {"torch.optim.Optimizer", "torch.ao.quantization.quantize_fx.prepare_fx",
+            "torch.ao.quantization.quantize_dynamic", "numpy.zeros"} <= found
+    assert "typing.TYPE_CHECKING" not in found  # the standard library is never recorded
+
+
+def test_star_imports_and_relative_imports():
+    found = uses("""\
+        from torch.nn import *
+        from .utils import load_model
+        from ..core import engine
+        from . import sibling
+        Linear(3, 4)
+        load_model("x")
+        """, path="pkg/sub/train.py")
+    assert found == [(1, "torch.nn", False, ()), (2, "pkg.sub.utils.load_model", False, ()),
+                     (3, "pkg.core.engine", False, ()), (4, "pkg.sub.sibling", False, ()),
+                     (6, "pkg.sub.utils.load_model", True, ())]
+    # From a package's __init__, "." is the package itself; above the codebase root: skipped.
+    assert names("from .io import load\n", path="pkg/__init__.py") == {"pkg.io.load"}
+    assert names("from ... import x\n", path="pkg/mod.py") == set()
+
+
+def test_calls_record_their_keywords_and_kwargs():
+    assert uses("""\
+        import torch
+        torch.load(f, weights_only=True)
+        torch.load(f, map_location="cpu", **options)
+        torch.load(*args)
+        """) == [(1, "torch", False, ()), (2, "torch.load", True, ("weights_only",)),
+                 (3, "torch.load", True, ("map_location",)), (4, "torch.load", True, ())]
+    index = index_python("a.py", "import torch\ntorch.load(f, **kw)\n")
+    assert index.uses[1].passes_kwargs and not index.uses[0].passes_kwargs
+
+
+def test_functools_partial_is_a_call_of_its_first_argument():
+    found = uses("""\
+        import functools
+        from functools import partial
+        import torch
+        a = functools.partial(torch.load, weights_only=True)
+        b = partial(torch.load, map_location="cpu")
+        c = partial(print, end="")
+        """)
+    assert (4, "torch.load", True, ("weights_only",)) in found
+    assert (5, "torch.load", True, ("map_location",)) in found
+    assert (4, "torch.load", False, ()) in found  # the reference handed to partial
+    assert not [use for use in found if use[0] == 6]
+
+
+def test_config_patches_and_assignments_name_the_config():
+    found = uses("""\
+        import torch
+        from torch._inductor import config
+
+        with torch._inductor.config.patch(autotune_fallback_to_aten=True):
+            pass
+        with config.patch({"max_autotune": True, "debug": False}):
+            pass
+        with config.patch("freezing", True):
+            pass
+        torch._inductor.config.cpp_wrapper = True
+
+        @torch._dynamo.config.patch(suppress_errors=True)
+        def compiled():
+            pass
+        """)
+    configs = {(line, name) for line, name, call, _ in found
+               if not call and "config." in name}
+    assert configs == {
+        (4, "torch._inductor.config.autotune_fallback_to_aten"),
+        (6, "torch._inductor.config.max_autotune"), (6, "torch._inductor.config.debug"),
+        (8, "torch._inductor.config.freezing"), (10, "torch._inductor.config.cpp_wrapper"),
+        (12, "torch._dynamo.config.suppress_errors")}
+
+
+def test_methods_of_unknown_objects_are_kept_by_method_name():
+    found = uses("""\
+        import torch
+
+        def train(scheduler, model):
+            scheduler.print_lr()
+            torch.zeros(3).new_tensor([1])
+            size = model.weight
+            model.weight = None
+        """)
+    assert (4, ".print_lr", True, ()) in found
+    assert (5, ".new_tensor", True, ()) in found and (5, "torch.zeros", True, ()) in found
+    assert (6, ".weight", False, ()) in found
+    assert not [use for use in found if use[0] == 7]  # an assignment target is not a use
+
+
+def test_only_imported_roots_are_recorded():
+    found = names("""\
+        import os.path
+        import numpy as np
+        x = os.path.join("a", "b")
+        y = undefined_name.attribute
+        np.zeros(3)
+        """)
+    assert found == {"numpy", "numpy.zeros", ".attribute"}
+
+
+def test_index_python_accepts_bytes_with_a_coding_cookie():
+    source = "# -*- coding: latin-1 -*-\nimport torch\ns = 'caf\xe9'; torch.load(s)\n"
+    index = index_python("a.py", source.encode("latin-1"))
+    assert index.uses[-1].code == "s = 'café'; torch.load(s)"
+    crlf = index_python("b.py", b"import torch\r\n\r\ntorch.load(x)\r\n")
+    assert [(use.line, use.code) for use in crlf.uses] == [
+        (1, "import torch"), (3, "torch.load(x)")]
+
+
+@pytest.mark.parametrize("source", [
+    "def oops(:\n", b"import torch\x00\n", b"# coding: utf-8\nx = '\xff'\n",
+    "x = " + "(" * 300 + ")" * 300 + "\n", "x = " + "-" * 200_000 + "1\n"])
+def test_files_that_do_not_parse_raise_one_clear_error(source):
+    with pytest.raises(UnparsableError) as raised:
+        index_python("bad.py", source)
+    assert "\n" not in str(raised.value) and str(raised.value)
+
+
+# The scan.
+
+def test_scan_skips_tool_folders_virtualenvs_and_symlinks(tmp_path):
+    root = write(tmp_path / "code", {
+        "main.py": "import torch\n",
+        "pkg/__init__.py": "",
+        "build/gen.py": "import torch\n", "dist/x.py": "", "node_modules/a.py": "",
+        ".git/hooks/h.py": "", ".tox/t.py": "", "__pycache__/c.py": "",
+        "mypkg.egg-info/e.py": "", "site-packages/s.py": "",
+        "env/pyvenv.cfg": "home = /usr/bin\n", "env/lib/torch_user.py": "import torch\n",
+        "venv/lib/v.py": "", "notes.md": "import torch\n"})
+    os.symlink(root / "pkg", root / "linked")
+    os.symlink(root / "main.py", root / "alias.py")
+    index = scan_codebase(str(root), {})
+    assert [file.path for file in index.files] == ["main.py", "pkg/__init__.py"]
+    assert index.counts.files == 2 and index.counts.lines == 1
+
+
+def test_unparsable_files_are_counted_not_fatal(tmp_path):
+    root = write(tmp_path, {"good.py": "import torch\ntorch.load(x)\n",
+                            "bad.py": "def oops(:\n", "nul.py": "x = 1\x00\n"})
+    index = scan_codebase(str(tmp_path), {})
+    assert [file.path for file in index.files] == ["good.py"]
+    assert [path for path, _ in index.unparsable] == ["bad.py", "nul.py"]
+    assert index.unparsable[0][1] == "line 1: invalid syntax"
+    assert scan_codebase(str(root), {}).counts.files == 3
+
+
+def test_a_missing_root_raises_oserror(tmp_path):
+    with pytest.raises(OSError):
+        scan_codebase(str(tmp_path / "nope"))
+
+
+def test_reexports_across_files_resolve_to_the_outside_name(tmp_path):
+    write(tmp_path, {
+        "mypkg/__init__.py": "from .io import load\n",
+        "mypkg/io.py": "from torch.serialization import load\nfrom torch import save as put\n",
+        "mypkg/utils.py": "from torch import load as load_model\n",
+        "mypkg/train.py": """\
+            from .utils import load_model
+            from mypkg.io import put
+            import mypkg.io as mio
+            load_model("a")
+            put(x, "b")
+            mio.load("c")
+            """,
+        "app.py": "import mypkg\nfrom mypkg import load\nload('d')\nmypkg.load('e')\n",
+        "cycle/a.py": "from cycle.b import f\n", "cycle/b.py": "from cycle.a import f\n",
+        "cycle/__init__.py": "", "loop.py": "from cycle.a import f\nf()\n"})
+    index = scan_codebase(str(tmp_path), {})
+    by_path = {file.path: [(use.line, use.name) for use in file.uses if use.is_call]
+               for file in index.files}
+    assert by_path["mypkg/train.py"] == [(4, "torch.load"), (5, "torch.save"),
+                                         (6, "torch.serialization.load")]
+    assert by_path["app.py"] == [(3, "torch.serialization.load"),
+                                 (4, "torch.serialization.load")]
+    assert by_path["loop.py"] == [(2, "cycle.a.f")]  # a cycle stops; the name stays
+
+
+def test_script_folders_resolve_sibling_modules(tmp_path):
+    """pytorch/examples style: each folder is a script folder, ``import utils`` is its own."""
+    write(tmp_path, {"a/utils.py": "from torch import load\n", "a/main.py":
+                     "import utils\nutils.load('x')\n", "b/utils.py": "import numpy\n",
+                     "b/main.py": "from utils import load\nload('y')\n"})
+    index = scan_codebase(str(tmp_path), {})
+    calls = {file.path: [use.name for use in file.uses if use.is_call] for file in index.files}
+    assert calls["a/main.py"] == ["torch.load"]
+    assert calls["b/main.py"] == ["utils.load"]  # b/utils.py binds no load: left as written
+
+
+def test_a_tree_that_holds_the_library_itself_keeps_public_names(tmp_path):
+    write(tmp_path, {"torch/__init__.py": "from torch.serialization import load\n",
+                     "torch/serialization.py": "def load(f): ...\n",
+                     "user.py": "import torch\ntorch.load('x')\n"})
+    index = scan_codebase(str(tmp_path), {})
+    user = next(file for file in index.files if file.path == "user.py")
+    assert [use.name for use in user.uses if use.is_call] == ["torch.load"]
+
+
+def test_a_second_scan_of_an_unchanged_tree_reads_nothing(tmp_path):
+    write(tmp_path, {"a.py": "import torch\ntorch.load(x)\n", "b.py": "import torch\n",
+                     "bad.py": "def oops(:\n", "requirements.txt": "torch==2.1.0\n"})
+    cache: dict[str, str] = {}
+    first = scan_codebase(str(tmp_path), cache)
+    assert (first.counts.read, first.counts.cached) == (4, 0)
+    assert set(cache) == {"a.py", "b.py", "bad.py", "requirements.txt"}
+    entry = json.loads(cache["a.py"])
+    assert {"size", "mtime_ns", "sha256", "index"} <= set(entry)
+    assert FileIndex.model_validate(entry["index"]).uses[1].name == "torch.load"
+    second = scan_codebase(str(tmp_path), cache)
+    assert (second.counts.read, second.counts.cached) == (0, 4)
+    assert second.files == first.files and second.unparsable == first.unparsable
+
+
+def test_a_touched_file_is_reread_and_reused_when_its_content_is_the_same(tmp_path):
+    write(tmp_path, {"a.py": "import torch\ntorch.load(x)\n", "b.py": "import torch\n"})
+    cache: dict[str, str] = {}
+    scan_codebase(str(tmp_path), cache)
+    stat = (tmp_path / "a.py").stat()
+    os.utime(tmp_path / "a.py", ns=(stat.st_atime_ns, stat.st_mtime_ns + 5_000_000_000))
+    touched = scan_codebase(str(tmp_path), cache)
+    assert (touched.counts.read, touched.counts.cached) == (1, 2)  # read, hash equal: reused
+    assert json.loads(cache["a.py"])["mtime_ns"] == stat.st_mtime_ns + 5_000_000_000
+    assert scan_codebase(str(tmp_path), cache).counts.read == 0
+
+    (tmp_path / "a.py").write_text("import torch\n\ntorch.save(x, f)\n")
+    os.utime(tmp_path / "a.py", ns=(stat.st_atime_ns, stat.st_mtime_ns + 9_000_000_000))
+    changed = scan_codebase(str(tmp_path), cache)
+    assert (changed.counts.read, changed.counts.cached) == (1, 1)
+    a = next(file for file in changed.files if file.path == "a.py")
+    assert [(use.line, use.name) for use in a.uses] == [(1, "torch"), (3, "torch.save")]
+
+
+def test_a_deleted_file_leaves_the_cache(tmp_path):
+    write(tmp_path, {"a.py": "import torch\n", "sub/b.py": "import torch\n"})
+    cache: dict[str, str] = {"stale/elsewhere.py": "{}"}
+    scan_codebase(str(tmp_path), cache)
+    assert set(cache) == {"a.py", "sub/b.py"}
+    (tmp_path / "sub" / "b.py").unlink()
+    scan_codebase(str(tmp_path), cache)
+    assert set(cache) == {"a.py"}
+
+
+def test_a_corrupt_or_old_cache_entry_is_a_miss(tmp_path):
+    write(tmp_path, {"a.py": "import torch\n", "b.py": "import torch\n"})
+    index = scan_codebase(str(tmp_path), {"a.py": "not json", "b.py": '{"v": 0}'})
+    assert (index.counts.read, index.counts.cached) == (2, 0)
+
+
+def test_environment_files_are_scanned_beside_python(tmp_path):
+    write(tmp_path, {"pyproject.toml": '[project]\nrequires-python = ">=3.9"\n',
+                     "docker/Dockerfile": "FROM nvidia/cuda:12.1.0-runtime-ubuntu22.04\n",
+                     "setup.py": "import torch\nfrom setuptools import setup\n"
+                                 "setup(python_requires='>=3.8')\n"})
+    index = scan_codebase(str(tmp_path), {})
+    assert [(path, d.kind, d.specifier or d.version) for path, d in index.declarations] == [
+        ("docker/Dockerfile", "cuda", "12.1"), ("pyproject.toml", "python", ">=3.9"),
+        ("setup.py", "python", ">=3.8")]
+    setup = next(file for file in index.files if file.path == "setup.py")
+    assert setup.uses[0].name == "torch" and setup.declarations[0].line == 3

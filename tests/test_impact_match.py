@@ -1,0 +1,186 @@
+"""The matcher: which uses of a scanned codebase each subject of an item touches, one affect
+per (path, line, api), sorted; and the real pytorch/examples tree against the 2.6 flip of
+``torch.load``'s ``weights_only`` default, where TorchFix's TOR102 flags 17 calls."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+from conftest import FIXTURES
+
+from watcher.impact.match import find_affects
+from watcher.impact.model import Subject, Subjects
+from watcher.impact.scan import CodeIndex, scan_codebase
+
+EXAMPLES = FIXTURES / "codebases" / "examples"
+
+CODE = {
+    "train.py": """\
+        import functools
+        import torch
+        import torch.nn.functional as F
+        from torch.serialization import load as raw_load
+        from torch.ao.quantization import quantize_dynamic
+        from torch._export import capture_pre_autograd_graph
+
+        def run(path, model, scheduler, options):
+            a = torch.load(path)
+            b = torch.load(path, weights_only=True)
+            c = torch.load(path, **options)
+            d = raw_load(path)
+            e = functools.partial(torch.load, map_location="cpu")
+            f = functools.partial(torch.load, weights_only=False)
+            hook = torch.load
+            torch.loads(path)
+            torch.load.__doc__
+            scheduler.print_lr()
+            torch.optim.lr_scheduler.LRScheduler.print_lr(scheduler)
+            quantize_dynamic(model)
+            capture_pre_autograd_graph(model, ()).module
+            F.relu(a, inplace=True)
+            with torch._inductor.config.patch(autotune_fallback_to_aten=True):
+                pass
+            torch.ao.quantization.quantize_fx.prepare_fx(model)
+        """,
+}
+
+
+@pytest.fixture(scope="module")
+def index(tmp_path_factory: pytest.TempPathFactory) -> CodeIndex:
+    root = tmp_path_factory.mktemp("code")
+    for name, text in CODE.items():
+        (root / name).write_text(textwrap.dedent(text))
+    return scan_codebase(str(root), {})
+
+
+def lines(index: CodeIndex, *subjects: Subject) -> list[int]:
+    return [affect.line for affect in find_affects(Subjects(python=subjects), index, "code")]
+
+
+def test_omits_flags_calls_without_the_option_and_without_kwargs(index):
+    flip = Subject(api="torch.load", condition="omits", option="weights_only")
+    # 9 omits; 10 passes it; 11 may pass it in **options (precision first); 12 imports
+    # torch.load from where it is defined; 13 is a partial without it, 14 a partial with it;
+    # 15 hands torch.load around without calling it; 16 is torch.loads; 17 is an attribute.
+    assert lines(index, flip) == [9, 12, 13]
+
+
+def test_passes_flags_only_calls_that_pass_the_option(index):
+    assert lines(index, Subject(api="torch.load", condition="passes",
+                                option="weights_only")) == [10, 14]
+    assert lines(index, Subject(api="torch.nn.functional.relu", condition="passes",
+                                option="inplace")) == [22]
+    assert lines(index, Subject(api="torch.load", condition="passes", option=None)) == []
+
+
+def test_exact_scope_covers_the_name_and_its_attributes_never_a_longer_name(index):
+    assert lines(index, Subject(api="torch.load")) == [4, 9, 10, 11, 12, 13, 14, 15, 17]
+
+
+def test_namespace_scope_covers_everything_under_it(index):
+    affects = find_affects(Subjects(python=(Subject(api="torch.ao.quantization",
+                                                    scope="namespace"),)), index, "code")
+    assert [(a.line, a.code) for a in affects] == [
+        (5, "from torch.ao.quantization import quantize_dynamic"),
+        (20, "quantize_dynamic(model)"),
+        (25, "torch.ao.quantization.quantize_fx.prepare_fx(model)")]
+    assert lines(index, Subject(api="torch.ao.quant", scope="namespace")) == []
+
+
+def test_config_subjects_touch_patches(index):
+    assert lines(index, Subject(api="torch._inductor.config.autotune_fallback_to_aten")) == [23]
+
+
+def test_a_bare_api_matches_the_last_name_of_a_torch_name(index):
+    assert lines(index, Subject(api="capture_pre_autograd_graph")) == [6, 21]
+
+
+def test_method_scope_matches_by_name_and_marks_it(index):
+    subject = Subject(api="torch.optim.lr_scheduler.LRScheduler.print_lr", scope="method",
+                      method="print_lr")
+    affects = find_affects(Subjects(python=(subject,)), index, "code")
+    assert [(a.line, a.by_method_name) for a in affects] == [(18, True), (19, False)]
+    assert affects[0].to_json_dict()["by_method_name"] is True
+
+
+def test_one_affect_per_line_and_api_sorted_by_path_and_line(tmp_path):
+    (tmp_path / "b.py").write_text("import torch\nx = torch.load(a) or torch.load(b)\n")
+    (tmp_path / "a.py").write_text("from torch import load\nload(a)\n")
+    index = scan_codebase(str(tmp_path), {})
+    subjects = Subjects(python=(Subject(api="torch.load"), Subject(api="torch.load",
+                                                                   condition="omits",
+                                                                   option="weights_only")))
+    affects = find_affects(subjects, index, "team")
+    assert [(a.path, a.line, a.api, a.root) for a in affects] == [
+        ("a.py", 1, "torch.load", "team"), ("a.py", 2, "torch.load", "team"),
+        ("b.py", 2, "torch.load", "team")]
+
+
+def test_names_outside_the_subject_root_never_match(tmp_path):
+    (tmp_path / "a.py").write_text("import mylib\nmylib.load(x)\nimport numpy\nnumpy.load(y)\n")
+    index = scan_codebase(str(tmp_path), {})
+    assert find_affects(Subjects(python=(Subject(api="torch.load"),)), index, "x") == []
+    assert find_affects(Subjects(python=(Subject(api="load"),)), index, "x") == []
+
+
+# The examples, checked by hand against TorchFix 0.7.0 (flake8 --select TOR102).
+TOR102 = [
+    ("dcgan/main.py", 165), ("dcgan/main.py", 206),
+    ("distributed/FSDP/model_checkpointing/checkpoint_handler.py", 178),
+    ("distributed/FSDP/model_checkpointing/checkpoint_handler.py", 231),
+    ("distributed/ddp-tutorial-series/multigpu_torchrun.py", 41),
+    ("distributed/ddp-tutorial-series/multinode.py", 42),
+    ("distributed/minGPT-ddp/mingpt/trainer.py", 87),
+    ("fast_neural_style/neural_style/neural_style.py", 148),
+    ("imagenet/main.py", 214), ("imagenet/main.py", 218),
+    ("language_translation/main.py", 75),
+    ("legacy/snli/train.py", 33), ("legacy/snli/train.py", 53),
+    ("super_resolution/super_resolve.py", 30),
+    ("time_sequence_prediction/train.py", 47),
+    ("word_language_model/generate.py", 65), ("word_language_model/main.py", 274),
+]
+
+
+@pytest.mark.skipif(not EXAMPLES.is_dir(), reason="the examples codebase is a fixture")
+def test_pytorch_examples_torch_load_omitting_weights_only_is_torchfix_tor102():
+    index = scan_codebase(str(EXAMPLES), {})
+    assert index.counts.files == 93 and not index.unparsable
+    flip = Subject(api="torch.load", condition="omits", option="weights_only")
+    affects = find_affects(Subjects(python=(flip,)), index, str(EXAMPLES))
+    assert [(a.path, a.line) for a in affects] == TOR102
+    assert all("torch.load(" in a.code and "weights_only" not in a.code for a in affects)
+    every_load = find_affects(Subjects(python=(Subject(api="torch.load"),)), index, "x")
+    # The two FSDP2 calls that pass weights_only are the other uses.
+    assert sorted({(a.path, a.line) for a in every_load} - set(TOR102)) == [
+        ("distributed/FSDP2/checkpoint.py", 55), ("distributed/FSDP2/checkpoint.py", 86)]
+
+
+def test_examples_fixture_is_the_documented_copy():
+    files = sorted(p.relative_to(EXAMPLES).as_posix() for p in EXAMPLES.rglob("*")
+                   if p.is_file())
+    assert len([f for f in files if f.endswith(".py")]) == 93 and "LICENSE" in files
+    assert "77f55b912142" in (FIXTURES / "SOURCES.md").read_text()
+    assert Path(EXAMPLES / "LICENSE").read_text().startswith("BSD 3-Clause")
+
+
+def test_a_method_subject_without_its_module_matches_the_class_under_torch(index):
+    subject = Subject(api="LRScheduler.print_lr", scope="method", method="print_lr")
+    affects = find_affects(Subjects(python=(subject,)), index, "code")
+    assert [(a.line, a.by_method_name) for a in affects] == [(18, True), (19, False)]
+    other = Subject(api="StepLR.print_lr", scope="method", method="print_lr")
+    assert [a.line for a in find_affects(Subjects(python=(other,)), index, "c")] == [18]
+
+
+def test_a_bare_api_covers_attributes_of_it_but_options_only_on_its_calls(tmp_path):
+    (tmp_path / "q.py").write_text(textwrap.dedent("""\
+        from torch.ao.quantization.quantizer.xnnpack_quantizer import XNNPACKQuantizer
+        XNNPACKQuantizer.set_global(config)
+        XNNPACKQuantizer(is_dynamic=True)
+        from mylib import XNNPACKQuantizer_v2
+        """))
+    index = scan_codebase(str(tmp_path), {})
+    assert lines(index, Subject(api="XNNPACKQuantizer")) == [1, 2, 3]
+    assert lines(index, Subject(api="XNNPACKQuantizer", condition="passes",
+                                option="is_dynamic")) == [3]

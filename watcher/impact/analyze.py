@@ -1,0 +1,106 @@
+"""The impact step of the pipeline behind one call: an item in, the APIs it changes and their
+uses in the configured codebases out.
+
+Only BC-breaking and deprecation items are read for subjects: they are the changes that can
+break a caller, and a bug fix that names ``torch.compile`` would otherwise flag every compile
+call of a codebase (precision is the promise). Each codebase is scanned once per analyzer, on
+the first item that needs it, through a per-file cache the caller keeps (the store, in the
+bot), so a poll that announces nothing never walks the code and a re-scan reads only the files
+that changed.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, MutableMapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import NamedTuple
+
+from watcher.impact.match import find_affects
+from watcher.impact.model import Subjects
+from watcher.impact.scan import CodeIndex, scan_codebase
+from watcher.impact.subjects import read_subjects
+from watcher.models import ATTENTION_KINDS, Affect, ClassifiedItem
+
+logger = logging.getLogger(__name__)
+
+IndexCache = MutableMapping[str, str]
+
+
+@dataclass(frozen=True)
+class CodeRoot:
+    """A codebase as configured: ``label`` is how ``affects[].root`` names it (as written in
+    the config or on the command line), ``path`` where it is."""
+
+    label: str
+    path: Path
+
+
+class ItemImpact(NamedTuple):
+    """What one item changes (``apis``) and where the code uses it (``affects``)."""
+
+    apis: list[str]
+    affects: list[Affect]
+
+
+@dataclass
+class ImpactAnalyzer:
+    """``load_cache``/``save_cache``: a codebase's per-file index cache, read before its scan
+    and written back after it when it changed (the store's diskcache in the bot; nothing for
+    the offline command, which scans once)."""
+
+    roots: list[CodeRoot]
+    load_cache: Callable[[str], dict[str, str]] = lambda label: {}
+    save_cache: Callable[[str, dict[str, str]], None] = lambda label, cache: None
+    _indexes: list[tuple[CodeRoot, CodeIndex]] | None = field(default=None, repr=False)
+
+    def indexes(self) -> list[tuple[CodeRoot, CodeIndex]]:
+        if self._indexes is None:
+            self._indexes = [(root, index) for root in self.roots
+                             if (index := self._scan(root)) is not None]
+        return self._indexes
+
+    def _scan(self, root: CodeRoot) -> CodeIndex | None:
+        """A codebase that cannot be read is left out with one warning, never fatal: the
+        release is still announced, without its impact on that codebase."""
+        cache = self.load_cache(root.label)
+        before = dict(cache)
+        try:
+            index = scan_codebase(str(root.path), cache)
+        except OSError as error:
+            logger.warning("impact: cannot read the codebase %s: %s", root.label,
+                           error.strerror or error)
+            return None
+        if index.unparsable:
+            shown = ", ".join(path for path, _ in index.unparsable[:5])
+            more = len(index.unparsable) - 5
+            logger.warning("impact: %d files of %s do not parse and were skipped: %s%s",
+                           len(index.unparsable), root.label, shown,
+                           f" and {more} more" if more > 0 else "")
+        if cache != before:
+            self.save_cache(root.label, dict(cache))
+        return index
+
+    def impact(self, item: ClassifiedItem) -> ItemImpact | None:
+        """None for an item that names nothing a codebase could use (or is not BC-breaking or
+        a deprecation); else its APIs and their uses, possibly none."""
+        if item.kind not in ATTENTION_KINDS:
+            return None
+        subjects = read_subjects(item)
+        if not subjects:
+            return None
+        return ItemImpact(subjects.apis, self.affects(subjects))
+
+    def affects(self, subjects: Subjects) -> list[Affect]:
+        found: list[Affect] = []
+        for root, index in self.indexes():
+            found += find_affects(subjects, index, root.label)
+        return found
+
+
+def cache_in(store: MutableMapping[str, dict[str, str]]) -> tuple[
+        Callable[[str], dict[str, str]], Callable[[str, dict[str, str]], None]]:
+    """``load_cache`` and ``save_cache`` over a plain mapping (tests, benchmarks)."""
+    return (lambda label: dict(store.get(label, {})),
+            lambda label, cache: store.__setitem__(label, cache))

@@ -1,0 +1,102 @@
+"""The declarations environment files share, each read from one string: a PEP 508 requirement,
+a conda match spec, a PyTorch wheel index URL (``.../whl/cu121``), a CUDA version in a tag."""
+
+from __future__ import annotations
+
+import re
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
+
+from watcher.impact.model import Declaration
+
+__all__ = ["conda_spec", "cuda", "cuda_in", "python", "requirement", "requirement_lines"]
+
+CODE_LIMIT = 200
+# download.pytorch.org/whl/cu121 (also .../whl/nightly/cu121) and torch==2.1.0+cu121.
+WHEEL_CUDA = re.compile(r"(?:download\.pytorch\.org/whl/(?:nightly/|test/)?|\+)cu(\d{2,3})\b")
+TAG_CUDA = re.compile(r"cuda[-_]?(\d{1,2})\.(\d)")
+CONDA_CUDA = frozenset({"cudatoolkit", "pytorch-cuda", "cuda-version", "cuda-toolkit",
+                        "cuda-runtime", "cuda"})
+CONDA_SPEC = re.compile(r"^(?:[\w.\-/]+::)?([A-Za-z0-9_.\-]+)\s*(.*)$")
+
+
+def declaration(line: int, code: str, **fields: str) -> Declaration:
+    return Declaration(line=line, code=code.strip()[:CODE_LIMIT], **fields)  # type: ignore[arg-type]
+
+
+def cuda(line: int, code: str, major: str, minor: str) -> Declaration:
+    return declaration(line, code, kind="cuda", version=f"{int(major)}.{int(minor)}")
+
+
+def python(line: int, code: str, specifier: str) -> Declaration:
+    return declaration(line, code, kind="python", specifier=specifier)
+
+
+def cuda_in(line: int, code: str, text: str) -> list[Declaration]:
+    """CUDA versions a wheel index URL, a ``+cu121`` local version or a ``cuda12.1`` tag name."""
+    found = [cuda(line, code, digits[:-1], digits[-1]) for digits in WHEEL_CUDA.findall(text)]
+    found += [cuda(line, code, major, minor) for major, minor in TAG_CUDA.findall(text)]
+    return found
+
+
+def requirement(line: int, code: str, text: str) -> list[Declaration]:
+    """A PEP 508 requirement as a package declaration (and the CUDA of a ``+cu121`` pin);
+    nothing for what is not one (a URL, a path, an option)."""
+    try:
+        parsed = Requirement(text.strip())
+    except InvalidRequirement:
+        return []
+    found = [declaration(line, code, kind="package", name=canonicalize_name(parsed.name),
+                         specifier=str(parsed.specifier))]
+    return found + cuda_in(line, code, str(parsed.specifier))
+
+
+def requirement_lines(lines: list[str], first: int = 1) -> list[Declaration]:
+    """A requirements file (or the pip section of a conda file): one requirement a line, with
+    comments, ``\\`` continuations and options; only index URLs among the options matter."""
+    found: list[Declaration] = []
+    pending, start = "", first
+    for number, raw in enumerate(lines, first):
+        if not pending:
+            start = number
+        text = re.sub(r"(^|\s)#.*$", "", raw).strip()
+        if text.endswith("\\"):
+            pending += text[:-1] + " "
+            continue
+        text, pending = (pending + text).strip(), ""
+        code = lines[start - first]
+        if text.startswith("-"):  # -r, -c, -e, --index-url ...: a CUDA wheel index counts
+            found += cuda_in(start, code, text)
+        elif text:
+            found += requirement(start, code, text.split(" --", 1)[0])
+    return found
+
+
+def conda_spec(line: int, code: str, spec: str) -> list[Declaration]:
+    """A conda match spec: ``python=3.9``, ``cudatoolkit=11.8``, ``pytorch::pytorch=2.1=
+    py3.9_cuda12.1_0``, ``numpy >=1.24``. conda's ``=3.9`` means 3.9.*."""
+    match = CONDA_SPEC.match(spec.strip())
+    if match is None:
+        return []
+    name, rest = match.group(1).lower(), match.group(2).strip()
+    build = ""
+    if rest.startswith("=="):
+        version, _, build = rest[2:].partition("=")
+        specifier = "==" + version
+    elif rest.startswith("="):
+        version, _, build = rest[1:].partition("=")
+        specifier = "==" + version.removesuffix(".*") + ".*"
+    elif rest[:1].isdigit():  # "3.9.*", or "2.1.0 py3.9_cuda12.1_0" with a build
+        version, _, build = rest.partition(" ")
+        specifier = "==" + version
+    else:  # ">=1.24", ">=3.8,<3.11", or nothing
+        specifier = rest.replace(" ", "")
+    if name in CONDA_CUDA:
+        digits = re.search(r"(\d+)\.(\d+)", specifier)
+        return [cuda(line, code, *digits.groups())] if digits else []
+    if name == "python":
+        return [python(line, code, specifier)] if specifier else []
+    package = declaration(line, code, kind="package", name=canonicalize_name(name),
+                          specifier=specifier)
+    return [package, *cuda_in(line, code, build)]

@@ -1,0 +1,32 @@
+"""Which files of a codebase declare its environment, by name alone: kept apart from the
+readers so that a scan whose files are all cached loads neither ``tomllib`` nor
+``packaging``."""
+
+from __future__ import annotations
+
+from fnmatch import fnmatch
+from typing import Literal
+
+__all__ = ["EnvironmentKind", "environment_kind"]
+
+EnvironmentKind = Literal["pyproject", "setup.cfg", "setup.py", "requirements", "dockerfile",
+                          "conda"]
+
+
+def environment_kind(path: str) -> EnvironmentKind | None:
+    """The kind of environment file at ``path`` ("/"-separated), None for any other file."""
+    folder, _, name = path.rpartition("/")
+    lower = name.lower()
+    if lower == "pyproject.toml":
+        return "pyproject"
+    if lower in ("setup.cfg", "setup.py"):
+        return lower  # type: ignore[return-value]
+    if (fnmatch(lower, "requirements*.txt") or fnmatch(lower, "constraints*.txt")
+            or (lower.endswith(".in") and lower != "manifest.in")
+            or (lower.endswith(".txt") and folder.rpartition("/")[2] == "requirements")):
+        return "requirements"
+    if lower.startswith(("dockerfile", "containerfile")) or lower.endswith(".dockerfile"):
+        return "dockerfile"
+    if fnmatch(lower, "environment*.yml") or fnmatch(lower, "environment*.yaml"):
+        return "conda"
+    return None

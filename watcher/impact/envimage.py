@@ -1,0 +1,162 @@
+"""The environment of a container or conda build: the base images of a Dockerfile (``FROM
+nvidia/cuda:12.1.0-...``, ``pytorch/pytorch:2.1.0-cuda12.1-...``, ``python:3.9``) with the pip
+and conda installs of its ``RUN`` lines, and the dependencies of a conda ``environment.yml``.
+
+Read line by line, without a YAML library: a conda file's dependencies are a plain list, and
+the project does not depend on one at run time.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+
+from watcher.impact.envdecl import (
+    conda_spec,
+    cuda,
+    cuda_in,
+    python,
+    requirement,
+    requirement_lines,
+)
+from watcher.impact.model import Declaration
+
+__all__ = ["conda_environment", "dockerfile"]
+
+VARIABLE = re.compile(r"\$\{(\w+)(?::?[-+]([^}]*))?\}|\$(\w+)")
+TAG_CU = re.compile(r"(?:^|[-_.])cu(\d{2,3})(?:$|[-_.])")
+RELEASE = re.compile(r"^(\d+)\.(\d+)")
+PIP = re.compile(r"\bpip3?(?:\.\d+)?\s+install\s+([^;&|]*)")
+CONDA = re.compile(r"\b(?:conda|mamba|micromamba)\s+install\s+([^;&|]*)")
+# Options of pip and conda install that take a value as the next word.
+VALUED = frozenset({"-r", "-c", "-e", "-i", "-f", "-t", "-n", "-p", "--requirement",
+                    "--constraint", "--editable", "--index-url", "--extra-index-url",
+                    "--find-links", "--target", "--prefix", "--root", "--trusted-host",
+                    "--platform", "--python-version", "--only-binary", "--no-binary",
+                    "--channel", "--name", "--timeout", "--retries", "--cache-dir"})
+
+
+def dockerfile(lines: list[str]) -> list[Declaration]:
+    variables: dict[str, str] = {}
+    found: list[Declaration] = []
+    for number, text in instructions(lines):
+        word, _, rest = text.strip().partition(" ")
+        word = word.upper()
+        code = lines[number - 1]
+        if word in ("ARG", "ENV"):
+            variables.update(assignments(rest))
+        elif word == "FROM":
+            found += base_image(number, code, substitute(rest, variables))
+        elif word == "RUN":
+            found += run_line(number, code, substitute(rest, variables))
+    return found
+
+
+def instructions(lines: list[str]) -> list[tuple[int, str]]:
+    """Each instruction with the line it starts on, ``\\`` continuations joined."""
+    joined: list[tuple[int, str]] = []
+    pending, start = "", 0
+    for number, text in enumerate(lines, 1):
+        if not pending:
+            start = number
+            if text.lstrip().startswith("#"):
+                continue
+        if text.rstrip().endswith("\\"):
+            pending += text.rstrip()[:-1] + " "
+            continue
+        if (pending + text).strip():
+            joined.append((start, pending + text))
+        pending = ""
+    return joined
+
+
+def assignments(rest: str) -> dict[str, str]:
+    """``ARG CUDA=12.1`` / ``ENV A=1 B=2`` / ``ENV A 1``: the values given."""
+    try:
+        words = shlex.split(rest)
+    except ValueError:
+        return {}
+    if len(words) == 2 and "=" not in words[0]:
+        return {words[0]: words[1]}
+    return dict(word.split("=", 1) for word in words if "=" in word)
+
+
+def substitute(text: str, variables: dict[str, str]) -> str:
+    return VARIABLE.sub(lambda m: variables.get(m.group(1) or m.group(3), m.group(2) or ""),
+                        text)
+
+
+def base_image(number: int, code: str, rest: str) -> list[Declaration]:
+    words = [word for word in rest.split() if not word.startswith("--")]
+    if not words:
+        return []
+    image = words[0].split("@")[0]
+    slash, colon = image.rfind("/"), image.rfind(":")
+    repository, tag = (image[:colon], image[colon + 1:]) if colon > slash else (image, "")
+    release = RELEASE.match(tag)
+    name = repository.rpartition("/")[2]
+    if name == "cuda" and release:  # nvidia/cuda:12.1.0-cudnn8-runtime-ubuntu22.04
+        return [cuda(number, code, *release.groups())]
+    if name == "python" and release:  # python:3.9-slim
+        return [python(number, code, f"=={release.group(1)}.{release.group(2)}.*")]
+    found = cuda_in(number, code, tag)
+    found += [cuda(number, code, digits[:-1], digits[-1]) for digits in TAG_CU.findall(tag)]
+    return found[:1]
+
+
+def run_line(number: int, code: str, command: str) -> list[Declaration]:
+    """A ``RUN``'s wheel index URLs, and what its ``pip install`` / ``conda install`` name."""
+    found = cuda_in(number, code, command)
+    for pattern, read in ((PIP, requirement), (CONDA, conda_spec)):
+        for arguments in pattern.findall(command):
+            for word in install_words(arguments):
+                found += read(number, code, word)
+    return found
+
+
+def install_words(arguments: str) -> list[str]:
+    """The package words of an install command: not options, nor their values, nor paths."""
+    try:
+        words = shlex.split(arguments)
+    except ValueError:
+        words = arguments.split()
+    kept: list[str] = []
+    skip = False
+    for word in words:
+        if skip:
+            skip = False
+        elif word.startswith("-"):
+            skip = word in VALUED
+        elif not word.isdigit() and "/" not in word and not word.startswith("."):
+            kept.append(word)
+    return kept
+
+
+def conda_environment(lines: list[str]) -> list[Declaration]:
+    """The ``dependencies:`` list of a conda environment file, its ``- pip:`` list included."""
+    found: list[Declaration] = []
+    listing = False
+    pip_indent: int | None = None
+    for number, text in enumerate(lines, 1):
+        content = re.sub(r"(^|\s)#.*$", "", text).rstrip()
+        if not content.strip():
+            continue
+        indent = len(content) - len(content.lstrip())
+        if indent == 0:
+            listing, pip_indent = content.startswith("dependencies:"), None
+            continue
+        item = content.strip()
+        if not listing or not item.startswith("-"):
+            continue
+        value = item[1:].strip().strip("'\"")
+        if pip_indent is not None and indent > pip_indent:
+            found += [declaration.model_copy(update={"code": text.strip()})
+                      for declaration in requirement_lines([value], number)]
+            continue
+        pip_indent = None
+        if value.replace(" ", "") == "pip:":
+            pip_indent = indent
+        else:
+            found += conda_spec(number, text, value)
+    return found
+

@@ -1,0 +1,193 @@
+"""Reads the environment a codebase declares: the Python it supports, its package pins and
+the CUDA of its wheel index or base image, from pyproject.toml, requirements and constraints
+files, setup.cfg, setup.py, Dockerfiles and conda environment files.
+
+Each declaration keeps its 1-based line and the line as written, so a report can point at it.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import tomllib
+from collections.abc import Callable
+from itertools import chain
+from typing import Any
+
+from watcher.impact.envdecl import python, requirement, requirement_lines
+from watcher.impact.envfiles import environment_kind
+from watcher.impact.envimage import conda_environment, dockerfile
+from watcher.impact.model import Declaration, FileIndex
+from watcher.impact.pyindex import UnparsableError
+
+__all__ = ["environment_reader", "index_environment", "is_environment_file"]
+
+Reader = Callable[[list[str]], list[Declaration]]
+
+
+def index_environment(path: str, text: str) -> FileIndex:
+    """The declarations of one environment file (none for a file of no known kind)."""
+    reader = environment_reader(path)
+    lines = text.replace("\r\n", "\n").split("\n")
+    return FileIndex(path=path, declarations=tuple(reader(lines)) if reader else ())
+
+
+def is_environment_file(path: str) -> bool:
+    return environment_kind(path) is not None
+
+
+def environment_reader(path: str) -> Reader | None:
+    kind = environment_kind(path)
+    return READERS[kind] if kind else None
+
+
+def pyproject(lines: list[str]) -> list[Declaration]:
+    """PEP 621 ``[project]`` (requires-python, dependencies, optional-dependencies) and
+    Poetry's ``[tool.poetry.*dependencies]`` (``python = "^3.9"``)."""
+    try:
+        data = tomllib.loads("\n".join(lines))
+    except tomllib.TOMLDecodeError as error:
+        raise UnparsableError(f"invalid TOML: {error}") from None
+    finder = LineFinder(lines)
+    project = table(data, "project")
+    found: list[Declaration] = []
+    spec = project.get("requires-python")
+    if isinstance(spec, str):
+        number = finder.key("requires-python")
+        found.append(python(number, lines[number - 1], spec))
+    groups = [project.get("dependencies")]
+    groups += list(table(project, "optional-dependencies").values())
+    groups += list(table(data, "dependency-groups").values())
+    for group in groups:
+        for text in group if isinstance(group, list) else ():
+            if isinstance(text, str):
+                number = finder.string(text)
+                found += requirement(number, lines[number - 1], text)
+    poetry = table(table(data, "tool"), "poetry")
+    sections = [("tool.poetry.dependencies", table(poetry, "dependencies")),
+                ("tool.poetry.dev-dependencies", table(poetry, "dev-dependencies"))]
+    sections += [(f"tool.poetry.group.{name}.dependencies", table(group, "dependencies"))
+                 for name, group in table(poetry, "group").items() if isinstance(group, dict)]
+    for header, section in sections:
+        found += poetry_section(finder, header, section)
+    return found
+
+
+def table(data: dict[str, Any], key: str) -> dict[str, Any]:
+    value = data.get(key)
+    return value if isinstance(value, dict) else {}
+
+
+def poetry_section(finder: LineFinder, header: str,
+                   section: dict[str, Any]) -> list[Declaration]:
+    found: list[Declaration] = []
+    for name, value in section.items():
+        constraint = value.get("version") if isinstance(value, dict) else value
+        if not isinstance(constraint, str):
+            continue
+        number = finder.key(name, header)
+        code = finder.lines[number - 1]
+        specifier = poetry_specifier(constraint)
+        if name == "python":
+            found.append(python(number, code, specifier))
+        else:
+            found += requirement(number, code, f"{name}{specifier}")
+    return found
+
+
+def poetry_specifier(constraint: str) -> str:
+    """Poetry's constraints in PEP 440: ``^3.9`` is >=3.9,<4.0, ``~3.9`` >=3.9,<3.10, a bare
+    version is exact, ``*`` is anything."""
+    text = constraint.strip()
+    if text in ("", "*"):
+        return ""
+    operator = text[0] if text[0] in "^~" and not text.startswith("~=") else ""
+    release = text[len(operator):].strip().removesuffix(".*")
+    if not re.fullmatch(r"\d+(\.\d+)*", release):
+        return ",".join(part.strip() for part in re.split(r"[,\s]+(?=[<>=!~])", text))
+    parts = [int(part) for part in release.split(".")]
+    if not operator:
+        return f"=={release}.*" if text.endswith(".*") else f"=={release}"
+    if operator == "^":
+        position = next((i for i, part in enumerate(parts) if part), len(parts) - 1)
+    else:
+        position = min(1, len(parts) - 1) if len(parts) > 1 else 0
+    upper = [*parts[:position], parts[position] + 1]
+    return f">={release},<{'.'.join(map(str, upper))}"
+
+
+class LineFinder:
+    """The line of a TOML key or string, found in the text (tomllib keeps no positions);
+    searches go forward so that repeated strings land on successive lines."""
+
+    def __init__(self, lines: list[str]) -> None:
+        self.lines = lines
+        self.cursor = 0
+
+    def key(self, key: str, header: str = "") -> int:
+        start = 0
+        if header:
+            pattern = re.compile(r"^\s*\[\s*" + re.escape(header).replace(r"\.", r"\s*\.\s*"))
+            start = next((i for i, text in enumerate(self.lines) if pattern.match(text)), 0)
+        pattern = re.compile(r"^\s*[\"']?" + re.escape(key) + r"[\"']?\s*=")
+        return self.search(pattern.match, start)
+
+    def string(self, text: str) -> int:
+        quoted = (f'"{text}"', f"'{text}'")
+        found = self.search(lambda line: any(q in line for q in quoted), self.cursor)
+        self.cursor = found - 1
+        return found
+
+    def search(self, test: Callable[[str], object], start: int) -> int:
+        for index in chain(range(start, len(self.lines)), range(start)):
+            if test(self.lines[index]):
+                return index + 1
+        return 1
+
+
+def setup_cfg(lines: list[str]) -> list[Declaration]:
+    """``python_requires`` and ``install_requires`` (a value on the next indented lines)."""
+    found: list[Declaration] = []
+    listing = False
+    for number, text in enumerate(lines, 1):
+        key, sep, value = text.partition("=")
+        if listing and text[:1].isspace() and text.strip():
+            found += requirement(number, text, text)
+            continue
+        listing = False
+        if not sep or text[:1].isspace():
+            continue
+        if key.strip() == "python_requires" and value.strip():
+            found.append(python(number, text, value.strip()))
+        elif key.strip() == "install_requires":
+            listing = True
+            if value.strip():
+                found += requirement(number, text, value)
+    return found
+
+
+def setup_py(lines: list[str]) -> list[Declaration]:
+    """``python_requires="..."`` and ``install_requires=[...]`` passed to any call."""
+    try:
+        tree = ast.parse("\n".join(lines))
+    except (SyntaxError, ValueError, RecursionError):
+        return []  # the Python index reports it
+    found: list[Declaration] = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.keyword) or node.arg not in ("python_requires",
+                                                                  "install_requires"):
+            continue
+        value = node.value
+        if node.arg == "python_requires":
+            if isinstance(value, ast.Constant) and isinstance(value.value, str):
+                found.append(python(value.lineno, lines[value.lineno - 1], value.value))
+        elif isinstance(value, ast.List | ast.Tuple):
+            for item in value.elts:
+                if isinstance(item, ast.Constant) and isinstance(item.value, str):
+                    found += requirement(item.lineno, lines[item.lineno - 1], item.value)
+    return found
+
+
+READERS: dict[str, Reader] = {"pyproject": pyproject, "setup.cfg": setup_cfg, "setup.py": setup_py,
+                              "requirements": requirement_lines, "dockerfile": dockerfile,
+                              "conda": conda_environment}

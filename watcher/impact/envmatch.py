@@ -1,0 +1,85 @@
+"""Whether an environment requirement of a release touches one declaration of a codebase:
+a ``requires-python`` that still admits a dropped Python, a pin or base image of a dropped
+CUDA, a pin that admits a version the release no longer works with, a pin of a renamed
+package. Specifiers are evaluated with ``packaging``; what does not parse touches nothing."""
+
+from __future__ import annotations
+
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
+
+from watcher.impact.model import Declaration, EnvironmentSubject
+
+__all__ = ["touches"]
+
+
+def touches(subject: EnvironmentSubject, declaration: Declaration) -> bool:
+    if subject.kind == "cuda":
+        removed = subject.removed
+        return declaration.kind == "cuda" and bool(removed) and (
+            declaration.version == removed or declaration.version.startswith(removed + "."))
+    if subject.kind == "python":
+        return declaration.kind == "python" and admits_below(declaration.specifier,
+                                                             subject.minimum)
+    if declaration.kind != "package" or canonicalize_name(subject.name) != declaration.name:
+        return False
+    if subject.kind == "renamed_package":
+        return True
+    # An unpinned dependency resolves to the newest release, which meets the requirement.
+    return bool(declaration.specifier) and admits_rejected(declaration.specifier,
+                                                          subject.specifier)
+
+
+def admits_below(specifier: str, minimum: str) -> bool:
+    """Whether ``specifier`` admits a Python older than ``minimum`` (">=3.9" for 3.10: yes)."""
+    allowed, floor = specifier_set(specifier), version(minimum)
+    if allowed is None or floor is None or not floor.release:
+        return False
+    major = floor.release[0]
+    minors = range(floor.release[1] if len(floor.release) > 1 else 0)
+    older = [Version(f"{major}.{minor}{patch}") for minor in minors for patch in ("", ".99")]
+    return any(allowed.contains(candidate, prereleases=True) for candidate in older)
+
+
+def admits_rejected(pinned: str, required: str) -> bool:
+    """Whether ``pinned`` admits a version that ``required`` rejects ("==0.2.0" or ">=0.1"
+    against ">=0.3.1": yes; ">=0.4": no). Tried on the versions both name and their
+    neighbours, which is where two specifier sets can differ."""
+    allowed, needed = specifier_set(pinned), specifier_set(required)
+    if allowed is None or needed is None:
+        return False
+    candidates = {Version("0")}
+    for spec in (*allowed, *needed):
+        base = version(spec.version.removesuffix(".*"))
+        if base is not None:
+            candidates |= neighbours(base)
+    return any(allowed.contains(candidate, prereleases=False)
+               and not needed.contains(candidate, prereleases=False)
+               for candidate in candidates)
+
+
+def neighbours(base: Version) -> set[Version]:
+    """The version, and one step up and down at each position: 0.3.1 -> 0.3.1, 1, 0.4, 0.2,
+    0.3.2, 0.3.0."""
+    found = {base}
+    release = base.release
+    for position, part in enumerate(release):
+        for step in (-1, 1):
+            if part + step >= 0:
+                found.add(Version(".".join(map(str, (*release[:position], part + step)))))
+    return found
+
+
+def specifier_set(text: str) -> SpecifierSet | None:
+    try:
+        return SpecifierSet(text)
+    except InvalidSpecifier:
+        return None
+
+
+def version(text: str) -> Version | None:
+    try:
+        return Version(text)
+    except InvalidVersion:
+        return None

@@ -1,0 +1,130 @@
+"""The values of the impact analysis: what an item changes (``Subject``), what a codebase uses
+(``Use``, ``Declaration``), and where a change touches the code (``Affect``).
+
+Plain frozen pydantic models, so the text reader, the code index and the matcher are pure
+functions over values and the code index can be cached as JSON per file.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from watcher.models import Affect
+
+__all__ = ["Affect", "Declaration", "EnvironmentSubject", "FileIndex", "Subject", "Subjects",
+           "Use"]
+
+# How a Python subject is touched:
+#   "uses"   any reference to the API (a removed or deprecated function, class, module, config)
+#   "passes" a call that passes keyword ``option`` (a removed or deprecated option)
+#   "omits"  a call that does not pass ``option`` (a flipped default)
+Condition = Literal["uses", "passes", "omits"]
+
+# How ``api`` is compared with a use's resolved name:
+#   "exact"     the name itself (and attribute chains through it: ``torch.load`` touches
+#               ``torch.load(...)`` but not ``torch.loads``)
+#   "namespace" the name and everything under it (``torch.ao.quantization`` covers
+#               ``torch.ao.quantization.quantize_fx.prepare_fx``)
+#   "method"    a method whose receiver's type cannot be known statically (``Tensor.new_tensor``,
+#               ``LRScheduler.print_lr``): matched by the attribute name ``method`` on any object,
+#               and marked as such to readers
+Scope = Literal["exact", "namespace", "method"]
+
+# What an environment subject is about.
+EnvironmentKind = Literal["python", "cuda", "package", "renamed_package"]
+
+
+class Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Subject(Frozen):
+    """One API a release-note item changes, read from the item's own text."""
+
+    api: str  # fully qualified: "torch.load", "torch._inductor.config.autotune_fallback_to_aten"
+    scope: Scope = "exact"
+    condition: Condition = "uses"
+    option: str | None = None  # the keyword, with condition "passes" or "omits"
+    method: str | None = None  # the attribute name, with scope "method"
+
+
+class EnvironmentSubject(Frozen):
+    """An environment requirement an item changes.
+
+    - python: ``minimum`` is the new lowest supported version ("3.10"); a codebase whose
+      ``requires-python`` still admits a lower version is touched.
+    - cuda: ``removed`` is a CUDA version no longer supported ("12.1"); a base image or pin of
+      that version is touched.
+    - package: ``name`` now needs ``specifier`` (">=0.3.1"); a pin that admits a lower version is
+      touched.
+    - renamed_package: ``name`` (the old name, "pytorch-triton") is now ``new_name``; any pin of
+      the old name is touched.
+    """
+
+    kind: EnvironmentKind
+    name: str = ""  # package name (normalised per PEP 503), for package and renamed_package
+    new_name: str = ""
+    specifier: str = ""  # PEP 440 specifier, for package
+    minimum: str = ""  # version, for python
+    removed: str = ""  # version, for cuda
+
+    @property
+    def label(self) -> str:
+        """How ``apis`` and ``affects[].api`` name it: "python>=3.10", "cuda 12.1", ..."""
+        if self.kind == "python":
+            return f"python>={self.minimum}"
+        if self.kind == "cuda":
+            return f"cuda {self.removed}"
+        if self.kind == "renamed_package":
+            return f"{self.name} (now {self.new_name})"
+        return f"{self.name}{self.specifier}"
+
+
+class Subjects(Frozen):
+    """Everything one item changes; empty when it names nothing a codebase could use."""
+
+    python: tuple[Subject, ...] = ()
+    environment: tuple[EnvironmentSubject, ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.python or self.environment)
+
+    @property
+    def apis(self) -> list[str]:
+        """The contract's ``apis`` field: each API once, in the order the text names them."""
+        names = [subject.api for subject in self.python]
+        names += [subject.label for subject in self.environment]
+        return list(dict.fromkeys(names))
+
+
+class Use(Frozen):
+    """One reference to an imported name in a Python file, resolved through its imports."""
+
+    line: int
+    code: str  # the source line, stripped
+    name: str  # resolved dotted name ("torch.nn.functional.relu"); "" for an unresolved method
+    method: str = ""  # the attribute called on an object of unknown type ("print_lr")
+    is_call: bool = False
+    keywords: tuple[str, ...] = ()  # keyword names passed, when a call
+    passes_kwargs: bool = False  # a ``**kwargs`` in the call may carry any option
+
+
+class Declaration(Frozen):
+    """An environment declaration in a non-Python file (pyproject, requirements, Dockerfile)."""
+
+    line: int
+    code: str
+    kind: Literal["python", "cuda", "package"]
+    name: str = ""  # normalised package name, for package
+    specifier: str = ""  # PEP 440 specifier as written (">=3.9", "==2.1.0"), for python/package
+    version: str = ""  # the CUDA version of a base image or wheel index ("12.1")
+
+
+class FileIndex(Frozen):
+    """What one file uses: its Python uses or its environment declarations."""
+
+    path: str  # relative to its root, with "/" separators
+    uses: tuple[Use, ...] = ()
+    declarations: tuple[Declaration, ...] = ()

@@ -1,0 +1,187 @@
+"""Reads what one Python file uses: every reference rooted at an import, resolved to a dotted
+name through the file's imports, with the keywords of each call.
+
+One ``ast.parse`` and one walk. The walk collects imports and raw references side by side and
+resolves the references at the end, so an import below its use (a function above a late
+import) still resolves. Standard-library names are dropped: no release note of PyTorch changes
+them, and they would be most of the index.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import sys
+import tokenize
+from collections.abc import Iterator
+from typing import Any, NamedTuple
+
+from watcher.impact.model import FileIndex
+from watcher.impact.pywalk import CONFIG_PATCH, PARTIAL, Raw, Walker
+
+__all__ = ["PythonIndex", "UnparsableError", "UseRow", "index_python", "module_name",
+           "read_python"]
+
+STDLIB = frozenset(sys.stdlib_module_names)
+CODE_LIMIT = 200
+FUNCTOOLS_PARTIAL = "functools.partial"
+
+
+class UnparsableError(Exception):
+    """A file that ``ast`` cannot read; the message is one line, fit for a report."""
+
+
+# A Use as FileIndex's JSON has it, defaults left out: the scan caches and matches these
+# without building a model per use (the models cost more than the walk).
+UseRow = dict[str, Any]
+
+
+class PythonIndex(NamedTuple):
+    """A file's uses as rows, plus what the scan needs to follow re-exports across the tree:
+    the names its module binds at top level by import (``{"load": "torch.serialization.load"}``)
+    and its number of lines."""
+
+    uses: list[UseRow]
+    exports: dict[str, str]
+    lines: int
+
+
+def index_python(path: str, source: str | bytes) -> FileIndex:
+    """The uses of one Python file; ``path`` is relative to the codebase, with "/"."""
+    return FileIndex.model_validate({"path": path, "uses": read_python(path, source).uses})
+
+
+def read_python(path: str, source: str | bytes) -> PythonIndex:
+    """What the scan keeps of one Python file; ``UnparsableError`` if it does not parse."""
+    text = decode(source)
+    try:
+        tree = ast.parse(text, filename=path)
+    except SyntaxError as error:
+        where = f"line {error.lineno}: " if error.lineno else ""
+        raise UnparsableError(one_line(where + str(error.msg))) from None
+    except ValueError as error:  # NUL bytes, on Python 3.11
+        raise UnparsableError(one_line(str(error))) from None
+    except (RecursionError, MemoryError) as error:  # absurdly deep nesting
+        raise UnparsableError(f"too deeply nested ({type(error).__name__})") from None
+    walker = Walker(package_of(path))
+    walker.walk(tree)
+    lines = split_lines(text)
+    exports = {name: target for name, target in walker.exports.items()
+               if root_of(target) not in STDLIB}
+    count = len(lines) - (lines[-1] == "")  # a final newline ends the last line
+    return PythonIndex(resolve(walker, lines), exports, count)
+
+
+def decode(source: str | bytes) -> str:
+    """Text as Python reads it: a PEP 263 coding cookie or BOM decides, else UTF-8."""
+    if isinstance(source, str):
+        return source
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(source).readline)
+        return source.decode(encoding)
+    except (SyntaxError, LookupError, UnicodeDecodeError) as error:
+        raise UnparsableError(one_line(f"cannot decode: {error}")) from None
+
+
+def one_line(message: str) -> str:
+    return " ".join(message.split())[:300]
+
+
+def split_lines(text: str) -> list[str]:
+    # ast counts \r\n, \r and \n as line ends, and nothing else (str.splitlines also breaks
+    # on form feeds and other separators, which would shift every line after them).
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return text.split("\n")
+
+
+def module_name(path: str) -> str:
+    """The dotted module a file is, from the codebase root: "pkg/io.py" -> "pkg.io"."""
+    stem = path.removesuffix(".py").replace("/", ".")
+    return stem.removesuffix(".__init__") if stem != "__init__" else ""
+
+
+def package_of(path: str) -> str:
+    """The package relative imports start from: the module itself for an ``__init__.py``."""
+    name = module_name(path)
+    return name if path.endswith("__init__.py") else name.rpartition(".")[0]
+
+
+def root_of(name: str) -> str:
+    return name.partition(".")[0]
+
+
+def resolve(walker: Walker, lines: list[str]) -> list[UseRow]:
+    """The raw references of a walk as uses, each once, in the order of the file."""
+    seen: dict[UseTuple, UseRow] = {}
+    aliases = walker.aliases
+    count = len(lines)
+    for raw in walker.raws:
+        for use in uses_of(raw, aliases):
+            if use not in seen:
+                line, name, method, call, keywords, kwargs = use
+                row: UseRow = {"line": line, "code": lines[line - 1].strip()[:CODE_LIMIT]
+                               if line <= count else "", "name": name}
+                if method:
+                    row["method"] = method
+                if call:
+                    row["is_call"] = True
+                if keywords:
+                    row["keywords"] = list(keywords)
+                if kwargs:
+                    row["passes_kwargs"] = True
+                seen[use] = row
+    return sorted(seen.values(), key=line_of)
+
+
+def line_of(row: UseRow) -> int:
+    return row["line"]  # type: ignore[no-any-return]
+
+
+UseTuple = tuple[int, str, str, bool, tuple[str, ...], bool]
+
+
+def uses_of(raw: Raw, aliases: dict[str, str]) -> Iterator[UseTuple]:
+    line, root, attrs, call, keywords, kwargs, extra = raw
+    if not root:  # an import, already a full name
+        if root_of(attrs[0]) not in STDLIB:
+            yield line, attrs[0], "", False, (), False
+        return
+    target = aliases.get(root)
+    if target is None:
+        # A local object: its methods may still be a "method" subject (scheduler.print_lr()).
+        if attrs and call is not None:
+            yield line, "", attrs[-1], call, keywords, kwargs
+        return
+    name = ".".join((target, *attrs)) if attrs else target
+    if root_of(name) in STDLIB:
+        if extra is not None and extra[0] == PARTIAL and name == FUNCTOOLS_PARTIAL:
+            yield from partial_use(line, extra[1], aliases, keywords, kwargs)
+        return
+    yield line, name, "", bool(call), keywords, kwargs
+    if extra is not None and extra[0] == CONFIG_PATCH and is_config_patch(name):
+        config = name.rpartition(".")[0]
+        for key in (*keywords, *extra[1]):
+            yield line, f"{config}.{key}", "", False, (), False
+
+
+def partial_use(line: int, argument: tuple[str, tuple[str, ...]] | None,
+                aliases: dict[str, str], keywords: tuple[str, ...],
+                kwargs: bool) -> Iterator[UseTuple]:
+    """``functools.partial(torch.load, weights_only=True)`` is a call of ``torch.load`` with
+    those keywords, made later: the matcher sees it as one."""
+    if argument is None:
+        return
+    root, attrs = argument
+    target = aliases.get(root)
+    if target is None:
+        return
+    called = ".".join((target, *attrs)) if attrs else target
+    if root_of(called) not in STDLIB:
+        yield line, called, "", True, keywords, kwargs
+
+
+def is_config_patch(name: str) -> bool:
+    """``torch._inductor.config.patch`` and the like: a ``patch`` of a module named config."""
+    module, _, last = name.rpartition(".")
+    return last == "patch" and module.rpartition(".")[2].endswith("config")

@@ -1,0 +1,186 @@
+"""The one walk over a parsed Python file: the names its imports bind, and every reference
+whose root is a plain name (``F.relu``, ``load``, ``obj.print_lr()``), left unresolved.
+
+Iterative, so deep nesting costs no recursion; each attribute chain is taken whole from its
+outermost node and its inner nodes are not visited again, which keeps one reference per
+chain (``torch.nn.functional.relu``, not each of its prefixes).
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+__all__ = ["CONFIG_PATCH", "PARTIAL", "Raw", "Walker"]
+
+CONFIG_PATCH = "config"
+PARTIAL = "partial"
+
+# (line, root, attributes, call, keywords, passes **kwargs, extra). ``root`` "" is an import,
+# whose full name is ``attributes[0]``. ``call``: True for a call, False for a read, None for
+# an assignment target. ``extra``: ("partial", (root, attributes) of the first argument or
+# None) or ("config", the string keys of a ``patch({...})`` / ``patch("key", ...)``).
+Raw = tuple[int, str, tuple[str, ...], bool | None, tuple[str, ...], bool, Any]
+
+# Fields that never hold a node worth visiting: names, numbers, flags, expression contexts.
+SKIPPED = frozenset({"ctx", "id", "attr", "name", "names", "module", "level", "type_comment",
+                     "kind", "arg", "conversion", "is_async", "simple", "kwd_attrs", "rest"})
+LEAVES = (ast.Constant, ast.Pass, ast.Break, ast.Continue, ast.Global, ast.Nonlocal)
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def fields_of(kind: type) -> tuple[str, ...]:
+    fields = _FIELDS.get(kind)
+    if fields is None:
+        fields = () if issubclass(kind, LEAVES) else tuple(
+            field for field in kind._fields if field not in SKIPPED)  # type: ignore[attr-defined]
+        _FIELDS[kind] = fields
+    return fields
+
+
+class Walker:
+    """``aliases``: every name an import binds, anywhere in the file (first binding wins, so
+    ``try: from torch.ao... except ImportError: from torch...`` keeps the first);
+    ``exports``: those bound at module level; ``raws``: the references, in file order."""
+
+    def __init__(self, package: str) -> None:
+        self.package = package
+        self.aliases: dict[str, str] = {}
+        self.exports: dict[str, str] = {}
+        self.raws: list[Raw] = []
+        self._top: set[int] = set()
+
+    def walk(self, tree: ast.Module) -> None:
+        self._top = {id(node) for node in top_level_imports(tree.body)}
+        stack: list[Any] = [tree]
+        pop, push, extend = stack.pop, stack.append, stack.extend
+        while stack:
+            node = pop()
+            kind = type(node)
+            if kind is ast.Attribute or kind is ast.Name:
+                base = self.reference(node, None, (), False, None)
+                if base is not None:
+                    push(base)
+            elif kind is ast.Call:
+                extend(reversed(self.call(node)))
+            elif kind is ast.Import or kind is ast.ImportFrom:
+                self.imports(node)
+            elif isinstance(node, ast.AST):
+                for field in reversed(fields_of(kind)):
+                    value = getattr(node, field, None)
+                    if type(value) is list:
+                        extend(reversed(value))
+                    elif value is not None:
+                        push(value)
+
+    def reference(self, node: ast.expr, call: bool | None, keywords: tuple[str, ...],
+                  kwargs: bool, extra: Any) -> ast.expr | None:
+        """Records the chain ending at ``node``; returns the base left to visit, if any."""
+        if call is None:  # a read, or (None) the target of an assignment or ``del``
+            call = False if type(node.ctx) is ast.Load else None  # type: ignore[attr-defined]
+        attrs: list[str] = []
+        while type(node) is ast.Attribute:
+            attrs.append(node.attr)
+            node = node.value
+        if type(node) is ast.Name:
+            if attrs or call is not None:
+                attrs.reverse()
+                self.raws.append((node.lineno, node.id, tuple(attrs), call, keywords, kwargs,
+                                  extra))
+            return None
+        if attrs and call is not None:  # a method of a computed object: f(x).new_tensor(...)
+            self.raws.append((node.lineno, "?", (attrs[0],), call, keywords, kwargs, None))
+        return node
+
+    def call(self, node: ast.Call) -> list[Any]:
+        """Records the callee with its keywords; returns the nodes left to visit."""
+        func = node.func
+        rest: list[Any] = [*node.args, *(keyword.value for keyword in node.keywords)]
+        if type(func) is not ast.Attribute and type(func) is not ast.Name:
+            return [func, *rest]
+        keywords = tuple(keyword.arg for keyword in node.keywords if keyword.arg is not None)
+        kwargs = len(keywords) != len(node.keywords)
+        last = func.attr if isinstance(func, ast.Attribute) else func.id
+        extra: Any = None
+        if last == "partial" and node.args:
+            extra = (PARTIAL, chain_of(node.args[0]))
+        elif last == "patch":
+            extra = (CONFIG_PATCH, string_keys(node.args[0]) if node.args else ())
+        base = self.reference(func, True, keywords, kwargs, extra)
+        return rest if base is None else [base, *rest]
+
+    def imports(self, node: ast.Import | ast.ImportFrom) -> None:
+        top = id(node) in self._top
+        line = node.lineno
+        if type(node) is ast.Import:
+            for alias in node.names:
+                bound = alias.asname or alias.name.partition(".")[0]
+                self.bind(bound, alias.name if alias.asname else bound, top)
+                self.raws.append((line, "", (alias.name,), False, (), False, None))
+            return
+        module = self.absolute(node)  # type: ignore[arg-type]
+        if module is None:
+            return
+        for alias in node.names:
+            if alias.name == "*":  # binds names this file cannot know
+                self.raws.append((line, "", (module,), False, (), False, None))
+                continue
+            target = f"{module}.{alias.name}"
+            self.bind(alias.asname or alias.name, target, top)
+            self.raws.append((line, "", (target,), False, (), False, None))
+
+    def bind(self, name: str, target: str, top: bool) -> None:
+        self.aliases.setdefault(name, target)
+        if top:
+            self.exports.setdefault(name, target)
+
+    def absolute(self, node: ast.ImportFrom) -> str | None:
+        """The module an ``from X import`` names; relative ones from the file's package (None
+        when they climb above the codebase root)."""
+        if not node.level:
+            return node.module
+        parts = self.package.split(".") if self.package else []
+        if node.level - 1 > len(parts):
+            return None
+        base = parts[:len(parts) - (node.level - 1)]
+        if node.module:
+            base.append(node.module)
+        return ".".join(base) or None
+
+
+def chain_of(node: ast.expr) -> tuple[str, tuple[str, ...]] | None:
+    """(root, attributes) of a plain dotted name such as ``torch.load``; None otherwise."""
+    attrs: list[str] = []
+    while type(node) is ast.Attribute:
+        attrs.append(node.attr)
+        node = node.value
+    if type(node) is not ast.Name:
+        return None
+    attrs.reverse()
+    return node.id, tuple(attrs)
+
+
+def string_keys(node: ast.expr) -> tuple[str, ...]:
+    """The config names of ``patch({"name": value})`` or ``patch("name", value)``."""
+    if type(node) is ast.Constant and isinstance(node.value, str):
+        return (node.value,)
+    if type(node) is ast.Dict:
+        return tuple(key.value for key in node.keys
+                     if type(key) is ast.Constant and isinstance(key.value, str))
+    return ()
+
+
+def top_level_imports(body: list[ast.stmt]) -> list[ast.stmt]:
+    """The imports that run at module level, also inside ``if``/``try``/``with`` blocks."""
+    found: list[ast.stmt] = []
+    pending = list(body)
+    while pending:
+        statement = pending.pop()
+        if isinstance(statement, ast.Import | ast.ImportFrom):
+            found.append(statement)
+        elif isinstance(statement, ast.If | ast.Try | ast.TryStar | ast.With):
+            for field in ("body", "orelse", "finalbody"):
+                pending += getattr(statement, field, [])
+            for handler in getattr(statement, "handlers", []):
+                pending += handler.body
+    return found

@@ -1,0 +1,201 @@
+"""Walks a codebase and indexes each Python and environment file, through a per-file cache:
+an unchanged file (same size and mtime) is not read, a touched one with the same content
+(same SHA-256) is not parsed again.
+
+The cache maps a file's path (relative, "/"-separated) to a JSON string: its size, mtime_ns,
+sha256, line count, the module-level names it binds by import, and its ``FileIndex`` (or the
+reason it does not parse). Entries of files no longer in the tree are dropped. The index
+keeps uses as the JSON's plain rows and builds ``FileIndex`` models only when asked for
+``files``: decoding a model per use would cost a warm re-scan more than the rest of it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Iterator, MutableMapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+from watcher.impact.envfiles import environment_kind
+from watcher.impact.model import Declaration, FileIndex
+from watcher.impact.pyindex import UnparsableError, UseRow, read_python
+from watcher.impact.reexport import resolve_reexports
+from watcher.impact.usetable import UseTable
+
+__all__ = ["CodeIndex", "ScanCounts", "scan_codebase"]
+
+FORMAT = 1  # bump when the index of a file would come out differently: old entries miss
+SKIPPED_DIRS = frozenset({
+    ".git", ".hg", ".svn", ".venv", "venv", "site-packages", "build", "dist", "node_modules",
+    "__pycache__", ".tox", ".nox", ".mypy_cache", ".eggs", ".pytest_cache", ".ruff_cache",
+    ".ipynb_checkpoints"})
+MAX_BYTES = 8_000_000  # a generated file this big would take ast seconds; never hand-written
+
+
+@dataclass(frozen=True)
+class ScanCounts:
+    files: int = 0  # Python and environment files found (unparsable ones included)
+    read: int = 0  # read from disk (changed, new, or touched)
+    cached: int = 0  # index taken from the cache (unchanged, or touched with the same content)
+    lines: int = 0  # lines of Python
+
+
+@dataclass
+class FileRecord:
+    """One file's index as plain rows (``FileIndex`` JSON, defaults left out)."""
+
+    path: str
+    uses: list[UseRow] = field(default_factory=list)
+    declarations: list[dict[str, Any]] = field(default_factory=list)
+    exports: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class CodeIndex:
+    """A scanned codebase: its files' indexes (``records``; ``files`` as models, built on
+    first use), the files that do not parse, and what the scan read. ``table`` and
+    ``declarations`` are the matcher's look-ups, built once."""
+
+    root: str
+    records: list[FileRecord]
+    unparsable: list[tuple[str, str]]  # (path, one-line reason)
+    counts: ScanCounts
+
+    @cached_property
+    def files(self) -> list[FileIndex]:
+        return [FileIndex.model_validate({"path": record.path, "uses": record.uses,
+                                          "declarations": record.declarations})
+                for record in self.records]
+
+    @cached_property
+    def table(self) -> UseTable:
+        return UseTable((record.path, record.uses) for record in self.records)
+
+    @cached_property
+    def declarations(self) -> list[tuple[str, Declaration]]:
+        return [(record.path, Declaration.model_validate(row)) for record in self.records
+                for row in record.declarations]
+
+
+def scan_codebase(root: str, cache: MutableMapping[str, str] | None = None) -> CodeIndex:
+    """Indexes the codebase at ``root`` (an ``OSError`` if it cannot be listed)."""
+    cache = {} if cache is None else cache
+    tally = {"files": 0, "read": 0, "cached": 0, "lines": 0}
+    records: list[FileRecord] = []
+    unparsable: list[tuple[str, str]] = []
+    seen: set[str] = set()
+    packages: set[str] = set()
+    for relative, entry in walk(root, unparsable):
+        seen.add(relative)
+        tally["files"] += 1
+        if relative.rpartition("/")[2] == "__init__.py":
+            packages.add(relative.rpartition("/")[0])
+        data = cached_entry(relative, entry, cache, tally)
+        tally["lines"] += data.get("lines", 0)
+        if "error" in data:
+            unparsable.append((relative, data["error"]))
+        else:
+            index = data["index"]
+            records.append(FileRecord(relative, index.get("uses", []),
+                                      index.get("declarations", []), data.get("exports", {})))
+    for stale in [key for key in cache if key not in seen]:
+        del cache[stale]
+    resolve_reexports(records, packages)
+    records.sort(key=lambda record: record.path)
+    unparsable.sort()
+    return CodeIndex(root, records, unparsable, ScanCounts(**tally))
+
+
+def walk(root: str, unparsable: list[tuple[str, str]]) -> Iterator[tuple[str, os.DirEntry[str]]]:
+    """The files to index, sorted, depth first; skipped folders and symlinks are not entered."""
+    pending: list[tuple[str, str]] = [("", root)]
+    while pending:
+        relative, folder = pending.pop()
+        try:
+            with os.scandir(folder) as listing:
+                entries = sorted(listing, key=lambda entry: entry.name)
+        except OSError as error:
+            if not relative:
+                raise
+            unparsable.append((relative + "/", f"cannot list: {error.strerror or error}"))
+            continue
+        if relative and any(entry.name == "pyvenv.cfg" for entry in entries):
+            continue  # a virtual environment, whatever its name
+        folders = []
+        for entry in entries:
+            path = f"{relative}/{entry.name}" if relative else entry.name
+            if entry.is_dir(follow_symlinks=False):
+                if entry.name not in SKIPPED_DIRS and not entry.name.endswith(".egg-info"):
+                    folders.append((path, entry.path))
+            elif entry.is_file(follow_symlinks=False) and wanted(path):
+                yield path, entry
+        pending.extend(reversed(folders))
+
+
+def wanted(path: str) -> bool:
+    return path.endswith(".py") or environment_kind(path) is not None
+
+
+def cached_entry(relative: str, entry: os.DirEntry[str], cache: MutableMapping[str, str],
+                 tally: dict[str, int]) -> dict[str, Any]:
+    """The file's cache entry, made anew only when its content changed."""
+    stat = entry.stat(follow_symlinks=False)
+    old = decoded(cache.get(relative))
+    if old is not None and old["size"] == stat.st_size and old["mtime_ns"] == stat.st_mtime_ns:
+        tally["cached"] += 1
+        return old
+    try:
+        with open(entry.path, "rb") as handle:
+            content = handle.read(MAX_BYTES + 1)
+    except OSError as error:
+        return {"error": f"cannot read: {error.strerror or error}"}
+    tally["read"] += 1
+    digest = hashlib.sha256(content).hexdigest()
+    if old is not None and old["sha256"] == digest:
+        tally["cached"] += 1
+        data = old
+    else:
+        data = index_content(relative, content)
+    data.update(v=FORMAT, size=stat.st_size, mtime_ns=stat.st_mtime_ns, sha256=digest)
+    cache[relative] = json.dumps(data, separators=(",", ":"))
+    return data
+
+
+def decoded(value: str | None) -> dict[str, Any] | None:
+    if value is None:
+        return None
+    try:
+        data = json.loads(value)
+    except ValueError:
+        return None
+    if not isinstance(data, dict) or data.get("v") != FORMAT:
+        return None
+    return data if {"size", "mtime_ns", "sha256"} <= data.keys() else None
+
+
+def index_content(relative: str, content: bytes) -> dict[str, Any]:
+    """The new cache entry of one file's content (without its size, mtime and hash)."""
+    if len(content) > MAX_BYTES:
+        return {"error": f"larger than {MAX_BYTES // 1_000_000} MB, not read"}
+    data: dict[str, Any] = {"index": {"path": relative}}
+    try:
+        if relative.endswith(".py"):
+            python = read_python(relative, content)
+            data["index"]["uses"], data["lines"] = python.uses, python.lines
+            if python.exports:
+                data["exports"] = python.exports
+        if environment_kind(relative) is not None:
+            # Imported here: a scan whose files are all cached needs no TOML or PEP 508.
+            from watcher.impact.envindex import index_environment
+
+            text = content.decode("utf-8", errors="replace")
+            found = index_environment(relative, text).declarations
+            if found:
+                data["index"]["declarations"] = [declaration.model_dump(exclude_defaults=True)
+                                                 for declaration in found]
+    except UnparsableError as error:
+        return {"error": str(error), "lines": data.get("lines", 0)}
+    return data

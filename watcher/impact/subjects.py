@@ -1,0 +1,252 @@
+"""Reads from a release-note item's own text which APIs it changes (its subjects), never the
+replacement it recommends.
+
+The title sentence speaks first: what it names changed is the subject, and the body then adds
+only what it says is removed or deprecated (with a qualified name or an option), so background
+("`torch.onnx.ONNXProgram` is now maintained by ONNX IR") stays background. A title that names
+nothing lets the body's sentences that say something changed speak instead. A migration
+example's "before" half is read only when the prose names nothing: the names it uses and its
+"after" half does not are the subject (``do_bench_gpu``, ``DLDeviceType.kDLGPU``). A changed
+default is read as an option the call omits: from the words ("switched default to
+`strict=False` in `f`") or from the keyword the "after" half adds to keep the old behaviour.
+
+Kind-agnostic and pure; the caller decides which kinds need subjects.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from watcher.impact.model import EnvironmentSubject, Subject, Subjects
+from watcher.impact.subjects_clause import Found, Reading, read_sentence
+from watcher.impact.subjects_code import CodeFacts, read_blocks
+from watcher.impact.subjects_cues import is_default, strong_cue, weak_cue
+from watcher.impact.subjects_env import read_environment
+from watcher.impact.subjects_names import distinctive, is_method_form
+from watcher.impact.subjects_text import Parsed, parse_item
+from watcher.models import ClassifiedItem
+
+__all__ = ["read_subjects"]
+
+MAX_PARTS = 16  # dotted parts of a name worth indexing (real ones have at most 8)
+
+
+def read_subjects(item: ClassifiedItem) -> Subjects:
+    """The APIs and environment requirements ``item`` changes, in the order its text names
+    them; empty when it names nothing a codebase could use."""
+    parsed = parse_item(item.text)
+    item_view = _Item.read(parsed)
+    python = item_view.python_subjects()
+    environment: list[EnvironmentSubject] = read_environment(parsed.sentences)
+    return Subjects(python=tuple(python), environment=tuple(environment))
+
+
+@dataclass
+class _Item:
+    """One item's sentences read, with what qualifies its bare names."""
+
+    parsed: Parsed
+    readings: list[Reading]
+    facts: dict[str, CodeFacts]
+    cpp: bool = False  # it names C++ (``at::``, ``torch::``): its bare names are C++'s too
+    # The qualified names the item uses, by each of their dotted tails ("export_for_training",
+    # "LRScheduler.print_lr") and by each of their prefixes: lookups, not scans.
+    by_tail: dict[str, set[str]] = field(default_factory=dict)
+    prefixes: set[str] = field(default_factory=set)
+
+    @classmethod
+    def read(cls, parsed: Parsed) -> _Item:
+        readings = [read_sentence(sentence) for sentence in parsed.sentences]
+        view = cls(parsed, readings, read_blocks(parsed.blocks))
+        view.cpp = any(m.code and "::" in m.raw for s in parsed.sentences for m in s.mentions)
+        view.cpp = view.cpp or any("C++" in s.text for s in parsed.sentences if s.title)
+        names: dict[str, None] = {}
+        for reading in readings:
+            names.update((n, None) for n in reading.known if n not in reading.replacements)
+            names.update((f.name, None) for f in reading.found if f.config)
+        for role in ("before", "neutral"):
+            names.update(dict.fromkeys(view.facts[role].names))
+        for name in names:
+            parts = name.split(".")
+            if parts[0] == "torch" and len(parts) <= MAX_PARTS:
+                for cut in range(1, len(parts)):
+                    view.by_tail.setdefault(".".join(parts[cut:]), set()).add(name)
+                    view.prefixes.add(".".join(parts[:cut]))
+        return view
+
+    def python_subjects(self) -> list[Subject]:
+        subjects = self._from_prose()
+        if self._default():
+            subjects = _with_defaults(subjects, self._added_keywords())
+        if not any(s.api for s in subjects):
+            subjects = self._from_examples()
+        return _tidy([s for s in subjects if s.api])
+
+    def _default(self) -> bool:
+        return any(is_default(s) for s in self.parsed.sentences if s.title)
+
+    def _from_prose(self) -> list[Subject]:
+        """Title first; the body then adds removals, or speaks when the title names nothing."""
+        title = self._subjects(self._found(title=True))
+        if title:  # (an option whose API the example will tell counts)
+            body = self._subjects(self._found(title=False, strong=True))
+            return title + [s for s in body if s.api.startswith("torch.") or s.option]
+        return title + self._subjects(self._found(title=False, strong=False))
+
+    def _subjects(self, found: list[tuple[int, Found]]) -> list[Subject]:
+        return [subject for index, finding in found for subject in self._subject(finding, index)]
+
+    def _found(self, title: bool, strong: bool = False) -> list[tuple[int, Found]]:
+        chosen = []
+        for index, (sentence, reading) in enumerate(zip(self.parsed.sentences, self.readings,
+                                                        strict=True)):
+            if sentence.title != title:
+                continue
+            if not title and not (strong_cue(sentence) if strong else weak_cue(sentence)):
+                continue
+            chosen += [(index, found) for found in reading.found]
+        return chosen
+
+    def _subject(self, found: Found, index: int) -> list[Subject]:
+        """The Subjects a finding stands for, qualified and scoped; none when it is no API.
+        An option whose owner is unknown keeps ``api`` "" for the defaults to resolve."""
+        names = [found.name] if found.name else self._borrowed_owners(index, found)
+        if not names:
+            return [Subject(api="", condition=found.condition, option=found.option)] if (
+                found.condition == "omits") else []
+        subjects = []
+        for name in names:
+            api = self._qualify(name)
+            if not self._acceptable(api, found):
+                continue
+            if (is_method_form(api) or found.method) and not found.config:
+                subjects.append(Subject(api=api, scope="method", condition=found.condition,
+                                        option=found.option, method=api.rsplit(".", 1)[-1]))
+            elif self._is_namespace(api, found):
+                subjects.append(Subject(api=api, scope="namespace"))
+            else:
+                subjects.append(Subject(api=api, condition=found.condition,
+                                        option=found.option))
+        return subjects
+
+    def _borrowed_owners(self, index: int, found: Found) -> list[str]:
+        """"Also kills the `x` flag", "The `x=None` option has been removed": the APIs an
+        earlier sentence gave the same option, or else the last API named before this one."""
+        if found.condition != "passes":
+            return []
+        earlier = self.readings[:index]
+        same = [f.name for reading in earlier for f in reading.found
+                if f.option == found.option and f.name]
+        if same:
+            return list(dict.fromkeys(same))
+        for reading in reversed(earlier):
+            options = {f.option for f in reading.found}
+            names = [name for name in reading.names if name not in options]
+            if names:
+                return [names[-1]]
+        return []
+
+    def _qualify(self, name: str) -> str:
+        """A bare name as the item spells it in full elsewhere, when it does so one way."""
+        if name.startswith("torch."):
+            return name
+        matches = self.by_tail.get(name, set())
+        if len(matches) == 1:
+            return next(iter(matches))
+        owner, _, method = name.rpartition(".")
+        if owner and is_method_form(name):  # "_PhiloxState.seed": the class the item imports
+            owners = self.by_tail.get(owner, set())
+            return f"{next(iter(owners))}.{method}" if len(owners) == 1 else name
+        return name
+
+    def _acceptable(self, api: str, found: Found) -> bool:
+        if api.startswith("torch."):
+            return True
+        if self.cpp:
+            return False
+        if "." in api:
+            return is_method_form(api)
+        if found.option and "_" in found.option and found.condition != "uses":
+            return True  # the option is what is specific: `export(..., some_flag=...)`
+        return distinctive(api)
+
+    def _is_namespace(self, api: str, found: Found) -> bool:
+        """A module or package as a whole: a lowercase dotted name, no call, no option, that
+        the words call a module or the example imports from; or that is itself said to be
+        deprecated or removed and is spelled like a package
+        (``torch.ao.quantization``: three parts or more, a last part of one plain word, where
+        functions are mostly snake_case). A function read as a namespace loses nothing: no
+        code names anything under a function."""
+        last = api.rsplit(".", 1)[-1]
+        if found.parens or found.option or found.config or not last.islower():
+            return False
+        if not api.startswith("torch."):
+            return False
+        imported = any(module == api or module.startswith(api + ".")
+                       for role in ("before", "neutral") for module in self.facts[role].modules)
+        package = found.whole and api.count(".") >= 2 and last.isalpha()
+        return found.module_cue or imported or package
+
+    def _added_keywords(self) -> list[Subject]:
+        """Keywords the "after" example adds to a call the "before" one makes without them:
+        the old default, now spelled out."""
+        before, after = self.facts["before"].calls, self.facts["after"].calls
+        added = []
+        for api, calls in after.items():
+            if api.startswith("torch.") and api in before:
+                old = frozenset().union(*before[api])
+                for keyword in sorted(frozenset().union(*calls) - old):
+                    added.append(Subject(api=api, condition="omits", option=keyword))
+        return added
+
+    def _from_examples(self) -> list[Subject]:
+        """The names (and keywords) only the "before" half of a migration example uses."""
+        before, after = self.facts["before"], self.facts["after"]
+        if not before.names or not (after.names or after.calls):
+            return []
+        dropped = [name for name in before.names if name.startswith("torch.")
+                   and name not in after.names and name not in self.facts["neutral"].names]
+        subjects = [Subject(api=name) for name in dropped]
+        for api, calls in before.calls.items():
+            if api.startswith("torch.") and api in after.calls:
+                gone = frozenset().union(*calls) - frozenset().union(*after.calls[api])
+                subjects += [Subject(api=api, condition="passes", option=kw) for kw in sorted(gone)]
+        return subjects
+
+
+def _with_defaults(subjects: list[Subject], added: list[Subject]) -> list[Subject]:
+    """A changed default: options the words left without an owner take the API whose example
+    adds them; with no option in the words, the example's added keywords are the options."""
+    resolved: list[Subject] = []
+    for subject in subjects:
+        if subject.api:
+            resolved.append(subject)
+            continue
+        resolved += [a for a in added if a.option == subject.option]
+    if not any(s.condition == "omits" for s in resolved):
+        resolved += added
+    return resolved
+
+
+def _tidy(subjects: list[Subject]) -> list[Subject]:
+    """Each subject once; a plain use of an API dropped when a more precise reading of it is a
+    subject too: an option of it, a namespace above it, or names under it ("imports for
+    `torch.x` removed: `from torch.x import a, b`" changes a and b, not all of torch.x). A bare
+    name the item reads as an option elsewhere is that option, not an API."""
+    with_option = {s.api for s in subjects if s.option} | {s.option for s in subjects if s.option}
+    spaces = [s.api + "." for s in subjects if s.scope == "namespace"]
+    containers = {prefix for s in subjects if s.api.count(".") < MAX_PARTS
+                  for prefix in _prefixes(s.api)}
+    kept: dict[Subject, None] = {}
+    for subject in subjects:
+        if subject.condition == "uses" and (
+                subject.api in with_option or (subject.scope == "exact" and (
+                    subject.api in containers or subject.api.startswith(tuple(spaces))))):
+            continue
+        kept[subject] = None
+    return list(kept)
+
+
+def _prefixes(name: str) -> list[str]:
+    parts = name.split(".")
+    return [".".join(parts[:cut]) for cut in range(1, len(parts))]
