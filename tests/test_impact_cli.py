@@ -46,7 +46,7 @@ def test_text_lists_each_touching_item_with_every_use(run_cli, trainer, notes):
     assert "train/ckpt.py:2  from torch.ao.quantization import quantize_dynamic" in result.stdout
     assert ".venv" not in result.stdout
     assert "2 BC-breaking or deprecation items touch the code (3 uses in 1 file)" in result.stdout
-    assert "1 do not parse and were skipped: train/broken.py" in result.stdout
+    assert "1 does not parse and was skipped: train/broken.py" in result.stdout
 
 
 def test_json_carries_apis_and_affects_per_item(run_cli, trainer, notes):

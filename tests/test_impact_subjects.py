@@ -353,11 +353,26 @@ def test_the_new_column_of_an_old_new_table_is_not_a_subject(table):
 
 # -- context, bare names and what is no Python API --
 
+def test_every_api_a_default_flip_lists_gets_the_option():
+    text = ("`torch.hub.list()`, `torch.hub.load()`, and `torch.hub.help()` now default the "
+            "`trust_repo` parameter to `\"check\"` instead of `None`.")
+    assert read(text) == {(f"torch.hub.{name}", "exact", "omits", "trust_repo")
+                          for name in ("list", "load", "help")}
+
+
+def test_what_a_changed_api_now_returns_is_not_a_subject():
+    text = "`_Rng.seed` now returns `torch.Tensor` instead of `int` (#1)"
+    (subject,) = read_subjects(item(text)).python
+    assert (subject.api, subject.scope, subject.method) == ("_Rng.seed", "method", "seed")
+
+
 def test_context_names_are_not_subjects():
     assert read("When using `torch.compile`, `torch._dynamo.config.foo_bar` is deprecated") == {
         ("torch._dynamo.config.foo_bar", "exact", "uses", None)}
     assert read("`torch.old_fn` now returns silently wrong results under `torch.compile`") == {
         ("torch.old_fn", "exact", "uses", None)}
+    assert read("`torch.Mesh` now stores its groups, enabling `torch.compile` to trace it") == {
+        ("torch.Mesh", "exact", "uses", None)}
 
 
 def test_bare_names_are_qualified_from_the_same_item_or_kept_when_distinctive():
@@ -386,6 +401,7 @@ def test_a_cpp_item_keeps_no_bare_names():
     text = ("Add `ScalarType` to `stable::Tensor` (#1)\n\nIt is BC breaking for "
             "`Float8_e8m0fnu` passed into `aoti_torch_call_dispatcher`.")
     assert read(text) == set()
+    assert read("`DebugInfoWriter` now honors `$XDG_CACHE_HOME` in C++ code (#1)") == set()
 
 
 # -- namespaces --
@@ -492,8 +508,13 @@ def test_import_aliases_are_expanded_and_call_parens_dropped(text, api):
     ("Removed unused `data_source` argument from Sampler", ("Sampler", "passes", "data_source")),
     ("Removed the `foo_bar` argument from the Python frontend", None),
     ("Removed the `foo_bar` option for the model", None),
+    ("The `is_causal` parameter has been removed from `torch.nn.attention.varlen_attn`.",
+     ("torch.nn.attention.varlen_attn", "passes", "is_causal")),
+    ("`torch.foo()` now converts inputs by default when `bar_spec` is not provided.",
+     ("torch.foo", "omits", "bar_spec")),
 ], ids=["param-in", "value-option-for", "argument-of", "passing-to", "no-longer-accepts",
-        "supply-in", "class-in-words", "not-a-class", "lowercase-word"])
+        "supply-in", "class-in-words", "not-a-class", "lowercase-word", "removed-from",
+        "not-provided"])
 def test_removed_or_deprecated_options_read_as_calls_that_pass_them(text, expected):
     if expected is None:  # an option of no API the text names: nothing to match
         assert read(text) == set()

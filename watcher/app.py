@@ -87,13 +87,22 @@ def impact_step(config: Config, store: Store) -> Callable[[bool], ImpactOf]:
     from watcher.impact import CodeRoot, ImpactAnalyzer
 
     roots = [CodeRoot(label, path) for label, path in config.impact_roots()]
+    # The daemon keeps each codebase's index in memory between polls too: a re-scan of an
+    # unchanged codebase then costs its stat calls, not a read of the whole index from disk.
+    kept: dict[str, dict[str, str]] = {}
+
+    def load(label: str) -> dict[str, str]:
+        if label not in kept:
+            kept[label] = store.code_index(label)
+        return dict(kept[label])
 
     def for_poll(dry_run: bool) -> ImpactOf:
         def save(label: str, files: dict[str, str]) -> None:
             if not dry_run:
                 store.put_code_index(label, files)
+                kept[label] = files
 
-        return ImpactAnalyzer(roots, load_cache=store.code_index, save_cache=save).impact
+        return ImpactAnalyzer(roots, load_cache=load, save_cache=save).impact
 
     return for_poll
 

@@ -22,6 +22,7 @@ from watcher.impact.model import Subjects
 from watcher.impact.scan import CodeIndex, scan_codebase
 from watcher.impact.subjects import read_subjects
 from watcher.models import ATTENTION_KINDS, Affect, ClassifiedItem
+from watcher.present import unparsable_note
 
 logger = logging.getLogger(__name__)
 
@@ -53,6 +54,7 @@ class ImpactAnalyzer:
     roots: list[CodeRoot]
     load_cache: Callable[[str], dict[str, str]] = lambda label: {}
     save_cache: Callable[[str, dict[str, str]], None] = lambda label, cache: None
+    warn_unparsable: bool = True  # a warning per scan; the offline command says it itself
     _indexes: list[tuple[CodeRoot, CodeIndex]] | None = field(default=None, repr=False)
 
     def indexes(self) -> list[tuple[CodeRoot, CodeIndex]]:
@@ -65,21 +67,17 @@ class ImpactAnalyzer:
         """A codebase that cannot be read is left out with one warning, never fatal: the
         release is still announced, without its impact on that codebase."""
         cache = self.load_cache(root.label)
-        before = dict(cache)
         try:
             index = scan_codebase(str(root.path), cache)
         except OSError as error:
             logger.warning("impact: cannot read the codebase %s: %s", root.label,
                            error.strerror or error)
             return None
-        if index.unparsable:
-            shown = ", ".join(path for path, _ in index.unparsable[:5])
-            more = len(index.unparsable) - 5
-            logger.warning("impact: %d files of %s do not parse and were skipped: %s%s",
-                           len(index.unparsable), root.label, shown,
-                           f" and {more} more" if more > 0 else "")
-        if cache != before:
-            self.save_cache(root.label, dict(cache))
+        if index.unparsable and self.warn_unparsable:
+            logger.warning("impact: in %s, %s", root.label, unparsable_note(
+                len(index.unparsable), [path for path, _ in index.unparsable]))
+        if index.counts.cache_changed:
+            self.save_cache(root.label, cache)
         return index
 
     def impact(self, item: ClassifiedItem) -> ItemImpact | None:

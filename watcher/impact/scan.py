@@ -41,6 +41,12 @@ class ScanCounts:
     read: int = 0  # read from disk (changed, new, or touched)
     cached: int = 0  # index taken from the cache (unchanged, or touched with the same content)
     lines: int = 0  # lines of Python
+    dropped: int = 0  # cache entries of files that are gone
+
+    @property
+    def cache_changed(self) -> bool:
+        """Whether the cache was written to: only then is it worth saving."""
+        return bool(self.read or self.dropped)
 
 
 @dataclass
@@ -83,7 +89,7 @@ class CodeIndex:
 def scan_codebase(root: str, cache: MutableMapping[str, str] | None = None) -> CodeIndex:
     """Indexes the codebase at ``root`` (an ``OSError`` if it cannot be listed)."""
     cache = {} if cache is None else cache
-    tally = {"files": 0, "read": 0, "cached": 0, "lines": 0}
+    tally = {"files": 0, "read": 0, "cached": 0, "lines": 0, "dropped": 0}
     records: list[FileRecord] = []
     unparsable: list[tuple[str, str]] = []
     seen: set[str] = set()
@@ -103,6 +109,7 @@ def scan_codebase(root: str, cache: MutableMapping[str, str] | None = None) -> C
                                       index.get("declarations", []), data.get("exports", {})))
     for stale in [key for key in cache if key not in seen]:
         del cache[stale]
+        tally["dropped"] += 1
     resolve_reexports(records, packages)
     records.sort(key=lambda record: record.path)
     unparsable.sort()

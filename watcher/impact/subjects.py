@@ -56,6 +56,7 @@ class _Item:
 
     @classmethod
     def read(cls, parsed: Parsed) -> _Item:
+        """Every sentence read, the examples read, and the names that qualify bare ones."""
         readings = [read_sentence(sentence) for sentence in parsed.sentences]
         view = cls(parsed, readings, read_blocks(parsed.blocks))
         view.cpp = any(m.code and "::" in m.raw for s in parsed.sentences for m in s.mentions)
@@ -97,6 +98,7 @@ class _Item:
         return [subject for index, finding in found for subject in self._subject(finding, index)]
 
     def _found(self, title: bool, strong: bool = False) -> list[tuple[int, Found]]:
+        """The findings of the title, or of the body sentences with a (strong) change cue."""
         chosen = []
         for index, (sentence, reading) in enumerate(zip(self.parsed.sentences, self.readings,
                                                         strict=True)):
@@ -160,6 +162,8 @@ class _Item:
         return name
 
     def _acceptable(self, api: str, found: Found) -> bool:
+        """A ``torch.`` name; or, outside C++ items, a ``Class.method``, a distinctive bare
+        name, or a bare owner of a distinctive option. Never another package's name."""
         if api.startswith("torch."):
             return True
         if self.cpp:

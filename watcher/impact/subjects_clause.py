@@ -135,6 +135,7 @@ def _as_config(ctx: _Context, index: int) -> bool:
 
 
 def _config_owner(ctx: _Context, index: int) -> str | None:
+    """The owner words before the mention, those of the mention it is listed with, or after."""
     before = cue.CONFIG_BEFORE.search(ctx.before(index))
     if before is not None:
         return before[1]

@@ -76,6 +76,7 @@ def _try_parse(code: str) -> ast.Module | None:
 
 
 def _chunks(lines: list[str]) -> list[str]:
+    """Top-level statements: a chunk ends before an unindented line once brackets close."""
     chunks: list[list[str]] = [[]]
     depth = 0
     for line in lines:
@@ -160,6 +161,7 @@ def _chain(node: ast.expr, inner: set[int] | None) -> str:
 
 
 def _resolve(dotted: str, aliases: dict[str, str]) -> str:
+    """A chain with its root replaced by what the snippet's imports (or notes' aliases) bind."""
     if not dotted:
         return ""
     root, _, rest = dotted.partition(".")

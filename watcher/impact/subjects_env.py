@@ -88,6 +88,7 @@ def read_environment(sentences: Iterable[Sentence]) -> list[EnvironmentSubject]:
 
 
 def _sentence_subjects(text: str) -> Iterator[EnvironmentSubject]:
+    """The requirements one sentence states, Python, CUDA, packages, renames in turn."""
     lower = text.lower()  # each family's patterns run only where its key word is
     if "python" in lower:
         yield from _python(text)
@@ -122,6 +123,8 @@ def _packages(text: str) -> Iterator[EnvironmentSubject]:
 
 
 def _package(name: str, spec: str) -> EnvironmentSubject | None:
+    """A valid PEP 440 requirement of a Python distribution (``python`` itself is the python
+    kind; platforms and toolchains are none)."""
     try:
         SpecifierSet(spec)
         Version(spec.lstrip("<>=~!"))

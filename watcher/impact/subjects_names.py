@@ -117,6 +117,7 @@ def _read_call(text: str, name: str, rest: str) -> NameInfo:
 
 
 def _dotted(node: ast.expr) -> str:
+    """``a.b.c`` of an attribute chain rooted at a plain name, or ""."""
     parts: list[str] = []
     while isinstance(node, ast.Attribute):
         parts.append(node.attr)

@@ -173,6 +173,7 @@ def _sentences(paragraph: str) -> list[str]:
 
 
 def _sentence(chunk: str, budget: int) -> Sentence:
+    """One sentence with its mentions (at most ``budget``) taken out; link targets dropped."""
     chunk = _URL.sub(" ", chunk[:MAX_SENTENCE]).replace("[`", "`")
     mentions: list[Mention] = []
     pieces: list[str] = []

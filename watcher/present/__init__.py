@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from watcher.present.words import AFFECTS_TITLE as AFFECTS_TITLE
     from watcher.present.words import CALLED_OUT as CALLED_OUT
     from watcher.present.words import CHANGE_SIGNS as CHANGE_SIGNS
+    from watcher.present.words import KIND_NAMES as KIND_NAMES
     from watcher.present.words import KIND_ORDER as KIND_ORDER
     from watcher.present.words import UNSURE_BELOW as UNSURE_BELOW
     from watcher.present.words import USES_SHOWN as USES_SHOWN
@@ -33,17 +34,15 @@ if TYPE_CHECKING:
     from watcher.present.words import release_title as release_title
     from watcher.present.words import subsystem_name as subsystem_name
     from watcher.present.words import subsystem_tag as subsystem_tag
+    from watcher.present.words import unparsable_note as unparsable_note
     from watcher.present.words import use_place as use_place
     from watcher.present.words import uses_summary as uses_summary
 
 _EXPORTS = {
     "AFFECTS_TITLE": "words",
-    "USES_SHOWN": "words",
     "breaking": "words",
-    "by_name_note": "words",
-    "use_place": "words",
-    "uses_summary": "words",
     "by_change": "words",
+    "by_name_note": "words",
     "by_top_subsystem": "words",
     "CALLED_OUT": "words",
     "CHANGE_SIGNS": "words",
@@ -53,12 +52,17 @@ _EXPORTS = {
     "format_event": "plain",
     "happened": "words",
     "headline": "words",
+    "KIND_NAMES": "words",
     "KIND_ORDER": "words",
     "plural": "words",
     "release_title": "words",
     "subsystem_name": "words",
     "subsystem_tag": "words",
+"unparsable_note": "words",
     "UNSURE_BELOW": "words",
+    "use_place": "words",
+    "USES_SHOWN": "words",
+    "uses_summary": "words",
 }
 __all__ = sorted(_EXPORTS)
 __getattr__ = lazy_exports(__name__, _EXPORTS)

@@ -150,6 +150,22 @@ AFFECTS_TITLE = "Affects your code"
 USES_SHOWN = 3  # uses listed under an item before "+N more", in Slack and digests
 
 
+KIND_NAMES: dict[str, str] = {
+    "highlight": "Highlight", "bc_breaking": "BC-breaking", "deprecation": "Deprecation",
+    "new_feature": "New feature", "improvement": "Improvement", "bug_fix": "Bug fix",
+    "performance": "Performance", "docs": "Documentation", "developers": "Developers",
+    "security": "Security", "regression": "Regression", "other": "Other",
+}  # one item's kind, as a reader says it ("Deprecation: …"); KIND_TITLES head sections
+
+
+def unparsable_note(count: int, paths: Sequence[str], shown: int = 5) -> str:
+    """``2 do not parse and were skipped: a.py, b.py and 3 more``."""
+    more = count - shown
+    return (f"{count} {'does' if count == 1 else 'do'} not parse and "
+            f"{'was' if count == 1 else 'were'} skipped: {', '.join(paths[:shown])}"
+            + (f" and {more} more" if more > 0 else ""))
+
+
 def breaking(items: Iterable[EventItem]) -> list[EventItem]:
     """The BC-breaking and deprecation items with a use in the configured code."""
     return [item for item in items if item.breaks_code]

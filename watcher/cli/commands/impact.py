@@ -14,9 +14,9 @@ from watcher.cli.inputs import read_text
 from watcher.config import Config
 from watcher.errors import ConfigError
 from watcher.impact import CodeRoot, ImpactAnalyzer, ItemImpact
-from watcher.models import KIND_TITLES, ClassifiedItem
+from watcher.models import ClassifiedItem
 from watcher.notes import Analyzer
-from watcher.present import by_name_note, plural, use_place
+from watcher.present import KIND_NAMES, by_name_note, plural, unparsable_note, use_place
 from watcher.untrusted import clean_line
 
 
@@ -35,7 +35,7 @@ def code_roots(dirs: list[str]) -> list[CodeRoot]:
 def run_impact(config: Config, out: IO[str], path: str, code: list[str], *,
                repo: str | None, fmt: str) -> bool:
     """Prints the report; True when a BC-breaking or deprecation item touches the code."""
-    analyzer = ImpactAnalyzer(code_roots(code))
+    analyzer = ImpactAnalyzer(code_roots(code), warn_unparsable=False)  # the footer says it
     items = Analyzer(taxonomy_for(config), max_body_chars=config.poll.max_body_chars).items(
         read_text(path), repo=repo)
     found = [(item, analyzer.impact(item)) for item in items]
@@ -60,7 +60,7 @@ def _json(found: list[tuple[ClassifiedItem, ItemImpact | None]], analyzer: Impac
 
 
 def _scanned(analyzer: ImpactAnalyzer) -> list[dict[str, object]]:
-    return [{"root": root.label, "files": len(index.files),
+    return [{"root": root.label, "files": len(index.records),
              "unparsable": [{"path": path, "error": why} for path, why in index.unparsable]}
             for root, index in analyzer.indexes()]
 
@@ -71,7 +71,7 @@ def _text(found: list[tuple[ClassifiedItem, ItemImpact | None]], analyzer: Impac
     lines: list[str] = []
     for item, impact in touching:
         first = clean_line(item.text.split("\n", 1)[0])
-        lines.append(f"{KIND_TITLES[item.kind]} [{item.subsystem}] {first}")
+        lines.append(f"{KIND_NAMES[item.kind]} [{item.subsystem}] {first}")
         lines.append(f"  changes: {', '.join(clean_line(api) for api in impact.apis)}")
         for use in impact.affects:
             where = f"{use.root}/{use_place(use)}" if len(analyzer.roots) > 1 else use_place(use)
@@ -84,11 +84,9 @@ def _text(found: list[tuple[ClassifiedItem, ItemImpact | None]], analyzer: Impac
                  f"({plural(uses, 'use')} in {plural(len(files), 'file')}); "
                  f"{len(named)} of {plural(len(found), 'item')} name an API that was looked for")
     for root, index in analyzer.indexes():
-        note = f"{root.label}: {plural(len(index.files), 'file')} read"
+        note = f"{root.label}: {plural(len(index.records), 'file')} read"
         if index.unparsable:
-            shown = ", ".join(clean_line(p) for p, _ in index.unparsable[:5])
-            more = len(index.unparsable) - 5
-            note += (f"; {len(index.unparsable)} do not parse and were skipped: {shown}"
-                     + (f" and {more} more" if more > 0 else ""))
+            paths = [clean_line(path) for path, _ in index.unparsable]
+            note += f"; {unparsable_note(len(paths), paths)}"
         lines.append(note)
     return lines
