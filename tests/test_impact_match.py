@@ -184,3 +184,29 @@ def test_a_bare_api_covers_attributes_of_it_but_options_only_on_its_calls(tmp_pa
     assert lines(index, Subject(api="XNNPACKQuantizer")) == [1, 2, 3]
     assert lines(index, Subject(api="XNNPACKQuantizer", condition="passes",
                                 option="is_dynamic")) == [3]
+
+
+def test_by_method_name_only_calls_of_a_distinctive_name(tmp_path):
+    """``args.seed`` is no use of ``_PhiloxState.seed``, and ``rng.seed()`` could be anyone's:
+    an unknown receiver is matched by a call of a method whose name says what it does."""
+    (tmp_path / "run.py").write_text(textwrap.dedent("""\
+        import torch
+
+        def main(args, rng, batch, scheduler):
+            torch.manual_seed(args.seed)
+            rng.seed()
+            batch.new_tensor([1.0])
+            scheduler.print_lr
+        """))
+    index = scan_codebase(str(tmp_path), {})
+    seed = Subject(api="torch.distributed.tensor._random._PhiloxState.seed", scope="method",
+                   method="seed")
+    new_tensor = Subject(api="torch.Tensor.new_tensor", scope="method", method="new_tensor")
+    print_lr = Subject(api="LRScheduler.print_lr", scope="method", method="print_lr")
+    assert lines(index, seed) == []
+    assert lines(index, new_tensor) == [6]
+    assert lines(index, print_lr) == []  # read, not called
+
+
+def test_a_change_to_what_invalid_calls_raise_flags_nothing(index):
+    assert lines(index, Subject(api="torch.load", condition="errors")) == []

@@ -40,10 +40,14 @@ def item_of(release: str, piece: str) -> ClassifiedItem:
 
 
 def row(text: str) -> Row:
-    """``"torch.load omits weights_only"`` → ("torch.load", "exact", "omits", "weights_only")."""
+    """``"torch.load omits weights_only"`` → ("torch.load", "exact", "omits", "weights_only");
+    ``"torch.cat errors"`` → ("torch.cat", "exact", "errors", None)."""
     words = text.split()
     scope = words.pop(1).strip("[]") if len(words) > 1 and words[1].startswith("[") else "exact"
-    condition, option = (words[1], words[2]) if len(words) == 3 else ("uses", None)
+    if len(words) == 3:
+        condition, option = words[1], words[2]
+    else:  # "torch.cat errors": only what invalid calls raise changed
+        condition, option = (words[1], None) if len(words) == 2 else ("uses", None)
     return (words[0], scope, condition, option)
 
 
@@ -119,9 +123,9 @@ REAL_ITEMS: list[tuple[str, str, list[str], list[str]]] = [
     # -- 2.8 --
     ("2.8.0", "Removed support for Maxwell", [], []),  # CUDA 12.8 is not removed, nor 12.6
     ("2.8.0", "now raises `NotImplementedError`", [], []),
-    ("2.8.0", "check to custom `autograd.Function`", ["torch.autograd.Function"], []),
+    ("2.8.0", "check to custom `autograd.Function`", ["torch.autograd.Function errors"], []),
     ("2.8.0", "out variant of `tensordot`", ["torch.tensordot passes out"], []),
-    ("2.8.0", "with `mark_dynamic` applied", ["torch._dynamo.mark_dynamic"], []),
+    ("2.8.0", "with `mark_dynamic` applied", ["torch._dynamo.mark_dynamic errors"], []),
     ("2.8.0", "`enable_cpp_framelocals_guard_eval`",
      ["torch._dynamo.config.enable_cpp_framelocals_guard_eval"], []),
     ("2.8.0", "`rocm.n_max_profiling_configs`",
@@ -139,7 +143,8 @@ REAL_ITEMS: list[tuple[str, str, list[str], list[str]]] = [
      []),
     ("2.8.0", "`aot_inductor.compile_wrapper_with_O0`",
      ["torch._inductor.config.aot_inductor.compile_wrapper_with_O0"], []),
-    ("2.8.0", "stricter aliasing/mutation check", ["HigherOrderOperator", "torch.cond"], []),
+    ("2.8.0", "stricter aliasing/mutation check",
+     ["HigherOrderOperator errors", "torch.cond errors"], []),
     ("2.8.0", "`guard_or_x` and `definitely_x`",  # not guard_or_true/false, the replacements
      ["torch.fx.experimental.symbolic_shapes.definitely_true",
       "torch.fx.experimental.symbolic_shapes.definitely_false"], []),
@@ -165,7 +170,7 @@ REAL_ITEMS: list[tuple[str, str, list[str], list[str]]] = [
     ("2.9.0", "Undefined behavior when an output", [], []),  # torch.compile, torch.library: context
     ("2.9.0", "Build metal kernels of MacOS-14+", [], []),  # "avoid updating to Python-3.9"
     ("2.9.0", "Upgrade to DLPack 1.0", ["torch.utils.dlpack", "DLDeviceType"], []),
-    ("2.9.0", "Raise appropriate errors in `torch.cat`", ["torch.cat"], []),
+    ("2.9.0", "Raise appropriate errors in `torch.cat`", ["torch.cat errors"], []),
     ("2.9.0", "Default to `dynamo=True` for ONNX exporter", ["torch.onnx.export omits dynamo"],
      []),  # not torch.export.export, the pipeline it now uses
     ("2.9.0", "Switch off runtime asserts by default",
@@ -332,7 +337,7 @@ def test_names_only_the_after_example_uses_are_not_subjects():
 
 
 def test_the_before_example_counts_only_when_the_prose_names_nothing():
-    text = ("`torch.foo` now errors on empty input (#1)\n\nBefore:\n```python\n"
+    text = ("`torch.foo` now returns a view (#1)\n\nBefore:\n```python\n"
             "torch.bar(torch.foo(x))\n```\nAfter:\n```python\ntorch.foo(y)\n```\n")
     assert read(text) == {("torch.foo", "exact", "uses", None)}
 
@@ -485,10 +490,10 @@ def test_methods_of_classes_are_read_with_method_scope(text, api, method):
 
 @pytest.mark.parametrize(("text", "api"), [
     ("`nn.attention.flex_attention` is deprecated", "torch.nn.attention.flex_attention"),
-    ("`F.scaled_dot_product_attention` now raises on NaN",
+    ("`F.scaled_dot_product_attention` is deprecated",
      "torch.nn.functional.scaled_dot_product_attention"),
     ("Deprecate `dist.all_gather_coalesced`", "torch.distributed.all_gather_coalesced"),
-    ("`optim.SGD` now errors on negative lr", "torch.optim.SGD"),
+    ("`optim.SGD` no longer takes a closure", "torch.optim.SGD"),
     ("Remove `torch.export.export_for_inference()` (#1)", "torch.export.export_for_inference"),
 ], ids=["nn", "F", "dist", "optim", "call-parens"])
 def test_import_aliases_are_expanded_and_call_parens_dropped(text, api):
@@ -604,3 +609,20 @@ def test_hostile_items_of_200_kb_are_read_in_linear_time(text):
     # quantifiers, so each of these finishes in milliseconds; a backtracking regex would not.
     assert len(text) >= 100_000
     assert isinstance(read_subjects(item(text)), Subjects)
+
+
+@pytest.mark.parametrize(("text", "condition"), [
+    ("Raise appropriate errors in `torch.cat` (#1)", "errors"),
+    ("`torch.foo` now warns when given a negative size (#1)", "errors"),
+    ("Add a stricter check to `torch.foo` for mismatched dtypes (#1)", "errors"),
+    ("`torch.foo` now raises instead of returning `None` (#1)", "uses"),
+    ("`torch.foo` is removed; it raised an error since 2.0 (#1)", "uses"),
+    ("`torch.foo` now returns a tuple (#1)", "uses"),
+], ids=["raise-errors", "warns", "check", "instead", "removed", "returns"])
+def test_a_change_to_what_invalid_calls_raise_touches_no_valid_use(text, condition):
+    """Valid code is not touched when only errors or warnings on invalid input change: such
+    items name their API (``apis``) but flag no use; a removal, a new return type or a
+    behaviour "instead" of another is a change to every caller."""
+    (subject,) = read_subjects(item(text)).python
+    assert (subject.api, subject.condition) == ("torch.foo" if "foo" in text else "torch.cat",
+                                                condition)

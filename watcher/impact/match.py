@@ -79,24 +79,38 @@ def python_uses(subject: Subject, table: UseTable) -> Iterator[Found]:
 def method_uses(subject: Subject, table: UseTable) -> Iterator[Found]:
     """``scheduler.print_lr()`` on any object, by method name; and a resolved name of that
     method of that class: under its qualified owner when the api has one
-    (``torch.Tensor.new_tensor``), else under torch (``LRScheduler.print_lr``)."""
+    (``torch.Tensor.new_tensor``), else under torch (``LRScheduler.print_lr``).
+
+    By name alone only a call, and only of a name that says what it does: ``x.new_tensor(...)``
+    and ``s.print_lr()`` are almost surely the changed methods, while ``.seed``, ``.step()``
+    or ``.offset`` on an unknown object are anyone's (``args.seed``), a false alarm each."""
     method = subject.method or subject.api.rpartition(".")[2]
     owner = subject.api.removesuffix("." + method)
     within = owner + "." if "." in owner else BARE_ROOT
     ending = f".{owner.rpartition('.')[2]}.{method}" if owner else "." + method
-    for path, row in table.by_method.get(method, ()):
-        if meets(subject, row, True):
-            yield path, row, True
+    if distinctive_method(method):
+        for path, row in table.by_method.get(method, ()):
+            if row.get("is_call") and meets(subject, row, True):
+                yield path, row, True
     for path, row in table.ending_with(method):
         name = row["name"]
         if name.startswith(within) and name.endswith(ending) and meets(subject, row, True):
             yield path, row, False
 
 
+def distinctive_method(method: str) -> bool:
+    """A method name few other objects have: two words or more (``new_tensor``, ``print_lr``,
+    ``zeroGrad``), never a single short word (``seed``, ``step``, ``load``)."""
+    words = method.strip("_")
+    return "_" in words or any(char.isupper() for char in words[1:])
+
+
 def meets(subject: Subject, row: UseRow, called_itself: bool) -> bool:
     """Whether a use meets the subject's condition."""
     if subject.condition == "uses":
         return True
+    if subject.condition == "errors":
+        return False  # only calls that were invalid already: not to be found statically
     if not called_itself or not row.get("is_call") or subject.option is None:
         return False
     passed = subject.option in row.get("keywords", ())

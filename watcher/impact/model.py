@@ -20,7 +20,10 @@ __all__ = ["Affect", "Declaration", "EnvironmentSubject", "FileIndex", "Subject"
 #   "uses"   any reference to the API (a removed or deprecated function, class, module, config)
 #   "passes" a call that passes keyword ``option`` (a removed or deprecated option)
 #   "omits"  a call that does not pass ``option`` (a flipped default)
-Condition = Literal["uses", "passes", "omits"]
+#   "errors" only what a call raises or warns on invalid input changed: valid uses are not
+#            touched, and invalid ones cannot be told statically, so nothing is flagged
+#            (the item still names the API in ``apis``)
+Condition = Literal["uses", "passes", "omits", "errors"]
 
 # How ``api`` is compared with a use's resolved name:
 #   "exact"     the name itself (and attribute chains through it: ``torch.load`` touches

@@ -15,6 +15,7 @@ Kind-agnostic and pure; the caller decides which kinds need subjects.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from watcher.impact.model import EnvironmentSubject, Subject, Subjects
@@ -29,6 +30,11 @@ from watcher.models import ClassifiedItem
 __all__ = ["read_subjects"]
 
 MAX_PARTS = 16  # dotted parts of a name worth indexing (real ones have at most 8)
+ERRORS = re.compile(r"\b(?:rais(?:e|es|ed|ing)|throws?|errors?|exceptions?|warn(?:s|ings?)?|"
+                    r"checks?|checking|validat\w{0,5}|assert\w{0,4})\b", re.IGNORECASE)
+CALLERS = re.compile(r"\b(?:remov\w{0,3}|deprecat\w{0,5}|defaults?|renam\w{0,3}|no longer|"
+                     r"keyword|signature|returns?|returning|drop\w{0,4}|disallow\w{0,3}|"
+                     r"requir\w{0,4}|instead|only)\b", re.IGNORECASE)
 
 
 def read_subjects(item: ClassifiedItem) -> Subjects:
@@ -37,8 +43,19 @@ def read_subjects(item: ClassifiedItem) -> Subjects:
     parsed = parse_item(item.text)
     item_view = _Item.read(parsed)
     python = item_view.python_subjects()
+    title = " ".join(sentence.plain for sentence in parsed.sentences if sentence.title)
+    if errors_only(title):
+        python = [subject.model_copy(update={"condition": "errors"})
+                  if subject.condition == "uses" else subject for subject in python]
     environment: list[EnvironmentSubject] = read_environment(parsed.sentences)
     return Subjects(python=tuple(python), environment=tuple(environment))
+
+
+def errors_only(title: str) -> bool:
+    """A title that changes only what invalid calls raise or warn ("Raise appropriate errors
+    in `torch.cat`", "Add a check for …"): valid code is not touched. One that also removes,
+    deprecates, renames, or changes a default or what a call returns is a change to callers."""
+    return bool(ERRORS.search(title)) and not CALLERS.search(title)
 
 
 @dataclass
