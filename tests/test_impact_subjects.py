@@ -46,7 +46,7 @@ def row(text: str) -> Row:
     scope = words.pop(1).strip("[]") if len(words) > 1 and words[1].startswith("[") else "exact"
     if len(words) == 3:
         condition, option = words[1], words[2]
-    else:  # "torch.cat errors": only what invalid calls raise changed
+    else:  # "torch.cat errors", "f signature": conditions that flag no use
         condition, option = (words[1], None) if len(words) == 2 else ("uses", None)
     return (words[0], scope, condition, option)
 
@@ -81,7 +81,7 @@ REAL_ITEMS: list[tuple[str, str, list[str], list[str]]] = [
      ["torch.nn.functional.scaled_dot_product_attention passes attn_mask"], []),
     ("2.5.0", "Add support to `GradScaler`", ["GradScaler"], []),  # `grad_scale` is a value
     ("2.5.0", "No more CPython 3.8 support", [], ["python>=3.9"]),
-    ("2.5.0", "are now keyword-only", ["torch.onnx.export"], []),
+    ("2.5.0", "are now keyword-only", ["torch.onnx.export signature"], []),
     ("2.5.0", "`torch.onnx._export` has been removed", ["torch.onnx._export"], []),
     ("2.5.0", "The `op_level_debug` option",
      ["torch.onnx.ExportOptions passes op_level_debug"], []),
@@ -97,7 +97,7 @@ REAL_ITEMS: list[tuple[str, str, list[str], list[str]]] = [
     ("2.5.0", "aot_autograd: copy metadata", [], []),
     ("2.5.0", "deprecate `search_autotune_cache`", ["search_autotune_cache"], []),
     ("2.5.0", "Deprecate Python 3.8 support", [], ["python>=3.9"]),
-    ("2.5.0", "Supplying model keyword arguments", ["torch.onnx.export"], []),
+    ("2.5.0", "Supplying model keyword arguments", ["torch.onnx.export signature"], []),
     ("2.5.0", "`torch.onnx.OperatorExportTypes` is deprecated",
      ["torch.onnx.OperatorExportTypes", "torch.onnx.export passes operator_export_type"], []),
     ("2.5.0", "The `training` option", ["torch.onnx.export passes training"], []),
@@ -213,7 +213,7 @@ REAL_ITEMS: list[tuple[str, str, list[str], list[str]]] = [
     ("2.11.0", "Remove `is_causal` flag from `varlen_attn`",
      ["torch.nn.attention.varlen_attn passes is_causal"], []),
     ("2.11.0", "Add sliding window support to `varlen_attn`",
-     ["torch.nn.attention.varlen_attn"], []),
+     ["torch.nn.attention.varlen_attn signature"], []),
     ("2.11.0", "`DebugInfoWriter` now honors", [], []),  # "in C++ code"
     ("2.11.0", "`DeviceMesh` now stores a process group registry", ["DeviceMesh"], []),  # xfail
     ("2.11.0", "`DTensor.to_local()` backward now converts",
@@ -626,3 +626,12 @@ def test_a_change_to_what_invalid_calls_raise_touches_no_valid_use(text, conditi
     (subject,) = read_subjects(item(text)).python
     assert (subject.api, subject.condition) == ("torch.foo" if "foo" in text else "torch.cat",
                                                 condition)
+
+
+@pytest.mark.parametrize("text", [
+    "Options to `torch.foo` (except for the first three arguments) are now keyword-only (#1)",
+    "Supplying model keyword arguments to `torch.foo` is deprecated (#1)",
+], ids=["keyword-only", "keyword-arguments"])
+def test_a_change_to_how_arguments_are_passed_names_no_option_and_flags_nothing(text):
+    (subject,) = read_subjects(item(text)).python
+    assert (subject.api, subject.condition) == ("torch.foo", "signature")

@@ -109,8 +109,8 @@ def meets(subject: Subject, row: UseRow, called_itself: bool) -> bool:
     """Whether a use meets the subject's condition."""
     if subject.condition == "uses":
         return True
-    if subject.condition == "errors":
-        return False  # only calls that were invalid already: not to be found statically
+    if subject.condition in ("errors", "signature"):
+        return False  # not to be told from a call's keywords: never a false alarm
     if not called_itself or not row.get("is_call") or subject.option is None:
         return False
     passed = subject.option in row.get("keywords", ())

@@ -23,7 +23,10 @@ __all__ = ["Affect", "Declaration", "EnvironmentSubject", "FileIndex", "Subject"
 #   "errors" only what a call raises or warns on invalid input changed: valid uses are not
 #            touched, and invalid ones cannot be told statically, so nothing is flagged
 #            (the item still names the API in ``apis``)
-Condition = Literal["uses", "passes", "omits", "errors"]
+#   "signature" how arguments are passed changed (now keyword-only, keyword arguments no longer
+#            supplied) with no option named: whether a call is touched depends on arguments
+#            the index does not count, so nothing is flagged rather than every call
+Condition = Literal["uses", "passes", "omits", "errors", "signature"]
 
 # How ``api`` is compared with a use's resolved name:
 #   "exact"     the name itself (and attribute chains through it: ``torch.load`` touches

@@ -32,6 +32,10 @@ __all__ = ["read_subjects"]
 MAX_PARTS = 16  # dotted parts of a name worth indexing (real ones have at most 8)
 ERRORS = re.compile(r"\b(?:rais(?:e|es|ed|ing)|throws?|errors?|exceptions?|warn(?:s|ings?)?|"
                     r"checks?|checking|validat\w{0,5}|assert\w{0,4})\b", re.IGNORECASE)
+# How arguments are passed, with no option named: "Options to `f` are now keyword-only",
+# "Supplying model keyword arguments to `f` is deprecated".
+SIGNATURE = re.compile(r"\b(?:keyword[- ]only|positional[- ]only|(?:keyword|positional) "
+                       r"arguments?)\b", re.IGNORECASE)
 CALLERS = re.compile(r"\b(?:remov\w{0,3}|deprecat\w{0,5}|defaults?|renam\w{0,3}|no longer|"
                      r"keyword|signature|returns?|returning|drop\w{0,4}|disallow\w{0,3}|"
                      r"requir\w{0,4}|instead|only)\b", re.IGNORECASE)
@@ -44,8 +48,10 @@ def read_subjects(item: ClassifiedItem) -> Subjects:
     item_view = _Item.read(parsed)
     python = item_view.python_subjects()
     title = " ".join(sentence.plain for sentence in parsed.sentences if sentence.title)
-    if errors_only(title):
-        python = [subject.model_copy(update={"condition": "errors"})
+    unflagged = "errors" if errors_only(title) else "signature" if SIGNATURE.search(title) \
+        else None
+    if unflagged is not None:
+        python = [subject.model_copy(update={"condition": unflagged})
                   if subject.condition == "uses" else subject for subject in python]
     environment: list[EnvironmentSubject] = read_environment(parsed.sentences)
     return Subjects(python=tuple(python), environment=tuple(environment))

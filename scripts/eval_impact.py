@@ -1,0 +1,103 @@
+"""Measures `release-watch impact` on codebases its builders never looked at.
+
+Runs ``impact --format json`` for every (release notes, codebase) pair, takes each BC-breaking or
+deprecation item's affected files as flagged (item, file) pairs, and compares them with a
+hand-judged truth file: a JSON list of
+``{"release", "item", "codebase", "path", "verdict": "true"|"false"|"unsure", "reason"}``
+where ``item`` is the first 60 characters of the item's first line. ``unsure`` pairs count
+neither way. Flagged pairs missing from the truth file are listed as unjudged (not counted).
+
+Prints per codebase and overall: flagged pairs, right, precision, true pairs, found, recall.
+
+    python scripts/eval_impact.py --heldout /work/heldout --truth /work/heldout/truth.json \
+        [--details]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+NOTES = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "releases" / "pytorch"
+RELEASES = ("v2.5.0", "v2.6.0-torch-load", "v2.7.0", "v2.8.0", "v2.9.0", "v2.10.0", "v2.11.0")
+KINDS = {"bc_breaking", "deprecation"}
+
+
+def item_key(text: str) -> str:
+    return text.splitlines()[0][:60]
+
+
+def flagged_pairs(release: str, code: Path) -> set[tuple[str, str, str, str]]:
+    """(release, item, codebase, path) for every file the tool says an item touches."""
+    cmd = [sys.executable, "-m", "watcher", "impact", str(NOTES / f"{release}.md"),
+           "--code", str(code), "--format", "json"]
+    run = subprocess.run(cmd, capture_output=True, text=True)
+    if run.returncode not in (0, 1):
+        sys.exit(f"impact failed on {release} / {code.name}:\n{run.stderr}")
+    pairs = set()
+    for item in json.loads(run.stdout)["items"]:
+        if item["kind"] in KINDS:
+            for use in item.get("affects") or []:
+                pairs.add((release, item_key(item["text"]), code.name, use["path"]))
+    return pairs
+
+
+def ratio(a: int, b: int) -> str:
+    return f"{a / b:6.1%}" if b else "     -"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--heldout", type=Path, required=True, help="directory of unpacked codebases")
+    ap.add_argument("--truth", type=Path, required=True, help="judged (item, file) pairs")
+    ap.add_argument("--details", action="store_true", help="list false alarms, misses, unjudged")
+    args = ap.parse_args()
+
+    truth = {(t["release"], t["item"], t["codebase"], t["path"]): t
+             for t in json.loads(args.truth.read_text())}
+    codebases = sorted(p.name for p in args.heldout.iterdir()
+                       if p.is_dir() and not p.name.startswith("_"))
+    flagged = set()
+    for release in RELEASES:
+        for cb in codebases:
+            flagged |= flagged_pairs(release, args.heldout / cb)
+
+    def verdict(pair):
+        return truth[pair]["verdict"] if pair in truth else None
+
+    rows = []
+    for cb in [*codebases, "overall"]:
+        scope = set(codebases) if cb == "overall" else {cb}
+        judged = [p for p in flagged if p[2] in scope and verdict(p) in ("true", "false")]
+        right = sum(verdict(p) == "true" for p in judged)
+        true_pairs = [p for p, t in truth.items() if p[2] in scope and t["verdict"] == "true"]
+        found = sum(p in flagged for p in true_pairs)
+        rows.append((cb, len(judged), right, len(true_pairs), found))
+
+    print(f"{'codebase':30} {'flagged':>7} {'right':>5} {'prec':>6} "
+          f"{'true':>5} {'found':>5} {'recall':>6}")
+    for cb, n, right, t, found in rows:
+        print(f"{cb:30} {n:7} {right:5} {ratio(right, n)} {t:5} {found:5} {ratio(found, t)}")
+
+    unjudged = sorted(p for p in flagged if p not in truth)
+    unsure = sorted(p for p in flagged if verdict(p) == "unsure")
+    print(f"\nunsure flagged pairs (not counted): {len(unsure)}; "
+          f"unjudged flagged pairs: {len(unjudged)}")
+    if args.details:
+        for title, pairs in (
+            ("FALSE ALARMS", sorted(p for p in flagged if verdict(p) == "false")),
+            ("MISSES", sorted(p for p, t in truth.items()
+                              if t["verdict"] == "true" and p not in flagged)),
+            ("UNJUDGED", unjudged),
+        ):
+            print(f"\n{title} ({len(pairs)})")
+            for p in pairs:
+                why = truth[p]["reason"] if p in truth else ""
+                print(f"  {p[0]} | {p[1]} | {p[2]}/{p[3]}\n      {why}")
+
+
+if __name__ == "__main__":
+    main()
