@@ -128,6 +128,10 @@ class HandlerContext:
     sleep: Callable[[float], None] = time.sleep
     monotonic: Callable[[], float] = time.monotonic
     extra: dict[str, Any] = field(default_factory=dict)
+    # True once the run is stopping (the daemon got SIGTERM): a delivery of several calls
+    # starts no new one, so a stop is never cut short in the middle of a long thread; what
+    # went out is saved and the next run resumes after it. ``bool()`` is False: never stopping.
+    stopping: Callable[[], bool] = bool
 
 
 class Progress(Protocol):

@@ -95,7 +95,8 @@ def test_events_carry_apis_and_affects_and_slack_opens_with_them(
                           + slack("breaking", "#breaking", "affects_only = true"))
     result = run_cli("--config", str(config), "poll", env=ENV)
     assert result.code == 0, result.stderr
-    assert "in trainer, 1 does not parse and was skipped: broken.py" in result.stderr  # named once, not fatal
+    # Named once, and not fatal.
+    assert "in trainer, 1 does not parse and was skipped: broken.py" in result.stderr
 
     items = by_first_line(events(tmp_path)[0])
     flip = items["Flip default torch.load to weights_only (#137602, #138225)"]

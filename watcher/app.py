@@ -128,12 +128,16 @@ def build_runtime(config: Config, deps: Dependencies) -> Runtime:
                                   max_connections=github.concurrency)
     policy = RetryPolicy(retries=github.retries, backoff=github.backoff,
                          max_rate_limit_wait=github.max_rate_limit_wait)
-    def pacer() -> Pacer:
-        return Pacer(github.max_requests_per_minute, clock=deps.epoch, sleep=deps.sleep)
+    store = Store.open(config.store_path())
+
+    def pacer(endpoint: str) -> Pacer:
+        # Paced with every process on this store (GitHub counts per token, not per process),
+        # by wall-clock time, which they share.
+        return Pacer(github.max_requests_per_minute, clock=deps.epoch, sleep=deps.sleep,
+                     shared=store, key=f"{endpoint} {github.api_url}")
 
     client = GitHubClient(http, api_url=github.api_url, policy=policy, sleep=deps.sleep,
-                          clock=deps.epoch, pacer=pacer(), graphql_pacer=pacer())
-    store = Store.open(config.store_path())
+                          clock=deps.epoch, pacer=pacer("rest"), graphql_pacer=pacer("graphql"))
     analyzer = Analyzer(lambda: taxonomy_for(config), max_body_chars=config.poll.max_body_chars,
                         labels=_label_source(config, client, store, deps))
     notifiers = [cfg for _, cfg in notifier_configs(config, deps.environ)]

@@ -106,6 +106,8 @@ class PollConfig(Section):
     lock_wait: Duration = Field(ge=0)
     first_run_announce: int = Field(ge=0)
     max_body_chars: int = Field(ge=1000)
+    # Items past this many in one release are summed up in one item (the release's link).
+    max_items_per_release: int = Field(ge=1)
     # status --check: a message undelivered this long is unhealthy; None: 3 poll intervals.
     max_delivery_age: Duration | None = Field(default=None, ge=1)
 

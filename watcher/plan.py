@@ -52,6 +52,22 @@ def deletion_candidates(known: dict[int, ReleaseRecord], listed: list[Release],
     return [rid for rid in missing if _when(known[rid].release) > oldest]
 
 
+def _recreated(known: dict[int, ReleaseRecord], listed: list[Release],
+               deleted: list[int]) -> dict[str, ReleaseRecord]:
+    """Known releases by tag, of those confirmed deleted or missing from the listing.
+
+    GitHub gives a tag one release at a time, so a new id listed under one of these tags is
+    that release deleted and re-created (to fix its text, or by a release script): the same
+    release to a reader, never a new one.
+    """
+    listed_ids = {release.id for release in listed}
+    gone = [record for release_id, record in known.items()
+            if release_id in deleted or release_id not in listed_ids]
+    # Newest last, so it wins should two records ever share a tag.
+    return {record.release.tag_name: record
+            for record in sorted(gone, key=lambda record: _when(record.release))}
+
+
 def _edit_hash(old: ReleaseRecord, new: Release, new_hash: str) -> str:
     if old.body_hash != new_hash:
         return new_hash
@@ -72,9 +88,14 @@ def plan_repo(repo: str, known: dict[int, ReleaseRecord], listed: list[Release],
     # A release older than every one we know was history when our baseline was taken (it was
     # on a page the baseline did not read, found now by a deep scan): recorded, not announced.
     history = min((_when(record.release) for record in known.values()), default=None)
+    recreated = _recreated(known, listed, deleted)
     for release in sorted((r for r in listed if not r.draft), key=_when):
         new_hash = body_hash(release.body)
         old = known.get(release.id)
+        if old is None and (old := recreated.pop(release.tag_name, None)) is not None:
+            # Compared with what the deleted release said, below; its record moves to the new
+            # id (written under it there, dropped under the old one here).
+            plan.deleted.append(old.release.id)
         wanted = policy.include_prereleases or not release.prerelease
         if old is None:
             plan.records.append(ReleaseRecord(repo=repo, release=release, body_hash=new_hash,
@@ -116,6 +137,8 @@ def plan_repo(repo: str, known: dict[int, ReleaseRecord], listed: list[Release],
             plan.events.append(make_event("published", repo, release, new_hash, items, now))
 
     for release_id in deleted:
+        if release_id in plan.deleted:
+            continue  # re-created under the same tag: nothing a reader had is gone
         record = known[release_id]
         plan.deleted.append(release_id)
         plan.events.append(make_event("deleted", repo, record.release, record.body_hash, [], now))

@@ -1,12 +1,23 @@
 """Slack's message layout: blocks built and validated with slack_sdk's models, and content
 packed into sections and messages within Slack's limits, cut on line boundaries only.
 
-Slack's limits (api.slack.com/reference/block-kit/blocks): at most 50 blocks a message, 3,000
-characters in a section's text, 150 in a header. Slack also rejects messages whose blocks are
-too large in total (``msg_blocks_too_long``, undocumented), so each message is kept under
-``max_chars`` of block JSON. Long content is split between entries where it can be, else
-between lines; a code block is closed before a cut and reopened after it, and an entry that
-goes on in the next message says so.
+Slack's limits, and how close we pack to them:
+  * 50 blocks a message, at most 3,000 characters in a section's text and 150 in a header
+    (https://api.slack.com/reference/block-kit/blocks): messages take ``MAX_BLOCKS`` (50)
+    blocks, and sections are filled to ``SECTION_CHARS``.
+  * A message's ``text`` is cut after 40,000 characters
+    (https://api.slack.com/methods/chat.postMessage, ``msg_too_long``). With blocks that text
+    is only the notification, which Slack does not show; ours is a one-line summary.
+  * All the blocks of one message together: past about 12,000 characters of text Slack answers
+    ``msg_blocks_too_long``, a ceiling it does not document (seen at 13,297 characters of
+    markdown blocks and at 11,341 of rich text: github.com/slackapi/bolt-js issues 2509 and
+    2867). So a message is kept under ``max_chars`` of block JSON (non-ASCII escaped, which
+    errs on the safe side, as ``tests/fakes/slack.py`` counts it); the default,
+    ``MESSAGE_CHARS``, is that ceiling.
+
+Long content is split between entries where it can be, else between lines; a code block is
+closed before a cut and reopened after it, and an entry that goes on in the next message says
+so.
 """
 
 from __future__ import annotations
@@ -28,9 +39,10 @@ from slack_sdk.models.blocks import (
 
 from handlers.slack.text import FENCE, Line, plain
 
-SECTION_CHARS = 2900       # under Slack's 3,000, leaving room for a continuation marker
+SECTION_CHARS = 2950       # Slack's 3,000, less room for characters it may count twice
 HEADER_CHARS = 150
-MAX_BLOCKS = 45            # under Slack's 50
+MAX_BLOCKS = 50            # Slack's own limit; a "continues" marker is reserved when one is due
+MESSAGE_CHARS = 12_000     # block JSON per message: Slack's undocumented msg_blocks_too_long
 CONTINUES = "_…continues in the next message_"
 _ATOMS = re.compile(r"<[^<>]*>|&[a-z#0-9]{1,10};|\s+|[^\s<&]+|[<&]")
 

@@ -44,6 +44,7 @@ from handlers.slack.followup import (
     thread_key,
     updated_first_message,
 )
+from handlers.slack.layout import MESSAGE_CHARS
 from watcher.config import Duration
 from watcher.crashpoints import crashpoint
 from watcher.delivery import Digest
@@ -85,8 +86,13 @@ class SlackNotifierConfig(NotifierConfig):
     webhook_url: SecretStr | None = Field(
         default=None, description="incoming webhook URL (else env SLACK_WEBHOOK_URL); secret")
     max_message_chars: int = Field(
-        default=10_000, ge=2_000, le=40_000,
-        description="block JSON per message, under Slack's msg_blocks_too_long ceiling")
+        default=MESSAGE_CHARS, ge=2_000, le=40_000,
+        description="block JSON per message; Slack refuses a message's blocks past about "
+                    "12,000 characters (msg_blocks_too_long)")
+    max_messages_per_event: int = Field(
+        default=20, ge=2, le=500,
+        description="messages one event may post (parent and thread replies); the items "
+                    "past them are counted, with a link to the release notes")
     min_interval: Duration = Field(default=1.0, ge=0, description="pause between posts")
     retries: int = Field(default=3, ge=0, le=10, description="retries of a 429, 5xx or "
                                                              "connection error per message")
@@ -265,7 +271,8 @@ class SlackNotifier(Notifier):
         return plan_event(event, threads=self.threads,
                           max_chars=self.settings.max_message_chars,
                           threshold=self.config.min_confidence,
-                          code_link=self.context.code_link)
+                          code_link=self.context.code_link,
+                          max_messages=self.settings.max_messages_per_event)
 
     def send(self, event: Event, progress: Progress) -> None:
         """A release's first message in the channel is remembered; what happens to the
@@ -318,10 +325,21 @@ class SlackNotifier(Notifier):
 
     # ---- posting ---------------------------------------------------------------------------
     def _pace(self) -> None:
+        """Called before each post: waits its turn, and starts none once the run is stopping."""
+        self._stop_if_stopping()
         wait = self.settings.min_interval - (self.context.monotonic() - self._last_post)
         if wait > 0:
             self.context.sleep(wait)
+            self._stop_if_stopping()
         self._last_post = self.context.monotonic()
+
+    def _stop_if_stopping(self) -> None:
+        # A retryable error: the delivery stays queued with what was sent saved, and the next
+        # run resumes after it, where a post started now could be cut off by the shutdown
+        # timeout and be sent again.
+        if self.context.stopping():
+            raise HandlerError(f"slack notifier {self.name!r}: stopping; the rest is sent "
+                               "on the next run", notifier=self.name)
 
     def _post_all(self, messages: list[SlackMessage], progress: Progress, *,
                   remember: str | None = None) -> None:

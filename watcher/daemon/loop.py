@@ -4,6 +4,9 @@ APScheduler 3.x runs the jobs on a single worker thread, so they never overlap; 
 takes the store's writer lock, so a ``release-watch poll`` run by hand waits its turn. Jobs
 coalesce, run one instance at most, and have a misfire grace time, so a laptop waking from
 sleep runs one catch-up poll, not fifty.
+
+The main thread watches: for signals (SIGTERM/SIGINT stop, SIGHUP reloads the configuration)
+and for the wall clock being stepped, which APScheduler 3 schedules by.
 """
 
 from __future__ import annotations
@@ -12,31 +15,65 @@ import logging
 import os
 import signal
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 from apscheduler.executors.pool import ThreadPoolExecutor
 from apscheduler.schedulers.background import BackgroundScheduler
+from apscheduler.triggers.cron import CronTrigger
 from apscheduler.triggers.interval import IntervalTrigger
 
 from handlers.base import Notifier
 from watcher.app import Dependencies, Runtime, build_runtime
-from watcher.config import Config, format_duration
+from watcher.config import Config, format_duration, load_config
 from watcher.daemon.schedule import digest_trigger
 from watcher.delivery import deliver_pending, send_digests
-from watcher.errors import StoreDamaged, StoreReadOnly, WatcherError
+from watcher.errors import ConfigError, StoreDamaged, StoreReadOnly, WatcherError
 from watcher.store import FileLock, daemon_lock, writer_lock
 from watcher.validate import validated_notifiers
 
 logger = logging.getLogger(__name__)
 
 EXIT_TIMED_OUT = 1  # SIGTERM, then a job still running past poll.shutdown_timeout
+WATCH_EVERY = 0.5  # seconds between the main thread's looks at signals and the clock
+# How far the wall clock may move apart from the monotonic one between two looks before it
+# counts as stepped; NTP's slewing moves it by far less.
+CLOCK_STEP_TOLERANCE = 5.0
+
+
+class ClockWatch:
+    """Notices the wall clock being stepped (NTP after a long drift, a VM restored, `date -s`)
+    by comparing how far it moved with the monotonic clock, which is never stepped."""
+
+    def __init__(self, wall: Callable[[], datetime], monotonic: Callable[[], float],
+                 tolerance: float = CLOCK_STEP_TOLERANCE) -> None:
+        self.wall = wall
+        self.monotonic = monotonic
+        self.tolerance = tolerance
+        self._last = (wall(), monotonic())
+
+    def step(self) -> timedelta:
+        """How far the wall clock was stepped since the last look (negative: back), or zero."""
+        wall, monotonic = self.wall(), self.monotonic()
+        last_wall, last_monotonic = self._last
+        self._last = (wall, monotonic)
+        step = (wall - last_wall) - timedelta(seconds=monotonic - last_monotonic)
+        return step if abs(step.total_seconds()) > self.tolerance else timedelta(0)
+
+
+def _signed(step: timedelta) -> str:
+    seconds = round(abs(step.total_seconds()))
+    return f"{'back' if step < timedelta(0) else 'forward'} by {format_duration(seconds)}"
 
 
 class Daemon:
-    def __init__(self, config: Config, deps: Dependencies) -> None:
+    def __init__(self, config: Config, deps: Dependencies, *,
+                 monotonic: Callable[[], float] = time.monotonic) -> None:
         self.config = config
         self.deps = deps
         self.busy = threading.Lock()        # held while a job runs
@@ -46,14 +83,13 @@ class Daemon:
         self.notifiers: dict[str, Notifier] = {}
         self._lock: FileLock | None = None
         self.broken: WatcherError | None = None  # a store no job can use: the daemon stops
+        self.clock_watch = ClockWatch(deps.clock, monotonic)
 
     # ---- life cycle --------------------------------------------------------------------------
-    def start(self) -> None:
-        """Validate everything first; schedule nothing if anything is wrong."""
-        notifiers = validated_notifiers(self.config, self.deps)  # as `config check` does
-        triggers = {name: digest_trigger(n.config.digest_schedule, n.config.digest_timezone)
-                    for name, n in notifiers.items()
-                    if n.config.mode == "digest" and n.config.digest_schedule}
+    def start(self, *, paused: bool = False) -> None:
+        """Validate everything first; schedule nothing if anything is wrong. ``paused``: jobs
+        are scheduled but none runs (tests that move the clock themselves)."""
+        notifiers, triggers = self._validated(self.config)
         store_path = self.config.store_path()
         # The store first: a daemon.lock made before it would look like the trace of a store
         # that lost its database (watcher/store/storedir.py).
@@ -64,25 +100,62 @@ class Daemon:
             self.runtime.close()
             raise
         self.notifiers = notifiers
-        poll = self.config.poll
-        scheduler = BackgroundScheduler(
+        self.scheduler = BackgroundScheduler(
             executors={"default": ThreadPoolExecutor(max_workers=1)},
-            job_defaults={"coalesce": True, "max_instances": 1,
-                          "misfire_grace_time": int(max(poll.interval, 60))},
-            timezone=UTC)
-        scheduler.add_job(self._poll_job, IntervalTrigger(seconds=poll.interval,
-                                                          jitter=poll.jitter or None),
-                          id="poll", name="poll", next_run_time=datetime.now(UTC))
-        scheduler.add_job(self._retry_job, IntervalTrigger(seconds=poll.retry_interval),
-                          id="deliver", name="delivery retries")
+            job_defaults={"coalesce": True, "max_instances": 1}, timezone=UTC)
+        self._schedule(None, self.config, triggers)
+        self.clock_watch.step()  # from here on
+        self.scheduler.start(paused=paused)
+        logger.info("daemon started (pid %d): %s, store %s", os.getpid(),
+                    self._describe(self.config, triggers), store_path)
+
+    @staticmethod
+    def _describe(config: Config, triggers: dict[str, CronTrigger]) -> str:
+        return (f"{len(config.repos)} repos every {format_duration(config.poll.interval)}, "
+                f"{len(triggers)} digest schedules")
+
+    def _validated(self, config: Config) -> tuple[dict[str, Notifier], dict[str, CronTrigger]]:
+        """What `config check` checks, for start and for SIGHUP alike; a ConfigError if not."""
+        notifiers = validated_notifiers(config, self.deps)
+        triggers = {name: digest_trigger(n.config.digest_schedule, n.config.digest_timezone)
+                    for name, n in notifiers.items()
+                    if n.config.mode == "digest" and n.config.digest_schedule}
+        for notifier in notifiers.values():
+            # Checked by deliveries between their calls (each Slack post): after SIGTERM none
+            # starts another, rather than posting on until the shutdown timeout cuts one off.
+            notifier.context = replace(notifier.context, stopping=self.stopping.is_set)
+        return notifiers, triggers
+
+    def _schedule(self, old: Config | None, new: Config,
+                  triggers: dict[str, CronTrigger]) -> None:
+        """Add the jobs (``old`` None) or bring them in line with a reloaded config: a job
+        whose schedule did not change keeps its next run time."""
+        assert self.scheduler is not None
+        poll, now = new.poll, self.deps.clock()
+        # A laptop waking from sleep runs one catch-up job rather than skipping it.
+        grace = int(max(poll.interval, 60))
+        # Each job's first run is placed by the daemon's clock (injected, like every clock
+        # here), not by APScheduler's own reading of it. The first poll is at start.
+        jobs: list[tuple[str, str, Callable[..., None], Any, list[str], datetime]] = []
+        if old is None or (old.poll.interval, old.poll.jitter) != (poll.interval, poll.jitter):
+            first = now if old is None else now + timedelta(seconds=poll.interval)
+            jobs.append(("poll", "poll", self._poll_job,
+                         IntervalTrigger(seconds=poll.interval, jitter=poll.jitter or None), [],
+                         first))
+        if old is None or old.poll.retry_interval != poll.retry_interval:
+            jobs.append(("deliver", "delivery retries", self._retry_job,
+                         IntervalTrigger(seconds=poll.retry_interval), [],
+                         now + timedelta(seconds=poll.retry_interval)))
+        for job in self.scheduler.get_jobs():
+            if job.id.startswith("digest:"):
+                self.scheduler.remove_job(job.id)  # cron is wall-clock: re-adding loses nothing
         for name, trigger in triggers.items():
-            scheduler.add_job(self._digest_job, trigger, args=[name], id=f"digest:{name}",
-                              name=f"digest {name}")
-        self.scheduler = scheduler
-        scheduler.start()
-        logger.info("daemon started (pid %d): %d repos every %s, %d digest schedules, store %s",
-                    os.getpid(), len(self.config.repos), format_duration(poll.interval),
-                    len(triggers), store_path)
+            jobs.append((f"digest:{name}", f"digest {name}", self._digest_job, trigger, [name],
+                         trigger.get_next_fire_time(None, now)))
+        for job_id, label, func, trigger, args, first in jobs:
+            self.scheduler.add_job(func, trigger, args=args, id=job_id, name=label,
+                                   misfire_grace_time=grace, replace_existing=True,
+                                   next_run_time=first)
 
     def stop(self) -> bool:
         """Stop scheduling, let the job in flight finish (bounded); True if it finished."""
@@ -104,6 +177,67 @@ class Daemon:
             self._lock.release()
         logger.info("daemon stopped")
         return finished
+
+    # ---- what the main thread watches ----------------------------------------------------------
+    def watch_clock(self) -> None:
+        """APScheduler 3 keeps next run times as wall-clock times: a clock stepped back an hour
+        would hold every job (poll, retries, heartbeat) for that hour. Interval jobs keep the
+        time they had left; after a step forward, whatever fell due runs now (one catch-up),
+        rather than being skipped as a misfire. Digests keep their wall-clock schedule."""
+        step = self.clock_watch.step()
+        if not step or self.scheduler is None or not self.scheduler.running:
+            return
+        now = self.deps.clock()
+        moved = []
+        for job in self.scheduler.get_jobs():
+            if job.next_run_time is None:
+                continue
+            if step < timedelta(0) and isinstance(job.trigger, IntervalTrigger):
+                when = job.next_run_time + step
+            elif step > timedelta(0) and job.next_run_time <= now:
+                when = now
+            else:
+                continue
+            job.modify(next_run_time=when)
+            left = max(0, round((when - now).total_seconds()))
+            moved.append(f"{job.name} in {format_duration(left) if left else 'now'}")
+        logger.warning("the system clock was stepped %s; %s", _signed(step),
+                       "rescheduled: " + ", ".join(moved) if moved else "no job was due")
+
+    def reload(self, load: Callable[[], Config]) -> bool:
+        """SIGHUP: read the configuration again and check it as `run` does at start; if it is
+        sound, use it from the next job on (repos, notifiers, schedules), else keep the old
+        one. One log line either way."""
+        try:
+            config = load()
+            if config.store_path() != self.config.store_path():
+                raise ConfigError(f"store.path changed to {config.store_path()}: the daemon "
+                                  "holds its store's lock; restart it to use another store")
+            notifiers, triggers = self._validated(config)
+            runtime = build_runtime(config, self.deps)
+        except Exception as error:  # whatever it is, the running configuration carries on
+            problem = str(error) if isinstance(error, WatcherError) else (
+                f"unexpected {type(error).__name__}: {error}")
+            logger.error("configuration not reloaded, the running one stays in use: %s",
+                         "; ".join(problem.splitlines()))
+            return False
+        while not self.busy.acquire(timeout=WATCH_EVERY):  # the job in flight finishes first
+            if self.stopping.is_set():
+                runtime.close()
+                return False
+        try:
+            old, old_runtime, old_notifiers = self.config, self.runtime, self.notifiers
+            self.config, self.runtime, self.notifiers = config, runtime, notifiers
+            self._schedule(old, config, triggers)
+        finally:
+            self.busy.release()
+        for notifier in old_notifiers.values():
+            notifier.close()
+        if old_runtime is not None:
+            old_runtime.close()
+        logger.info("configuration reloaded from %s: %s", config.source,
+                    self._describe(config, triggers))
+        return True
 
     # ---- jobs ----------------------------------------------------------------------------------
     @contextmanager
@@ -157,33 +291,53 @@ class Daemon:
                      for job in self.scheduler.get_jobs() if job.next_run_time}
         try:
             self.runtime.store.put_daemon_state({
-                "pid": os.getpid(), "heartbeat": datetime.now(UTC).isoformat(),
+                "pid": os.getpid(), "heartbeat": self.deps.clock().isoformat(),
                 "next_runs": next_runs})
         except Exception:  # status is best effort; never let it stop a job
             logger.debug("could not record the daemon heartbeat", exc_info=True)
 
 
+def config_reader(config: Config) -> Callable[[], Config]:
+    """How SIGHUP reads the configuration again: the file `run` started from (its
+    ``source``), or the built-in defaults when it started from none."""
+    path = None if config.source == "built-in defaults" else Path(config.source)
+    return lambda: load_config(path)
+
+
 def run_daemon(config: Config, deps: Dependencies,
-               install_signals: Callable[[Callable[[int, Any], None]], None] | None = None) -> int:
+               install_signals: Callable[[Callable[[int, Any], None]], None] | None = None,
+               *, reload: Callable[[], Config] | None = None) -> int:
+    """``install_signals`` (tests) is handed the one handler, which tells SIGHUP from the
+    rest; ``reload`` reads the configuration for SIGHUP (default: ``config_reader``)."""
     stop = threading.Event()
+    reload_wanted = threading.Event()
+    daemon = Daemon(config, deps)  # no I/O yet: the handler needs its stopping flag
 
     def on_signal(signum: int, frame: Any) -> None:
+        if signum == signal.SIGHUP:
+            reload_wanted.set()  # read in the main loop, not inside the handler
+            return
         if stop.is_set():
             logger.warning("second signal: exiting at once")
             os._exit(1)
         logger.info("signal %d: finishing the work in flight", signum)
+        daemon.stopping.set()  # at once: a delivery in flight starts no further post
         stop.set()
 
-    # Before anything starts, so a SIGTERM during start-up is a clean stop too.
+    # Before anything starts, so a SIGTERM during start-up is a clean stop too. SIGHUP's
+    # default action would end the daemon without a word and leave its pid in `status`.
     if install_signals is None:
-        signal.signal(signal.SIGTERM, on_signal)
-        signal.signal(signal.SIGINT, on_signal)
+        for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            signal.signal(signum, on_signal)
     else:
         install_signals(on_signal)
-    daemon = Daemon(config, deps)
     daemon.start()
-    while not stop.wait(0.5) and daemon.broken is None:
-        pass
+    read = reload or config_reader(config)
+    while not stop.wait(WATCH_EVERY) and daemon.broken is None:
+        daemon.watch_clock()
+        if reload_wanted.is_set():
+            reload_wanted.clear()
+            daemon.reload(read)
     if not daemon.stop():
         # The job in flight (a Slack post, a retry's wait) would go on as long as it takes;
         # past poll.shutdown_timeout the process ends here, whatever that job is doing.

@@ -10,19 +10,22 @@ is sent again on the next run.
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from handlers.base import Notifier
 from watcher.crashpoints import crashpoint
-from watcher.delivery.digest import Digest, build_digest
+from watcher.delivery.digest import Digest, summarize_digest
 from watcher.delivery.routing import route
 from watcher.errors import HandlerError
 from watcher.models import Event
 from watcher.store import Delivery, DigestDelivery, Store
 
 logger = logging.getLogger(__name__)
+
+DIGEST_PAGE = 100  # queued events parsed at a time: a digest's memory does not grow with them
 
 
 class StoreProgress:
@@ -90,6 +93,17 @@ def _log_failure(error: HandlerError, attempts: int, previous_error: str | None,
         logger.warning("%s (attempt %d); will retry on the next run", error, attempts)
 
 
+def _interrupted(notifier: Notifier, error: HandlerError, what: str) -> bool:
+    """Whether the notifier stopped between two of its calls because the run is stopping:
+    not a failure (no attempt counted, nothing for `status` to warn about); it stays queued
+    with its progress saved and resumes on the next run."""
+    if error.permanent or not notifier.context.stopping():
+        return False
+    logger.info("%s: stopping; %s stays queued and resumes on the next run", notifier.name,
+                what)
+    return True
+
+
 def deliver_pending(store: Store, notifiers: dict[str, Notifier], *,
                     quiet_repeats: bool = False) -> DeliveryReport:
     report = DeliveryReport()
@@ -108,10 +122,14 @@ def deliver_pending(store: Store, notifiers: dict[str, Notifier], *,
         if view is None:
             store.delivered(delivery)  # filters changed since it was queued, or event pruned
             continue
+        if notifier.context.stopping():
+            break  # the run is stopping (SIGTERM): no new delivery starts; all stay queued
         crashpoint("deliver:before-send")
         try:
             notifier.send(view, StoreProgress(store, delivery))
         except HandlerError as error:
+            if _interrupted(notifier, error, delivery.event_id):
+                break
             failed = store.delivery_failed(delivery, str(error), permanent=error.permanent)
             report.failed[delivery.notifier] = str(error)
             _log_failure(error, failed.attempts, delivery.last_error,
@@ -130,14 +148,19 @@ def deliver_pending(store: Store, notifiers: dict[str, Notifier], *,
     return report
 
 
-def digest_view(store: Store, notifier: Notifier, pending: DigestDelivery) -> Digest:
-    events: list[Event] = []
-    for event_id in pending.event_ids:
-        event = store.event(event_id)
-        view = route(event, notifier.config) if event is not None else None
-        if view is not None:
-            events.append(view)
-    return build_digest(notifier.name, events, since=pending.since, now=pending.until)
+def digest_view(store: Store, notifier: Notifier, *, upto: int, since: datetime | None,
+                until: datetime) -> Digest:
+    """The notifier's digest of its queue up to position ``upto``, summarised in one pass
+    that parses ``DIGEST_PAGE`` events at a time; the digest's ``events`` page through the
+    queue again when a notifier sends them one by one."""
+    def routed() -> Iterator[Event]:
+        for bodies in store.digest_pages(notifier.name, upto, DIGEST_PAGE):
+            for body in bodies:
+                view = route(Event.model_validate_json(body), notifier.config)
+                if view is not None:
+                    yield view
+
+    return summarize_digest(notifier.name, routed, since=since, now=until)
 
 
 def send_digests(store: Store, notifiers: dict[str, Notifier], now: datetime, *,
@@ -148,13 +171,16 @@ def send_digests(store: Store, notifiers: dict[str, Notifier], now: datetime, *,
         if notifier.config.mode != "digest" or (only is not None and name != only):
             continue
         if dry_run:
-            preview = DigestDelivery(notifier=name, event_ids=store.digest_queue(name),
-                                     since=store.digest_since(name), until=now)
-            text = notifier.preview_digest(digest_view(store, notifier, preview))
+            preview = digest_view(store, notifier, upto=store.digest_upto(name),
+                                  since=store.digest_since(name), until=now)
+            text = notifier.preview_digest(preview)
             notifier.context.stdout.write(f"# digest for {name}\n{text}\n\n")
             continue
-        pending = store.start_digest(name, now)
-        digest = digest_view(store, notifier, pending)
+        if notifier.context.stopping():
+            break  # as for deliveries: after SIGTERM no digest starts
+        pending = store.start_digest(name, now, ids=False)
+        digest = digest_view(store, notifier, upto=pending.upto, since=pending.since,
+                             until=pending.until)
         if digest.empty and not notifier.config.send_empty_digest:
             store.digest_delivered(pending)
             continue
@@ -162,6 +188,8 @@ def send_digests(store: Store, notifiers: dict[str, Notifier], now: datetime, *,
         try:
             notifier.send_digest(digest, progress)
         except HandlerError as error:
+            if _interrupted(notifier, error, f"the digest for {name}"):
+                break
             failed = progress.digest.model_copy(update={
                 "attempts": pending.attempts + 1, "last_error": str(error),
                 "permanent_failure": error.permanent})

@@ -1,65 +1,300 @@
-"""Digests: a notifier's queued events for a period, summarised per repo and per subsystem."""
+"""Digests: a notifier's queued events for a period, summarised in one pass over the queue.
+
+A digest's queue may hold thousands of events, so it is never held whole: the events are read
+a page at a time (``deliver.py`` pages through the store) and folded into a ``Digest`` of
+counts per repository and subsystem, each repository's first releases, and the most important
+items, at most ``DIGEST_MAX_ITEMS`` of them (what breaks the configured code first, then
+BC-breaking changes, deprecations, security fixes, regressions, highlights, new features…).
+Everything past that is counted, and the digest links the release notes instead. What a
+digest costs is bounded by that cap and by the number of repositories, not by the queue.
+
+Notifiers that deliver a digest event by event (``jsonl``, and ``Notifier.send_digest`` by
+default) read ``Digest.events``, which reads the queue again, page by page, as it is iterated.
+"""
 
 from __future__ import annotations
 
+import heapq
 from collections import Counter
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
+from itertools import count, islice
+from typing import overload
 
-from watcher.models import Event, EventItem, Frozen, top_level
-from watcher.present import subsystem_name
+from watcher.models import ChangeType, Event, EventItem, top_level
+from watcher.present import KIND_ORDER, happened, plural, release_title, subsystem_name
 
-IMPORTANCE = ("bc_breaking", "deprecation", "security", "regression", "new_feature")
-TOP_ITEMS = 5
+DIGEST_MAX_ITEMS = 200  # items a digest shows whole; the rest are counted and linked
+RELEASES_LISTED = 3     # a repository's releases named one by one, then counted and linked
+_RANK = {kind: rank for rank, kind in enumerate(KIND_ORDER)}
 
 
-class Digest(Frozen):
+def importance(item: EventItem) -> tuple[int, int]:
+    """Lower first: an item that breaks the configured code, then by kind (``KIND_ORDER``)."""
+    return (0 if item.breaks_code else 1, _RANK.get(item.kind, len(KIND_ORDER)))
+
+
+@dataclass(frozen=True)
+class ReleaseRef:
+    """One event of the digest as a line: ``PyTorch 2.7.0`` released: 609 changes."""
+
+    repo: str
+    title: str
+    url: str
+    what: str
+
+
+@dataclass
+class SubsystemDigest:
+    subsystem: str        # top-level id
+    name: str             # what readers call it
+    count: int = 0
+    by_kind: Counter[str] = field(default_factory=Counter)
+
+
+@dataclass(frozen=True)
+class DigestItem:
+    """A shown item, with the release it came from."""
+
+    release: ReleaseRef
+    item: EventItem
+
+
+@dataclass
+class AffectsTally:
+    """The BC-breaking and deprecation items that touch the configured code: how many, their
+    uses and files in all, and the first of them (at most the digest's item cap)."""
+
+    count: int = 0
+    uses: int = 0
+    files: set[tuple[str, str]] = field(default_factory=set)
+    items: list[EventItem] = field(default_factory=list)
+
+    def add(self, item: EventItem, keep: int) -> None:
+        self.count += 1
+        for use in item.affects or ():
+            self.uses += 1
+            self.files.add((use.root, use.path))
+        if len(self.items) < keep:
+            self.items.append(item)
+
+    @property
+    def summary(self) -> str:
+        """``2, 3 uses in 1 file``: as ``uses_summary`` words it for a whole event."""
+        return f"{self.count}, {plural(self.uses, 'use')} in {plural(len(self.files), 'file')}"
+
+
+@dataclass
+class RepoDigest:
+    repo: str
+    events: int = 0
+    changes: int = 0
+    releases: list[ReleaseRef] = field(default_factory=list)  # the first RELEASES_LISTED
+    releases_page: str | None = None   # the repository's releases on GitHub
+    subsystems: dict[str, SubsystemDigest] = field(default_factory=dict)
+    kinds: Counter[str] = field(default_factory=Counter)
+    affects: AffectsTally = field(default_factory=AffectsTally)
+    items: list[DigestItem] = field(default_factory=list)  # shown, most important first
+
+    @property
+    def more_releases(self) -> int:
+        return self.events - len(self.releases)
+
+    @property
+    def more_items(self) -> int:
+        return self.changes - len(self.items)
+
+    def by_subsystem(self) -> list[SubsystemDigest]:
+        """Most changes first."""
+        return sorted(self.subsystems.values(), key=lambda s: (-s.count, s.name))
+
+    def shown_by_subsystem(self) -> list[tuple[SubsystemDigest, list[EventItem]]]:
+        """The shown items per subsystem (in ``by_subsystem`` order), most important first."""
+        groups: dict[str, list[EventItem]] = {}
+        for shown in self.items:
+            groups.setdefault(top_level(shown.item.subsystem), []).append(shown.item)
+        return [(group, groups[group.subsystem]) for group in self.by_subsystem()
+                if group.subsystem in groups]
+
+
+class QueuedEvents(Sequence[Event]):
+    """A digest's events, read again (a page at a time) each time they are iterated; a slice
+    is a view that skips the events before it, never a copy of the queue."""
+
+    def __init__(self, read: Callable[[], Iterable[Event]], size: int, start: int = 0) -> None:
+        self._read = read
+        self._size = size
+        self._start = min(start, size)
+
+    def __len__(self) -> int:
+        return self._size - self._start
+
+    def __iter__(self) -> Iterator[Event]:
+        return islice(self._read(), self._start, self._size)
+
+    @overload
+    def __getitem__(self, index: int) -> Event: ...
+    @overload
+    def __getitem__(self, index: slice) -> QueuedEvents: ...
+
+    def __getitem__(self, index: int | slice) -> Event | QueuedEvents:
+        if isinstance(index, slice):
+            start, stop, step = index.indices(len(self))
+            if step != 1 or stop != len(self):
+                raise ValueError("a digest's events slice only as events[start:]")
+            return QueuedEvents(self._read, self._size, self._start + start)
+        position = index + len(self) if index < 0 else index
+        if not 0 <= position < len(self):
+            raise IndexError(index)
+        return next(islice(iter(self), position, None))
+
+
+@dataclass
+class Digest:
     notifier: str
     period_start: datetime
     period_end: datetime
-    events: list[Event]
+    events: Sequence[Event]
+    repos: list[RepoDigest] = field(default_factory=list)
+    max_items: int = DIGEST_MAX_ITEMS
 
     @property
     def empty(self) -> bool:
         return not self.events
 
+    @property
+    def event_count(self) -> int:
+        return len(self.events)
 
-@dataclass(frozen=True)
-class SubsystemDigest:
-    subsystem: str        # top-level id
-    name: str             # what readers call it
-    count: int
-    by_kind: dict[str, int]
-    top: list[tuple[Event, EventItem]]  # most important first: BC, deprecations, new features
+    @property
+    def changes(self) -> int:
+        return sum(repo.changes for repo in self.repos)
+
+    @property
+    def shown(self) -> int:
+        return sum(len(repo.items) for repo in self.repos)
+
+    @property
+    def more_items(self) -> int:
+        return self.changes - self.shown
+
+    def kinds(self) -> Counter[str]:
+        return sum((repo.kinds for repo in self.repos), Counter())
+
+
+def _what(event: Event) -> str:
+    verb = happened(event)
+    if event.event == "edited":
+        changes: Counter[ChangeType] = Counter(item.change for item in event.items)
+        return f"{verb}: " + ", ".join(f"{n} {c}" for c, n in changes.items()) if changes \
+            else verb
+    return f"{verb}: {plural(len(event.items), 'change')}"
+
+
+def _releases_page(url: str) -> str | None:
+    """``…/owner/repo/releases/tag/v1`` → ``…/owner/repo/releases``."""
+    base, found, _ = url.partition("/releases/tag/")
+    return f"{base}/releases" if found else None
+
+
+class _Folder:
+    """Folds routed events, in queue order, into per-repository tallies and the
+    ``max_items`` most important items (a bounded heap: ties keep the earlier item)."""
+
+    def __init__(self, max_items: int) -> None:
+        self.max_items = max_items
+        self.repos: dict[str, RepoDigest] = {}
+        self.first: datetime | None = None
+        self.size = 0
+        self._heap: list[tuple[tuple[int, int, int], DigestItem]] = []
+        self._order = count()
+
+    def add(self, event: Event) -> None:
+        self.size += 1
+        self.first = min(self.first or event.detected_at, event.detected_at)
+        repo = self.repos.get(event.repo)
+        if repo is None:
+            repo = self.repos[event.repo] = RepoDigest(event.repo, releases_page=_releases_page(
+                event.url))
+        ref = ReleaseRef(event.repo, release_title(event), event.url, _what(event))
+        repo.events += 1
+        if len(repo.releases) < RELEASES_LISTED:
+            repo.releases.append(ref)
+        items = [item for item in event.items if item.change != "removed"]  # no news
+        repo.changes += len(items)
+        for (top, kind), number in Counter((top_level(item.subsystem), item.kind)
+                                           for item in items).items():
+            group = repo.subsystems.get(top)
+            if group is None:
+                group = repo.subsystems[top] = SubsystemDigest(top, subsystem_name(top))
+            group.count += number
+            group.by_kind[kind] += number
+            repo.kinds[kind] += number
+        for item in items:
+            if item.breaks_code:
+                repo.affects.add(item, self.max_items)
+            self._keep(ref, item)
+
+    def _keep(self, ref: ReleaseRef, item: EventItem) -> None:
+        first, second = importance(item)
+        rank = (-first, -second)  # negated: the heap's top is the least important kept item
+        heap = self._heap
+        if len(heap) >= self.max_items and (not heap or rank <= heap[0][0][:2]):
+            return  # no more important than any kept one (a tie keeps the earlier item)
+        entry = ((-first, -second, -next(self._order)), DigestItem(ref, item))
+        if len(heap) < self.max_items:
+            heapq.heappush(heap, entry)
+        else:
+            heapq.heapreplace(heap, entry)
+
+    def kept(self) -> list[DigestItem]:
+        """The kept items, most important first, in queue order within a rank."""
+        return [shown for _, shown in sorted(self._heap, key=lambda e: e[0], reverse=True)]
+
+
+def summarize_digest(notifier: str, read: Callable[[], Iterable[Event]], *,
+                     since: datetime | None, now: datetime,
+                     max_items: int = DIGEST_MAX_ITEMS) -> Digest:
+    """One pass over ``read()``, the notifier's routed events in queue order; the digest's
+    ``events`` read them again when a notifier iterates them."""
+    folder = _Folder(max_items)
+    for event in read():
+        folder.add(event)
+    for shown in folder.kept():
+        folder.repos[shown.release.repo].items.append(shown)
+    start = min([when for when in (folder.first, since) if when is not None], default=now)
+    return Digest(notifier=notifier, period_start=start, period_end=now,
+                  events=QueuedEvents(read, folder.size), repos=list(folder.repos.values()),
+                  max_items=max_items)
 
 
 def build_digest(notifier: str, events: list[Event], *, since: datetime | None,
-                 now: datetime) -> Digest:
-    start = min([e.detected_at for e in events] + ([since] if since else []), default=now)
+                 now: datetime, max_items: int = DIGEST_MAX_ITEMS) -> Digest:
+    """A digest of events already in memory (tests, previews of a few events)."""
     ordered = sorted(events, key=lambda e: (e.detected_at, e.repo, e.release_id))
-    return Digest(notifier=notifier, period_start=start, period_end=now, events=ordered)
+    digest = summarize_digest(notifier, lambda: iter(ordered), since=since, now=now,
+                              max_items=max_items)
+    digest.events = ordered
+    return digest
 
 
-def by_repo(digest: Digest) -> dict[str, list[Event]]:
-    """The digest's events per repository, in the order repositories first appear."""
-    repos: dict[str, list[Event]] = {}
-    for event in digest.events:
-        repos.setdefault(event.repo, []).append(event)
-    return repos
+def by_repo(digest: Digest) -> dict[str, RepoDigest]:
+    """The digest's repositories, in the order they first appear in the queue."""
+    return {repo.repo: repo for repo in digest.repos}
 
 
-def by_subsystem(events: list[Event]) -> list[SubsystemDigest]:
+def by_subsystem(events: Iterable[Event]) -> list[SubsystemDigest]:
     """One repository's changes per subsystem, most first (a digest never mixes PyTorch and
     XLA items under one subsystem: call this per repository)."""
-    groups: dict[str, list[tuple[Event, EventItem]]] = {}
+    folder = _Folder(0)
     for event in events:
-        for item in event.items:
-            if item.change != "removed":
-                groups.setdefault(top_level(item.subsystem), []).append((event, item))
-    result = []
-    for subsystem, pairs in groups.items():
-        kinds = Counter(item.kind for _, item in pairs)
-        important = [pair for kind in IMPORTANCE for pair in pairs if pair[1].kind == kind]
-        result.append(SubsystemDigest(subsystem, subsystem_name(subsystem), len(pairs),
-                                      dict(kinds.most_common()), important[:TOP_ITEMS]))
-    return sorted(result, key=lambda s: (-s.count, s.name))
+        folder.add(event)
+    groups: dict[str, SubsystemDigest] = {}
+    for repo in folder.repos.values():
+        for group in repo.subsystems.values():
+            merged = groups.setdefault(group.subsystem,
+                                       SubsystemDigest(group.subsystem, group.name))
+            merged.count += group.count
+            merged.by_kind.update(group.by_kind)
+    return sorted(groups.values(), key=lambda s: (-s.count, s.name))

@@ -7,6 +7,12 @@ when that many went out in the last 60 seconds, and then until the oldest of the
 old. So no minute, wherever it starts, sees more than ``per_minute`` requests, and a poll that
 stays under the ceiling is never slowed (a token bucket would slow a 500-request burst that
 GitHub allows). Clock and sleep are injected, so tests never wait.
+
+GitHub counts what every process sends with one token, so the window is kept in the store
+(``shared``, ``Store.reserve_sends``) when there is one: two one-shot polls run back to back, or
+a poll run by hand beside the daemon, pace together instead of each starting from an empty
+minute. Each request then reserves its moment in one short store transaction, and sleeps
+until then outside it. Without a store the window is this process's own.
 """
 
 from __future__ import annotations
@@ -14,19 +20,33 @@ from __future__ import annotations
 import threading
 from collections import deque
 from collections.abc import Callable
+from typing import Protocol
 
 WINDOW = 60.0
 
 
+class SendLog(Protocol):
+    """Send times shared by every process on one store (``watcher.store.Store``)."""
+
+    def reserve_sends(self, key: str, now: float, per_minute: int, window: float,
+                      count: int = 1) -> list[float]:
+        """Record ``count`` more sends under ``key``, each at the first moment from ``now``
+        at which no ``window`` seconds hold more than ``per_minute`` sends; their moments."""
+        ...
+
+
 class Pacer:
     def __init__(self, per_minute: int, *, clock: Callable[[], float],
-                 sleep: Callable[[float], None], window: float = WINDOW) -> None:
+                 sleep: Callable[[float], None], window: float = WINDOW,
+                 shared: SendLog | None = None, key: str = "rest") -> None:
         if per_minute < 1:
             raise ValueError("per_minute must be at least 1")
         self.per_minute = per_minute
         self.window = window
         self.clock = clock
         self.sleep = sleep
+        self.shared = shared
+        self.key = key  # what GitHub counts apart: REST or GraphQL, per API host
         self._sent: deque[float] = deque()
         # Held while a caller sleeps for its turn: callers leave one at a time and in order,
         # and the window never sees two callers at once.
@@ -36,6 +56,12 @@ class Pacer:
         """Block until one more request may go; returns the seconds waited."""
         with self._lock:
             now = self.clock()
+            if self.shared is not None:
+                (at,) = self.shared.reserve_sends(self.key, now, self.per_minute, self.window)
+                waited = min(self.window, max(0.0, at - now))
+                if waited:
+                    self.sleep(waited)
+                return waited
             waited = 0.0
             self._forget(now)
             if len(self._sent) >= self.per_minute:

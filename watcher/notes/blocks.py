@@ -11,16 +11,16 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from functools import cached_property
-from html.parser import HTMLParser
+from typing import NamedTuple
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
+from watcher.notes.tables import Table, html_table
 from watcher.notes.text import dedent, trim_blank
 
 _MARKER = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])(?:[ \t]+|$)")
-_HEADING_MARKS = re.compile(r"^\s{0,3}#{1,6}[ \t]*|[ \t]+#+[ \t]*$")
+HEADING_MARKS = re.compile(r"^\s{0,3}#{1,6}[ \t]*|[ \t]+#+[ \t]*$")
 
 
 @dataclass
@@ -39,10 +39,11 @@ class Heading:
         return self.source
 
 
-@dataclass
+@dataclass(slots=True)
 class Bullet:
     """A list item. ``own`` are its lines without its nested bullets; ``code`` flags which of
-    those lines are code."""
+    those lines are code. Its texts are read on first use and kept (by hand: a
+    ``cached_property`` takes a lock on every read, and a body may hold 30,000 bullets)."""
 
     start: int
     end: int
@@ -51,32 +52,45 @@ class Bullet:
     children: list[Bullet] = field(default_factory=list)
     whole: list[str] = field(default_factory=list)  # all its lines, nested bullets included
     numbers: list[int] = field(default_factory=list)  # the source line of each of ``own``
+    _first: str | None = field(default=None, init=False, repr=False, compare=False)
+    _own_text: str | None = field(default=None, init=False, repr=False, compare=False)
+    _text: str | None = field(default=None, init=False, repr=False, compare=False)
+    _prose: str | None = field(default=None, init=False, repr=False, compare=False)
 
-    @cached_property
+    @classmethod
+    def one_line(cls, line: str, number: int, texts: dict[str, str]) -> Bullet:
+        """A bullet of one line and nothing nested in it, its texts (all that line's) read;
+        ``texts`` keeps each line's, for runs that repeat one."""
+        own = [line]
+        bullet = cls(number, number + 1, own, [False], [], own, [number])
+        text = texts.get(line)
+        if text is None:
+            text = texts[line] = _item_text(own)
+        bullet._first = bullet._own_text = bullet._text = bullet._prose = text
+        return bullet
+
+    @property
     def first_line(self) -> str:
-        return _MARKER.sub("", self.own[0], count=1).strip() if self.own else ""
-
-    @cached_property
-    def _own_text(self) -> str:
-        return _item_text(self.own)
-
-    @cached_property
-    def _text(self) -> str:
-        return _item_text(self.whole)
-
-    @cached_property
-    def _prose(self) -> str:
-        return _item_text([line for line, code in zip(self.own, self.code, strict=True)
-                           if not code])
+        if self._first is None:
+            self._first = _MARKER.sub("", self.own[0], count=1).strip() if self.own else ""
+        return self._first
 
     def own_text(self) -> str:
+        if self._own_text is None:
+            self._own_text = _item_text(self.own)
         return self._own_text
 
     def text(self) -> str:
+        if self._text is None:
+            # Most bullets have no nested ones: their whole text is their own (read once).
+            self._text = self.own_text() if self.whole == self.own else _item_text(self.whole)
         return self._text
 
     def prose(self) -> str:
         """Its own text without code lines, where references are looked for."""
+        if self._prose is None:
+            self._prose = self.own_text() if not any(self.code) else _item_text(
+                [line for line, code in zip(self.own, self.code, strict=True) if not code])
         return self._prose
 
 
@@ -106,17 +120,6 @@ class Code:
 
 
 @dataclass
-class Table:
-    """A pipe table or an HTML ``<table>``: the header row (may be empty), then the rows."""
-
-    start: int
-    end: int
-    header: list[str]
-    rows: list[list[str]]
-    outside: str = ""  # text of an HTML table that stands in no cell
-
-
-@dataclass
 class Other:
     """HTML that is not a table, block quotes, rules: kept as text, never an item alone."""
 
@@ -128,8 +131,18 @@ class Other:
 Block = Heading | ListBlock | Paragraph | Code | Table | Other
 
 
+class Span(NamedTuple):
+    """The source lines a top-level block spans, and the markdown-it token that opened it."""
+
+    start: int
+    end: int
+    kind: str
+
+
 def _item_text(lines: list[str]) -> str:
     """A bullet's markdown without its marker, dedented: what a reader sees of it."""
+    if len(lines) == 1:  # most bullets: one line, nothing to trim or dedent
+        return _MARKER.sub("", lines[0], count=1).strip()
     lines = trim_blank(lines)
     if not lines:
         return ""
@@ -147,7 +160,11 @@ def inline_text(token: Token) -> str:
     The block parse leaves inline content unparsed (markdown-it's link-label scan is
     quadratic in a run of ``[``, and items are cut from the source, not from inline tokens);
     the few short strings whose plain text we need are parsed here."""
-    content = token.content
+    return plain_text(token.content)
+
+
+def plain_text(content: str) -> str:
+    """``inline_text`` of an inline token's content (``watcher.notes.runs`` has no token)."""
     if len(content) > INLINE_CHARS:
         return " ".join(content.replace("`", "").split())
     if not _INLINE_MARKUP.search(content):
@@ -159,60 +176,6 @@ def inline_text(token: Token) -> str:
         elif child.type in {"softbreak", "hardbreak"}:
             parts.append(" ")
     return " ".join("".join(parts).split())
-
-
-class _TableCells(HTMLParser):
-    """Collects the text of each ``<td>``/``<th>`` cell, row by row."""
-
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.rows: list[list[str]] = []
-        self.outside: list[str] = []
-        self._cell: list[str] | None = None
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag in {"tr", "td", "th", "table"} and self._cell is not None:
-            self.handle_endtag("td")  # a cell left open ends where the next one starts
-        if tag == "tr":
-            self.rows.append([])
-        elif tag in {"td", "th"}:
-            self._cell = []
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag in {"td", "th"} and self._cell is not None:
-            if not self.rows:
-                self.rows.append([])
-            self.rows[-1].append(" ".join("".join(self._cell).split()))
-            self._cell = None
-
-    def handle_data(self, data: str) -> None:
-        (self.outside if self._cell is None else self._cell).append(data)
-
-    def close(self) -> None:
-        super().close()
-        if self._cell is not None:  # an unclosed last cell still holds its text
-            self.handle_endtag("td")
-
-
-def _html_table(html: str, start: int, end: int) -> Table | None:
-    if "<table" not in html.lower():
-        return None
-    parser = _TableCells()
-    parser.feed(html)
-    parser.close()
-    rows = [row for row in parser.rows if any(row)]
-    outside = " ".join("".join(parser.outside).split())
-    if len(rows) > 1 and ("<th" in html.lower() or _looks_like_header(html, rows[0])):
-        return Table(start, end, rows[0], rows[1:], outside)
-    return Table(start, end, [], rows, outside)
-
-
-def _looks_like_header(html: str, first: list[str]) -> bool:
-    """PyTorch's highlight tables head their columns with ``<strong>Beta</strong>`` cells;
-    a row of one bold phrase in a long sentence is content, not a header."""
-    first_row = html.lower().split("</tr>", 1)[0]
-    bold = first_row.count("<strong>") + first_row.count("<b>")
-    return bold >= len(first) and all(len(cell.split()) <= 3 for cell in first)
 
 
 class _Reader:
@@ -243,31 +206,43 @@ class _Reader:
         return len(self.tokens)
 
     def blocks(self) -> list[Block]:
-        out: list[Block] = []
+        return [block for block, _ in self.spanned()]
+
+    def spanned(self) -> list[tuple[Block, Span]]:
+        """Each block with the lines it spans and the token that opened it (a setext heading
+        spans its underline too; ``Heading.end`` does not)."""
+        out: list[tuple[Block, Span]] = []
         index = 0
         while index < len(self.tokens):
             token = self.tokens[index]
             end = self.close(index)
             start_line, end_line = self.span(token)
-            if token.type == "heading_open":
-                source = _HEADING_MARKS.sub("", self.lines[start_line]).strip()
-                out.append(Heading(int(token.tag[1]), inline_text(self.tokens[index + 1]),
-                                   source, start_line))
-            elif token.type in {"bullet_list_open", "ordered_list_open"}:
-                out.append(ListBlock(start_line, end_line, self.bullets(index, end)))
-            elif token.type == "paragraph_open":
-                out.append(Paragraph(start_line, end_line, self.text(start_line, end_line)))
-            elif token.type in {"fence", "code_block"}:
-                out.append(Code(start_line, end_line, self.text(start_line, end_line)))
-            elif token.type == "table_open":
-                out.append(self.pipe_table(index, end, start_line, end_line))
-            elif token.type == "html_block" and (
-                    table := _html_table(token.content, start_line, end_line)):
-                out.append(table)
-            elif token.map:
-                out.append(Other(start_line, end_line, self.text(start_line, end_line)))
+            block = self.block(token, index, end)
+            if block is not None:
+                out.append((block, Span(start_line, end_line, token.type)))
             index = end
         return out
+
+    def block(self, token: Token, index: int, end: int) -> Block | None:
+        start_line, end_line = self.span(token)
+        if token.type == "heading_open":
+            source = HEADING_MARKS.sub("", self.lines[start_line]).strip()
+            return Heading(int(token.tag[1]), inline_text(self.tokens[index + 1]), source,
+                           start_line)
+        if token.type in {"bullet_list_open", "ordered_list_open"}:
+            return ListBlock(start_line, end_line, self.bullets(index, end))
+        if token.type == "paragraph_open":
+            return Paragraph(start_line, end_line, self.text(start_line, end_line))
+        if token.type in {"fence", "code_block"}:
+            return Code(start_line, end_line, self.text(start_line, end_line))
+        if token.type == "table_open":
+            return self.pipe_table(index, end, start_line, end_line)
+        if token.type == "html_block" and (
+                table := html_table(token.content, start_line, end_line)):
+            return table
+        if token.map:
+            return Other(start_line, end_line, self.text(start_line, end_line))
+        return None
 
     def bullets(self, index: int, end: int) -> list[Bullet]:
         """The list items of the list opened at ``index``, each with its nested bullets."""
@@ -327,7 +302,7 @@ _MARKDOWN = MarkdownIt("commonmark", {"html": True}).enable("table").disable("in
 _INLINE = MarkdownIt("commonmark", {"html": True})
 
 
-def read_blocks(source: str) -> tuple[list[str], list[Block]]:
-    """The source's lines and its top-level blocks."""
-    lines = source.split("\n")
-    return lines, _Reader(lines, _MARKDOWN.parse(source)).blocks()
+def tokenize(lines: list[str]) -> list[tuple[Block, Span]]:
+    """markdown-it's reading of these lines: each top-level block with its span
+    (``watcher.notes.runs.read_blocks`` reads a body, runs of one shape once)."""
+    return _Reader(lines, _MARKDOWN.parse("\n".join(lines))).spanned()

@@ -32,7 +32,7 @@ def carries(bullet: Bullet, refs: References) -> bool:
     prose = bullet.prose()
     if refs.find(prose) and not refs.only(prose):
         return True
-    return any(carries(child, refs) for child in bullet.children)
+    return bool(bullet.children) and any(carries(child, refs) for child in bullet.children)
 
 
 def cites_beyond(block: ListBlock, cited: set[int], refs: References) -> bool:

@@ -27,7 +27,8 @@ from typing import TYPE_CHECKING
 
 from watcher.models import ClassifiedItem, DecidedBy, Item, top_level
 from watcher.notes.model import SubsystemModel, builtin_model, features, top_features
-from watcher.notes.taxonomy import DECISIVE, USER_RULE, Taxonomy
+from watcher.notes.prefilter import any_of
+from watcher.notes.taxonomy import DECISIVE, USER_RULE, KindRule, Taxonomy
 from watcher.notes.text import strip_code, unescape_markdown
 
 WORDS_READ = 5_000  # characters of an item's text the rules and the model read
@@ -43,6 +44,7 @@ LABEL_REASON = "PR label "
 SECTION_REASON = "section "
 RULE_CONFIDENCE = 0.9  # a decisive rule's precision, where no model file measured it
 SECTIONS_KEPT = 4096  # heading paths remembered; a release has a few hundred at most
+GUESSES_KEPT = 4096  # the model's guesses remembered, by the features it weighs
 
 
 class Builtin(Enum):
@@ -54,6 +56,8 @@ class Builtin(Enum):
 def _leading_lines(text: str) -> list[str]:
     """The item's first line without "[MPS] "-style tags, then its first nested bullet: a
     "DTensor" line above "- Fixed …" bullets is a label, and the bullet's verb says the kind."""
+    if "\n" not in text:  # one line (most items): no nested bullet
+        return [_TAGS.sub("", text)]
     lines = text.split("\n")
     bullet = next((m.group(1) for line in lines[1:] if (m := _BULLET.match(line))), None)
     return [_TAGS.sub("", lines[0])] + ([bullet] if bullet else [])
@@ -79,6 +83,15 @@ def _section_kind(section: tuple[str, ...], kinds: list[str | None], group_depth
 
 
 DECIDERS: tuple[DecidedBy, ...] = ("heading", "label", "rule", "model")  # strongest first
+_KindRules = tuple[list[KindRule], re.Pattern[str] | None]  # rules, and all of them at once
+
+
+def _first(rules: _KindRules, text: str) -> KindRule | None:
+    """The first rule (in file order) that matches; one search when none does."""
+    group, together = rules
+    if together is not None and not together.search(text):
+        return None
+    return next((rule for rule in group if rule.pattern.search(text)), None)
 
 
 @dataclass(frozen=True)
@@ -134,6 +147,9 @@ class RuleScores:
         return matched + ([f"rule_best:{best}"] if best else [])
 
 
+_NO_RULE = RuleScores({}, {}, {})
+
+
 class Classifier:
     """``model=None`` classifies by headings and rules only (for measuring what the model adds);
     the default is the shipped model, loaded the first time an item needs it."""
@@ -145,6 +161,9 @@ class Classifier:
         self.order = {name: index for index, name in enumerate(taxonomy.names)}
         # Heading paths seen, and what they say (the taxonomy is not changed once in use).
         self._by_section: dict[tuple[tuple[str, ...], int], Headings] = {}
+        self._guesses: dict[tuple[tuple[str, ...], int], Verdict] = {}
+        self._split_rules: tuple[tuple[int, int], tuple[
+            _KindRules, _KindRules, _KindRules]] | None = None
 
     @property
     def model(self) -> SubsystemModel | None:
@@ -156,7 +175,21 @@ class Classifier:
         return self.explain(item).item
 
     def classify_all(self, items: list[Item]) -> list[ClassifiedItem]:
-        return [self.classify(item) for item in items]
+        """Each item classified; one that reads the same as an earlier one (its text, headings
+        and lead-in) takes that one's verdict, so a body repeating one line costs one."""
+        done: dict[tuple[str, tuple[str, ...], int, str], ClassifiedItem] = {}
+        out: list[ClassifiedItem] = []
+        for item in items:
+            key = item.text, item.section, item.group_depth, item.lead
+            earlier = done.get(key)
+            if earlier is None:
+                earlier = done[key] = self.classify(item)
+            elif earlier.prs != item.prs or earlier.group != item.group:
+                earlier = ClassifiedItem(**{
+                    **item.__dict__, "subsystem": earlier.subsystem, "kind": earlier.kind,
+                    "decided_by": earlier.decided_by, "confidence": earlier.confidence})
+            out.append(earlier)
+        return out
 
     def explain(self, item: Item, labels: Sequence[str] = (),
                 label_map: LabelMap | None = None) -> Decision:
@@ -257,10 +290,13 @@ class Classifier:
     def rule_scores(self, words: str, finer_of: str | None = None) -> RuleScores:
         """Every text rule that matches, or only those of subsystem ``finer_of``'s finer ids;
         the taxonomy's prefilter skips the rules whose literal is not in the text."""
+        matched = list(self.taxonomy.matching_rules(words, finer_of))
+        if not matched:
+            return _NO_RULE  # most items a heading does not place
         tops: dict[str, float] = defaultdict(float)
         finer: dict[str, float] = defaultdict(float)
         strongest: dict[str, tuple[float, str]] = {}  # the rule an explanation names
-        for rule in self.taxonomy.matching_rules(words, finer_of):
+        for rule in matched:
             tops[top_level(rule.subsystem)] += rule.weight
             finer[rule.subsystem] += rule.weight
             for key in (rule.subsystem, top_level(rule.subsystem)):
@@ -301,11 +337,20 @@ class Classifier:
 
     def _model_decision(self, model: SubsystemModel, scores: RuleScores, words: str) -> Verdict:
         found = [*features(words), *scores.cues(self.order)]
-        guess = model.predict_features(found)
-        pulls = ", ".join(repr(f) for f in top_features(model, found, guess.subsystem))
-        reason = f"model (p={guess.probability:.2f})" + (f" from {pulls}" if pulls else "")
-        verdict = Verdict(guess.subsystem, "model", guess.probability, reason)
-        return verdict.refined(*self._best_finer(scores, guess.subsystem))
+        # The guess depends only on the features the model weighs, in order, and how many
+        # there are: items differing in words it does not know ("Fix 1", "Fix 2") share it.
+        weights = model.weights
+        key = tuple([f for f in found if f in weights]), len(found)
+        verdict = self._guesses.get(key)
+        if verdict is None:
+            if len(self._guesses) >= GUESSES_KEPT:
+                self._guesses.clear()
+            guess = model.predict_features(found)
+            pulls = ", ".join(repr(f) for f in top_features(model, found, guess.subsystem))
+            reason = f"model (p={guess.probability:.2f})" + (f" from {pulls}" if pulls else "")
+            verdict = self._guesses[key] = Verdict(guess.subsystem, "model", guess.probability,
+                                                   reason)
+        return verdict.refined(*self._best_finer(scores, verdict.subsystem))
 
     def _by_text(self, words: str) -> Verdict:
         """A decisive rule, else the model's best guess with its calibrated probability; with
@@ -326,19 +371,34 @@ class Classifier:
         if headings.kind is not None:
             kind, heading = headings.kind
             return kind, f"{SECTION_REASON}{heading!r}"
-        rules = self.taxonomy.kind_rules
-        for rule in rules:
-            if rule.strong and rule.pattern.search(words):
-                return rule.kind, f"rule {rule.pattern.pattern!r}"
+        strong, anchored, anywhere = self._kind_rules
+        found = _first(strong, words)
+        if found is not None:
+            return found.kind, f"rule {found.pattern.pattern!r}"
         if item.lead:
             for rule in self.taxonomy.lead_rules:
                 if rule.pattern.search(item.lead):
                     return rule.kind, f"introduced by {item.lead[:60]!r}"
         for line in _leading_lines(item.text):
-            for rule in rules:
-                if rule.anchored and rule.pattern.search(line):
-                    return rule.kind, f"rule {rule.pattern.pattern!r}"
-        for rule in rules:
-            if not rule.anchored and rule.pattern.search(words):
-                return rule.kind, f"rule {rule.pattern.pattern!r}"
+            found = _first(anchored, line)
+            if found is not None:
+                return found.kind, f"rule {found.pattern.pattern!r}"
+        found = _first(anywhere, words)
+        if found is not None:
+            return found.kind, f"rule {found.pattern.pattern!r}"
         return "other", "no section or rule matched"
+
+    @property
+    def _kind_rules(self) -> tuple[_KindRules, _KindRules, _KindRules]:
+        """The kind rules split by how they are tried (strong, anchored, anywhere), each in
+        file order; split once, since every item not under a section asks."""
+        rules = self.taxonomy.kind_rules
+        if self._split_rules is None or self._split_rules[0] != (id(rules), len(rules)):
+            strong, anchored = [r for r in rules if r.strong], [r for r in rules if r.anchored]
+            anywhere = [r for r in rules if not r.anchored]
+            split = ((strong, any_of([r.pattern for r in strong])),
+                     (anchored, any_of([r.pattern for r in anchored])),
+                     (anywhere, any_of([r.pattern for r in anywhere])))
+            self._split_rules = (id(rules), len(rules)), split
+            return split
+        return self._split_rules[1]

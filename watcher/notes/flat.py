@@ -8,6 +8,7 @@ renders them). Well-formed markdown passes through unchanged.
 
 from __future__ import annotations
 
+import itertools
 import re
 
 from watcher.notes.headings import HeadingLookup
@@ -18,9 +19,11 @@ MIN_MARKERS = 3          # inline heading or bullet markers that make a line fla
 PROSE_WORDS = 30         # a bare line this long, citing nothing, is a paragraph
 HEADING_WORDS = 8        # a bare line this short may be a heading
 # A marker followed by a fence's backticks or tildes is left alone: splitting there would open a
-# code block the notes never had.
+# code block the notes never had. So is a bullet marker followed by another one: "- - - x" is
+# nesting written on one line, not bullets that lost their line breaks.
 _HEADING_MARK = re.compile(r"\s(#{1,6})\s+(?=\S)(?!```|~~~)")
-_BULLET_MARKS = {marker: re.compile(rf"\s\{marker}\s+(?=\S)(?!```|~~~)") for marker in "*-"}
+_BULLET_MARKS = {marker: re.compile(rf"\s\{marker}\s+(?=\S)(?!```|~~~|[-*+](?:\s|$))")
+                 for marker in "*-"}
 _MARKUP = re.compile(r"^\s*(?:#{1,6}\s|[-*+>|<]|\d{1,9}[.)]\s|```|~~~)")
 _BOLD_TITLE = re.compile(r"^(#{1,6})\s+(\*\*[^*]{1,100}\*\*)\s+(.+)$")
 
@@ -71,8 +74,14 @@ def _is_flattened(line: str) -> bool:
 def _is_bare(lines: list[str]) -> bool:
     """One line per paragraph and no markup at all, yet citing PRs: a rendered page's text."""
     content = [line for line in lines if line.strip()]
+    citing = (line for line in content if find_prs(line))
     return (len(content) >= 4 and not any(_MARKUP.match(line) for line in content)
-            and sum(1 for line in content if find_prs(line)) >= 2)
+            and len(list(itertools.islice(citing, 2))) == 2)
+
+
+def _cites(source: str) -> bool:
+    """Whether any line may cite a PR (``find_prs`` needs a "#" or a "/pull/")."""
+    return "#" in source or "/pull/" in source
 
 
 def _bare_line(lines: list[str], index: int, names: HeadingLookup, seen_heading: bool) -> str:
@@ -114,9 +123,9 @@ def _from_bare(lines: list[str], names: HeadingLookup) -> list[str]:
 
 def restructure(source: str, names: HeadingLookup) -> str:
     lines = source.split("\n")
-    if _is_bare(lines):
+    if _cites(source) and _is_bare(lines):
         return "\n".join(_from_bare(lines, names))
-    if not any(_is_flattened(line) for line in lines):
+    if not any(_is_flattened(line) for line in lines if len(line) >= FLAT_LINE_CHARS):
         return source
     out: list[str] = []
     for line in lines:

@@ -30,6 +30,8 @@ _ROUND = re.compile(r"\(([^()]{0,80})\)")  # "Distributed (c10d)": either part n
 _QUALIFIERS = frozenset({"beta", "prototype", "stable", "experimental", "wip", "unstable",
                          "new", "preview"})
 _SUFFIXES = ("api", "apis", "frontend", "front end", "front-end", "interface")
+_QUALIFIED = re.compile(r"^\s*(?:beta|prototype|stable|experimental)\s*[:\-\u2013]\s*",
+                        re.IGNORECASE)
 
 
 def _singular(word: str) -> str:
@@ -55,8 +57,7 @@ def _without_qualifiers(text: str) -> str:
         inner = (match.group(1) or match.group(2) or "").strip().lower()
         return " " if inner in _QUALIFIERS else match.group(0)
     text = _PAREN.sub(keep, text)
-    return re.sub(r"^\s*(?:beta|prototype|stable|experimental)\s*[:\-\u2013]\s*", "", text,
-                  flags=re.IGNORECASE)
+    return _QUALIFIED.sub("", text)
 
 
 def _trimmed(key: str) -> Iterator[str]:
@@ -74,6 +75,9 @@ def _trimmed(key: str) -> Iterator[str]:
 @lru_cache(maxsize=4096)
 def heading_keys(text: str) -> tuple[str, ...]:
     """Every key a heading may be known by, most literal first."""
+    if "(" not in text and "[" not in text and not _QUALIFIED.match(text):
+        # No qualifier and no parenthesised part (most headings): one variant, the text.
+        return tuple(key for key in dict.fromkeys(_trimmed(heading_key(text))) if key)
     plain = _without_qualifiers(text)
     outside = _ROUND.sub(" ", plain)
     inside = _ROUND.findall(plain)
@@ -85,11 +89,13 @@ def heading_keys(text: str) -> tuple[str, ...]:
 
 def _swapped_pair(a: str, b: str) -> bool:
     """One pair of neighbouring letters swapped (``FDSP`` for ``FSDP``)."""
-    if len(a) != len(b):
+    if len(a) != len(b) or a == b:
         return False
-    diffs = [i for i, (x, y) in enumerate(zip(a, b, strict=True)) if x != y]
-    return len(diffs) == 2 and diffs[1] == diffs[0] + 1 and a[diffs[0]] == b[diffs[1]] and \
-        a[diffs[1]] == b[diffs[0]]
+    first = next(i for i, (x, y) in enumerate(zip(a, b, strict=True)) if x != y)
+    # The pair swapped, and the rest alike: no list of every difference needed.
+    return a[first + 1:first + 2] == b[first:first + 1] and \
+        a[first:first + 1] == b[first + 1:first + 2] and a[first + 2:] == b[first + 2:] and \
+        first + 1 < len(a)
 
 
 def _within_one_edit(a: str, b: str) -> bool:

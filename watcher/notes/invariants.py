@@ -13,10 +13,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from watcher.models import ClassifiedItem, Item, top_level
-from watcher.notes.blocks import Block, Bullet, Code, Heading, ListBlock, read_blocks
+from watcher.notes.blocks import Block, Bullet, Code, Heading, ListBlock
 from watcher.notes.flat import restructure
 from watcher.notes.headings import HeadingLookup
 from watcher.notes.parse import CONTINUED_KINDS
+from watcher.notes.runs import read_blocks
 from watcher.notes.taxonomy import Taxonomy
 from watcher.notes.text import References, code_lines, folded, home_repository, normalise_body
 

@@ -63,7 +63,13 @@ def _pieces(word: str) -> list[str]:
 
 
 def _prose(text: str) -> str:
-    return _PR.sub(" ", _URL.sub(" ", _LINK.sub(r"\1", strip_code(text, " "))))
+    text = strip_code(text, " ")
+    # Each pattern only where its literal is: asked of every item the model reads.
+    if "](" in text:
+        text = _LINK.sub(r"\1", text)
+    if "://" in text:
+        text = _URL.sub(" ", text)
+    return _PR.sub(" ", text) if "#" in text else text
 
 
 def features(text: str) -> list[str]:
@@ -160,8 +166,14 @@ class SubsystemModel:
         return self.predict_features([*features(text), *extra])
 
     def predict_features(self, found: Sequence[str]) -> Prediction:
-        subsystem, probability = self.calibrated(self.feature_scores(found))[0]
-        return Prediction(subsystem, probability)
+        """``calibrated``'s first class without sorting them all (asked once per item)."""
+        scaled = [s / self.temperature for s in self.feature_scores(found)]
+        top = max(scaled)
+        exps = [math.exp(s - top) for s in scaled]
+        total = sum(exps)
+        probabilities = [e / total for e in exps]
+        best = max(range(len(probabilities)), key=probabilities.__getitem__)  # first of ties
+        return Prediction(self.classes[best], probabilities[best])
 
     def to_json(self, **meta: Any) -> dict[str, Any]:
         """The shipped form: features sorted, so retraining on the same data gives the same

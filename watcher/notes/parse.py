@@ -24,7 +24,6 @@ their structure back by ``watcher.notes.flat``.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from watcher.models import Item
@@ -36,8 +35,6 @@ from watcher.notes.blocks import (
     ListBlock,
     Other,
     Paragraph,
-    Table,
-    read_blocks,
 )
 from watcher.notes.bullets import (
     carries,
@@ -49,6 +46,8 @@ from watcher.notes.bullets import (
 )
 from watcher.notes.flat import restructure
 from watcher.notes.headings import HeadingLookup, heading_keys
+from watcher.notes.runs import read_blocks
+from watcher.notes.tables import Retold, Table
 from watcher.notes.text import References, home_repository, normalise_body, trim_blank
 
 CONTINUED_KINDS = frozenset({"bc_breaking", "deprecation"})  # entries run on in prose
@@ -69,9 +68,10 @@ class ParsedNotes:
     prose: list[str] = field(default_factory=list)  # text outside any item (intro, outro)
     truncated: bool = False
     unknown_headings: list[str] = field(default_factory=list)  # topics: no section, no area
+    omitted: int = 0  # items past ``max_items``, counted but not built
 
 
-@dataclass
+@dataclass(slots=True)
 class _Draft:
     chunks: list[str]
     section: tuple[str, ...]
@@ -81,8 +81,14 @@ class _Draft:
     from_table: bool = False
     group_depth: int = 0    # how many of the section's last names are group bullets
 
+    @property
+    def text(self) -> str:
+        if len(self.chunks) == 1:  # a bullet or a cell: asked of every item of the body
+            return self.chunks[0]
+        return "\n\n".join(chunk for chunk in self.chunks if chunk)
+
     def item(self, refs: References) -> Item:
-        text = "\n\n".join(chunk for chunk in self.chunks if chunk)
+        text = self.text
         prs = refs.find(text)
         if self.title:  # an entry's first line is its heading: prose, never a code fence
             rest = "\n\n".join(chunk for chunk in self.chunks[1:] if chunk)
@@ -286,12 +292,13 @@ class _Walker:
             self.prose.append(text)
 
     def table(self, table: Table) -> None:
+        above = self.section
+        sections = [(*above, title) if title else above for title in table.header]
         for row in table.rows:
             for column, cell in enumerate(row):
                 if not cell:
                     continue
-                title = table.header[column] if column < len(table.header) else ""
-                section = (*self.section, title) if title else self.section
+                section = sections[column] if column < len(sections) else above
                 self.drafts.append(_Draft([cell], section, from_table=True))
         if self.refs.in_prose_line(table.outside):  # text in no cell that still cites PRs
             self.drafts.append(_Draft([table.outside], self.section, group=self.topic,
@@ -302,10 +309,11 @@ class _Walker:
         if self._is_contents(block.bullets):
             self.prose.append(self._source(block.start, block))
             return
-        drafts = list(self.bullet_items(block.bullets, self.section, self.lead,
-                                        lead_group(self.lead) or self.topic))
+        section = self.section
+        drafts = self.bullet_items(block.bullets, section, self.lead,
+                                   lead_group(self.lead) or self.topic)
         for draft in drafts:
-            draft.group_depth = len(draft.section) - len(self.section)
+            draft.group_depth = len(draft.section) - len(section)
         self.drafts.extend(drafts)
         self.open = drafts[-1] if drafts and self._continued() else None
 
@@ -328,60 +336,65 @@ class _Walker:
         return bullet.start > 0 and bool(self.lines[bullet.start - 1].strip())
 
     def bullet_items(self, bullets: list[Bullet], section: tuple[str, ...], lead: str,
-                     group: str) -> Iterator[_Draft]:
+                     group: str) -> list[_Draft]:
+        """The items of a list's bullets (a body may hold 30,000: each step counts)."""
+        out: list[_Draft] = []
         label = ""
         previous: _Draft | None = None
         continued = self._continued()
+        refs = self.refs
+        final = len(bullets) - 1
         for position, original in enumerate(bullets):
-            last = position == len(bullets) - 1
-            bullet, lazy = split_lazy(original, last)
-            own_refs = self.refs.find(bullet.prose())
-            adjacent = self._adjacent(bullet)
+            last = position == final
+            # A bullet of one line has no lazy lines to split off (most of them).
+            bullet, lazy = split_lazy(original, last) if len(original.own) > 1 else (original, "")
+            own_refs = refs.find(bullet.prose())
+            # Whether a blank line parts it from the bullet above: asked only where it counts.
+            adjacent = bool(own_refs or continued) and self._adjacent(bullet)
             if not own_refs or not adjacent:
                 label = ""  # a label governs the bullets right below it, up to a blank line
+            children = bullet.children
             if (continued and previous is not None and adjacent and not own_refs
-                    and previous.item(self.refs).prs and not label_like(bullet, self.refs)
-                    and not any(carries(child, self.refs) for child in bullet.children)):
+                    and previous.item(refs).prs and not label_like(bullet, refs)
+                    and not any(carries(child, refs) for child in children)):
                 # "- Users should supply `dynamic_shapes` instead." under a deprecation: the
                 # migration note of the bullet above, not a change of its own.
                 previous.chunks.append(bullet.text())
-            elif not own_refs and any(carries(child, self.refs) for child in bullet.children):
+            elif not own_refs and children and any(carries(child, refs) for child in children):
                 name = group_name(bullet.first_line)
                 rest = "\n".join(bullet.own_text().split("\n")[1:]).strip()
                 if rest:
                     self.prose.append(rest)
-                yield from self.bullet_items(bullet.children, (*section, name), lead, name)
-            elif not own_refs and not last and label_like(bullet, self.refs) and self._adjacent(
-                    bullets[position + 1]) and carries(bullets[position + 1], self.refs):
+                out.extend(self.bullet_items(children, (*section, name), lead, name))
+            elif not own_refs and not last and self._adjacent(bullets[position + 1]) and carries(
+                    bullets[position + 1], refs) and label_like(bullet, refs):
                 label = group_name(bullet.first_line)
             else:
-                where = (*section, label) if label else section
-                previous = _Draft([bullet.text()], where, lead=lead, group=label or group)
-                yield previous
+                previous = _Draft([bullet.text()], (*section, label) if label else section,
+                                  lead=lead, group=label or group)
+                out.append(previous)
             if lazy:
                 self.prose.append(lazy)
                 lead, group, label = lazy, lead_group(lazy), ""
-
-
-def _similar_words(a: str, b: str) -> bool:
-    words_a = set(re.findall(r"\w+", a.lower()))
-    words_b = set(re.findall(r"\w+", b.lower()))
-    if not words_a or not words_b:
-        return False
-    return len(words_a & words_b) / len(words_a | words_b) >= 0.6 or words_a <= words_b
+        return out
 
 
 def _without_retold_cells(drafts: list[_Draft]) -> list[_Draft]:
     """A highlight table often lists the entries the notes then tell in full: keep those."""
     titles = [d.title for d in drafts if d.title]
-    return [d for d in drafts if not d.from_table
-            or not any(_similar_words(" ".join(d.chunks), title) for title in titles)]
+    if not titles:
+        return drafts
+    told = Retold(titles)
+    return [d for d in drafts if not d.from_table or not told.retells(" ".join(d.chunks))]
 
 
 def parse_notes(body: str | None, *, lookup: HeadingLookup | None = None,
-                max_chars: int | None = None, repo: str | None = None) -> ParsedNotes:
+                max_chars: int | None = None, repo: str | None = None,
+                max_items: int | None = None) -> ParsedNotes:
     """Split a release body into items. Bodies over ``max_chars`` are cut at a line boundary.
-    ``repo`` (``owner/name``): whose PR links are this release's; else the one most linked."""
+    ``repo`` (``owner/name``): whose PR links are this release's; else the one most linked.
+    Past ``max_items`` items the rest are only counted (``omitted``): what they would cost to
+    build, classify and deliver is what the cap bounds."""
     source = normalise_body(body)
     truncated = max_chars is not None and len(source) > max_chars
     if truncated:
@@ -391,7 +404,15 @@ def parse_notes(body: str | None, *, lookup: HeadingLookup | None = None,
     refs = References(repo.lower() if repo else home_repository(source))
     walker = _Walker(lines, blocks, lookup, refs)
     walker.walk()
-    items = [draft.item(refs) for draft in _without_retold_cells(walker.drafts)]
-    return ParsedNotes(items=[item for item in items if item.text],
-                       prose=[p for p in walker.prose if p], truncated=truncated,
-                       unknown_headings=list(walker.unknown))
+    drafts = iter(_without_retold_cells(walker.drafts))
+    items: list[Item] = []
+    omitted = 0
+    for draft in drafts:
+        if not any(draft.chunks):
+            continue  # its text is empty: no item
+        if max_items is not None and len(items) >= max_items:
+            omitted = 1 + sum(1 for rest in drafts if any(rest.chunks))  # counted, not built
+            break
+        items.append(draft.item(refs))
+    return ParsedNotes(items=items, prose=[p for p in walker.prose if p], truncated=truncated,
+                       unknown_headings=list(walker.unknown), omitted=omitted)

@@ -12,6 +12,7 @@ are tried on every text. Linear in the text: one pass, then a bounded number of 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Protocol
 
@@ -40,12 +41,35 @@ class RuleIndex:
             else:
                 self.by_prefix.setdefault(hint[:PREFIX], []).append((hint, index))
 
-    def candidates(self, lowered: str) -> list[int]:
-        """Indexes of the rules whose literal ``lowered`` (the text, lower-cased) contains."""
-        found = list(self.always)
-        found.extend(index for hint, index in self.short if hint in lowered)
-        grams = {lowered[start:start + PREFIX] for start in range(len(lowered) - PREFIX + 1)}
-        for gram in grams & self.by_prefix.keys():
-            found.extend(index for hint, index in self.by_prefix[gram] if hint in lowered)
+    def candidates(self, lowered: str, *, always: bool = True) -> list[int]:
+        """Indexes of the rules whose literal ``lowered`` (the text, lower-cased) contains, and
+        (unless ``always`` is false) of the rules with none."""
+        found = list(self.always) if always else []
+        found += [index for hint, index in self.short if hint in lowered]
+        by_prefix = self.by_prefix
+        for gram in {lowered[start:start + PREFIX] for start in range(len(lowered) - PREFIX + 1)}:
+            hinted = by_prefix.get(gram)  # (not grams & keys(), which copies the 300 keys)
+            if hinted is not None:
+                found += [index for hint, index in hinted if hint in lowered]
         found.sort()
         return found
+
+
+# What joining patterns into one would change: group references by number or name, and
+# conditionals on a group.
+_REFERS = re.compile(r"\\[1-9]|\\g<|\(\?P=|\(\?\(")
+
+
+def any_of(patterns: Sequence[re.Pattern[str]]) -> re.Pattern[str] | None:
+    """One pattern that finds a match in a text exactly where one of ``patterns`` would (their
+    alternation, each in its own group), so that a text none of them matches, most texts,
+    costs one search instead of one each; None when they cannot be joined (different flags,
+    group references, names used twice)."""
+    flags = {pattern.flags for pattern in patterns}
+    sources = [pattern.pattern for pattern in patterns]
+    if len(flags) != 1 or any(_REFERS.search(source) for source in sources):
+        return None
+    try:
+        return re.compile("|".join(f"(?:{source})" for source in sources), flags.pop())
+    except re.error:
+        return None

@@ -11,16 +11,17 @@ import re
 import tomllib
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from functools import cache, cached_property
+from functools import cache
 from pathlib import Path
 from typing import Any
 
 from watcher.errors import ConfigError
 from watcher.models import KINDS, SUBSYSTEMS, top_level
-from watcher.notes.headings import close_key, heading_key, heading_keys
-from watcher.notes.prefilter import RuleIndex
+from watcher.notes.headings import TYPO_MIN_CHARS, close_key, heading_key, heading_keys
+from watcher.notes.prefilter import RuleIndex, any_of
 from watcher.resources import kinds_path, subsystems_path
 
+HEADINGS_KEPT = 4096  # headings whose meaning is remembered; a release has a few hundred
 DECISIVE = 6.0  # the score of a `decisive` pattern: enough to decide without the model
 USER_RULE = 100.0  # the score of a user's own rule ([classify] rules): it always decides
 
@@ -93,11 +94,12 @@ class KindRule:
     kind: str
     pattern: re.Pattern[str]
     strong: bool = False
+    # A pattern that must match at the start of a line. Asked for every rule of every item, so
+    # set once here (a cached_property would take a lock on each read).
+    anchored: bool = field(init=False, repr=False, compare=False)
 
-    @cached_property
-    def anchored(self) -> bool:
-        """A pattern that must match at the start of a line (read once: asked per item)."""
-        return self.pattern.pattern.startswith("^")
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "anchored", self.pattern.pattern.startswith("^"))
 
 
 @dataclass
@@ -114,9 +116,11 @@ class Taxonomy:
     lead_rules: list[KindRule] = field(default_factory=list)
 
     _found: dict[str, tuple[list[str], str | None]] = field(default_factory=dict, repr=False)
-    # Built on first use, again if text_rules is replaced or grows.
-    _index: tuple[tuple[int, int], RuleIndex, dict[str, list[TextRule]]] | None = field(
+    _by_length: tuple[tuple[tuple[int, int], ...], dict[int, list[str]]] | None = field(
         default=None, repr=False)
+    # Built on first use, again if text_rules is replaced or grows.
+    _index: tuple[tuple[int, int], RuleIndex, dict[str, list[TextRule]],
+                  re.Pattern[str] | None] | None = field(default=None, repr=False)
 
     def meaning(self, heading: str) -> tuple[list[str], str | None]:
         """(area ids, kind) a heading means; a name one typo from a known one means the same.
@@ -127,11 +131,28 @@ class Taxonomy:
         ids = next((self.area_headings[k] for k in keys if k in self.area_headings), [])
         kind = next((self.kind_headings[k] for k in keys if k in self.kind_headings), None)
         if not ids and kind is None and keys:
-            typo = close_key(keys[0], [*self.area_headings, *self.kind_headings])
+            typo = close_key(keys[0], self._keys_near(len(keys[0])))
             if typo is not None:
                 ids, kind = self.area_headings.get(typo, []), self.kind_headings.get(typo)
+        if len(self._found) >= HEADINGS_KEPT:
+            self._found.clear()  # a body of 30,000 made-up headings must not stay in memory
         self._found[heading] = ids, kind
         return ids, kind
+
+    def _keys_near(self, length: int) -> list[str]:
+        """The known keys a typo of a ``length``-character key can be (one letter more, less
+        or swapped: one shorter to one longer), in file order; indexed by length once."""
+        source = self.area_headings, self.kind_headings
+        shape = tuple((id(keys), len(keys)) for keys in source)
+        if self._by_length is None or self._by_length[0] != shape:
+            by_length: dict[int, list[str]] = {}
+            for key in [*self.area_headings, *self.kind_headings]:
+                by_length.setdefault(len(key), []).append(key)
+            self._by_length = shape, by_length
+        index = self._by_length[1]
+        if length < TYPO_MIN_CHARS:  # too short for a letter more or less: only a swap
+            return list(index.get(length, []))
+        return [key for size in (length - 1, length, length + 1) for key in index.get(size, [])]
 
     def area_ids(self, heading: str) -> list[str]:
         return self.meaning(heading)[0]
@@ -161,12 +182,17 @@ class Taxonomy:
             for rule in rules:
                 if "/" in rule.subsystem:
                     finer.setdefault(top_level(rule.subsystem), []).append(rule)
-            self._index = key, RuleIndex(rules), finer
+            prefilter = RuleIndex(rules)
+            self._index = key, prefilter, finer, any_of(
+                [rules[number].pattern for number in prefilter.always])
         lowered = text.lower()
         if finer_of is not None:
             yield from (r for r in self._index[2].get(finer_of, []) if r.matches(text, lowered))
             return
-        for index in self._index[1].candidates(lowered):
+        # The rules with no literal to look for are tried at once first: most texts match none.
+        together = self._index[3]
+        always = together is None or together.search(text) is not None
+        for index in self._index[1].candidates(lowered, always=always):
             if rules[index].pattern.search(text):
                 yield rules[index]
 
@@ -175,6 +201,7 @@ class Taxonomy:
 
     def add_heading(self, heading: str, subsystem: str, *, first: bool = False) -> None:
         self._found.clear()
+        self._by_length = None
         ids = self.area_headings.setdefault(heading_key(heading), [])
         if subsystem in ids:
             ids.remove(subsystem)

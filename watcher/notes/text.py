@@ -24,9 +24,14 @@ def normalise_body(body: str | None) -> str:
     return (body or "").replace("\r\n", "\n").replace("\r", "\n")
 
 
+def markdown_it_text(text: str) -> str:
+    """The text as markdown-it's tokens hold it: its ``normalize`` makes NUL U+FFFD."""
+    return text.replace("\0", "\ufffd")
+
+
 def unescape_markdown(text: str) -> str:
     """``TORCH\\_LAZY`` → ``TORCH_LAZY``: the characters CommonMark's backslashes escape."""
-    return _ESCAPED.sub(r"\1", text)
+    return _ESCAPED.sub(r"\1", text) if "\\" in text else text
 
 
 def folded(text: str) -> str:
@@ -67,6 +72,8 @@ def code_lines(lines: list[str]) -> Iterator[bool]:
 
 def strip_code(text: str, replacement: str = "") -> str:
     """The text without its fenced code blocks (each replaced by ``replacement``)."""
+    if "```" not in text and "~~~" not in text:
+        return text  # no fence anywhere (most items): nothing to split
     lines = text.split("\n")
     if not any("```" in line or "~~~" in line for line in lines):
         return text
@@ -110,14 +117,18 @@ class References:
         another project, so neither its address nor its label cites a PR of ours."""
         if "#" not in line and "/pull/" not in line:
             return []  # every citation has one of the two; most lines of a body have neither
+        if "/pull/" not in line and "(" not in line:  # "#123"s alone, found in order
+            return [int(number) for number in _PR_REF.findall(line)]
         found: list[tuple[int, int]] = []
         external: set[int] = set()
-        for match in _PR_URL.finditer(line):
-            if self.home is None or match.group(1).lower() == self.home:
-                found.append((match.start(), int(match.group(2))))
-            else:
-                external.add(int(match.group(2)))
-        for pattern in (_PR_REF, _SPACED_REF):
+        if "/pull/" in line:
+            for match in _PR_URL.finditer(line):
+                if self.home is None or match.group(1).lower() == self.home:
+                    found.append((match.start(), int(match.group(2))))
+                else:
+                    external.add(int(match.group(2)))
+        # Each pattern only where its literal is: "#", and "(" for a spaced reference.
+        for pattern in (_PR_REF, _SPACED_REF) if "(" in line else (_PR_REF,):
             found += [(m.start(), int(m.group(1))) for m in pattern.finditer(line)
                       if int(m.group(1)) not in external]
         return [number for _, number in sorted(found)]
@@ -136,8 +147,11 @@ class References:
         #999`` in a snippet is not a reference)."""
         found = self._found.get(text)
         if found is None:
-            found = tuple(dict.fromkeys(number for line in strip_code(text).split("\n")
-                                        for number in self._cited(line)))
+            if "\n" in text or "```" in text or "~~~" in text:
+                lines = strip_code(text).split("\n")
+                found = tuple(dict.fromkeys(n for line in lines for n in self._cited(line)))
+            else:  # one line that opens no fence (most bullets): nothing to strip
+                found = tuple(dict.fromkeys(self._cited(text)))
             self._found[text] = found
         return found
 
@@ -149,6 +163,8 @@ class References:
 
 def find_prs(text: str) -> tuple[int, ...]:
     """PRs cited, whatever repository a PR link points into (see ``References``)."""
+    if "#" not in text and "/pull/" not in text:
+        return ()  # asked of every line of a body: most cite nothing
     return References().find(text)
 
 

@@ -10,12 +10,15 @@ terminal.
 
 from __future__ import annotations
 
-from watcher.delivery import Digest, by_repo, by_subsystem
+from typing import TYPE_CHECKING
+
+from watcher.delivery import Digest
 from watcher.models import KIND_TITLES, Event, EventItem
 from watcher.present.words import (
     AFFECTS_TITLE,
     CALLED_OUT,
     CHANGE_SIGNS,
+    KIND_NAMES,
     KIND_ORDER,
     UNSURE_BELOW,
     USES_SHOWN,
@@ -25,15 +28,18 @@ from watcher.present.words import (
     by_top_subsystem,
     changes_in_words,
     count_line,
-    happened,
     headline,
     plural,
-    release_title,
     subsystem_tag,
     use_place,
     uses_summary,
 )
 from watcher.untrusted import clean_line, clean_text
+
+if TYPE_CHECKING:
+    from watcher.delivery.digest import RepoDigest
+
+SUBSYSTEMS_LISTED = 6  # a digest's subsystems per repository with their counts, then "N more"
 
 
 def format_item(item: EventItem, indent: str, *, threshold: float = UNSURE_BELOW,
@@ -98,7 +104,7 @@ def affects_lines(items: list[EventItem], indent: str, *, uses_shown: int | None
     lines = [f"{indent}{AFFECTS_TITLE} ({len(picked)}, {uses_summary(picked)}):"]
     for item in picked:
         title = clean_line(item.text.split("\n", 1)[0])
-        lines.append(f"{indent}  - {KIND_TITLES[item.kind]}: {title}")
+        lines.append(f"{indent}  - {KIND_NAMES[item.kind]}: {title}")
         uses = item.affects or []
         for use in uses[:uses_shown]:
             lines.append(f"{indent}      {clean_line(use_place(use))}  {clean_line(use.code)}"
@@ -128,22 +134,67 @@ def format_event(event: Event, threshold: float = UNSURE_BELOW) -> str:
 
 
 def format_digest(digest: Digest, threshold: float = UNSURE_BELOW) -> str:
-    """Per repository: its releases and edits, then its changes per subsystem with the most
-    important items whole."""
+    """Per repository: what affects the configured code, its first releases (then where the
+    rest are), its changes per subsystem, and under them the most important items whole, at
+    most the digest's item cap in all; what is left is counted, with where to read it."""
     period = f"{digest.period_start:%Y-%m-%d} to {digest.period_end:%Y-%m-%d}"
     lines = [f"Digest for {clean_line(digest.notifier)}: {period}"]
     if digest.empty:
         return "\n".join([*lines, "  nothing new in this period"])
-    for repo, events in by_repo(digest).items():
-        lines.append(f"  {clean_line(repo)}")
-        lines += affects_lines([item for event in events for item in event.items], "    ",
-                               uses_shown=USES_SHOWN)
-        for event in events:
-            lines.append(f"    {clean_line(release_title(event))} {happened(event)}: "
-                         f"{plural(len(event.items), 'change')}  {clean_line(event.url)}")
-        for group in by_subsystem(events):
-            kinds = ", ".join(f"{count} {KIND_TITLES.get(kind, kind).lower()}"
-                              for kind, count in group.by_kind.items())
-            lines.append(f"    {group.name}: {plural(group.count, 'change')} ({kinds})")
-            lines += _items([item for _, item in group.top], "      ", threshold)
+    lines.append(f"  {plural(digest.event_count, 'release event')}, "
+                 f"{plural(digest.changes, 'change')}"
+                 + (f"; the {digest.shown} most important shown whole" if digest.more_items
+                    else ""))
+    for repo in digest.repos:
+        lines.append(f"  {clean_line(repo.repo)}")
+        lines += _digest_affects(repo, "    ")
+        for release in repo.releases:
+            lines.append(f"    {clean_line(release.title)} {release.what}  "
+                         f"{clean_line(release.url)}")
+        if repo.more_releases:
+            page = f": {clean_line(repo.releases_page)}" if repo.releases_page else ""
+            lines.append(f"    …and {plural(repo.more_releases, 'more release event')}{page}")
+        lines += _digest_subsystems(repo, threshold)
+        if repo.more_items:
+            lines.append(f"    …{plural(repo.more_items, 'more change')}: see the release "
+                         f"notes: {', '.join(_release_urls(repo))}")
     return "\n".join(lines)
+
+
+def _digest_affects(repo: RepoDigest, indent: str) -> list[str]:
+    """"Affects your code", counted over the whole queue; the items as ``affects_lines``."""
+    tally = repo.affects
+    if not tally.count:
+        return []
+    lines = affects_lines(tally.items, indent, uses_shown=USES_SHOWN)
+    lines[0] = f"{indent}{AFFECTS_TITLE} ({tally.summary}):"
+    if tally.count > len(tally.items):
+        lines.append(f"{indent}  …and {tally.count - len(tally.items)} more")
+    return lines
+
+
+def _digest_subsystems(repo: RepoDigest, threshold: float) -> list[str]:
+    """The subsystems with shown items, and the largest others, each with its counts."""
+    shown = {group.subsystem: items for group, items in repo.shown_by_subsystem()}
+    groups = repo.by_subsystem()
+    listed = [group for rank, group in enumerate(groups)
+              if rank < SUBSYSTEMS_LISTED or group.subsystem in shown]
+    lines: list[str] = []
+    for group in listed:
+        kinds = ", ".join(f"{count} {KIND_TITLES.get(kind, kind).lower()}"
+                          for kind, count in group.by_kind.most_common())
+        lines.append(f"    {group.name}: {plural(group.count, 'change')} ({kinds})")
+        lines += _items(shown.get(group.subsystem, []), "      ", threshold)
+    named = {group.subsystem for group in listed}
+    others = [group for group in groups if group.subsystem not in named]
+    if others:
+        lines.append(f"    …and {plural(len(others), 'more subsystem')} "
+                     f"({plural(sum(g.count for g in others), 'change')})")
+    return lines
+
+
+def _release_urls(repo: RepoDigest) -> list[str]:
+    urls = [clean_line(release.url) for release in repo.releases]
+    if repo.more_releases and repo.releases_page:
+        urls.append(clean_line(repo.releases_page))
+    return urls

@@ -11,7 +11,9 @@ deliveries and the ETag that vouches for them.
 Schema 1 kept everything as diskcache keys, the outbox and digest queues as single lists
 rewritten on every event. Schema 2 moved everything into tables and dropped diskcache's.
 Both are upgraded on open, each in one transaction (``watcher/store/migrate_v1.py``,
-``watcher/store/migrate_v2.py``).
+``watcher/store/migrate_v2.py``). Tables added since schema 3 came out (``ADDITIONS``: the
+shared pacing window) are created by every writable open that misses them, in the same
+transaction, without a version of their own.
 """
 
 from __future__ import annotations
@@ -50,13 +52,28 @@ CREATE TABLE rw_digest (notifier TEXT PRIMARY KEY, since TEXT, pending TEXT);
 CREATE TABLE rw_org (org TEXT PRIMARY KEY, state TEXT NOT NULL);
 """
 LEDGER = frozenset(re.findall(r"CREATE TABLE (\w+)", TABLES))  # schema 2 has them all too
+# Added within schema 3, created by every writable open if missing: a store written before
+# them is still schema 3, and code that does not know them leaves them alone (SQLite keeps
+# indexes up to date whoever writes). rw_pace is the pacing window shared by every process on
+# the store (nothing in it outlives a minute); the outbox's indexes let ``status`` count
+# deliveries per notifier and find the failing ones without reading every queued record (a
+# store without them is read by scans). Neither a damaged ledger nor a bare file is judged by
+# these tables.
+ADDITIONS = """
+CREATE TABLE IF NOT EXISTS rw_pace (key TEXT NOT NULL, at REAL NOT NULL);
+CREATE INDEX IF NOT EXISTS rw_pace_order ON rw_pace (key, at);
+CREATE INDEX IF NOT EXISTS rw_delivery_notifier ON rw_delivery (notifier, seq);
+CREATE INDEX IF NOT EXISTS rw_delivery_failing ON rw_delivery (seq)
+    WHERE json_extract(record, '$.attempts') > 0;
+"""
+ADDED = frozenset(re.findall(r"CREATE TABLE IF NOT EXISTS (\w+)", ADDITIONS))
 DISKCACHE = frozenset({"Settings", "Cache"})
 
 
 def _tables(db: Database) -> set[str]:
     """The tables, but SQLite's own (``sqlite_sequence`` outlives every table it numbered)."""
     return {row[0] for row in db.all("SELECT name FROM sqlite_master WHERE type = 'table' "
-                                     "AND name NOT LIKE 'sqlite%'")}
+                                     "AND name NOT LIKE 'sqlite%'")} - ADDED
 
 
 def is_bare(db: Database, directory: Path) -> bool:
@@ -109,6 +126,13 @@ def create(db: Database) -> None:
     db.execute("INSERT INTO rw_meta (key, value) VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
 
 
+def add_tables(db: Database) -> None:
+    """``ADDITIONS``, idempotently: a no-op once they exist."""
+    for statement in ADDITIONS.split(";"):
+        if statement.strip():
+            db.execute(statement)
+
+
 def prepare(db: Database, directory: Path) -> None:
     """Make the file a schema-3 store: create it, upgrade it, or check it, in one transaction
     (a second process opening the same store at the same time waits, then finds it done)."""
@@ -125,6 +149,7 @@ def prepare(db: Database, directory: Path) -> None:
         if version in (1, 2):
             leftovers = _upgrade(db, directory, version)
         check(db, stored_version(db))
+        add_tables(db)
     if version in (None, 1):
         make_cache_tables(directory)  # diskcache's settings, once this is a store of ours
     remove_value_files(leftovers)  # referenced by nothing, now that it committed

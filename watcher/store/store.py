@@ -22,9 +22,12 @@ In tables (schema 3, ``schema.py``; values are JSON so a future version can read
   rw_digest         per digest notifier: when the last one went out, and the one in flight
                     (kept until delivered so a crash re-sends it and resumes where it was)
   rw_org            an organisation's repo list, when refreshed, its ETags (``status`` reads it)
+  rw_pace           the send times of the last minute's GitHub requests, from every process on
+                    this store (``watcher/github/pacing.py``); created by any schema-3 open
 
 Adding an event is a few row inserts and sending one a row delete, whatever is stored; queues
-are read in order without being rewritten; ``status`` reads per repo and per pending row.
+are read in order without being rewritten; ``status`` reads per repo, counts the outbox per
+notifier in SQL and reads only the oldest and the failing deliveries.
 
 What belongs together is written in one ``transaction()``: the records of a poll, its events,
 their deliveries and the ETag that vouches for them, so a crash leaves either all or nothing,
@@ -35,6 +38,7 @@ written inside one (``CacheKeys`` explains why).
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
@@ -58,6 +62,8 @@ class Store:
     def __init__(self, db: Database, keys: CacheKeys | None = None) -> None:
         self.db = db
         self.keys = keys  # None: read-only, the ledger alone
+        self._pace: Database | None = None  # opened by the first paced request
+        self._pace_lock = threading.Lock()
 
     @classmethod
     def open(cls, path: Path, *, read_only: bool = False, fresh: bool = False) -> Store:
@@ -71,6 +77,8 @@ class Store:
     def close(self) -> None:
         if self.keys is not None:
             self.keys.close()
+        if self._pace is not None:
+            self._pace.close()
         self.db.close()
 
     @contextmanager
@@ -181,6 +189,35 @@ class Store:
     def pending_count(self) -> int:
         return int(self.db.scalar("SELECT count(*) FROM rw_delivery"))
 
+    def pending_by_notifier(self) -> dict[str, tuple[int, datetime]]:
+        """Per notifier with deliveries queued, in outbox order: how many, and when the
+        oldest was queued; counted in SQL, reading no record but each notifier's oldest.
+        The notifiers are found by seeks along the (notifier, seq) index; the outbox's total
+        is SQLite's count of a whole table (it counts pages, not rows), so only the other
+        notifiers' rows are counted one by one, and one notifier's queue costs nothing."""
+        names: list[str] = []
+        while (row := self.db.one("SELECT notifier FROM rw_delivery WHERE notifier > ? "
+                                  "ORDER BY notifier LIMIT 1", (names[-1] if names else "",))):
+            names.append(row[0])
+        counts = {name: int(self.db.scalar("SELECT count(*) FROM rw_delivery WHERE "
+                                           "notifier = ?", (name,))) for name in names[:-1]}
+        if names:
+            counts[names[-1]] = self.pending_count() - sum(counts.values())
+        oldest = {}
+        for name in names:
+            first = self.db.scalar("SELECT min(seq) FROM rw_delivery WHERE notifier = ?", (name,))
+            record = self.db.scalar("SELECT record FROM rw_delivery WHERE seq = ?", (first,))
+            oldest[name] = (first, Delivery.model_validate_json(record).queued_at)
+        return {name: (counts[name], oldest[name][1])
+                for name in sorted(names, key=lambda name: oldest[name][0])}
+
+    def failing_deliveries(self) -> list[Delivery]:
+        """The queued deliveries that failed at least once, oldest first: read through a
+        partial index of them alone, so a long healthy outbox is not read."""
+        return [Delivery.model_validate_json(record) for (record,) in self.db.all(
+            "SELECT record FROM rw_delivery WHERE json_extract(record, '$.attempts') > 0 "
+            "ORDER BY seq")]
+
     def _delivery(self, key: str) -> Delivery | None:
         record = self.db.scalar("SELECT record FROM rw_delivery WHERE id = ?", (key,))
         return Delivery.model_validate_json(record) if record else None
@@ -215,6 +252,27 @@ class Store:
                            " ORDER BY seq", (notifier, upto if upto is not None else 2**62))
         return [row[0] for row in rows]
 
+    def digest_upto(self, notifier: str) -> int:
+        """The last position in ``notifier``'s digest queue, 0 when it is empty."""
+        return int(self.db.scalar("SELECT coalesce(max(seq), 0) FROM rw_digest_queue "
+                                  "WHERE notifier = ?", (notifier,)))
+
+    def digest_pages(self, notifier: str, upto: int, page: int = 100) -> Iterator[list[str]]:
+        """``notifier``'s queued events up to queue position ``upto``, as their JSON, ``page``
+        at a time in queue order: a digest never holds its whole queue. Each page is one
+        indexed range read from where the last one ended (an event whose body is gone is
+        left out)."""
+        after = 0
+        while True:
+            rows = self.db.all(
+                "SELECT q.seq, e.body FROM rw_digest_queue q LEFT JOIN rw_event e "
+                "ON e.id = q.event_id WHERE q.notifier = ? AND q.seq > ? AND q.seq <= ? "
+                "ORDER BY q.seq LIMIT ?", (notifier, after, upto, page))
+            if not rows:
+                return
+            after = rows[-1][0]
+            yield [body for _, body in rows if body]
+
     def digest_sizes(self) -> dict[str, int]:
         """Queued events per digest notifier, including those with an empty queue."""
         sizes = {row[0]: 0 for row in self.db.all("SELECT notifier FROM rw_digest")}
@@ -226,23 +284,27 @@ class Store:
         value = self.db.scalar("SELECT since FROM rw_digest WHERE notifier = ?", (notifier,))
         return datetime.fromisoformat(value) if value else None
 
-    def digest_delivery(self, notifier: str) -> DigestDelivery | None:
+    def digest_delivery(self, notifier: str, *, ids: bool = True) -> DigestDelivery | None:
+        """The digest in flight; ``ids=False`` leaves its ``event_ids`` empty (read its events
+        with ``digest_pages`` up to its ``upto`` instead of listing the queue)."""
         value = self.db.scalar("SELECT pending FROM rw_digest WHERE notifier = ?", (notifier,))
         if not value:
             return None
         data = json.loads(value)
-        return DigestDelivery.model_validate(
-            {**data, "event_ids": self.digest_queue(notifier, data.get("upto", 0))})
+        queued = self.digest_queue(notifier, data.get("upto", 0)) if ids else []
+        return DigestDelivery.model_validate({**data, "event_ids": queued})
 
-    def start_digest(self, notifier: str, now: datetime) -> DigestDelivery:
-        """The digest in flight, or a new one taking the whole queue as it is now."""
+    def start_digest(self, notifier: str, now: datetime, *, ids: bool = True
+                     ) -> DigestDelivery:
+        """The digest in flight, or a new one taking the whole queue as it is now (up to its
+        last position, ``upto``); ``ids`` as for ``digest_delivery``."""
         with self.transaction():
-            pending = self.digest_delivery(notifier)
+            pending = self.digest_delivery(notifier, ids=ids)
             if pending is not None:
                 return pending
-            upto = int(self.db.scalar("SELECT coalesce(max(seq), 0) FROM rw_digest_queue "
-                                      "WHERE notifier = ?", (notifier,)))
-            digest = DigestDelivery(notifier=notifier, event_ids=self.digest_queue(notifier, upto),
+            upto = self.digest_upto(notifier)
+            digest = DigestDelivery(notifier=notifier,
+                                    event_ids=self.digest_queue(notifier, upto) if ids else [],
                                     since=self.digest_since(notifier), until=now, upto=upto)
             self.put_digest_delivery(digest)
             return digest
@@ -300,6 +362,46 @@ class Store:
             tables["diskcache keys"] = "Cache"
         return {name: int(self.db.scalar(f"SELECT count(*) FROM {table}"))
                 for name, table in tables.items()}
+
+    # ---- pacing ------------------------------------------------------------------------------
+    def reserve_sends(self, key: str, now: float, per_minute: int, window: float,
+                      count: int = 1) -> list[float]:
+        """The next ``count`` moments from ``now`` at which a request under ``key`` keeps
+        every ``window`` seconds at ``per_minute`` requests or fewer, counting what every
+        process on this store sent or reserved (``watcher/github/pacing.py``); reserved for
+        the caller in one transaction, so two processes never take the same place. The
+        table keeps only the last ``window`` seconds (and drops times more than a window
+        ahead, which only a clock set back can leave)."""
+        pace = self._pacing()
+        with pace.transaction():
+            # Two index ranges (one statement with OR would read every row of the key).
+            pace.execute("DELETE FROM rw_pace WHERE key = ? AND at <= ?", (key, now - window))
+            pace.execute("DELETE FROM rw_pace WHERE key = ? AND at > ?", (key, now + window))
+            latest = [row[0] for row in pace.all(
+                "SELECT at FROM rw_pace WHERE key = ? ORDER BY at DESC LIMIT ?",
+                (key, per_minute))][::-1]
+            taken: list[float] = []
+            for _ in range(count):
+                # A window after the per_minute-th latest send, if there are that many.
+                at = now if len(latest) < per_minute else min(
+                    now + window, max(now, latest[-per_minute] + window))
+                latest.append(at)
+                taken.append(at)
+            pace.executemany("INSERT INTO rw_pace (key, at) VALUES (?, ?)",
+                             [(key, at) for at in taken])
+        return taken
+
+    def _pacing(self) -> Database:
+        """The pacing window's own connection to the file: its writes (one per request) are
+        never part of a ledger transaction, so a poll where nothing changed is still one
+        ledger transaction, and fetch threads never wait for the one the poll holds."""
+        if self.db.holds_transaction():
+            # Our own transaction's write lock would keep this connection waiting.
+            raise RuntimeError("GitHub requests are paced outside the store's transactions")
+        with self._pace_lock:
+            if self._pace is None:
+                self._pace = Database.connect(self.db.path)
+            return self._pace
 
     # ---- small keyed values ------------------------------------------------------------------
     def meta(self, key: str) -> dict[str, Any] | None:

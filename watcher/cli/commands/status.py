@@ -29,7 +29,8 @@ def _ago(when: datetime | None, now: datetime) -> str:
 
 
 def collect(config: Config, store: Store) -> dict[str, Any]:
-    """Reads one row per repo and per pending delivery: nothing here grows with history."""
+    """Reads one row per repo, and of the outbox its counts per notifier, each notifier's
+    oldest delivery and the failing ones: nothing here grows with history or the queue."""
     repos = []
     watched = {r.name for r in config.repos}
     for org in config.orgs:
@@ -46,24 +47,21 @@ def collect(config: Config, store: Store) -> dict[str, Any]:
             "releases_known": state.releases_known, "rate_limit": rate_limit,
             "moved_to": state.moved_to,
         })
-    pending = store.pending_deliveries()
-    by_notifier: dict[str, int] = {}
-    oldest: dict[str, datetime] = {}
-    for delivery in pending:
-        by_notifier[delivery.notifier] = by_notifier.get(delivery.notifier, 0) + 1
-        oldest.setdefault(delivery.notifier, delivery.queued_at)  # the outbox is in order
+    pending = store.pending_by_notifier()  # counted in SQL: no queued record is parsed
+    by_notifier = {notifier: number for notifier, (number, _) in pending.items()}
+    oldest = {notifier: queued for notifier, (_, queued) in pending.items()}
     failing = [{"notifier": d.notifier, "event": d.event_id, "attempts": d.attempts,
                 "error": d.last_error, "permanent": d.permanent_failure}
-               for d in pending if d.attempts]
+               for d in store.failing_deliveries()]
     digests = store.digest_sizes()
     for name in digests:
-        digest = store.digest_delivery(name)
+        digest = store.digest_delivery(name, ids=False)  # its state, not its queue
         if digest is not None and digest.attempts:
             failing.append({"notifier": name, "event": "digest", "attempts": digest.attempts,
                             "error": digest.last_error, "permanent": digest.permanent_failure})
     return {"store": str(config.store_path()), "repos": repos, "daemon": store.daemon_state(),
             "rate_limit": rate_limit, "digest_queues": digests,
-            "pending_deliveries": len(pending), "pending_by_notifier": by_notifier,
+            "pending_deliveries": sum(by_notifier.values()), "pending_by_notifier": by_notifier,
             "oldest_undelivered": oldest, "failing_deliveries": failing}
 
 
