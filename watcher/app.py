@@ -139,7 +139,8 @@ def build_runtime(config: Config, deps: Dependencies) -> Runtime:
     client = GitHubClient(http, api_url=github.api_url, policy=policy, sleep=deps.sleep,
                           clock=deps.epoch, pacer=pacer("rest"), graphql_pacer=pacer("graphql"))
     analyzer = Analyzer(lambda: taxonomy_for(config), max_body_chars=config.poll.max_body_chars,
-                        labels=_label_source(config, client, store, deps))
+                        labels=_label_source(config, client, store, deps),
+                        max_items=config.poll.max_items_per_release)
     notifiers = [cfg for _, cfg in notifier_configs(config, deps.environ)]
     poller = Poller(config, store, client, analyzer, notifiers, clock=deps.clock,
                     impact=impact_step(config, store) if config.impact.code else None)

@@ -3,11 +3,11 @@
 ``parse`` splits markdown into items (``blocks`` reads markdown-it's tokens, ``runs`` has it
 read a run of same-shaped lines once and ``expand`` builds the rest of the run, ``tables``
 reads HTML tables, ``flat`` restores the structure of notes that lost their line breaks),
-``headings`` normalises heading names,
-``taxonomy`` holds what the headings and rules mean, ``classify`` decides each item's subsystem
-and kind from headings, PR ``labels``, rules and the statistical ``model``, ``analyze`` puts
-parse and classify behind one call, and ``diff`` matches two versions' items. Everything here is
-pure except ``labels``, which reads PR labels through the GitHub client it is given.
+``headings`` normalises heading names, ``taxonomy`` holds what the headings and rules mean,
+``classify`` decides each item's subsystem and kind from headings, PR ``labels``, rules and the
+statistical ``model``, ``analyze`` puts parse and classify behind one call, and ``diff`` matches
+two versions' items. Everything here is pure except ``labels``, which reads PR labels through
+the GitHub client it is given.
 """
 
 from __future__ import annotations
