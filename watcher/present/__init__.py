@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from watcher.present.words import subsystem_tag as subsystem_tag
     from watcher.present.words import unparsable_note as unparsable_note
     from watcher.present.words import use_place as use_place
+    from watcher.present.words import uses_in_files as uses_in_files
     from watcher.present.words import uses_summary as uses_summary
 
 _EXPORTS = {
@@ -62,6 +63,7 @@ _EXPORTS = {
     "UNSURE_BELOW": "words",
     "use_place": "words",
     "USES_SHOWN": "words",
+    "uses_in_files": "words",
     "uses_summary": "words",
 }
 __all__ = sorted(_EXPORTS)

@@ -182,6 +182,10 @@ def by_name_note(use: Affect) -> str:
 
 def uses_summary(items: Sequence[EventItem]) -> str:
     """``19 uses in 12 files``: what the "Affects your code" items touch, altogether."""
-    uses = [use for item in items for use in item.affects or ()]
+    return uses_in_files([use for item in items for use in item.affects or ()])
+
+
+def uses_in_files(uses: Sequence[Affect]) -> str:
+    """``19 uses in 12 files``, a file counted once per codebase it is in."""
     files = {(use.root, use.path) for use in uses}
     return f"{plural(len(uses), 'use')} in {plural(len(files), 'file')}"

@@ -16,7 +16,14 @@ from watcher.errors import ConfigError
 from watcher.impact import CodeRoot, ImpactAnalyzer, ItemImpact
 from watcher.models import ClassifiedItem
 from watcher.notes import Analyzer
-from watcher.present import KIND_NAMES, by_name_note, plural, unparsable_note, use_place
+from watcher.present import (
+    KIND_NAMES,
+    by_name_note,
+    plural,
+    unparsable_note,
+    use_place,
+    uses_in_files,
+)
 from watcher.untrusted import clean_line
 
 
@@ -78,10 +85,9 @@ def _text(found: list[tuple[ClassifiedItem, ItemImpact | None]], analyzer: Impac
             lines.append(f"  {clean_line(where)}  {clean_line(use.code)}{by_name_note(use)}")
         lines.append("")
     named = [impact for _, impact in found if impact is not None]
-    uses = sum(len(impact.affects) for _, impact in touching)
-    files = {(use.root, use.path) for _, impact in touching for use in impact.affects}
+    uses = [use for _, impact in touching for use in impact.affects]
     lines.append(f"{plural(len(touching), 'BC-breaking or deprecation item')} touch the code "
-                 f"({plural(uses, 'use')} in {plural(len(files), 'file')}); "
+                 f"({uses_in_files(uses)}); "
                  f"{len(named)} of {plural(len(found), 'item')} name an API that was looked for")
     for root, index in analyzer.indexes():
         note = f"{root.label}: {plural(len(index.records), 'file')} read"
