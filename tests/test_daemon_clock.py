@@ -12,7 +12,8 @@ from conftest import TOKEN
 
 from watcher.app import Dependencies
 from watcher.config import Secrets, load_config
-from watcher.daemon.loop import ClockWatch, Daemon
+from watcher.daemon.clock import ClockWatch
+from watcher.daemon.loop import Daemon
 
 DIGEST = ('[[notifiers]]\nname = "weekly"\ntype = "jsonl"\npath = "weekly.jsonl"\n'
           'mode = "digest"\ndigest_schedule = "0 9 * * MON"\n')

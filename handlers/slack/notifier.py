@@ -36,7 +36,8 @@ from slack_sdk.http_retry import (
 from slack_sdk.http_retry.builtin_handlers import ServerErrorRetryHandler
 
 from handlers.base import Notifier, NotifierConfig, Progress
-from handlers.slack.blocks import SlackMessage, plan_digest, plan_event, plan_texts
+from handlers.slack.blocks import SlackMessage, plan_event, plan_texts
+from handlers.slack.digest_plan import plan_digest
 from handlers.slack.followup import (
     FOLLOW_UPS,
     first_message,

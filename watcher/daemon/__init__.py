@@ -1,8 +1,9 @@
 """``release-watch run``: the long-running service.
 
 ``loop`` runs scheduled polls, digests, delivery retries and the heartbeat on APScheduler 3 until
-SIGTERM or SIGINT; ``schedule`` reads digest crontab lines and timezones into APScheduler's own
-triggers, for ``run`` and ``config check`` alike.
+SIGTERM or SIGINT; ``clock`` re-arms its jobs when the wall clock is stepped; ``schedule`` reads
+digest crontab lines and timezones into APScheduler's own triggers, for ``run`` and
+``config check`` alike.
 """
 
 from __future__ import annotations

@@ -31,6 +31,7 @@ from apscheduler.triggers.interval import IntervalTrigger
 from handlers.base import Notifier
 from watcher.app import Dependencies, Runtime, build_runtime
 from watcher.config import Config, format_duration, load_config
+from watcher.daemon.clock import ClockWatch, rearm_after_step
 from watcher.daemon.schedule import digest_trigger
 from watcher.delivery import deliver_pending, send_digests
 from watcher.errors import ConfigError, StoreDamaged, StoreReadOnly, WatcherError
@@ -41,36 +42,6 @@ logger = logging.getLogger(__name__)
 
 EXIT_TIMED_OUT = 1  # SIGTERM, then a job still running past poll.shutdown_timeout
 WATCH_EVERY = 0.5  # seconds between the main thread's looks at signals and the clock
-# How far the wall clock may move apart from the monotonic one between two looks before it
-# counts as stepped; NTP's slewing moves it by far less.
-CLOCK_STEP_TOLERANCE = 5.0
-
-
-class ClockWatch:
-    """Notices the wall clock being stepped (NTP after a long drift, a VM restored, `date -s`)
-    by comparing how far it moved with the monotonic clock, which is never stepped."""
-
-    def __init__(self, wall: Callable[[], datetime], monotonic: Callable[[], float],
-                 tolerance: float = CLOCK_STEP_TOLERANCE) -> None:
-        self.wall = wall
-        self.monotonic = monotonic
-        self.tolerance = tolerance
-        self._last = (wall(), monotonic())
-
-    def step(self) -> timedelta:
-        """How far the wall clock was stepped since the last look (negative: back), or zero."""
-        wall, monotonic = self.wall(), self.monotonic()
-        last_wall, last_monotonic = self._last
-        self._last = (wall, monotonic)
-        step = (wall - last_wall) - timedelta(seconds=monotonic - last_monotonic)
-        return step if abs(step.total_seconds()) > self.tolerance else timedelta(0)
-
-
-def _signed(step: timedelta) -> str:
-    seconds = round(abs(step.total_seconds()))
-    return f"{'back' if step < timedelta(0) else 'forward'} by {format_duration(seconds)}"
-
-
 class Daemon:
     def __init__(self, config: Config, deps: Dependencies, *,
                  monotonic: Callable[[], float] = time.monotonic) -> None:
@@ -180,29 +151,10 @@ class Daemon:
 
     # ---- what the main thread watches ----------------------------------------------------------
     def watch_clock(self) -> None:
-        """APScheduler 3 keeps next run times as wall-clock times: a clock stepped back an hour
-        would hold every job (poll, retries, heartbeat) for that hour. Interval jobs keep the
-        time they had left; after a step forward, whatever fell due runs now (one catch-up),
-        rather than being skipped as a misfire. Digests keep their wall-clock schedule."""
+        """Re-arm the jobs when the wall clock was stepped (``watcher.daemon.clock``)."""
         step = self.clock_watch.step()
-        if not step or self.scheduler is None or not self.scheduler.running:
-            return
-        now = self.deps.clock()
-        moved = []
-        for job in self.scheduler.get_jobs():
-            if job.next_run_time is None:
-                continue
-            if step < timedelta(0) and isinstance(job.trigger, IntervalTrigger):
-                when = job.next_run_time + step
-            elif step > timedelta(0) and job.next_run_time <= now:
-                when = now
-            else:
-                continue
-            job.modify(next_run_time=when)
-            left = max(0, round((when - now).total_seconds()))
-            moved.append(f"{job.name} in {format_duration(left) if left else 'now'}")
-        logger.warning("the system clock was stepped %s; %s", _signed(step),
-                       "rescheduled: " + ", ".join(moved) if moved else "no job was due")
+        if step and self.scheduler is not None and self.scheduler.running:
+            rearm_after_step(self.scheduler, step, self.deps.clock())
 
     def reload(self, load: Callable[[], Config]) -> bool:
         """SIGHUP: read the configuration again and check it as `run` does at start; if it is

@@ -50,6 +50,8 @@ from watcher.models import Event
 from watcher.store.cachekeys import CacheKeys, Key, code_index_key, memory_key, pr_labels_key
 from watcher.store.cacherows import has_cache_table, missing_value_files
 from watcher.store.db import DB_NAME, Database
+from watcher.store.digests import DigestLedger
+from watcher.store.pace import PaceLedger
 from watcher.store.records import Delivery, DigestDelivery, ReleaseRecord, RepoState, delivery_id
 from watcher.store.schema import SCHEMA_VERSION
 from watcher.store.storedir import open_database
@@ -58,7 +60,7 @@ __all__ = ["SCHEMA_VERSION", "Delivery", "DigestDelivery", "ReleaseRecord", "Rep
            "Store", "delivery_id"]
 
 
-class Store:
+class Store(DigestLedger, PaceLedger):
     def __init__(self, db: Database, keys: CacheKeys | None = None) -> None:
         self.db = db
         self.keys = keys  # None: read-only, the ledger alone
@@ -246,83 +248,6 @@ class Store:
             self._put_delivery(failed)
         return failed
 
-    # ---- digests ------------------------------------------------------------------------------
-    def digest_queue(self, notifier: str, upto: int | None = None) -> list[str]:
-        rows = self.db.all("SELECT event_id FROM rw_digest_queue WHERE notifier = ? AND seq <= ?"
-                           " ORDER BY seq", (notifier, upto if upto is not None else 2**62))
-        return [row[0] for row in rows]
-
-    def digest_upto(self, notifier: str) -> int:
-        """The last position in ``notifier``'s digest queue, 0 when it is empty."""
-        return int(self.db.scalar("SELECT coalesce(max(seq), 0) FROM rw_digest_queue "
-                                  "WHERE notifier = ?", (notifier,)))
-
-    def digest_pages(self, notifier: str, upto: int, page: int = 100) -> Iterator[list[str]]:
-        """``notifier``'s queued events up to queue position ``upto``, as their JSON, ``page``
-        at a time in queue order: a digest never holds its whole queue. Each page is one
-        indexed range read from where the last one ended (an event whose body is gone is
-        left out)."""
-        after = 0
-        while True:
-            rows = self.db.all(
-                "SELECT q.seq, e.body FROM rw_digest_queue q LEFT JOIN rw_event e "
-                "ON e.id = q.event_id WHERE q.notifier = ? AND q.seq > ? AND q.seq <= ? "
-                "ORDER BY q.seq LIMIT ?", (notifier, after, upto, page))
-            if not rows:
-                return
-            after = rows[-1][0]
-            yield [body for _, body in rows if body]
-
-    def digest_sizes(self) -> dict[str, int]:
-        """Queued events per digest notifier, including those with an empty queue."""
-        sizes = {row[0]: 0 for row in self.db.all("SELECT notifier FROM rw_digest")}
-        sizes |= dict(self.db.all("SELECT notifier, count(*) FROM rw_digest_queue "
-                                  "GROUP BY notifier"))
-        return dict(sorted(sizes.items()))
-
-    def digest_since(self, notifier: str) -> datetime | None:
-        value = self.db.scalar("SELECT since FROM rw_digest WHERE notifier = ?", (notifier,))
-        return datetime.fromisoformat(value) if value else None
-
-    def digest_delivery(self, notifier: str, *, ids: bool = True) -> DigestDelivery | None:
-        """The digest in flight; ``ids=False`` leaves its ``event_ids`` empty (read its events
-        with ``digest_pages`` up to its ``upto`` instead of listing the queue)."""
-        value = self.db.scalar("SELECT pending FROM rw_digest WHERE notifier = ?", (notifier,))
-        if not value:
-            return None
-        data = json.loads(value)
-        queued = self.digest_queue(notifier, data.get("upto", 0)) if ids else []
-        return DigestDelivery.model_validate({**data, "event_ids": queued})
-
-    def start_digest(self, notifier: str, now: datetime, *, ids: bool = True
-                     ) -> DigestDelivery:
-        """The digest in flight, or a new one taking the whole queue as it is now (up to its
-        last position, ``upto``); ``ids`` as for ``digest_delivery``."""
-        with self.transaction():
-            pending = self.digest_delivery(notifier, ids=ids)
-            if pending is not None:
-                return pending
-            upto = self.digest_upto(notifier)
-            digest = DigestDelivery(notifier=notifier,
-                                    event_ids=self.digest_queue(notifier, upto) if ids else [],
-                                    since=self.digest_since(notifier), until=now, upto=upto)
-            self.put_digest_delivery(digest)
-            return digest
-
-    def put_digest_delivery(self, digest: DigestDelivery) -> None:
-        self.db.execute("INSERT INTO rw_digest (notifier, pending) VALUES (?, ?) ON CONFLICT "
-                        "(notifier) DO UPDATE SET pending = excluded.pending",
-                        (digest.notifier, digest.model_dump_json(exclude={"event_ids"})))
-
-    def digest_delivered(self, digest: DigestDelivery) -> None:
-        """Only now do its events leave the queue; events queued meanwhile stay for the next."""
-        with self.transaction():
-            self.db.execute("DELETE FROM rw_digest_queue WHERE notifier = ? AND seq <= ?",
-                            (digest.notifier, digest.upto))
-            self.db.execute("INSERT INTO rw_digest (notifier, since, pending) VALUES (?, ?, NULL)"
-                            " ON CONFLICT (notifier) DO UPDATE SET since = excluded.since, "
-                            "pending = NULL", (digest.notifier, digest.until.isoformat()))
-
     # ---- retention ---------------------------------------------------------------------------
     def prune(self, before: datetime) -> int:
         """Drop the bodies of events detected before ``before`` that nothing still waits for;
@@ -362,46 +287,6 @@ class Store:
             tables["diskcache keys"] = "Cache"
         return {name: int(self.db.scalar(f"SELECT count(*) FROM {table}"))
                 for name, table in tables.items()}
-
-    # ---- pacing ------------------------------------------------------------------------------
-    def reserve_sends(self, key: str, now: float, per_minute: int, window: float,
-                      count: int = 1) -> list[float]:
-        """The next ``count`` moments from ``now`` at which a request under ``key`` keeps
-        every ``window`` seconds at ``per_minute`` requests or fewer, counting what every
-        process on this store sent or reserved (``watcher/github/pacing.py``); reserved for
-        the caller in one transaction, so two processes never take the same place. The
-        table keeps only the last ``window`` seconds (and drops times more than a window
-        ahead, which only a clock set back can leave)."""
-        pace = self._pacing()
-        with pace.transaction():
-            # Two index ranges (one statement with OR would read every row of the key).
-            pace.execute("DELETE FROM rw_pace WHERE key = ? AND at <= ?", (key, now - window))
-            pace.execute("DELETE FROM rw_pace WHERE key = ? AND at > ?", (key, now + window))
-            latest = [row[0] for row in pace.all(
-                "SELECT at FROM rw_pace WHERE key = ? ORDER BY at DESC LIMIT ?",
-                (key, per_minute))][::-1]
-            taken: list[float] = []
-            for _ in range(count):
-                # A window after the per_minute-th latest send, if there are that many.
-                at = now if len(latest) < per_minute else min(
-                    now + window, max(now, latest[-per_minute] + window))
-                latest.append(at)
-                taken.append(at)
-            pace.executemany("INSERT INTO rw_pace (key, at) VALUES (?, ?)",
-                             [(key, at) for at in taken])
-        return taken
-
-    def _pacing(self) -> Database:
-        """The pacing window's own connection to the file: its writes (one per request) are
-        never part of a ledger transaction, so a poll where nothing changed is still one
-        ledger transaction, and fetch threads never wait for the one the poll holds."""
-        if self.db.holds_transaction():
-            # Our own transaction's write lock would keep this connection waiting.
-            raise RuntimeError("GitHub requests are paced outside the store's transactions")
-        with self._pace_lock:
-            if self._pace is None:
-                self._pace = Database.connect(self.db.path)
-            return self._pace
 
     # ---- small keyed values ------------------------------------------------------------------
     def meta(self, key: str) -> dict[str, Any] | None:

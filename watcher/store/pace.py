@@ -1,0 +1,58 @@
+"""The store's pacing window (``rw_pace``): the send times of the last minute's GitHub requests
+from every process on this store, so two polls run back to back pace together
+(``watcher/github/pacing.py``).
+
+A part of ``Store`` (which mixes it in). The window has its own connection to the file, opened
+by the first paced request.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from watcher.store.db import Database
+
+
+class PaceLedger:
+    db: Database
+    _pace: Database | None
+    _pace_lock: threading.Lock
+
+    def reserve_sends(self, key: str, now: float, per_minute: int, window: float,
+                      count: int = 1) -> list[float]:
+        """The next ``count`` moments from ``now`` at which a request under ``key`` keeps
+        every ``window`` seconds at ``per_minute`` requests or fewer, counting what every
+        process on this store sent or reserved (``watcher/github/pacing.py``); reserved for
+        the caller in one transaction, so two processes never take the same place. The
+        table keeps only the last ``window`` seconds (and drops times more than a window
+        ahead, which only a clock set back can leave)."""
+        pace = self._pacing()
+        with pace.transaction():
+            # Two index ranges (one statement with OR would read every row of the key).
+            pace.execute("DELETE FROM rw_pace WHERE key = ? AND at <= ?", (key, now - window))
+            pace.execute("DELETE FROM rw_pace WHERE key = ? AND at > ?", (key, now + window))
+            latest = [row[0] for row in pace.all(
+                "SELECT at FROM rw_pace WHERE key = ? ORDER BY at DESC LIMIT ?",
+                (key, per_minute))][::-1]
+            taken: list[float] = []
+            for _ in range(count):
+                # A window after the per_minute-th latest send, if there are that many.
+                at = now if len(latest) < per_minute else min(
+                    now + window, max(now, latest[-per_minute] + window))
+                latest.append(at)
+                taken.append(at)
+            pace.executemany("INSERT INTO rw_pace (key, at) VALUES (?, ?)",
+                             [(key, at) for at in taken])
+        return taken
+
+    def _pacing(self) -> Database:
+        """The pacing window's own connection to the file: its writes (one per request) are
+        never part of a ledger transaction, so a poll where nothing changed is still one
+        ledger transaction, and fetch threads never wait for the one the poll holds."""
+        if self.db.holds_transaction():
+            # Our own transaction's write lock would keep this connection waiting.
+            raise RuntimeError("GitHub requests are paced outside the store's transactions")
+        with self._pace_lock:
+            if self._pace is None:
+                self._pace = Database.connect(self.db.path)
+            return self._pace
