@@ -29,6 +29,7 @@ from pydantic import (
 
 from handlers.secrets import missing_secrets, resolve_secrets, secret_field
 from watcher.config import Secrets, describe_validation_error
+from watcher.delivery import DIGEST_MAX_ITEMS
 from watcher.errors import ConfigError, HandlerError
 from watcher.models import KINDS, SUBSYSTEMS, Event
 from watcher.present import UNSURE_BELOW
@@ -59,6 +60,10 @@ class NotifierConfig(BaseModel):
     digest_timezone: str = Field(default="UTC", description="timezone of digest_schedule")
     send_empty_digest: bool = Field(
         default=False, description="send a digest saying nothing happened when nothing did")
+    digest_max_items: int = Field(
+        default=DIGEST_MAX_ITEMS, ge=1, le=5_000,
+        description="items a digest shows whole, most important first; the rest are counted, "
+                    "with links to the release notes that hold them")
     repos: list[str] | None = Field(default=None, description="only these OWNER/NAME repos")
     subsystems: list[str] | None = Field(
         default=None, description="only items of these subsystems (top-level ids or finer)")

@@ -92,6 +92,22 @@ def test_a_long_digest_queue_is_one_parent_message_read_a_page_at_a_time(
     assert len(replies) <= 12
 
 
+def test_the_digest_cap_is_the_notifier_s_digest_max_items(fake_github, fake_slack, write_config,
+                                                           run_cli, tmp_path):
+    config = write_config(notifiers=slack_notifier('mode = "digest"\ndigest_max_items = 15'),
+                          slack_url=fake_slack.api_url)
+    store = Store.open(tmp_path / "store")
+    with store.transaction():
+        for n in range(30):
+            store.add_event(queued_event(n), [], NOW, ["releases"])
+    store.close()
+    assert run_cli("--config", str(config), "digest", env=ENV).code == 0
+    (parent,) = [m for m in fake_slack.messages if m.thread_ts is None]
+    shown = message_text(fake_slack.thread(parent.ts))
+    assert len(set(re.findall(r"Fix case (\d+)-(\d+)", shown))) == 15
+    assert "more changes in pytorch/pytorch: see the release notes" in shown
+
+
 # ---- 2. a large release in Slack ----------------------------------------------------------------
 def test_a_large_release_is_packed_to_slacks_limits(fake_github, fake_slack, write_config,
                                                     run_cli):

@@ -74,3 +74,20 @@ def test_the_defaults_are_github_s_body_limit_and_2000_items():
 def test_the_caps_have_a_floor(key, value):
     with pytest.raises(ConfigError, match=f"poll.{key}"):
         config_from_dict({"poll": {key: value}}, base_dir=Path("."), source="test")
+
+
+def test_a_polled_release_s_summary_item_links_its_release_page():
+    """The poll hands the release's page to the analyzer: the item summing up what is past the
+    cap points the reader (and Slack's "see the release notes") at the right place."""
+    from datetime import UTC, datetime
+
+    from watcher.models import Release
+    from watcher.plan import RepoPolicy, plan_repo
+
+    release = Release(id=1, tag_name="v9.0.0", body=BODY, html_url=URL,
+                      published_at=datetime(2026, 1, 1, tzinfo=UTC))
+    plan = plan_repo("pytorch/pytorch", {}, [release], [], RepoPolicy(),
+                     Analyzer(TAXONOMY, max_items=5), datetime(2026, 1, 2, tzinfo=UTC))
+    (event,) = plan.events
+    assert event.items[-1].text == f"3 more items not shown: see the release notes at {URL}"
+    assert len(event.items) == 6

@@ -83,8 +83,8 @@ def plan_repo(repo: str, known: dict[int, ReleaseRecord], listed: list[Release],
     announce: list[tuple[Release, str]] = []
 
     def all_items(release: Release) -> list[EventItem]:
-        return added(analyzer.items(release.body, label=f"{repo} {release.tag_name}", repo=repo),
-                     impact)
+        return added(analyzer.items(release.body, label=f"{repo} {release.tag_name}", repo=repo,
+                                    url=release.html_url or None), impact)
     # A release older than every one we know was history when our baseline was taken (it was
     # on a page the baseline did not read, found now by a deep scan): recorded, not announced.
     history = min((_when(record.release) for record in known.values()), default=None)
@@ -119,8 +119,9 @@ def plan_repo(repo: str, known: dict[int, ReleaseRecord], listed: list[Release],
             if wanted:
                 changes = []
                 if body_changed:
-                    changes = diff_items(analyzer.items(old.release.body, repo=repo),
-                                         analyzer.items(release.body, repo=repo))
+                    page = release.html_url or None  # where items past the cap are
+                    changes = diff_items(analyzer.items(old.release.body, repo=repo, url=page),
+                                         analyzer.items(release.body, repo=repo, url=page))
                 items = [event_item(change, impact) for change in changes]
                 plan.events.append(make_event("edited", repo, release,
                                               _edit_hash(old, release, new_hash), items, now))

@@ -15,6 +15,7 @@ from watcher import lazy_exports
 if TYPE_CHECKING:
     from watcher.delivery.deliver import deliver_pending as deliver_pending
     from watcher.delivery.deliver import send_digests as send_digests
+    from watcher.delivery.digest import DIGEST_MAX_ITEMS as DIGEST_MAX_ITEMS
     from watcher.delivery.digest import Digest as Digest
     from watcher.delivery.digest import by_repo as by_repo
     from watcher.delivery.digest import by_subsystem as by_subsystem
@@ -30,6 +31,7 @@ _EXPORTS = {
     "by_subsystem": "digest",
     "deliver_pending": "deliver",
     "Digest": "digest",
+    "DIGEST_MAX_ITEMS": "digest",
     "event_item": "events",
     "ImpactOf": "events",
     "make_event": "events",

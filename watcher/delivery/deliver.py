@@ -160,7 +160,8 @@ def digest_view(store: Store, notifier: Notifier, *, upto: int, since: datetime 
                 if view is not None:
                     yield view
 
-    return summarize_digest(notifier.name, routed, since=since, now=until)
+    return summarize_digest(notifier.name, routed, since=since, now=until,
+                            max_items=notifier.config.digest_max_items)
 
 
 def send_digests(store: Store, notifiers: dict[str, Notifier], now: datetime, *,

@@ -43,8 +43,8 @@ def run_impact(config: Config, out: IO[str], path: str, code: list[str], *,
                repo: str | None, fmt: str) -> bool:
     """Prints the report; True when a BC-breaking or deprecation item touches the code."""
     analyzer = ImpactAnalyzer(code_roots(code), warn_unparsable=False)  # the footer says it
-    items = Analyzer(taxonomy_for(config), max_body_chars=config.poll.max_body_chars).items(
-        read_text(path), repo=repo)
+    items = Analyzer(taxonomy_for(config), max_body_chars=config.poll.max_body_chars,
+                     max_items=config.poll.max_items_per_release).items(read_text(path), repo=repo)
     found = [(item, analyzer.impact(item)) for item in items]
     breaking = any(impact is not None and impact.affects for _, impact in found)
     if fmt == "json":

@@ -76,7 +76,8 @@ def run_classify(config: Config, out: IO[str], path: str, *, repo: str | None, f
 
 def run_diff(config: Config, out: IO[str], old_path: str, new_path: str, *, fmt: str) -> int:
     """Prints the item-level diff; returns how many items were added, removed or changed."""
-    analyzer = Analyzer(taxonomy_for(config), max_body_chars=config.poll.max_body_chars)
+    analyzer = Analyzer(taxonomy_for(config), max_body_chars=config.poll.max_body_chars,
+                        max_items=config.poll.max_items_per_release)
     changes = diff_items(analyzer.items(read_text(old_path)), analyzer.items(read_text(new_path)))
     items = [event_item(change) for change in changes]
     if fmt == "json":
