@@ -28,7 +28,7 @@ from pydantic import (
 )
 
 from handlers.secrets import missing_secrets, resolve_secrets, secret_field
-from watcher.config import Secrets, describe_validation_error
+from watcher.config import Secrets, describe_validation_error, invalid_keys
 from watcher.delivery import DIGEST_MAX_ITEMS
 from watcher.errors import ConfigError, HandlerError
 from watcher.models import KINDS, SUBSYSTEMS, Event
@@ -249,6 +249,7 @@ def notifier_config(raw: dict[str, Any], source: str, environ: Mapping[str, str]
         config = cls.Config.model_validate(resolved)
     except ValidationError as error:
         where = f"{source}: notifier {raw.get('name')!r}"
-        raise ConfigError(describe_validation_error(error, where)) from None
+        raise ConfigError(describe_validation_error(error, where, model=cls.Config, data=raw),
+                          keys=invalid_keys(error, cls.Config)) from None
     config._secret_sources = sources
     return cls, config

@@ -8,7 +8,11 @@ Sources (``shared/data/README.md``; a fresh clone has the copies in ``tests/fixt
   the category in the file name, the kind in the ``### <topic>`` above each bullet;
 * ``labels/commitlist-<X.Y>.csv``: commit titles with their ``release notes: <category>`` label.
 
-Rows marked ``skip`` or ``not user facing`` are not release-note items and are left out. The same
+Rows marked ``skip`` (no category) name no subsystem and are left out. Rows marked ``not user
+facing`` are no release-note items either, but are still filed under their category (the
+worksheet's file, the commit's ``release notes:`` label): they are kept as training text with
+no kind (``Example.user_facing`` is false), and are never what a held-out release is measured
+on (only its notes are). The same
 change is often in a release's commit list, its worksheet and its notes: ``dedupe`` keeps one
 copy (the notes' first, as published), matched by PR number or by normalised text, and
 ``training_set`` also drops every copy of a held-out release's items from the other releases.
@@ -54,7 +58,11 @@ TOPICS: dict[str, str | None] = {
     "developers": "developers", "developer": "developers", "security": "security",
     "untopiced": None,
 }
-DROPPED_TOPICS = ("not user facing", "removed because not released yet")
+DROPPED_TOPICS = ("removed because not released yet",)
+# Commits a maintainer filed under a category but kept out of the notes ("not user facing",
+# 2.7's "not user facing cleanup"): their titles still say which area owns them, and training
+# on them too makes the model read commit-title text better.
+NOT_USER_FACING = "not user facing"
 SOURCES = ("notes", "worksheet", "commitlist")  # dedupe keeps the first source's copy
 
 _PR_LINK = re.compile(r"/pull/(\d+)")
@@ -70,6 +78,7 @@ class Example:
     source: str  # one of SOURCES
     prs: tuple[int, ...] = ()
     groups: tuple[str, ...] = ()  # the group bullets it stands under in its list ("c10d")
+    user_facing: bool = True  # False: a "not user facing" row, training text only
 
     @property
     def key(self) -> str:
@@ -96,33 +105,36 @@ def release_of(name: str) -> str:
     return f"{match.group(1)}.{match.group(2)}"
 
 
-def commitlist_examples(path: Path) -> Iterator[Example]:
+def commitlist_examples(path: Path, *, not_user_facing: bool = True) -> Iterator[Example]:
     csv.field_size_limit(sys.maxsize)  # files_changed holds whole file lists
     release = release_of(path.name)
     with path.open(newline="", encoding="utf-8") as handle:
         for row in csv.DictReader(handle):
             subsystem = category_subsystem(row["category"])
             topic = row["topic"].strip().lower()
-            if subsystem is None or topic in DROPPED_TOPICS:
+            facing = not topic.startswith(NOT_USER_FACING)
+            if subsystem is None or topic in DROPPED_TOPICS or not (facing or not_user_facing):
                 continue
             prs = tuple(int(n) for n in _PR_LINK.findall(row.get("pr_link") or ""))
             yield Example(row["title"], subsystem, TOPICS.get(topic), release, "commitlist",
-                          prs or tuple(find_prs(row["title"])))
+                          prs or tuple(find_prs(row["title"])), user_facing=facing)
 
 
-def _topic(section: Sequence[str]) -> tuple[bool, str | None]:
-    """(dropped, kind) for a worksheet item standing under ``section``."""
+def _topic(section: Sequence[str]) -> tuple[bool, str | None, bool]:
+    """(dropped, kind, user facing) for a worksheet item standing under ``section``."""
     kind = None
     for heading in section:
         key = heading_key(heading)
         if key.startswith(DROPPED_TOPICS):
-            return True, None
+            return True, None, False
+        if key.startswith(NOT_USER_FACING):
+            return False, None, False
         if key in TOPICS:
             kind = TOPICS[key]
-    return False, kind
+    return False, kind, True
 
 
-def worksheet_examples(folder: Path) -> Iterator[Example]:
+def worksheet_examples(folder: Path, *, not_user_facing: bool = True) -> Iterator[Example]:
     """Bullets of ``<folder>/done/result_<category>.md``; the category is in the file name."""
     release = release_of(folder.name)
     for path in sorted((folder / "done").glob("result_*.md")):
@@ -133,9 +145,10 @@ def worksheet_examples(folder: Path) -> Iterator[Example]:
         for item in parse_notes(path.read_text(encoding="utf-8")).items:
             if len(item.section) < 2:  # the instructions above the category heading
                 continue
-            dropped, kind = _topic(item.section)
-            if not dropped:
-                yield Example(item.text, subsystem, kind, release, "worksheet", item.prs)
+            dropped, kind, facing = _topic(item.section)
+            if not dropped and (facing or not_user_facing):
+                yield Example(item.text, subsystem, kind, release, "worksheet", item.prs,
+                              user_facing=facing)
 
 
 def heading_kind(taxonomy: Taxonomy, section: Sequence[str]) -> str | None:
@@ -159,9 +172,11 @@ def notes_examples(path: Path, taxonomy: Taxonomy) -> Iterator[Example]:
                           "notes", item.prs, groups)
 
 
-def load_examples(data: Path, taxonomy: Taxonomy | None = None) -> list[Example]:
+def load_examples(data: Path, taxonomy: Taxonomy | None = None, *,
+                  not_user_facing: bool = True) -> list[Example]:
     """Every labelled item under ``data`` (a ``shared/data`` or ``tests/fixtures`` folder), in
-    a fixed order, duplicates included."""
+    a fixed order, duplicates included; ``not_user_facing=False`` leaves out the rows
+    maintainers kept out of the notes (how the model was trained before they were used)."""
     taxonomy = taxonomy or builtin_taxonomy()
     labels, releases = data / "labels", data / "releases"
     examples: list[Example] = []
@@ -169,9 +184,9 @@ def load_examples(data: Path, taxonomy: Taxonomy | None = None) -> list[Example]
         examples.extend(notes_examples(path, taxonomy))
     for folder in sorted((labels / "worksheets").glob("*")):
         if (folder / "done").is_dir():
-            examples.extend(worksheet_examples(folder))
+            examples.extend(worksheet_examples(folder, not_user_facing=not_user_facing))
     for path in sorted(labels.glob("commitlist-*.csv")):
-        examples.extend(commitlist_examples(path))
+        examples.extend(commitlist_examples(path, not_user_facing=not_user_facing))
     return examples
 
 

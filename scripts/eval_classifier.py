@@ -7,9 +7,12 @@ C, temperature and rule confidence chosen on those other releases only (``train`
 item of the held-out release's notes that stands under an area heading is classified from its
 text alone, as one flat list, and compared with that heading. Prints per release top-1 accuracy,
 macro-F1 and precision at 50/70/90 % coverage by confidence, what decided, and the calibration
-buckets over all held-out items (confidence range → share right).
+buckets over all held-out items (confidence range → share right); then the same models on the
+held-out release's commit titles (its worksheet and commit-list rows, user facing or not, one
+copy of each), against the category maintainers filed them under.
 
-    python scripts/eval_classifier.py [--data ../shared/data] [--holdout 2.8 ...] [--markdown]
+    python scripts/eval_classifier.py [--data ../shared/data] [--holdout 2.8 ...] [--groups]
+                                      [--user-facing-only]
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from calibrate import buckets, precision_at
-from corpus import Example, held_out_notes, load_examples, training_set
+from corpus import Example, dedupe, held_out_notes, load_examples, training_set
 from train_classifier import DEFAULT_DATA, GRID, RELEASES, Featurizer, train
 
 from watcher.models import ClassifiedItem, Item, top_level
@@ -84,15 +87,32 @@ def flat_item(example: Example, *, groups: bool = False) -> Item:
                 group_depth=len(example.groups))
 
 
+def held_out_classifier(examples: Sequence[Example], release: str, taxonomy: Taxonomy,
+                        featurizer: Featurizer, grid: Sequence[float] | None = None
+                        ) -> Classifier:
+    """A classifier whose model never saw ``release``."""
+    model, _ = train(training_set(examples, release), featurizer=featurizer,
+                     grid=grid or GRID)
+    return Classifier(taxonomy, model)
+
+
+def classified(classifier: Classifier, examples: Sequence[Example], *,
+               groups: bool = False) -> list[Outcome]:
+    return [Outcome(e.subsystem, classifier.classify(flat_item(e, groups=groups)))
+            for e in examples]
+
+
 def held_out(examples: Sequence[Example], release: str, taxonomy: Taxonomy,
              featurizer: Featurizer, grid: Sequence[float] | None = None, *,
              groups: bool = False) -> list[Outcome]:
     """``release``'s notes classified by a model that never saw the release."""
-    model, _ = train(training_set(examples, release), featurizer=featurizer,
-                     grid=grid or GRID)
-    classifier = Classifier(taxonomy, model)
-    return [Outcome(e.subsystem, classifier.classify(flat_item(e, groups=groups)))
-            for e in held_out_notes(examples, release)]
+    classifier = held_out_classifier(examples, release, taxonomy, featurizer, grid)
+    return classified(classifier, held_out_notes(examples, release), groups=groups)
+
+
+def commit_titles(examples: Sequence[Example], release: str) -> list[Example]:
+    """``release``'s worksheet and commit-list rows, user facing or not, one copy of each."""
+    return dedupe(e for e in examples if e.release == release and e.source != "notes")
 
 
 def table(results: dict[str, Scores]) -> list[str]:
@@ -128,24 +148,35 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--holdout", nargs="*", default=list(RELEASES), metavar="RELEASE")
     parser.add_argument("--groups", action="store_true",
                         help="keep the group bullets items stand under (still no headings)")
+    parser.add_argument("--user-facing-only", action="store_true",
+                        help="train without the rows maintainers marked not user facing "
+                             "(as the model was trained before they were used)")
     args = parser.parse_args(argv)
     taxonomy = builtin_taxonomy()
     examples = load_examples(args.data, taxonomy)
+    trained_on = [e for e in examples if e.user_facing] if args.user_facing_only else examples
     featurizer = Featurizer(taxonomy)
     results: dict[str, Scores] = {}
+    titles: dict[str, Scores] = {}
     every: list[Outcome] = []
     for release in args.holdout:
-        outcomes = held_out(examples, release, taxonomy, featurizer, groups=args.groups)
+        classifier = held_out_classifier(trained_on, release, taxonomy, featurizer)
+        outcomes = classified(classifier, held_out_notes(examples, release), groups=args.groups)
         if not outcomes:
             print(f"no labelled notes items for release {release}", file=sys.stderr)
             return 1
         results[release] = score(outcomes)
         every.extend(outcomes)
+        if rows := commit_titles(examples, release):
+            titles[release] = score(classified(classifier, rows))
         print(f"held out {release}: top-1 {results[release].accuracy:.3f}", file=sys.stderr)
     print("\n".join(table(results)) + "\n" + pooled(every))
     print("\nCalibration, every held-out item:\n" + "\n".join(calibration_table(every)))
     for decider in ("rule", "model"):
         print(f"\n... decided by {decider}:\n" + "\n".join(calibration_table(every, decider)))
+    if titles:
+        print("\nThe same models on each held-out release's commit titles:\n"
+              + "\n".join(table(titles)))
     return 0
 
 

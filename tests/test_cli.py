@@ -67,7 +67,7 @@ def test_missing_input_file_is_one_line_exit_2(run_cli):
     ('[[repos]]\nname = "not a repo"\n', "is not OWNER/NAME"),
     ('[[notifiers]]\nname = "x"\ntype = "carrier-pigeon"\n', "unknown notifier type"),
     ('[[notifiers]]\nname = "x"\ntype = "console"\nkinds = ["bugfix"]\n', "is not a kind"),
-    ('[[notifiers]]\nname = "x"\ntype = "jsonl"\n', "path: Field required"),
+    ('[[notifiers]]\nname = "x"\ntype = "jsonl"\n', "path: required, but missing"),
     ('[classify]\nheadings = { "Foo" = "nope" }\n', "is not a subsystem id"),
 ], ids=["misspelled", "duration", "toml", "repo", "type", "kind", "missing", "rule"])
 def test_broken_config_is_one_clear_line_and_exit_2(run_cli, tmp_path, toml, message):
@@ -208,4 +208,4 @@ def test_diff_exit_code_as_git_does(run_cli, tmp_path, new, flag, code):
     args = ["diff", str(old_path), str(new_path)] + (["--exit-code"] if flag else [])
     result = run_cli(*args)
     assert result.code == code
-    assert ("1 items changed" in result.stdout) == (new != "- Fix A (#1)\n")
+    assert ("1 item changed" in result.stdout) == (new != "- Fix A (#1)\n")

@@ -151,6 +151,33 @@ def test_a_release_too_large_for_the_message_cap_counts_the_rest(fake_github, fa
     assert fixes > 100 and left == 1201 - 1 - fixes  # every item shown whole, or counted
 
 
+def test_an_edit_too_large_for_the_message_cap_counts_the_rest_in_its_thread(
+        fake_github, fake_slack, write_config, run_cli):
+    release = fake_github.add_release("pytorch/pytorch", tag="v9.0",
+                                      body="# Bug fixes\n- Fix the first thing (#1)\n")
+    config = write_config(repos=("pytorch/pytorch",),
+                          notifiers=slack_notifier("max_messages_per_event = 3"),
+                          slack_url=fake_slack.api_url)
+    assert run_cli("--config", str(config), "poll", env=ENV).code == 0
+    (parent,) = fake_slack.messages
+    body = ("# Bug fixes\n- Fix the first thing (#1)\n# BC-breaking changes\n## ROCm\n"
+            "- Drop ROCm 5 support in the kernels (#9)\n# Bug fixes\n" + "".join(
+                f"## {area}\n" + "".join(f"- Fix `{area}` case {n} in the kernel path "
+                                         f"(#{n + 10000 * i + 100})\n" for n in range(300))
+                for i, area in enumerate(["Distributed", "CUDA", "MPS"])))
+    fake_github.edit_release("pytorch/pytorch", release["id"], body=body)
+    assert run_cli("--config", str(config), "poll", env=ENV).code == 0
+    assert all(r.error is None for r in fake_slack.requests)
+    replies = fake_slack.thread(parent.ts)
+    assert len(replies) == 3  # the cap holds for follow-ups too
+    shown = message_text(replies)
+    assert "Drop ROCm 5 support in the kernels" in shown  # the most important kind first
+    left = int(re.search(r"…(\d+) more changes not shown here", shown).group(1))
+    fixes = len(re.findall(r"case \d+ in the kernel path", shown))
+    assert fixes > 50 and left == 900 - fixes  # every added item shown whole, or counted
+    assert f"{release['html_url']}|the full release notes" in shown
+
+
 # ---- 3. GitHub pacing across processes ----------------------------------------------------------
 def test_back_to_back_polls_pace_together(fake_github, write_config, run_cli, clock):
     names = tuple(f"org/repo-{n}" for n in range(10))

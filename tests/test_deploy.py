@@ -34,7 +34,8 @@ STATE_DIR = "/var/lib/release-watch"
 STORE = f"{STATE_DIR}/store"
 CONFIG_PATH = "/etc/release-watch/release-watch.toml"
 UID = 10001
-SECRET_NAMES = {"GITHUB_TOKEN", "SLACK_BOT_TOKEN", "SLACK_WEBHOOK_URL", "APPRISE_URLS"}
+SECRET_NAMES = {"GITHUB_TOKEN", "SLACK_BOT_TOKEN", "SLACK_WEBHOOK_URL", "APPRISE_URLS",
+                "SLACK_APP_TOKEN", "SLACK_SIGNING_SECRET"}
 HEALTH = ["release-watch", "status", "--check"]
 
 
@@ -371,10 +372,34 @@ def test_compose_service(yaml: Any) -> None:
     assert "release-watch.toml" in (DEPLOY / ".gitignore").read_text().split()
 
 
-def test_compose_healthcheck_runs_status_check(yaml: Any) -> None:
-    test = compose_service(yaml)["healthcheck"]["test"]
-    assert test[0] == "CMD" and test[1:] == HEALTH
-    assert parse_cli(test[1:])[0] == ("status",)
+def listen_port() -> int:
+    """The port the example config's [server] listens on, on every interface (a container's
+    probes and Prometheus come from outside it)."""
+    address = validate_toml(EXAMPLE_TOML.read_text(), "example").server.address
+    assert address is not None and address[0] == "0.0.0.0"
+    return address[1]
+
+
+def test_compose_healthcheck_asks_readyz_and_fails_on_503(yaml: Any) -> None:
+    """The healthcheck runs as written (the image's python, no curl), against a listener
+    answering /readyz 200 and then 503: exit 0, then not."""
+    from watcher.server import Listener, Response
+
+    service = compose_service(yaml)
+    assert service["ports"] == [f"127.0.0.1:{listen_port()}:{listen_port()}"]
+    test = service["healthcheck"]["test"]
+    url = f"http://127.0.0.1:{listen_port()}/readyz"
+    assert test[:3] == ["CMD", "python", "-c"] and url in test[3]
+    answers = [Response(200, b"{}"), Response(503, b"{}")]
+    listener = Listener("127.0.0.1", 0, {"/readyz": lambda request: answers.pop(0)})
+    listener.start()
+    try:
+        codes = [subprocess.run([sys.executable, "-c", test[3].replace(
+            f"http://127.0.0.1:{listen_port()}", listener.url)], capture_output=True,
+            timeout=30).returncode for _ in range(2)]
+    finally:
+        listener.stop()
+    assert codes[0] == 0 and codes[1] != 0
 
 
 def test_compose_command_has_valid_global_options(yaml: Any) -> None:
@@ -439,7 +464,7 @@ def test_systemd_poll_timer_is_the_alternative_and_shares_the_store() -> None:
     for name in ("release-watch-poll.service", "release-watch-poll.timer"):
         assert "never both" in (SYSTEMD / name).read_text()
     argv = shlex.split(poll["ExecStart"])
-    assert parse_cli(argv) == (("poll",), {"repos": (), "dry_run": False})
+    assert parse_cli(argv) == (("poll",), {"repos": (), "dry_run": False, "short": False})
     # The poll timer keeps the store as fresh as the daemon's default interval expects.
     assert validate_toml(EXAMPLE_TOML.read_text(), "example").poll.interval == 600
 
@@ -483,6 +508,17 @@ def test_every_yaml_file_parses(yaml: Any) -> None:
     for path in files:
         documents = list(yaml.safe_load_all(path.read_text()))
         assert documents and all(isinstance(d, dict) for d in documents), path
+
+
+def test_slack_app_manifest_has_the_scopes_socket_mode_and_the_command(yaml: Any) -> None:
+    """What /release-watch needs of the Slack app (README: "Running it for a team")."""
+    manifest = yaml.safe_load((DEPLOY / "slack-app-manifest.yml").read_text())
+    assert sorted(manifest["oauth_config"]["scopes"]["bot"]) == ["chat:write", "commands"]
+    assert manifest["settings"]["socket_mode_enabled"] is True
+    (command,) = manifest["features"]["slash_commands"]
+    assert command["command"] == "/release-watch" and "url" not in command  # Socket Mode
+    assert command["usage_hint"].startswith("subscribe [OWNER/NAME] [subsystem ...] [kind ...]")
+    assert manifest["features"]["bot_user"]["display_name"]  # chat:write posts as the bot
 
 
 def test_kustomization_lists_existing_files_and_leaves_the_example_secret_out(yaml: Any) -> None:
@@ -553,17 +589,21 @@ def test_deployment_resources(yaml: Any) -> None:
                                  "limits": {"memory": "256Mi"}}
 
 
-def test_deployment_probes_run_status_check_and_liveness_is_lenient(yaml: Any) -> None:
+def test_deployment_probes_ask_readyz_and_healthz_on_the_listeners_port(yaml: Any) -> None:
+    """Readiness is /readyz (`status --check`'s judgement), liveness /healthz (the scheduler
+    runs): a GitHub outage makes the pod unready, never restarts it."""
+    deployment = k8s(yaml, "deployment.yaml")
     _, main = container(yaml)
+    (port,) = main["ports"]
+    assert port["containerPort"] == listen_port() and port["name"] == "http"
     readiness, liveness = main["readinessProbe"], main["livenessProbe"]
+    assert readiness["httpGet"] == {"path": "/readyz", "port": "http"}
+    assert liveness["httpGet"] == {"path": "/healthz", "port": "http"}
     for probe in (readiness, liveness):
-        assert probe["exec"]["command"] == HEALTH
-        assert parse_cli(probe["exec"]["command"])[0] == ("status",)
-        assert probe["timeoutSeconds"] >= 10
-    assert liveness["initialDelaySeconds"] >= 300
-    assert liveness["initialDelaySeconds"] > readiness["initialDelaySeconds"]
-    assert (liveness["periodSeconds"] * liveness["failureThreshold"]
-            > readiness["periodSeconds"] * readiness["failureThreshold"])
+        assert "exec" not in probe and probe["timeoutSeconds"] >= 5
+    annotations = deployment["spec"]["template"]["metadata"]["annotations"]
+    assert annotations["prometheus.io/port"] == str(listen_port())
+    assert annotations["prometheus.io/path"] == "/metrics"
 
 
 def test_deployment_command_has_valid_global_options(yaml: Any) -> None:

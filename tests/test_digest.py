@@ -140,3 +140,48 @@ def test_digest_schedule_without_digest_mode_is_noted(run_cli, tmp_path):
                     'digest_schedule = "0 9 * *"\n')
     bad = run_cli("--config", str(path), "config", "check")
     assert bad.code == 2 and "5-field cron" in bad.stderr
+
+
+# Count words as a person would not write them: "1 changes", "1 deprecations", "1 bc-breaking".
+WRONG_COUNTS = re.compile(
+    r"\b1 (?:[Cc]hanges|[Dd]eprecations|bc-breaking|BC-breaking(?! change)|[Bb]ug fixes|"
+    r"[Nn]ew features|[Ii]mprovements|[Hh]ighlights|[Rr]egressions|release events|uses|files|"
+    r"repositories|more changes|more release events|more subsystems|releases)\b")
+
+
+def test_counts_read_right_and_every_digest_item_says_its_kind(fake_github, fake_slack,
+                                                              write_config, run_cli, clock):
+    body = ("# Backwards Incompatible Changes\n### Remove `torch.widget` (#1)\nIt is gone.\n"
+            "# Deprecations\n### `torch.gadget` is deprecated (#2)\nUse `torch.gizmo`.\n"
+            "# Bug fixes\n## Distributed\n- Fix a hang in c10d (#3)\n")
+    notifiers = (digest_notifier("weekly", "#breaking")
+                 + '[[notifiers]]\nname = "screen"\ntype = "console"\nmode = "digest"\n'
+                 + '[[notifiers]]\nname = "now"\ntype = "console"\n'
+                 + '[[notifiers]]\nname = "now-slack"\ntype = "slack"\nchannel = "#xla"\n')
+    config = write_config(repos=("pytorch/pytorch",), notifiers=notifiers,
+                          slack_url=fake_slack.api_url)
+    fake_github.add_repo("pytorch/pytorch")
+    first = run_cli("--config", str(config), "poll", env=ENV)
+    assert first.stdout == "baseline: 0 releases recorded for pytorch/pytorch\n"
+    clock.now += timedelta(days=1)
+    fake_github.add_release("pytorch/pytorch", tag="v9.0", name="PyTorch 9.0", body=body)
+    polled = run_cli("--config", str(config), "poll", env=ENV)
+    assert polled.code == 0, polled.stderr
+    result = run_cli("--config", str(config), "digest", env=ENV)
+    assert result.code == 0, result.stderr
+    slack = "\n".join(m.all_text() for m in fake_slack.channel_messages("breaking"))
+    event_post = "\n".join(m.all_text() for m in fake_slack.channel_messages("xla"))
+    for text in (result.stdout, polled.stdout, slack, event_post):
+        assert not WRONG_COUNTS.search(text), WRONG_COUNTS.search(text)
+    console = result.stdout
+    for line in ("    Distributed: 1 change (1 bug fix)",
+                 "      - Bug fix: [c10d] Fix a hang in c10d (#3)",
+                 "    ONNX: 1 change (1 deprecation)",
+                 "      - Deprecation: [ONNX?] `torch.gadget` is deprecated (#2)",
+                 "    Python frontend: 1 change (1 BC-breaking change)",
+                 "      - BC-breaking: [Python frontend?] Remove `torch.widget` (#1)"):
+        assert line in console.splitlines(), line
+    assert "Most important: 1 BC-breaking change, 1 deprecation" in slack
+    assert "• *BC-breaking:* " in slack and "• *Deprecation:* " in slack
+    assert "3 changes (1 BC-breaking change, 1 deprecation)" in slack
+    assert "; 1 BC-breaking change, 1 deprecation" in event_post

@@ -303,6 +303,34 @@ def test_unreachable_host_gives_up_after_the_retries(make_client: Callable[..., 
     assert len(rig.slept) == RETRIES
 
 
+_PROXIES = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy")
+
+
+@pytest.mark.parametrize(("where", "says"), [
+    ("closed-port", "refused the connection: nothing listens there, or a firewall rejects it"),
+    ("no-dns", "the name nonexistent.invalid does not resolve (DNS): no internet access here?"),
+], ids=["closed-port", "no-dns"])
+def test_no_internet_names_the_fix_in_one_line(make_client: Callable[..., Rig],
+                                               monkeypatch: pytest.MonkeyPatch, where: str,
+                                               says: str) -> None:
+    """A closed local port and a name that never resolves (RFC 2606 reserves .invalid), so no
+    real network is touched: the one line says what failed and what fixes it."""
+    for name in _PROXIES:
+        monkeypatch.delenv(name, raising=False)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    url = f"http://127.0.0.1:{port}" if where == "closed-port" else "https://nonexistent.invalid"
+    with pytest.raises(GitHubError) as caught:
+        list_all(make_client(url))
+    message = str(caught.value)
+    assert message.startswith(f"{REPO}: GitHub unreachable after {RETRIES + 1} tries: ")
+    assert says in message and "\n" not in message
+    assert ("behind a proxy, set HTTPS_PROXY (and NO_PROXY for hosts reached directly); else "
+            "check github.api_url") in message.replace("Behind", "behind")
+    assert "Errno" not in message  # httpx's words, not the fix
+
+
 # -- rate limits --------------------------------------------------------------------------------
 
 WAITS = {

@@ -89,11 +89,75 @@ def test_console_summary_puts_breaking_changes_first():
     lines = text.split("\n")
     assert lines[0] == "PyTorch 2.7.0 released"
     assert lines[1].strip() == "https://github.com/pytorch/pytorch/releases/tag/v2.7.0"
-    assert lines[2].startswith("  609 changes: torch.compile ")
+    assert lines[2].startswith("  609 changes: 23 by kind (BC-breaking 11 · Deprecations 2 · "
+                               "Highlights 10), 586 by subsystem (torch.compile 133 · ")
     assert lines[3].startswith("  BC-breaking (")
     assert text.index("BC-breaking") < text.index("Deprecations") < text.index(
         "  torch.compile (")
     assert "Bug fixes" in text and "  Distributed (" in text  # every item, per subsystem
+
+
+def test_console_counts_add_up_with_the_sections_below_them():
+    """Each number of the count line is the number of a section below it, and a subsystem
+    says how many of its items were listed under BC-breaking or Highlights instead."""
+    import re
+
+    text = format_event(event())
+    counts = text.split("\n")[2]
+    total = int(re.match(r"  (\d+) changes: ", counts).group(1))
+    by_kind = dict(re.findall(r"([A-Z][\w-]+) (\d+)", counts.split(" by kind (")[1].split(")")[0]))
+    by_subsystem = counts.split(" by subsystem (")[1].rsplit(")", 1)[0].split(" · ")
+    sections = {name: int(n) for name, n in re.findall(r"^  (\S[^(\n]*) \((\d+)", text, re.M)}
+    assert {kind: sections[kind] for kind in by_kind} == {k: int(n) for k, n in by_kind.items()}
+    for part in by_subsystem:
+        name, number = part.rsplit(" ", 1)
+        assert sections[name] == int(number), name
+    assert sum(sections.values()) == total == 609
+    assert "  torch.compile (133 changes; 6 more under Highlights):" in text
+    assert "  Distributed (86 changes; 2 more under BC-breaking, Highlights):" in text
+
+
+def test_console_shows_markdown_pr_links_as_numbers_and_hyperlinks_only_on_a_terminal(
+        tmp_path):
+    body = ("## Distributed\n- Fix a hang ([#123](https://github.com/pytorch/pytorch/pull/123))"
+            " see [the docs](https://pytorch.org/docs/fsdp) and [#7](https://evil.example/x) (#55)"
+            "\n")
+    plain = format_event(event(body))
+    assert "- [FSDP] Fix a hang (#123) see the docs (https://pytorch.org/docs/fsdp) and " \
+           "#7 (https://evil.example/x) (#55)" in plain
+    assert "\x1b" not in plain and "](" not in plain
+    code = format_event(event("# Backwards Incompatible Changes\n### Call hooks (#9)\nNow:\n"
+                              "```python\nout = hooks[name](x)\n```\n"))
+    assert "out = hooks[name](x)" in code  # code, not a link
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    for stdout, hyperlinks in ((Terminal(), True), (io.StringIO(), False)):
+        cls, config = notifier_config({"name": "screen", "type": "console"}, "t")
+        cls(config, HandlerContext(secrets=Secrets(), base_dir=tmp_path, stdout=stdout)).send(
+            event(body), MemoryProgress())
+        shown = stdout.getvalue()
+        pr = "\x1b]8;;https://github.com/pytorch/pytorch/pull/123\x1b\\#123\x1b]8;;\x1b\\"
+        assert (pr in shown) is hyperlinks and ("Fix a hang (#123)" in shown) is not hyperlinks
+        # a label that is not the PR it leads to shows where it goes, on a terminal too
+        assert "#7 (" in shown and "evil.example/x" in shown
+
+
+def test_console_short_form_is_the_headline_counts_breaking_and_a_link(tmp_path):
+    cls, config = notifier_config({"name": "screen", "type": "console", "short": True}, "t")
+    stdout = io.StringIO()
+    cls(config, HandlerContext(secrets=Secrets(), base_dir=tmp_path, stdout=stdout)).send(
+        event(), MemoryProgress())
+    lines = stdout.getvalue().rstrip("\n").split("\n")
+    assert lines[0] == "PyTorch 2.7.0 released"
+    assert lines[1].startswith("  609 changes: 23 by kind (") and "19 more subsystems 223" \
+        in lines[1]
+    assert lines[2] == "  BC-breaking (11):" and lines[14] == "  Deprecations (2):"
+    assert all(line.startswith("    - ") for line in lines[3:14] + lines[15:17])
+    assert lines[17:] == [
+        "  596 more changes: https://github.com/pytorch/pytorch/releases/tag/v2.7.0"]
 
 
 @pytest.mark.parametrize(("filters", "expect"), [

@@ -1,8 +1,9 @@
 """The statistical subsystem model and how the classifier combines it with the rules.
 
 Floors are the figures measured here (tests/fixtures: every release's notes and the 2.7-2.10
-worksheets, no commit list) less a small margin; the held-out models are trained here, on whole
-releases, with C fixed (the shipped model's) to keep the suite fast.
+worksheets, their "not user facing" rows included, no commit list) less a small margin; the
+held-out models are trained here, on whole releases, with C fixed (the shipped model's) to keep
+the suite fast.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from calibrate import buckets, precision_at
 from corpus import load_examples, training_set
 from eval_classifier import held_out, score
 from train_classifier import RELEASES as HELD_OUT_RELEASES
-from train_classifier import Featurizer, rules_digest, train
+from train_classifier import Featurizer, Row, fit, rules_digest, sample_weights, train
 
 TAXONOMY = builtin_taxonomy()
 CLASSIFIER = Classifier(TAXONOMY)
@@ -56,11 +57,12 @@ def outcomes(examples):
             for release in HELD_OUT_RELEASES}
 
 
-# Measured on these fixtures (top-1, precision on the most confident half: 2.5 0.627/0.862,
-# 2.7 0.590/0.843, 2.8 0.637/0.865, 2.9 0.580/0.784, 2.10 0.570/0.770; mean 0.601), less a
-# margin. The README has the same figures over shared/data, which adds the 2.7 commit list.
-FLOORS = {"2.5": (0.60, 0.83), "2.7": (0.57, 0.81), "2.8": (0.61, 0.84), "2.9": (0.55, 0.75),
-          "2.10": (0.54, 0.74)}
+# Measured on these fixtures (top-1, precision on the most confident half: 2.5 0.633/0.846,
+# 2.7 0.604/0.863, 2.8 0.658/0.880, 2.9 0.590/0.793, 2.10 0.596/0.786; mean 0.616; trained
+# without the not user facing rows: mean 0.611), less a margin. The README has the same figures
+# over shared/data, which adds the 2.7 commit list.
+FLOORS = {"2.5": (0.61, 0.82), "2.7": (0.58, 0.84), "2.8": (0.63, 0.85), "2.9": (0.56, 0.77),
+          "2.10": (0.57, 0.76)}
 
 
 @pytest.mark.parametrize("release", FLOORS)
@@ -74,7 +76,7 @@ def test_flat_accuracy_on_a_release_held_out_of_training(outcomes, release):
 
 def test_mean_accuracy_held_out(outcomes):
     mean = sum(score(o).accuracy for o in outcomes.values()) / len(outcomes)
-    assert mean >= 0.585
+    assert mean >= 0.595
 
 
 def test_confidence_is_calibrated_on_held_out_releases(outcomes):
@@ -94,6 +96,36 @@ def test_nothing_of_a_held_out_release_reaches_its_training_set(examples):
     assert kept and all(e.release != "2.8" for e in kept)
     assert not any(e.key in held or set(e.prs) & prs for e in kept)
     assert len({e.key for e in kept}) == len(kept)
+
+
+def test_training_uses_the_rows_maintainers_marked_not_user_facing(examples):
+    """They are no release-note items, but their worksheet files them under an area."""
+    hidden = [e for e in examples if not e.user_facing]
+    assert len(hidden) > 2000 and all(e.source == "worksheet" and e.kind is None for e in hidden)
+    scan = next(e for e in hidden if 156100 in e.prs)  # 2.8, result_mps.md, "Not user facing"
+    assert (scan.text.startswith("Implement scan metal kernels"), scan.subsystem,
+            scan.release) == (True, "mps", "2.8")
+    kept = training_set(examples)
+    assert sum(not e.user_facing for e in kept) > 2000
+    rows = Featurizer(TAXONOMY).rows(kept)
+    assert sum(w > 0 for row, w in zip(rows, sample_weights(rows), strict=True)
+               if not row.user_facing) > 2000
+    trained_on = json.loads(model_path().read_text(encoding="utf-8"))["trained_on"]
+    shipped = sum(n for source, n in trained_on.items() if source.endswith("not user facing"))
+    assert shipped > 2000 and sum(trained_on.values()) > 6000
+
+
+def test_not_user_facing_rows_teach_words_but_not_how_common_an_area_is():
+    """An area's not user facing rows weigh at most 0.3 of its user-facing ones together; an
+    area with none of those learns nothing from them (nothing says how common it is)."""
+    rows = ([Row(("zorblax", "kernel"), "mps", None, False)] * 3
+            + [Row(("metal", "kernel"), "mps", None)] * 5
+            + [Row(("graph", "break"), "compile", None)] * 5
+            + [Row(("hipify", "kernel"), "rocm", None, False)] * 4)
+    assert sample_weights(rows) == [0.5] * 3 + [1.0] * 10 + [0.0] * 4
+    model = fit(rows, 1.0)
+    assert model.classes == ("compile", "mps") and "hipify" not in model.weights
+    assert model.predict_features(["zorblax"]).subsystem == "mps"
 
 
 def test_training_is_deterministic(examples):

@@ -49,6 +49,40 @@ def test_first_run_can_announce_nothing(fake_github, write_config, run_cli):
     assert events(config) == []
 
 
+CONSOLE = '[[notifiers]]\nname = "screen"\ntype = "console"\n'
+
+
+def test_a_first_poll_says_its_baseline_in_one_line_per_repo(fake_github, write_config,
+                                                             run_cli):
+    seed(fake_github)
+    config = write_config("[poll]\nfirst_run_announce = 0\n", notifiers=CONSOLE)
+    dry = run_cli("--config", str(config), "poll", "--dry-run")
+    assert dry.stdout.splitlines()[:2] == [
+        "baseline: 2 releases would be recorded for pytorch/pytorch",
+        "baseline: 1 release would be recorded for pytorch/xla"]
+    result = run_cli("--config", str(config), "poll")
+    assert result.code == 0, result.stderr
+    assert result.stdout.splitlines() == ["baseline: 2 releases recorded for pytorch/pytorch",
+                                          "baseline: 1 release recorded for pytorch/xla"]
+    fake_github.add_release("pytorch/xla", tag="v2.1", body="- Add X (#1)\n")
+    later = run_cli("--config", str(config), "poll")
+    assert later.stdout.startswith("PyTorch/XLA v2.1 released\n") and "baseline" not in later.stdout
+
+
+def test_poll_short_prints_a_summary_for_a_terminal(fake_github, write_config, run_cli):
+    fake_github.add_release("pytorch/pytorch", tag="v2.7.0", name="PyTorch 2.7.0", body=V27)
+    config = write_config(repos=("pytorch/pytorch",), notifiers=CONSOLE)
+    result = run_cli("--config", str(config), "poll", "--short")
+    assert result.code == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0] == "PyTorch 2.7.0 released" and lines[1].startswith("  609 changes: ")
+    assert "  BC-breaking (11):" in lines and "  Deprecations (2):" in lines
+    assert "  596 more changes: https://github.com/pytorch/pytorch/releases/tag/v2.7.0" in lines
+    assert "Bug fixes" not in result.stdout and lines[-1] == (
+        "baseline: 1 release recorded for pytorch/pytorch")
+    assert len(lines) < 25  # against 700 and more lines in full
+
+
 def test_unchanged_second_poll_is_one_conditional_request_per_repo(fake_github, write_config,
                                                                    run_cli):
     seed(fake_github)
@@ -193,6 +227,56 @@ def test_prerelease_becoming_a_release(fake_github, write_config, run_cli):
     assert run_cli("--config", str(config), "poll").code == 0
     assert [(e["event"], e["prerelease"]) for e in events(config)] == [
         ("published", True), ("released", False)]
+
+
+def test_a_promotion_that_renames_and_edits_is_one_released_event(fake_github, write_config,
+                                                                   run_cli):
+    """Becoming a full release usually renames and re-tags the release too, and may fix its
+    notes: one ``released`` event says all of it, never an "edited" event first."""
+    old = "- New PJRT TPU backend through the C-API (#4077)"
+    new = "- New PJRT TPU backend through the PJRT C-API (#4077)"
+    assert old in XLA_NOTES
+    rc = fake_github.add_release("pytorch/xla", tag="v2.0.0-rc1", name="PyTorch/XLA 2.0 RC1",
+                                 body=XLA_NOTES, prerelease=True)
+    notifiers = ('[[notifiers]]\nname = "log"\ntype = "jsonl"\npath = "events.jsonl"\n'
+                 '[[notifiers]]\nname = "screen"\ntype = "console"\n')
+    config = write_config(repos=("pytorch/xla",), notifiers=notifiers)
+    assert run_cli("--config", str(config), "poll").code == 0
+    fake_github.edit_release("pytorch/xla", rc["id"], prerelease=False, tag_name="v2.0.0",
+                             name="PyTorch/XLA 2.0", body=XLA_NOTES.replace(old, new))
+    result = run_cli("--config", str(config), "poll")
+    assert result.code == 0, result.stderr
+    published, released = events(config)
+    assert released["event"] == "released" and released["tag"] == "v2.0.0"
+    assert released["previous"] == {"name": "PyTorch/XLA 2.0 RC1", "tag": "v2.0.0-rc1"}
+    assert [(c["change"], c["text"], c["old_text"]) for c in released["changes"]] == [
+        ("changed", new[2:], old[2:])]
+    # The items stay the whole release, for readers who never saw the pre-release.
+    assert len(released["items"]) == len(published["items"])
+    assert "previous" not in published and "changes" not in published
+    assert "edited" not in result.stdout and "prose" not in result.stdout
+    assert ("PyTorch/XLA 2.0 is now a full release\n"
+            "  https://github.com/pytorch/xla/releases/tag/v2.0.0\n"
+            "  name “PyTorch/XLA 2.0 RC1” → “PyTorch/XLA 2.0”, tag v2.0.0-rc1 → v2.0.0\n"
+            "  the notes changed at promotion:\n") in result.stdout
+    assert "~ New feature: " in result.stdout and "was: New PJRT TPU backend through the C-API" \
+        in result.stdout
+
+
+def test_a_rename_alone_says_what_it_was(fake_github, write_config, run_cli):
+    release = fake_github.add_release("pytorch/xla", tag="v2.0", name="XLA 2.0 draft notes",
+                                      body="- Add X (#1)\n")
+    notifiers = ('[[notifiers]]\nname = "log"\ntype = "jsonl"\npath = "events.jsonl"\n'
+                 '[[notifiers]]\nname = "screen"\ntype = "console"\n')
+    config = write_config(repos=("pytorch/xla",), notifiers=notifiers)
+    assert run_cli("--config", str(config), "poll").code == 0
+    fake_github.edit_release("pytorch/xla", release["id"], name="XLA 2.0")
+    result = run_cli("--config", str(config), "poll")
+    (edited,) = events(config)[1:]
+    assert edited["event"] == "edited" and edited["items"] == []
+    assert edited["previous"] == {"name": "XLA 2.0 draft notes", "tag": "v2.0"}
+    assert "  name “XLA 2.0 draft notes” → “XLA 2.0”\n" in result.stdout
+    assert "prose" not in result.stdout
 
 
 def test_drafts_are_never_published(fake_github, write_config, run_cli):

@@ -121,3 +121,23 @@ def test_pr_labels_are_on_by_default_where_they_are_free_to_read(fake_github, wr
     result = run_cli("--config", str(config), "poll", token=token)
     assert result.code == 0 and "needs GITHUB_TOKEN" not in result.stderr
     assert len([r for r in fake_github.requests if r.path == "/graphql"]) == queries
+
+
+def test_a_pytorch_xla_poll_classifies_from_xlas_prior_under_its_labels(
+        fake_github, write_config, run_cli):
+    """The poller says whose release it is: an unlabelled XLA item the model guesses is never
+    given a PyTorch device area it does not name, and a PR label still wins over the guess."""
+    import json
+
+    xla = "pytorch/xla"
+    body = "## Bug fixes\n- Support int as index type (#4602)\n- Fix a hang (#4603)\n"
+    fake_github.pr_labels[(xla, 4603)] = ["release notes: distributed"]
+    fake_github.add_release(xla, tag="v2.0.0", body=body)
+    config = write_config("[classify]\nuse_pr_labels = true\n", repos=(xla,))
+    assert run_cli("--config", str(config), "poll").code == 0
+    (event,) = [json.loads(line) for line in (config.parent / "events.jsonl").open()]
+    by_pr = {item["prs"][0]: item for item in event["items"]}
+    assert by_pr[4603]["subsystem"] == "distributed" and by_pr[4603]["decided_by"] == "label"
+    guess = by_pr[4602]
+    assert guess["decided_by"] == "model"
+    assert guess["subsystem"].split("/")[0] not in {"cuda", "rocm", "mps", "xpu", "cpu", "mobile"}

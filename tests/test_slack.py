@@ -430,3 +430,99 @@ def test_a_deleted_release_says_so_in_its_thread(fake_github, fake_slack, write_
     reply = fake_slack.messages[-1]
     assert reply.thread_ts == parent.ts and "was deleted on GitHub" in reply.all_text()
     assert "deleted on GitHub" in fake_slack.messages[0].all_text()  # the first, updated
+
+
+def _counts(message) -> str:
+    (block,) = [b for b in message.blocks if b.get("block_id") == "release-watch-counts"]
+    return block["text"]["text"]
+
+
+def _expected_counts(body: str, subsystems: list[str] | None = None) -> str:
+    """The count line of the release as it now is, seen through a channel's filters."""
+    from datetime import UTC, datetime
+
+    from handlers.base import NotifierConfig
+    from watcher.delivery.events import added, make_event
+    from watcher.delivery.routing import route
+    from watcher.models import Release
+    from watcher.present import count_line
+
+    now = datetime(2026, 11, 29, tzinfo=UTC)
+    event = make_event("published", "pytorch/pytorch", Release(id=1, tag_name="v2.7.0"),
+                       "0" * 64, added(Analyzer(builtin_taxonomy()).items(body)), now)
+    view = route(event, NotifierConfig(name="n", type="slack", subsystems=subsystems))
+    assert view is not None
+    return f"*{count_line(view.items)}*"
+
+
+def test_an_edit_that_adds_or_removes_items_recounts_the_first_message(
+        fake_github, fake_slack, write_config, run_cli):
+    release = fake_github.add_release("pytorch/pytorch", tag="v2.7.0", name="PyTorch 2.7.0",
+                                      body=V27)
+    config = write_config(repos=("pytorch/pytorch",), notifiers=TWO_CHANNELS,
+                          slack_url=fake_slack.api_url)
+    assert poll(run_cli, config).code == 0
+    parents = {m.channel: m for m in fake_slack.messages if m.thread_ts is None}
+    assert _counts(parents["releases"]).startswith("*609 changes: ")
+    assert "BC-breaking (11)" in parents["releases"].all_text()
+    bc_heading = "### Change `torch.Tensor.new_tensor()`"
+    fsdp = "#### FullyShardedDataParallel2 (FSDP2)\n"
+    body = (V27.replace(bc_heading, "### Removed `torch.Tensor.legacy_widget()` (#150001)\n"
+                                    "It was deprecated in 2.3.\n\n" + bc_heading, 1)
+            .replace(fsdp, fsdp + "- Added prefetch hints to FSDP2 (#150002)\n", 1))
+    fake_github.edit_release("pytorch/pytorch", release["id"], body=body)
+    posted = len(fake_slack.messages)
+    assert poll(run_cli, config).code == 0
+
+    def now(channel: str):
+        return next(m for m in fake_slack.messages if m.ts == parents[channel].ts)
+
+    assert _counts(now("releases")) == _expected_counts(body)
+    assert _counts(now("releases")).startswith("*611 changes: ")
+    assert _counts(now("dist-training")) == _expected_counts(body, ["distributed"])
+    assert _counts(now("dist-training")) != _counts(parents["dist-training"])
+    updated = now("releases")
+    # The parent shows 8 titles of a kind; the new one is counted among the rest.
+    assert "*BC-breaking (12)*" in updated.all_text()
+    assert "_…and 4 more in the thread_" in updated.all_text()
+    assert updated.text.startswith("PyTorch 2.7.0 released: 611 changes; 12 BC-breaking changes")
+    # The reply names each item's kind.
+    reply = "\n".join(m.all_text() for m in fake_slack.messages[posted:]
+                      if m.channel == "releases")
+    assert "• *BC-breaking:* Removed `torch.Tensor.legacy_widget()`" in reply
+    assert "*Improvement:* `FSDP` Added prefetch hints to FSDP2" in reply
+    # Taking them out again counts them out.
+    fake_github.edit_release("pytorch/pytorch", release["id"], body=V27)
+    assert poll(run_cli, config).code == 0
+    assert _counts(now("releases")) == _counts(parents["releases"])
+    assert _counts(now("dist-training")) == _counts(parents["dist-training"])
+    assert "*BC-breaking (11)*" in now("releases").all_text()
+    assert "_…and 3 more in the thread_" in now("releases").all_text()
+
+
+def test_a_promotion_is_one_reply_saying_what_changed_and_recounts(
+        fake_github, fake_slack, write_config, run_cli):
+    release = fake_github.add_release("pytorch/xla", tag="v2.1-rc1", name="PyTorch/XLA 2.1 RC1",
+                                      body="## FSDP\n- Add X (#1)\n- Add Y (#2)\n",
+                                      prerelease=True)
+    config = write_config(repos=("pytorch/xla",), notifiers=slack_notifier(),
+                          slack_url=fake_slack.api_url)
+    assert poll(run_cli, config).code == 0
+    (parent,) = fake_slack.messages[:1]
+    assert _counts(parent).startswith("*2 changes: ")
+    fake_github.edit_release("pytorch/xla", release["id"], prerelease=False, tag_name="v2.1",
+                             name="PyTorch/XLA 2.1",
+                             body="## FSDP\n- Add X (#1)\n- Add Y faster (#2)\n- Add Z (#3)\n")
+    assert poll(run_cli, config).code == 0
+    replies = fake_slack.thread(parent.ts)[1:]
+    assert len(replies) == 1  # one event: no "edited" reply before it
+    text = replies[0].all_text()
+    assert replies[0].blocks[0]["text"]["text"].startswith(
+        "*PyTorch/XLA 2.1 is now a full release* (it was a pre-release): "
+        "name “PyTorch/XLA 2.1 RC1” → “PyTorch/XLA 2.1”, tag v2.1-rc1 → v2.1; "
+        "the notes changed: ")
+    assert "title or prose" not in text and "Release notes edited" not in text
+    assert "Add Z" in text and "Add Y faster" in text and "_was:_ Add Y" in text
+    updated = next(m for m in fake_slack.messages if m.ts == parent.ts)
+    assert updated.blocks[0]["text"]["text"] == "PyTorch/XLA 2.1 released"
+    assert _counts(updated).startswith("*3 changes: ")

@@ -60,7 +60,7 @@ def test_a_config_path_in_problems_and_in_config_check_is_escaped(write_config, 
     result = run_cli("--config", str(path), "config", "check")
     assert result.code == 2
     assert result.stderr == (f"release-watch: {tmp_path}/rw\\x1b[2J.toml: poll.intervall: "
-                             "unknown key (misspelled?)\n")
+                             "unknown key; did you mean `interval`?\n")
 
 
 def test_a_notifier_name_is_echoed_escaped(write_config, run_cli):

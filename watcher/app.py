@@ -18,16 +18,18 @@ from handlers.secrets import secret_values
 from watcher.config import Config
 from watcher.delivery import ImpactOf
 from watcher.deps import Dependencies
+from watcher.errors import ConfigError
 from watcher.github import GitHubClient, Pacer, RetryPolicy
 from watcher.notes import Analyzer
 from watcher.poller import Poller
+from watcher.server import Metrics
 from watcher.store import Store
 
 if TYPE_CHECKING:
     from watcher.notes import LabelSource, Taxonomy
 
 __all__ = ["Dependencies", "Runtime", "build_notifiers", "build_runtime", "notifier_configs",
-           "taxonomy_for"]
+           "subscribed_notifiers", "taxonomy_for"]
 
 logger = logging.getLogger(__name__)
 
@@ -65,6 +67,33 @@ def build_notifiers(config: Config, deps: Dependencies) -> dict[str, Notifier]:
     return {cfg.name: cls(cfg, context) for cls, cfg in notifier_configs(config, deps.environ)}
 
 
+def subscribed_notifiers(config: Config, deps: Dependencies, store: Store,
+                         configured: Mapping[str, Notifier]) -> dict[str, Notifier]:
+    """A Slack notifier per subscription in the store (``/release-watch subscribe``), read
+    now: what a channel subscribed to since the last call is routed from the next poll on."""
+    subscriptions = store.subscriptions()
+    if not subscriptions:
+        return {}
+    from watcher.subscribe import notifier_table  # only where a channel subscribed
+
+    context = handler_context(config, deps)
+    notifiers: dict[str, Notifier] = {}
+    for sub in subscriptions:
+        if sub.notifier_name in configured:
+            logger.warning("the subscription of channel %s is not used: a configured notifier "
+                           "is named %r too", sub.channel, sub.notifier_name)
+            continue
+        try:
+            cls, cfg = notifier_config(notifier_table(sub), f"subscription {sub.id}",
+                                       deps.environ)
+        except ConfigError as error:  # a subsystem a later taxonomy no longer knows
+            logger.warning("the subscription of channel %s is not used: %s", sub.channel,
+                           "; ".join(str(error).splitlines()))
+            continue
+        notifiers[cfg.name] = cls(cfg, context)
+    return notifiers
+
+
 def _label_source(config: Config, client: GitHubClient, store: Store,
                   deps: Dependencies) -> LabelSource | None:
     wanted = config.classify.use_pr_labels
@@ -81,9 +110,11 @@ def _label_source(config: Config, client: GitHubClient, store: Store,
     return LabelSource(client, store, mapping)
 
 
-def impact_step(config: Config, store: Store) -> Callable[[bool], ImpactOf]:
+def impact_step(config: Config, store: Store, metrics: Metrics | None = None,
+                ) -> Callable[[bool], ImpactOf]:
     """The impact step for one poll: the ``[impact]`` codebases scanned on first use, their
-    per-file index kept in the store (not written back by a dry run)."""
+    per-file index kept in the store (not written back by a dry run); each scan's files and
+    seconds told to ``metrics``."""
     from watcher.impact import CodeRoot, ImpactAnalyzer
 
     roots = [CodeRoot(label, path) for label, path in config.impact_roots()]
@@ -102,7 +133,8 @@ def impact_step(config: Config, store: Store) -> Callable[[bool], ImpactOf]:
                 store.put_code_index(label, files)
                 kept[label] = files
 
-        return ImpactAnalyzer(roots, load_cache=load, save_cache=save).impact
+        on_scan = (metrics or Metrics()).impact_scanned
+        return ImpactAnalyzer(roots, load_cache=load, save_cache=save, on_scan=on_scan).impact
 
     return for_poll
 
@@ -119,6 +151,15 @@ class Runtime:
     def close(self) -> None:
         self.http.close()
         self.store.close()
+
+    def with_subscriptions(self, notifiers: Mapping[str, Notifier], deps: Dependencies
+                           ) -> dict[str, Notifier]:
+        """``notifiers`` and the subscriptions' own; the poller routes to all of them from
+        now on."""
+        everyone = {**notifiers, **subscribed_notifiers(self.config, deps, self.store,
+                                                        notifiers)}
+        self.poller.notifiers = [notifier.config for notifier in everyone.values()]
+        return everyone
 
 
 def build_runtime(config: Config, deps: Dependencies) -> Runtime:
@@ -137,11 +178,13 @@ def build_runtime(config: Config, deps: Dependencies) -> Runtime:
                      shared=store, key=f"{endpoint} {github.api_url}")
 
     client = GitHubClient(http, api_url=github.api_url, policy=policy, sleep=deps.sleep,
-                          clock=deps.epoch, pacer=pacer("rest"), graphql_pacer=pacer("graphql"))
+                          clock=deps.epoch, pacer=pacer("rest"), graphql_pacer=pacer("graphql"),
+                          metrics=deps.metrics)
     analyzer = Analyzer(lambda: taxonomy_for(config), max_body_chars=config.poll.max_body_chars,
                         labels=_label_source(config, client, store, deps),
                         max_items=config.poll.max_items_per_release)
     notifiers = [cfg for _, cfg in notifier_configs(config, deps.environ)]
     poller = Poller(config, store, client, analyzer, notifiers, clock=deps.clock,
-                    impact=impact_step(config, store) if config.impact.code else None)
+                    impact=impact_step(config, store, deps.metrics) if config.impact.code
+                    else None, metrics=deps.metrics)
     return Runtime(config, store, client, analyzer, poller, http)

@@ -6,11 +6,13 @@ the file: they come from the environment (see ``Secrets``) and are ``SecretStr``
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 import tomllib
+import types
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Union, get_args, get_origin
 
 from pydantic import (
     AliasChoices,
@@ -19,6 +21,7 @@ from pydantic import (
     ConfigDict,
     Field,
     PlainSerializer,
+    PrivateAttr,
     SecretStr,
     ValidationError,
     field_validator,
@@ -110,6 +113,9 @@ class PollConfig(Section):
     max_items_per_release: int = Field(ge=1)
     # status --check: a message undelivered this long is unhealthy; None: 3 poll intervals.
     max_delivery_age: Duration | None = Field(default=None, ge=1)
+    # status --check: a repo that failed this many polls in a row is unhealthy (a typo'd or
+    # renamed repo answers 404 for ever while the others keep the last success fresh).
+    max_failed_polls: int = Field(default=3, ge=1)
 
     @property
     def delivery_age_limit(self) -> float:
@@ -148,6 +154,18 @@ class OrgConfig(Section):
 
 class SlackConfig(Section):
     api_url: str
+    # Who may change subscriptions with /release-watch (Slack user ids); empty: everyone in
+    # the channel. Listing them and help are open to all.
+    admins: list[str] = Field(default_factory=list)
+
+    @field_validator("admins")
+    @classmethod
+    def _user_ids(cls, admins: list[str]) -> list[str]:
+        for admin in admins:
+            if not re.fullmatch(r"[UW][A-Z0-9]{2,}", admin):
+                raise ValueError(f"{admin!r} is not a Slack user id (U… or W…, from the "
+                                 "user's profile: ⋮ > Copy member ID)")
+        return admins
 
 
 class ClassifyRule(Section):
@@ -191,6 +209,53 @@ class ImpactConfig(Section):
         return link
 
 
+def parse_listen(value: str) -> tuple[str, int]:
+    """``HOST:PORT`` (an IPv6 host in brackets, ``[::1]:9464``) → ``(host, port)``; port 0
+    takes any free port (tests)."""
+    host, colon, port = value.rpartition(":")
+    if not colon or not host or not port.isdigit():
+        raise ValueError(f"{value!r} is not HOST:PORT, e.g. 127.0.0.1:9464")
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+    elif ":" in host:
+        raise ValueError(f"{value!r}: write an IPv6 address in brackets, e.g. [::1]:9464")
+    if not re.fullmatch(r"[A-Za-z0-9.:-]+", host):
+        raise ValueError(f"{value!r}: {host!r} is not a host name or IP address")
+    if not 0 <= int(port) <= 65535:
+        raise ValueError(f"{value!r}: port {port} is not in 0-65535")
+    return host, int(port)
+
+
+def is_loopback(host: str) -> bool:
+    """Whether only this machine can reach ``host`` (``localhost``, 127.0.0.0/8, ::1)."""
+    import ipaddress
+
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False  # a name that may resolve to anything
+
+
+class ServerConfig(Section):
+    """``[server]``: the daemon's HTTP listener (/metrics, /healthz, /readyz, /feeds/)."""
+
+    # None: no listener. A host other than loopback is reachable from other machines.
+    listen: str | None = None
+
+    @field_validator("listen")
+    @classmethod
+    def _host_and_port(cls, value: str | None) -> str | None:
+        if value is not None:
+            parse_listen(value)
+        return value
+
+    @property
+    def address(self) -> tuple[str, int] | None:
+        return None if self.listen is None else parse_listen(self.listen)
+
+
 class Config(Section):
     github: GitHubConfig
     store: StoreConfig
@@ -200,10 +265,17 @@ class Config(Section):
     slack: SlackConfig
     classify: ClassifyConfig
     impact: ImpactConfig = Field(default_factory=ImpactConfig)
+    server: ServerConfig = Field(default_factory=ServerConfig)
     notifiers: list[dict[str, Any]]
     # Where relative paths in the file (a jsonl notifier's path, store.path) are anchored.
     base_dir: Path = Field(default_factory=Path.cwd, exclude=True)
     source: str = Field(default="built-in defaults", exclude=True)
+    # The tables as written (defaults merged in), for `config check` to show "90s" as "90s".
+    _written: dict[str, Any] = PrivateAttr(default_factory=dict)
+
+    @property
+    def written(self) -> dict[str, Any]:
+        return self._written
 
     @field_validator("repos")
     @classmethod
@@ -227,7 +299,7 @@ class Config(Section):
         for index, notifier in enumerate(notifiers):
             name, kind = notifier.get("name"), notifier.get("type")
             if not isinstance(name, str) or not name:
-                raise ValueError(f"notifiers[{index}] needs a name")
+                raise ValueError(f"[[notifiers]] table {index + 1} needs a name")
             if not isinstance(kind, str) or not kind:
                 raise ValueError(f"notifier {name!r} needs a type")
             if name in seen:
@@ -257,14 +329,15 @@ class Config(Section):
         return Path(state_home) / "release-watch"
 
 
-_SECRET_NAMES = ("GITHUB_TOKEN", "GH_TOKEN", "SLACK_BOT_TOKEN", "SLACK_WEBHOOK_URL")
+_SECRET_NAMES = ("GITHUB_TOKEN", "GH_TOKEN", "SLACK_BOT_TOKEN", "SLACK_WEBHOOK_URL",
+                 "SLACK_APP_TOKEN", "SLACK_SIGNING_SECRET")
 
 
 class Secrets(BaseModel):
     """Tokens, from the environment only; their repr and str are masked by ``SecretStr``.
 
     ``Secrets()`` reads the environment (the names in any case); values given to it (tests)
-    are taken as they are. A plain model rather than pydantic-settings: reading four
+    are taken as they are. A plain model rather than pydantic-settings: reading a few
     variables is not worth that library's import on every command (a third of a no-change
     poll's start-up)."""
 
@@ -274,6 +347,10 @@ class Secrets(BaseModel):
         default=None, validation_alias=AliasChoices("GITHUB_TOKEN", "GH_TOKEN"))
     slack_bot_token: SecretStr | None = Field(default=None, validation_alias="SLACK_BOT_TOKEN")
     slack_webhook_url: SecretStr | None = Field(default=None, validation_alias="SLACK_WEBHOOK_URL")
+    # /release-watch: Socket Mode's app-level token (xapp-…), or the request URL's secret.
+    slack_app_token: SecretStr | None = Field(default=None, validation_alias="SLACK_APP_TOKEN")
+    slack_signing_secret: SecretStr | None = Field(default=None,
+                                                   validation_alias="SLACK_SIGNING_SECRET")
 
     def __init__(self, **values: Any) -> None:
         if not values:
@@ -305,30 +382,158 @@ def _read_toml(path: Path) -> dict[str, Any]:
         raise ConfigError(f"{escape_controls(str(path))} is not valid TOML: {error}") from None
 
 
-def describe_validation_error(error: ValidationError, source: str) -> str:
-    """One line per bad key, e.g. ``poll.interval: '10 minutes' is not a duration``."""
+_BOUNDS = {"greater_than_equal": ("ge", "is less than the minimum,"),
+           "greater_than": ("gt", "must be more than"),
+           "less_than_equal": ("le", "is more than the maximum,"),
+           "less_than": ("lt", "must be less than")}
+
+
+def _unwrap(annotation: Any) -> Any:
+    """``X | None`` → ``X``."""
+    args = [arg for arg in get_args(annotation) if arg is not type(None)]
+    if get_origin(annotation) in (Union, types.UnionType) and len(args) == 1:
+        return args[0]
+    return annotation
+
+
+def _walk(model: Any, loc: tuple[Any, ...]) -> tuple[Any, Any]:
+    """The field (``FieldInfo``) a pydantic ``loc`` ends at and its type, or (None, None)."""
+    current, info = model, None
+    for part in loc:
+        current = _unwrap(current)
+        if isinstance(part, int) and get_origin(current) is list:
+            current, info = get_args(current)[0], None
+        elif (isinstance(current, type) and issubclass(current, BaseModel)
+              and part in current.model_fields):
+            info = current.model_fields[part]
+            current = info.annotation
+        else:
+            return None, None
+    return info, _unwrap(current)
+
+
+def _at(data: Any, loc: tuple[Any, ...]) -> Any:
+    """The value the user wrote at ``loc``, or None."""
+    for part in loc:
+        listed = isinstance(data, list) and isinstance(part, int) and 0 <= part < len(data)
+        if not listed and not (isinstance(data, dict) and part in data):
+            return None
+        data = data[part]
+    return data
+
+
+def _where(loc: tuple[Any, ...], data: Any) -> str:
+    """``poll.interval``; a table of a list by its name: ``repos "pytorch/xlaa": name``."""
+    text, after_table = "", False
+    for index, part in enumerate(loc):
+        if isinstance(part, int):
+            item = _at(data, loc[:index + 1])
+            name = next((item[key] for key in ("name", "subsystem") if isinstance(item, dict)
+                         and isinstance(item.get(key), str) and item[key]), None)
+            after_table = isinstance(item, dict)
+            text += (f' "{name}"' if name else f" table {part + 1}" if after_table
+                     else f"[{part}]")
+        else:
+            text += (": " if after_table else "." if text else "") + str(part)
+            after_table = False
+    return text
+
+
+def _is_duration(info: Any) -> bool:
+    metadata = list(getattr(info, "metadata", []))
+    for arg in get_args(getattr(info, "annotation", None)):
+        metadata += getattr(arg, "__metadata__", ())
+    return any(getattr(item, "func", None) is parse_duration for item in metadata)
+
+
+def _what(problem: Any, model: Any, data: Any) -> str:
+    """A problem in the file's words: a key's likely spelling, a duration as it was written."""
+    kind, loc = problem["type"], tuple(problem["loc"])
+    if kind == "extra_forbidden":
+        _, table = _walk(model, loc[:-1])
+        keys = ([name for name, info in table.model_fields.items() if not info.exclude]
+                if isinstance(table, type) and issubclass(table, BaseModel) else [])
+        close = difflib.get_close_matches(str(loc[-1]), keys, n=1)
+        return "unknown key" + (f"; did you mean `{close[0]}`?" if close else "")
+    if kind == "missing":
+        return "required, but missing"
+    written, (info, _) = _at(data, loc), _walk(model, loc)
+    if kind in _BOUNDS and _is_duration(info) and isinstance(written, str | int | float):
+        bound, words = _BOUNDS[kind]
+        return f"{written!r} {words} {format_duration(float(problem['ctx'][bound]))}"
+    return str(problem["msg"]).removeprefix("Value error, ").removeprefix("Assertion failed, ")
+
+
+def describe_validation_error(error: ValidationError, source: str, *, model: Any = None,
+                              data: Any = None) -> str:
+    """One line per problem in the words of the file (``data``, validated as ``model``):
+    ``poll.intervall: unknown key; did you mean `interval`?``, a table of a list by its name
+    (``repos "pytorch/xlaa": ...``), a duration as written (``'0s' is less than the minimum,
+    1s``)."""
     lines: list[str] = []
     for problem in error.errors():
-        where = ".".join(str(part) for part in problem["loc"]) or "(top level)"
-        message = problem["msg"].removeprefix("Value error, ")
-        if problem["type"] == "extra_forbidden":
-            message = "unknown key (misspelled?)"
-        line = f"{source}: {where}: {message}"
+        where = _where(tuple(problem["loc"]), data)
+        line = f"{source}: {where + ': ' if where else ''}{_what(problem, model, data)}"
         if line not in lines:
             lines.append(line)
     return "\n".join(lines)
 
 
-def config_from_dict(data: dict[str, Any], *, base_dir: Path, source: str) -> Config:
+def invalid_keys(error: ValidationError, model: type[BaseModel]) -> frozenset[str]:
+    """The keys of a table its problems are about; for a check of the table as a whole, the
+    keys its message names (``digest_schedule '0 9' is not a 5-field cron expression``)."""
+    keys: set[str] = set()
+    for problem in error.errors():
+        if problem["loc"]:
+            keys.add(str(problem["loc"][0]))
+        else:
+            keys |= {name for name in model.model_fields
+                     if re.search(rf"\b{name}\b", problem["msg"])}
+    return frozenset(keys)
+
+
+def _well_formed(notifiers: Any) -> list[dict[str, Any]]:
+    """The ``[[notifiers]]`` tables with a name and a type, each name once."""
+    tables: dict[str, dict[str, Any]] = {}
+    for table in notifiers if isinstance(notifiers, list) else []:
+        if (isinstance(table, dict) and isinstance(table.get("name"), str) and table["name"]
+                and isinstance(table.get("type"), str) and table["type"]):
+            tables.setdefault(table["name"], table)
+    return list(tables.values())
+
+
+def checked_config(data: dict[str, Any], *, base_dir: Path,
+                   source: str) -> tuple[Config, list[str]]:
+    """The config and every problem in it, one line each. With problems, the config is a
+    stand-in, never one to run: its broken tables are the built-in defaults' and its notifier
+    tables are kept, so the checks of the notifiers can still report theirs in the same run."""
     if "orgs" in data and "repos" not in data:
         # The built-in repos are the watch list of a file that names nothing to watch; a file
         # naming [[orgs]] has said what it wants.
         data = {**data, "repos": []}
-    merged = _merge(_read_toml(default_config_path()), data)
+    defaults = _read_toml(default_config_path())
+    merged, anchor = _merge(defaults, data), {"base_dir": base_dir, "source": source}
     try:
-        return Config.model_validate({**merged, "base_dir": base_dir, "source": source})
+        config = Config.model_validate({**merged, **anchor})
     except ValidationError as error:
-        raise ConfigError(describe_validation_error(error, source)) from None
+        problems = describe_validation_error(error, source, model=Config, data=merged)
+        broken = invalid_keys(error, Config)
+        kept = {key: value for key, value in merged.items() if key not in broken}
+        kept["notifiers"] = _well_formed(merged.get("notifiers"))
+        try:
+            config = Config.model_validate({**defaults, **kept, **anchor})
+        except ValidationError:
+            config = Config.model_validate({**defaults, "notifiers": kept["notifiers"], **anchor})
+        return config, problems.split("\n")
+    config._written = merged
+    return config, []
+
+
+def config_from_dict(data: dict[str, Any], *, base_dir: Path, source: str) -> Config:
+    config, problems = checked_config(data, base_dir=base_dir, source=source)
+    if problems:
+        raise ConfigError("\n".join(problems))
+    return config
 
 
 def find_config_file(explicit: str | None, environ: dict[str, str] | None = None) -> Path | None:
@@ -342,8 +547,22 @@ def find_config_file(explicit: str | None, environ: dict[str, str] | None = None
     return local if local.is_file() else None
 
 
-def load_config(path: Path | None) -> Config:
+def checked_file(path: Path | None) -> tuple[Config | None, list[str]]:
+    """``load_config`` that does not stop at the first broken table: the config (a stand-in
+    if there are problems, see ``checked_config``) and every problem; no config when the file
+    cannot be read as TOML at all."""
     if path is None:
-        return config_from_dict({}, base_dir=Path.cwd(), source="built-in defaults")
-    return config_from_dict(_read_toml(path), base_dir=path.resolve().parent,
-                            source=escape_controls(str(path)))
+        return checked_config({}, base_dir=Path.cwd(), source="built-in defaults")
+    try:
+        data = _read_toml(path)
+    except ConfigError as error:
+        return None, str(error).split("\n")
+    return checked_config(data, base_dir=path.resolve().parent,
+                          source=escape_controls(str(path)))
+
+
+def load_config(path: Path | None) -> Config:
+    config, problems = checked_file(path)
+    if problems or config is None:
+        raise ConfigError("\n".join(problems))
+    return config

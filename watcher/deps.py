@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import IO, TYPE_CHECKING
 
+from watcher.server import Metrics
+
 if TYPE_CHECKING:
     import httpx
 
@@ -33,6 +35,9 @@ class Dependencies:
     secrets: Secrets | None = None
     # Where notifiers' secrets are read from (handlers.secrets); tests pass a dict.
     environ: Mapping[str, str] = field(default_factory=lambda: os.environ)
+    # What the poller, client and delivery count for /metrics: nothing, unless the daemon
+    # listens ([server] listen; watcher.server).
+    metrics: Metrics = field(default_factory=Metrics)
 
     def get_secrets(self) -> Secrets:
         if self.secrets is None:

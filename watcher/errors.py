@@ -26,7 +26,12 @@ class WatcherError(Exception):
 
 class ConfigError(WatcherError):
     """The configuration (TOML file, environment, command-line options) is invalid. The message
-    has one line per problem, so a user fixes them all in one go."""
+    has one line per problem, so a user fixes them all in one go. ``keys``: the keys of the
+    table the problems are about, so a check can look at the rest of the table without them."""
+
+    def __init__(self, message: str, *, keys: frozenset[str] = frozenset()) -> None:
+        super().__init__(message)
+        self.keys = keys
 
 
 class GitHubError(WatcherError):

@@ -143,6 +143,16 @@ class Summary(Frozen):
     by_kind: dict[str, int] = Field(default_factory=dict)
 
 
+class Previous(Frozen):
+    """What a release was called before an ``edited`` or ``released`` event that renamed or
+    re-tagged it (beyond the contract: only on such events)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str | None = None
+    tag: str
+
+
 class Event(Frozen):
     """What every notifier receives; ``model_dump(mode="json")`` is one JSONL line."""
 
@@ -160,10 +170,18 @@ class Event(Frozen):
     detected_at: datetime
     summary: Summary
     items: list[EventItem]
+    # Beyond the contract, only where they apply: the name and tag before a rename, and on a
+    # ``released`` event whose notes changed at promotion, those changes as an edit has them
+    # (its ``items`` stay the whole release, for readers who never saw the pre-release).
+    previous: Previous | None = None
+    changes: list[EventItem] | None = None
 
     def to_json_dict(self) -> dict[str, object]:
         data = self.model_dump(mode="json")
-        for item in data["items"]:
+        for optional in ("previous", "changes"):
+            if data[optional] is None:
+                del data[optional]
+        for item in [*data["items"], *data.get("changes", [])]:
             if item["old_text"] is None:
                 del item["old_text"]
             if not item["group"]:

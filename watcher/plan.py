@@ -7,11 +7,12 @@ confirmed deleted, and ``now``. Output: the records to write and the events to a
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from watcher.delivery import ImpactOf, added, event_item, make_event
-from watcher.models import Event, EventItem, Release
+from watcher.delivery import ImpactOf, added, event_item, make_event, previous
+from watcher.models import ClassifiedItem, Event, EventItem, Release
 from watcher.notes import Analyzer, body_hash, diff_items
 from watcher.store import ReleaseRecord
 
@@ -23,6 +24,7 @@ class RepoPlan:
     records: list[ReleaseRecord] = field(default_factory=list)
     deleted: list[int] = field(default_factory=list)
     events: list[Event] = field(default_factory=list)
+    baseline: int | None = None  # a repo's first poll: the releases recorded as its history
 
 
 @dataclass(frozen=True)
@@ -36,8 +38,9 @@ def _when(release: Release) -> datetime:
     return release.published_at or release.created_at or _OLDEST
 
 
-def deletion_candidates(known: dict[int, ReleaseRecord], listed: list[Release],
-                        complete: bool) -> list[int]:
+def deletion_candidates(
+    known: dict[int, ReleaseRecord], listed: list[Release], complete: bool
+) -> list[int]:
     """Known releases missing from the listing where they should have been.
 
     Absence from a page is no proof (a release may have slid onto page 2), so only releases
@@ -52,8 +55,9 @@ def deletion_candidates(known: dict[int, ReleaseRecord], listed: list[Release],
     return [rid for rid in missing if _when(known[rid].release) > oldest]
 
 
-def _recreated(known: dict[int, ReleaseRecord], listed: list[Release],
-               deleted: list[int]) -> dict[str, ReleaseRecord]:
+def _recreated(
+    known: dict[int, ReleaseRecord], listed: list[Release], deleted: list[int]
+) -> dict[str, ReleaseRecord]:
     """Known releases by tag, of those confirmed deleted or missing from the listing.
 
     GitHub gives a tag one release at a time, so a new id listed under one of these tags is
@@ -61,11 +65,16 @@ def _recreated(known: dict[int, ReleaseRecord], listed: list[Release],
     release to a reader, never a new one.
     """
     listed_ids = {release.id for release in listed}
-    gone = [record for release_id, record in known.items()
-            if release_id in deleted or release_id not in listed_ids]
+    gone = [
+        record
+        for release_id, record in known.items()
+        if release_id in deleted or release_id not in listed_ids
+    ]
     # Newest last, so it wins should two records ever share a tag.
-    return {record.release.tag_name: record
-            for record in sorted(gone, key=lambda record: _when(record.release))}
+    return {
+        record.release.tag_name: record
+        for record in sorted(gone, key=lambda record: _when(record.release))
+    }
 
 
 def _edit_hash(old: ReleaseRecord, new: Release, new_hash: str) -> str:
@@ -75,16 +84,94 @@ def _edit_hash(old: ReleaseRecord, new: Release, new_hash: str) -> str:
     return hashlib.sha256(title.encode("utf-8")).hexdigest()
 
 
-def plan_repo(repo: str, known: dict[int, ReleaseRecord], listed: list[Release],
-              deleted: list[int], policy: RepoPolicy, analyzer: Analyzer,
-              now: datetime, impact: ImpactOf | None = None) -> RepoPlan:
+def _changes(
+    old: Release,
+    new_items: list[ClassifiedItem],
+    analyzer: Analyzer,
+    repo: str,
+    page: str | None,
+    impact: ImpactOf | None,
+) -> list[EventItem]:
+    """What the notes added, removed or changed since ``old``, item by item. ``page``: the
+    release's page now (where items past the cap are), the same on both sides of the diff."""
+    before = analyzer.items(old.body, repo=repo, url=page)
+    return [event_item(change, impact) for change in diff_items(before, new_items)]
+
+
+def _later_events(
+    repo: str,
+    old: ReleaseRecord,
+    release: Release,
+    new_hash: str,
+    analyzed: Callable[[Release], list[ClassifiedItem]],
+    analyzer: Analyzer,
+    now: datetime,
+    impact: ImpactOf | None,
+) -> list[Event]:
+    """What happened to a known release: it became a full release, or its notes, name or tag
+    changed in a way a reader can see; nothing otherwise."""
+    body_changed = old.body_hash != new_hash
+    was = previous(old.release, release)
+    page = release.html_url or None
+    if old.release.prerelease and not release.prerelease:
+        # One event says it all: what it is called now and was, and what its notes changed
+        # at promotion; its items are the whole release, for readers who never saw the
+        # pre-release (a notifier with prereleases = false).
+        new_items = analyzed(release)
+        changes = (
+            _changes(old.release, new_items, analyzer, repo, page, impact) if body_changed else None
+        )
+        return [
+            make_event(
+                "released",
+                repo,
+                release,
+                new_hash,
+                added(new_items, impact),
+                now,
+                was=was,
+                changes=changes,
+            )
+        ]
+    if not body_changed and was is None:
+        return []
+    changes = (
+        _changes(old.release, analyzed(release), analyzer, repo, page, impact)
+        if body_changed
+        else []
+    )
+    return [
+        make_event(
+            "edited", repo, release, _edit_hash(old, release, new_hash), changes, now, was=was
+        )
+    ]
+
+
+def plan_repo(
+    repo: str,
+    known: dict[int, ReleaseRecord],
+    listed: list[Release],
+    deleted: list[int],
+    policy: RepoPolicy,
+    analyzer: Analyzer,
+    now: datetime,
+    impact: ImpactOf | None = None,
+) -> RepoPlan:
     """``impact``: the impact step, with ``[impact]`` configured."""
     plan = RepoPlan()
     announce: list[tuple[Release, str]] = []
 
+    def analyzed(release: Release) -> list[ClassifiedItem]:
+        return analyzer.items(
+            release.body,
+            label=f"{repo} {release.tag_name}",
+            repo=repo,
+            url=release.html_url or None,
+        )
+
     def all_items(release: Release) -> list[EventItem]:
-        return added(analyzer.items(release.body, label=f"{repo} {release.tag_name}", repo=repo,
-                                    url=release.html_url or None), impact)
+        return added(analyzed(release), impact)
+
     # A release older than every one we know was history when our baseline was taken (it was
     # on a page the baseline did not read, found now by a deep scan): recorded, not announced.
     history = min((_when(record.release) for record in known.values()), default=None)
@@ -98,8 +185,11 @@ def plan_repo(repo: str, known: dict[int, ReleaseRecord], listed: list[Release],
             plan.deleted.append(old.release.id)
         wanted = policy.include_prereleases or not release.prerelease
         if old is None:
-            plan.records.append(ReleaseRecord(repo=repo, release=release, body_hash=new_hash,
-                                              first_seen=now, last_changed=now))
+            plan.records.append(
+                ReleaseRecord(
+                    repo=repo, release=release, body_hash=new_hash, first_seen=now, last_changed=now
+                )
+            )
             if history is not None and _when(release) < history:
                 continue
             if policy.first_run:
@@ -110,30 +200,24 @@ def plan_repo(repo: str, known: dict[int, ReleaseRecord], listed: list[Release],
                 plan.events.append(make_event("published", repo, release, new_hash, items, now))
             continue
         body_changed = old.body_hash != new_hash
-        title_changed = (old.release.name, old.release.tag_name) != (release.name,
-                                                                      release.tag_name)
-        became_release = old.release.prerelease and not release.prerelease
-        if body_changed or title_changed:
-            plan.records.append(old.model_copy(update={"release": release, "body_hash": new_hash,
-                                                       "last_changed": now}))
-            if wanted:
-                changes = []
-                if body_changed:
-                    page = release.html_url or None  # where items past the cap are
-                    changes = diff_items(analyzer.items(old.release.body, repo=repo, url=page),
-                                         analyzer.items(release.body, repo=repo, url=page))
-                items = [event_item(change, impact) for change in changes]
-                plan.events.append(make_event("edited", repo, release,
-                                              _edit_hash(old, release, new_hash), items, now))
+        if body_changed or previous(old.release, release) is not None:
+            plan.records.append(
+                old.model_copy(
+                    update={"release": release, "body_hash": new_hash, "last_changed": now}
+                )
+            )
         elif release != old.release:
             # Whitespace churn, a flag, or a field we do not announce: remember it silently.
             plan.records.append(old.model_copy(update={"release": release}))
-        if became_release:
-            items = all_items(release)
-            plan.events.append(make_event("released", repo, release, new_hash, items, now))
+        if wanted:
+            plan.events += _later_events(
+                repo, old, release, new_hash, analyzed, analyzer, now, impact
+            )
 
+    if policy.first_run:
+        plan.baseline = len(plan.records)
     if announce and policy.first_run_announce:
-        for release, new_hash in announce[-policy.first_run_announce:]:
+        for release, new_hash in announce[-policy.first_run_announce :]:
             items = all_items(release)
             plan.events.append(make_event("published", repo, release, new_hash, items, now))
 

@@ -32,6 +32,7 @@ from watcher.github import (
 )
 from watcher.models import Event
 from watcher.notes import Analyzer
+from watcher.server import Metrics
 from watcher.store import RepoState, Store
 
 if TYPE_CHECKING:
@@ -52,6 +53,15 @@ class RepoOutcome:
     not_modified: bool = False
     requests: int = 0
     error: WatcherError | None = None
+
+    @property
+    def result(self) -> str:
+        """``failed``; ``unchanged`` (a 304, or the batched check said so); or ``changed``
+        (read and planned, whether or not it made an event)."""
+        if self.error is not None:
+            return "failed"
+        return "unchanged" if self.not_modified else "changed"
+    baseline: int | None = None  # a first poll: the releases recorded as the repo's history
 
 
 @dataclass
@@ -100,10 +110,13 @@ class _Pending:
 class Poller:
     def __init__(self, config: Config, store: Store, client: GitHubClient, analyzer: Analyzer,
                  notifiers: list[NotifierConfig], clock: Callable[[], datetime] = utcnow,
-                 impact: Callable[[bool], ImpactOf] | None = None) -> None:
+                 impact: Callable[[bool], ImpactOf] | None = None,
+                 metrics: Metrics | None = None) -> None:
         """``impact``: with ``[impact]`` configured, the impact step for one poll (given
-        ``dry_run``): each poll scans the code afresh, reading only the files that changed."""
+        ``dry_run``): each poll scans the code afresh, reading only the files that changed.
+        ``metrics``: told each poll's duration, outcome per repo and events (/metrics)."""
         self.config = config
+        self.metrics = metrics or Metrics()
         self.store = store
         self.client = client
         self.analyzer = analyzer
@@ -129,6 +142,15 @@ class Poller:
         then plan and record them one at a time in config order, so events queue in the same
         order every run and only one repo's releases and items are in memory at a time.
         ``on_events`` sees each repo's events as they are planned (the dry run prints them)."""
+        with self.metrics.poll_timer():
+            report = self._poll_all(repos, dry_run, on_events)
+        if not dry_run:  # counted as the store has them: the repos' states commit at the end
+            self.metrics.repos_polled(((o.repo, o.result) for o in report.outcomes),
+                                      self.clock())
+        return report
+
+    def _poll_all(self, repos: list[RepoConfig], dry_run: bool,
+                  on_events: EventsSeen | None) -> PollReport:
         report = PollReport()
         batch = StateBatch()
         self._impact_now = self.impact(dry_run) if self.impact is not None else None
@@ -254,10 +276,17 @@ class Poller:
         plan = plan_repo(repo.name, known, listing.releases, deleted, policy, self.analyzer, now,
                          self._impact_now)
         outcome.event_ids = [event.id for event in plan.events]
+        outcome.baseline = plan.baseline
+        if plan.baseline is not None and not dry_run:
+            from watcher.present import plural
+
+            logger.info("baseline: %s recorded for %s", plural(plan.baseline, "release"),
+                        repo.name)
         noted = self._note_move(state, listing)  # after get_release: it may redirect too
         if not dry_run:
             self._record(self._succeeded(noted, now, deep=pending.deep).model_copy(
                 update={"fingerprint": pending.fingerprint}), plan, listing, now)
+            self.metrics.events_recorded(plan.events)
         return plan.events
 
     def _note_move(self, state: RepoState, listing: Listing) -> RepoState:

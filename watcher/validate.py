@@ -2,19 +2,41 @@
 its digest schedule and timezone (read by APScheduler's own CronTrigger, as ``run`` reads them),
 the secrets and URLs it needs, and the classification rules.
 
-``config check`` lists every problem and ``run`` refuses to start on any; both call
-``validated_notifiers``, so what one accepts the other runs.
+``config check`` lists every problem and ``run`` refuses to start on any; both go through
+``_check``, so what one accepts the other runs. A problem does not hide the others: a broken
+top-level table leaves the notifiers to be checked, and a notifier's misspelled key leaves the
+rest of its table (its token, its timezone) to be checked, all in one run.
 """
 
 from __future__ import annotations
 
+import logging
 import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
 from handlers.base import Notifier, NotifierConfig
 from watcher.app import Dependencies, configured_notifier, handler_context, taxonomy_for
-from watcher.config import Config
+from watcher.config import Config, checked_file
 from watcher.daemon import digest_trigger, digest_zone
 from watcher.errors import ConfigError
+from watcher.subscribe import command_problems
+
+logger = logging.getLogger(__name__)
+
+_SALVAGE_ROUNDS = 3  # a table's keys dropped and checked again at most this often
+
+
+@dataclass
+class Checked:
+    """A config file as ``config check`` sees it: ``config`` and ``notifiers`` are the ones
+    ``run`` would use only when ``problems`` is empty."""
+
+    config: Config | None
+    notifiers: dict[str, Notifier] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
 
 def schedule_problems(config: NotifierConfig) -> list[str]:
@@ -33,6 +55,33 @@ def schedule_problems(config: NotifierConfig) -> list[str]:
     return problems
 
 
+def _salvaged(raw: dict[str, Any], config: Config, deps: Dependencies,
+              error: ConfigError) -> tuple[Notifier | None, list[str]]:
+    """A notifier table that was refused, checked again without the keys it was refused for,
+    so its other problems are found in the same run; None when nothing is left to check (an
+    unknown type, a required key missing)."""
+    problems: list[str] = []
+    for _ in range(_SALVAGE_ROUNDS):
+        dropped = error.keys - {"name", "type"}
+        if not dropped & set(raw):
+            return None, problems
+        raw = {key: value for key, value in raw.items() if key not in dropped}
+        try:
+            cls, cfg = configured_notifier(raw, config, deps.environ)
+        except ConfigError as again:
+            problems += str(again).splitlines()
+            error = again
+            continue
+        return cls(cfg, handler_context(config, deps)), problems
+    return None, problems
+
+
+def _notifier_problems(notifier: Notifier, source: str) -> list[str]:
+    where = f"{source}: notifier {notifier.name!r}"
+    return [f"{where}: {problem}"
+            for problem in schedule_problems(notifier.config) + notifier.problems()]
+
+
 def _notifiers(config: Config, deps: Dependencies) -> tuple[dict[str, Notifier], list[str]]:
     """The notifiers whose keys are valid, and one line per problem found so far."""
     context = handler_context(config, deps)
@@ -43,11 +92,13 @@ def _notifiers(config: Config, deps: Dependencies) -> tuple[dict[str, Notifier],
             cls, cfg = configured_notifier(raw, config, deps.environ)
         except ConfigError as error:
             problems += str(error).splitlines()
+            salvaged, more = _salvaged(raw, config, deps, error)
+            problems += more
+            if salvaged is not None:
+                problems += _notifier_problems(salvaged, config.source)
             continue
         notifier = cls(cfg, context)
-        where = f"{config.source}: notifier {cfg.name!r}"
-        problems += [f"{where}: {problem}"
-                     for problem in schedule_problems(cfg) + notifier.problems()]
+        problems += _notifier_problems(notifier, config.source)
         notifiers[cfg.name] = notifier
     return notifiers, problems
 
@@ -57,12 +108,35 @@ def config_problems(config: Config, deps: Dependencies) -> list[str]:
     return _check(config, deps)[1]
 
 
+def config_warnings(config: Config, notifiers: dict[str, Notifier]) -> list[str]:
+    """What works but is likely not what was meant, one line each."""
+    return [f"{config.source}: notifier {name!r}: mode = \"digest\" and no digest_schedule: "
+            "`run` never sends its digest, only `release-watch digest` does (from cron, say); "
+            'set digest_schedule, e.g. "0 9 * * MON"'
+            for name, notifier in notifiers.items()
+            if notifier.config.mode == "digest" and notifier.config.digest_schedule is None]
+
+
 def validated_notifiers(config: Config, deps: Dependencies) -> dict[str, Notifier]:
-    """The notifiers ``run`` uses, or a ConfigError with one line per problem anywhere."""
+    """The notifiers ``run`` uses, or a ConfigError with one line per problem anywhere; the
+    warnings are logged."""
     notifiers, problems = _check(config, deps)
     if problems:
         raise ConfigError("\n".join(problems))
+    for warning in config_warnings(config, notifiers):
+        logger.warning("%s", warning)
     return notifiers
+
+
+def check_file(path: Path | None, deps: Dependencies) -> Checked:
+    """Everything wrong with a config file, the top-level tables and every notifier alike."""
+    config, problems = checked_file(path)
+    if config is None:  # not TOML: nothing more can be read from it
+        return Checked(None, problems=problems)
+    notifiers, more = _check(config, deps)
+    problems += more
+    return Checked(None if problems else config, notifiers, problems,
+                   config_warnings(config, notifiers))
 
 
 def impact_problems(config: Config) -> list[str]:
@@ -81,8 +155,9 @@ def impact_problems(config: Config) -> list[str]:
 def _check(config: Config, deps: Dependencies) -> tuple[dict[str, Notifier], list[str]]:
     notifiers, problems = _notifiers(config, deps)
     problems += impact_problems(config)
+    problems += command_problems(deps.get_secrets())  # /release-watch's tokens
     try:
         taxonomy_for(config)  # user rules must compile and name real subsystems
     except ConfigError as error:
         problems += str(error).splitlines()
-    return notifiers, problems
+    return notifiers, list(dict.fromkeys(problems))

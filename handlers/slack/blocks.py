@@ -1,5 +1,5 @@
-"""Plans the Slack messages for an event or a digest: a parent message and thread replies
-(bot token), or one message with an honest "and N more" (webhook).
+"""Plans the Slack messages for an event: a parent message and thread replies (bot token), or
+one message with an honest "and N more" (webhook). Items are drawn by ``items``.
 
 Every item reaches the reader whole: its continuation lines, nested bullets (as nested
 bullets), BC-breaking prose and code (as code blocks). A parent message may show only the
@@ -8,16 +8,29 @@ shows that item in the parent. Long content is split between sections and messag
 boundaries, a code block closed and reopened around a cut, and an item that goes on in the next
 message says so.
 
-How it fits within Slack's limits is ``handlers.slack.layout``'s business.
+The parent's count line and called-out kinds carry block ids, so that ``recount`` can draw
+them again when the release changes. How it fits within Slack's limits is
+``handlers.slack.layout``'s business.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from collections.abc import Callable
 from typing import Any
-from urllib.parse import quote
 
+from handlers.slack.items import (
+    CALLOUT_ITEMS,
+    KIND_RANK,
+    TITLE_CHARS,
+    Style,
+    add_affects,
+    add_items,
+    by_kind,
+    item_title,
+    kind_label,
+    with_groups,
+)
 from handlers.slack.layout import (
     MAX_BLOCKS,
     Packer,
@@ -29,162 +42,98 @@ from handlers.slack.layout import (
     section,
     titled_sections,
 )
-from handlers.slack.text import Line, escape, item_lines, link, to_mrkdwn
-from watcher.models import KIND_TITLES, Affect, Event, EventItem
+from handlers.slack.text import Line, escape, link, to_mrkdwn
+from watcher.models import KIND_TITLES, Event, EventItem
 from watcher.present import (
-    AFFECTS_TITLE,
     CALLED_OUT,
-    KIND_ORDER,
     UNSURE_BELOW,
-    USES_SHOWN,
-    breaking,
+    Tally,
     by_change,
     by_top_subsystem,
     changes_in_words,
-    count_line,
     headline,
+    kinds_in_words,
     plural,
-    subsystem_tag,
-    use_place,
-    uses_summary,
+    renamed,
+    tally,
+    tally_line,
 )
 
 __all__ = ["SlackMessage", "plan_event", "plan_texts"]
 
-TITLE_CHARS = 300          # a called-out item's title in the parent (its thread has it whole)
-CALLOUT_ITEMS = 8          # BC-breaking/deprecation/… titles shown in the parent message
-GROUP_CHARS = 200          # a group's name above its items (some groups are a paragraph)
-KIND_RANK = {kind: index for index, kind in enumerate(KIND_ORDER)}
-
-
-@dataclass(frozen=True)
-class Style:
-    """What a reader asked for: how sure a subsystem must be not to be marked a guess, and
-    whether items name their top-level subsystem (a message mixing them) or only the finer."""
-
-    threshold: float = UNSURE_BELOW
-    repo: str = ""
-    code_link: str | None = None  # ``[impact] link``
-
-
-# ---- items as lines -------------------------------------------------------------------------
-def item_entry(item: EventItem, style: Style, *, show_top: bool) -> list[Line]:
-    """An item whole, as mrkdwn lines: ``• `FSDP` first line`` then the rest indented."""
-    lines = item_lines(item.text, style.repo)
-    tag = subsystem_tag(item, style.threshold, finer_only=not show_top)
-    prefix = "• " + (f"`{escape(tag)}` " if tag else "")
-    first = lines[0].text if lines else ""
-    if item.change == "removed":
-        first = f"~{first}~ _(removed)_"
-    if item.touches_code:
-        first += " _(affects your code)_"
-    lines = [Line(prefix + first), *lines[1:]]
-    if item.change == "changed" and item.old_text is not None:
-        was = item_lines(item.old_text, style.repo, depth=2)
-        lines += [Line("\u2003_was:_ " + (was[0].text if was else "")), *was[1:]]
-    return lines
-
-
-def item_title(item: EventItem, style: Style) -> str:
-    """The first line only, for a parent message whose thread holds the item whole."""
-    tag = subsystem_tag(item, style.threshold)
-    prefix = "• " + (f"`{escape(tag)}` " if tag else "")
-    return prefix + to_mrkdwn(item.text.split("\n", 1)[0], style.repo, limit=TITLE_CHARS)
-
-
-def _with_groups(items: list[EventItem], style: Style, *, show_top: bool) -> list[list[Line]]:
-    """Each item's lines, a run of items under one group (``In MPSInductor:``, ``c10d``)
-    headed by the group's name, as the notes had them."""
-    entries: list[list[Line]] = []
-    current = ""
-    for item in items:
-        entry = item_entry(item, style, show_top=show_top)
-        if item.group and item.group != current:
-            label = to_mrkdwn(item.group, style.repo, limit=GROUP_CHARS)
-            entry = [Line(f"_{label}:_"), *entry]
-        current = item.group
-        entries.append(entry)
-    return entries
-
-
-def add_items(packer: Packer, title: str, items: list[EventItem], style: Style, *,
-              show_top: bool) -> None:
-    """A titled list of items, whole, as many sections and messages as it takes."""
-    packer.add_sections(titled_sections(title, _with_groups(items, style, show_top=show_top)))
+COUNTS_BLOCK = "release-watch-counts"  # block_ids in a parent that a later edit recounts
+CALLED_BLOCK = "release-watch-called-"
 
 
 # ---- events ---------------------------------------------------------------------------------
-def by_kind(items: list[EventItem]) -> dict[str, list[EventItem]]:
-    groups: dict[str, list[EventItem]] = {}
-    for item in sorted(items, key=lambda item: KIND_RANK.get(item.kind, len(KIND_ORDER))):
-        groups.setdefault(item.kind, []).append(item)
-    return groups
-
-
-def edit_summary(items: list[EventItem], style: Style) -> str:
+def edit_summary(items: list[EventItem], style: Style, rename: str | None = None) -> str:
     """What an edit changed, in words: ``2 changed in Distributed, 1 added in torch.compile``;
-    a single change names its item."""
+    a single change names its item and kind; a rename says what it was called."""
+    said = [escape(rename)] if rename else []
     if not items:
-        return "The title or prose changed; no item was added, removed or changed."
+        return "; ".join(said) or "The prose changed; no item was added, removed or changed."
     words = changes_in_words(items, escape)
     if len(items) == 1:
         first = to_mrkdwn(items[0].text.split("\n", 1)[0], style.repo, limit=TITLE_CHARS)
-        return f"{words}: {first}"
-    return words
+        words = f"{words}: {kind_label(items[0])}{first}"
+    return "; ".join([*said, words])
+
+
+def summary_text(title: str, total: int, kinds: Counter[str]) -> str:
+    """The notification line: ``PyTorch 2.7.0 released: 609 changes; 11 BC-breaking changes,
+    2 deprecations``."""
+    called = kinds_in_words((kind, kinds[kind]) for kind in ("bc_breaking", "deprecation"))
+    detail = f": {plural(total, 'change')}" + (f"; {called}" if called else "")
+    return escape(f"{title}{detail if total else ''}")
+
+
+def promotion_summary(event: Event) -> str:
+    """What a pre-release's becoming a full release changed: its name and tag, its notes."""
+    said = [escape(rename)] if (rename := renamed(event)) else []
+    if event.changes:
+        said.append(f"the notes changed: {changes_in_words(event.changes, escape)}")
+    return "; ".join(said)
 
 
 def fallback_text(event: Event) -> str:
-    kinds = Counter(item.kind for item in event.items)
-    called = [f"{kinds[k]} {KIND_TITLES[k]}" for k in ("bc_breaking", "deprecation") if kinds[k]]
-    detail = f": {plural(len(event.items), 'change')}" + (
-        f"; {', '.join(called)}" if called else "")
-    return escape(f"{headline(event)}{detail if event.items else ''}")
+    return summary_text(
+        headline(event), len(event.items), Counter(item.kind for item in event.items)
+    )
+
+
+def counts_block(counts: Tally) -> dict[str, Any]:
+    """The parent's count line, tagged so a later edit can recount it."""
+    block = section(f"*{escape(tally_line(counts))}*")
+    block["block_id"] = COUNTS_BLOCK
+    return block
+
+
+def callout_blocks(kind: str, count: int, titles: list[str]) -> list[dict[str, Any]]:
+    """A called-out kind in the parent: its count, the first titles, how many more are in
+    the thread; tagged so a later edit can recount it."""
+    shown = titles[: min(CALLOUT_ITEMS, count)]
+    if count > len(shown):
+        shown.append(f"_…and {count - len(shown)} more in the thread_")
+    parts = titled_sections(f"{KIND_TITLES[kind]} ({count})", [[Line(t)] for t in shown])
+    blocks = [section(part.text) for part in parts]
+    for index, block in enumerate(blocks):
+        block["block_id"] = f"{CALLED_BLOCK}{kind}-{index}"
+    return blocks
+
+
+def callout_titles(items: list[EventItem], style: Style) -> dict[str, list[str]]:
+    """The titles the parent shows per called-out kind (the thread holds them whole)."""
+    return {
+        kind: [item_title(item, style) for item in items if item.kind == kind][:CALLOUT_ITEMS]
+        for kind in CALLED_OUT
+    }
 
 
 def _callouts(event: Event, packer: Packer, style: Style) -> None:
-    """The called-out kinds' titles; the thread holds each of them whole."""
-    for kind in CALLED_OUT:
-        picked = [item for item in event.items if item.kind == kind]
-        if not picked:
-            continue
-        lines = [item_title(item, style) for item in picked[:CALLOUT_ITEMS]]
-        if len(picked) > CALLOUT_ITEMS:
-            lines.append(f"_…and {len(picked) - CALLOUT_ITEMS} more in the thread_")
-        packer.add_lines(f"{KIND_TITLES[kind]} ({len(picked)})", lines)
-
-
-def use_link(use: Affect, style: Style) -> str:
-    """``path:line``, linked to the code when ``[impact] link`` is set (the path is the
-    operator's own codebase, still made safe as any URL we build)."""
-    place = use_place(use)
-    if style.code_link is None:
-        return f"`{escape(place)}`"
-    url = style.code_link.replace("{path}", quote(use.path)).replace("{line}", str(use.line))
-    return link(url, place)
-
-
-def affects_lines(items: list[EventItem], style: Style, *, limit: int = CALLOUT_ITEMS
-                  ) -> list[str]:
-    """Each BC-breaking or deprecation item that touches the code: its title, then up to
-    ``USES_SHOWN`` of its uses and how many more."""
-    picked = breaking(items)
-    lines = []
-    for item in picked[:limit]:
-        uses = item.affects or []
-        places = ", ".join(use_link(use, style) for use in uses[:USES_SHOWN])
-        more = f" +{len(uses) - USES_SHOWN} more" if len(uses) > USES_SHOWN else ""
-        lines.append(f"{item_title(item, style)}\n\u2003{places}{more}")
-    if len(picked) > limit:
-        lines.append(f"_…and {len(picked) - limit} more in the thread_")
-    return lines
-
-
-def add_affects(packer: Packer, items: list[EventItem], style: Style) -> None:
-    """"Affects your code (N)", first: what a team must look at before it upgrades."""
-    picked = breaking(items)
-    if picked:
-        title = f"{AFFECTS_TITLE} ({len(picked)}, {uses_summary(picked)})"
-        packer.add_lines(escape(title), affects_lines(items, style))
+    for kind, titles in callout_titles(event.items, style).items():
+        count = sum(1 for item in event.items if item.kind == kind)
+        for block in callout_blocks(kind, count, titles) if count else ():
+            packer.add(block)
 
 
 def _footer(event: Event) -> dict[str, Any]:
@@ -198,9 +147,11 @@ def _parent(event: Event, packer: Packer, style: Style, *, threads: bool) -> set
     items = event.items
     add_affects(packer, items, style)
     if event.event == "edited":
-        packer.add(section(edit_summary(items, style)))
-    elif items:
-        packer.add(section(f"*{escape(count_line(items, style.threshold))}*"))
+        packer.add(section(edit_summary(items, style, renamed(event))))
+    elif event.event == "released" and (renamed(event) or event.changes):
+        packer.add(section(promotion_summary(event)))
+    if event.event != "edited" and items:
+        packer.add(counts_block(tally(items, style.threshold)))
     if len(items) == 1:
         add_items(packer, KIND_TITLES.get(items[0].kind, ""), items, style, show_top=True)
         shown = {0}
@@ -218,15 +169,23 @@ def _thread(event: Event, items: list[EventItem], packer: Packer, style: Style) 
         packer.add(section(f"*{escape(name)}* — {plural(len(group), 'change')}"))
         if event.event == "edited":
             for change, members in by_change(group):
-                add_items(packer, change.capitalize(), members, style, show_top=False)
+                add_items(
+                    packer, change.capitalize(), members, style, show_top=False, show_kind=True
+                )
             continue
         for kind, members in by_kind(group).items():
             add_items(packer, KIND_TITLES.get(kind, kind), members, style, show_top=False)
 
 
-def plan_event(event: Event, *, threads: bool, max_chars: int,
-               threshold: float = UNSURE_BELOW, code_link: str | None = None,
-               max_messages: int | None = None) -> list[SlackMessage]:
+def plan_event(
+    event: Event,
+    *,
+    threads: bool,
+    max_chars: int,
+    threshold: float = UNSURE_BELOW,
+    code_link: str | None = None,
+    max_messages: int | None = None,
+) -> list[SlackMessage]:
     """Bot-token mode: a parent message, then every item whole in its thread, in at most
     ``max_messages`` messages: when the items need more, the thread holds the most important
     of them whole and ends by counting the rest, with a link to the release notes.
@@ -242,12 +201,14 @@ def plan_event(event: Event, *, threads: bool, max_chars: int,
     thread = _thread_messages(event, event.items, max_chars, style)
     if max_messages is None or len(parent.messages) + len(thread) <= max_messages:
         return parent.messages + thread
-    return parent.messages + _capped_thread(event, max_chars, style,
-                                            max(1, max_messages - len(parent.messages)))
+    return parent.messages + _capped_thread(
+        event, max_chars, style, max(1, max_messages - len(parent.messages))
+    )
 
 
-def _thread_messages(event: Event, items: list[EventItem], max_chars: int, style: Style,
-                     closing: str | None = None) -> list[SlackMessage]:
+def _thread_messages(
+    event: Event, items: list[EventItem], max_chars: int, style: Style, closing: str | None = None
+) -> list[SlackMessage]:
     packer = Packer(max_chars, in_thread=True, fallback=fallback_text(event))
     _thread(event, items, packer, style)
     if closing is not None:
@@ -255,28 +216,42 @@ def _thread_messages(event: Event, items: list[EventItem], max_chars: int, style
     return packer.messages
 
 
-def _capped_thread(event: Event, max_chars: int, style: Style, room: int
-                   ) -> list[SlackMessage]:
-    """The most items, most important first (``KIND_ORDER``), whose thread with its closing
-    count fits in ``room`` messages; found by halving, since more items never take fewer."""
-    items = event.items
+def _capped_thread(event: Event, max_chars: int, style: Style, room: int) -> list[SlackMessage]:
+    def planned(kept: list[EventItem], closing: str) -> list[SlackMessage]:
+        return _thread_messages(event, kept, max_chars, style, closing)
+
+    return most_that_fit(event, event.items, planned, room)
+
+
+def most_that_fit(
+    event: Event,
+    items: list[EventItem],
+    planned: Callable[[list[EventItem], str], list[SlackMessage]],
+    room: int,
+) -> list[SlackMessage]:
+    """The messages ``planned`` makes of the most items, most important first
+    (``KIND_ORDER``), that fit in ``room`` messages with a closing line counting the rest
+    (with a link to the release notes); found by halving, since more items never take fewer
+    messages."""
     last = len(KIND_RANK)
     ranked = sorted(range(len(items)), key=lambda i: (KIND_RANK.get(items[i].kind, last), i))
 
-    def planned(count: int) -> list[SlackMessage]:
+    def plan(count: int) -> list[SlackMessage]:
         keep = set(ranked[:count])
         left = [item for i, item in enumerate(items) if i not in keep]
-        by_name = " · ".join(f"{escape(name)} {len(group)}"
-                             for name, group in by_top_subsystem(left))
-        closing = (f"_…{plural(len(left), 'more change')} not shown here ({by_name}): see "
-                   f"{link(event.url, 'the full release notes')}_")
-        return _thread_messages(event, [item for i, item in enumerate(items) if i in keep],
-                                max_chars, style, closing)
+        by_name = " · ".join(
+            f"{escape(name)} {len(group)}" for name, group in by_top_subsystem(left)
+        )
+        closing = (
+            f"_…{plural(len(left), 'more change')} not shown here ({by_name}): see "
+            f"{link(event.url, 'the full release notes')}_"
+        )
+        return planned([item for i, item in enumerate(items) if i in keep], closing)
 
-    low, high, best = 0, len(items) - 1, planned(0)
+    low, high, best = 0, len(items) - 1, plan(0)
     while low < high:
         middle = (low + high + 1) // 2
-        messages = planned(middle)
+        messages = plan(middle)
         if len(messages) <= room:
             low, best = middle, messages
         else:
@@ -284,8 +259,9 @@ def _capped_thread(event: Event, max_chars: int, style: Style, room: int
     return best
 
 
-def _single_message(event: Event, packer: Packer, rest: list[EventItem],
-                    style: Style) -> list[SlackMessage]:
+def _single_message(
+    event: Event, packer: Packer, rest: list[EventItem], style: Style
+) -> list[SlackMessage]:
     """Fill the one message with whole items, most important first; count what is left."""
     message = packer.messages[0]
     footer = message.blocks.pop()  # the context line goes last
@@ -293,8 +269,10 @@ def _single_message(event: Event, packer: Packer, rest: list[EventItem],
     for kind, members in by_kind(rest).items():
         title = f"{KIND_TITLES.get(kind, kind)} ({len(members)})"
         for item in members:
-            blocks = [section(s.text) for s in titled_sections(
-                title, _with_groups([item], style, show_top=True))]
+            blocks = [
+                section(s.text)
+                for s in titled_sections(title, with_groups([item], style, show_top=True))
+            ]
             if not _room_for(message, blocks, packer.max_chars):
                 return _closed(message, footer, event, len(rest) - shown)
             message.blocks.extend(blocks)
@@ -305,12 +283,15 @@ def _single_message(event: Event, packer: Packer, rest: list[EventItem],
 
 def _room_for(message: SlackMessage, blocks: list[dict[str, Any]], max_chars: int) -> bool:
     size = sum(block_chars(b) for b in blocks)
-    return (len(message.blocks) + len(blocks) <= MAX_BLOCKS - 2
-            and message.payload_chars() + size + 400 <= max_chars)  # room for the last lines
+    return (
+        len(message.blocks) + len(blocks) <= MAX_BLOCKS - 2
+        and message.payload_chars() + size + 400 <= max_chars
+    )  # room for the last lines
 
 
-def _closed(message: SlackMessage, footer: dict[str, Any], event: Event,
-            left: int) -> list[SlackMessage]:
+def _closed(
+    message: SlackMessage, footer: dict[str, Any], event: Event, left: int
+) -> list[SlackMessage]:
     if left:
         message.blocks.append(section(f"_…and {left} more — {link(event.url, 'full notes')}_"))
     message.blocks.append(footer)

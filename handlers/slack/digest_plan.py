@@ -2,7 +2,7 @@
 totals, what affects the configured code, the most important titles, a line per repository),
 and per repository its releases, subsystems and most important items whole in the thread.
 
-Items are laid out as ``handlers.slack.blocks`` lays out an event's; this module only decides
+Items are laid out by ``handlers.slack.items``, as an event's are; this module only decides
 what a period's summary shows and in what order.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from handlers.slack.blocks import (
+from handlers.slack.items import (
     CALLOUT_ITEMS,
     KIND_RANK,
     Style,
@@ -30,7 +30,7 @@ from handlers.slack.layout import (
 )
 from handlers.slack.text import escape, link
 from watcher.models import KIND_TITLES
-from watcher.present import AFFECTS_TITLE, CALLED_OUT, UNSURE_BELOW, plural
+from watcher.present import AFFECTS_TITLE, CALLED_OUT, UNSURE_BELOW, kinds_in_words, plural
 
 if TYPE_CHECKING:
     from watcher.delivery import Digest
@@ -38,17 +38,22 @@ if TYPE_CHECKING:
 
 __all__ = ["plan_digest"]
 
-DIGEST_SUBSYSTEMS = 6      # a repository's subsystems with their counts in a digest, then "N more"
-_DIGEST_TAIL = 400         # room kept in the digest's one parent message for its closing line
+DIGEST_SUBSYSTEMS = 6  # a repository's subsystems with their counts in a digest, then "N more"
+_DIGEST_TAIL = 400  # room kept in the digest's one parent message for its closing line
 
 
 def _period(digest: Digest) -> str:
     return f"{digest.period_start:%Y-%m-%d} to {digest.period_end:%Y-%m-%d}"
 
 
-def plan_digest(digest: Digest, *, threads: bool, max_chars: int,
-                threshold: float = UNSURE_BELOW, code_link: str | None = None
-                ) -> list[SlackMessage]:
+def plan_digest(
+    digest: Digest,
+    *,
+    threads: bool,
+    max_chars: int,
+    threshold: float = UNSURE_BELOW,
+    code_link: str | None = None,
+) -> list[SlackMessage]:
     """ONE parent message, however long the queue: the period and totals, what affects the
     configured code, the titles of the most important items, and a line per repository (as
     many as fit; the others are in the thread). Thread (a webhook: the same message, until
@@ -56,15 +61,21 @@ def plan_digest(digest: Digest, *, threads: bool, max_chars: int,
     items whole, most important first (at most the digest's item cap in all), then how many
     were left out, with links to the release notes that hold them."""
     period = _period(digest)
-    fallback = escape(f"release-watch digest {period}: "
-                      f"{plural(digest.event_count, 'release event')}")
+    fallback = escape(
+        f"release-watch digest {period}: {plural(digest.event_count, 'release event')}"
+    )
     parent = Packer(max_chars, in_thread=False, fallback=fallback)
     parent.add(header(f"Release digest {period}"))
     if digest.empty:
         parent.add(section("Nothing new in this period."))
         return parent.messages
-    _digest_parent(digest, _OneMessage(parent.messages[0], max_chars), threshold, code_link,
-                   where="in the thread" if threads else "below")
+    _digest_parent(
+        digest,
+        _OneMessage(parent.messages[0], max_chars),
+        threshold,
+        code_link,
+        where="in the thread" if threads else "below",
+    )
     detail = Packer(max_chars, in_thread=threads, fallback=fallback)
     for repo in digest.repos:
         _digest_repo(detail, repo, Style(threshold, repo.repo, code_link))
@@ -83,8 +94,10 @@ class _OneMessage:
         self._open = ""  # the text of the last block, when lines may still join it
 
     def _fits(self, blocks: list[dict[str, Any]]) -> bool:
-        return (len(blocks) < MAX_BLOCKS
-                and SlackMessage("", blocks).payload_chars() + _DIGEST_TAIL <= self.max_chars)
+        return (
+            len(blocks) < MAX_BLOCKS
+            and SlackMessage("", blocks).payload_chars() + _DIGEST_TAIL <= self.max_chars
+        )
 
     def block(self, block: dict[str, Any]) -> bool:
         if not self._fits([*self.message.blocks, block]):
@@ -114,12 +127,15 @@ class _OneMessage:
         self.message.blocks.append(section(mrkdwn))  # room was kept for it
 
 
-def _digest_parent(digest: Digest, room: _OneMessage, threshold: float,
-                   code_link: str | None, *, where: str) -> None:
+def _digest_parent(
+    digest: Digest, room: _OneMessage, threshold: float, code_link: str | None, *, where: str
+) -> None:
     repos = digest.repos
-    totals = (f"*{plural(digest.event_count, 'release event')} in "
-              f"{plural(len(repos), 'repository', 'repositories')}, "
-              f"{plural(digest.changes, 'change')}*")
+    totals = (
+        f"*{plural(digest.event_count, 'release event')} in "
+        f"{plural(len(repos), 'repository', 'repositories')}, "
+        f"{plural(digest.changes, 'change')}*"
+    )
     if digest.more_items:
         totals += f" · the {digest.shown} most important are {where}"
     room.block(section(totals))
@@ -130,18 +146,29 @@ def _digest_parent(digest: Digest, room: _OneMessage, threshold: float,
         uses = sum(repo.affects.uses for repo in affected)
         files = len({place for repo in affected for place in repo.affects.files})
         title = f"{AFFECTS_TITLE} ({count}, {plural(uses, 'use')} in {plural(files, 'file')})"
-        room.lines(escape(title), [line for repo in affected for line in affects_lines(
-            repo.affects.items, styles[repo.repo])])
-    called = sorted((shown for repo in repos for shown in repo.items
-                     if shown.item.kind in CALLED_OUT),
-                    key=lambda shown: (not shown.item.breaks_code, KIND_RANK[shown.item.kind]))
+        room.lines(
+            escape(title),
+            [
+                line
+                for repo in affected
+                for line in affects_lines(repo.affects.items, styles[repo.repo])
+            ],
+        )
+    called = sorted(
+        (shown for repo in repos for shown in repo.items if shown.item.kind in CALLED_OUT),
+        key=lambda shown: (not shown.item.breaks_code, KIND_RANK[shown.item.kind]),
+    )
     if called:
         kinds = digest.kinds()
-        title = "Most important: " + ", ".join(
-            f"{kinds[kind]} {KIND_TITLES[kind]}" for kind in CALLED_OUT if kinds[kind])
-        room.lines(escape(title), [
-            f"{item_title(shown.item, styles[shown.release.repo])} "
-            f"({escape(shown.release.title)})" for shown in called[:CALLOUT_ITEMS]])
+        title = "Most important: " + kinds_in_words((kind, kinds[kind]) for kind in CALLED_OUT)
+        room.lines(
+            escape(title),
+            [
+                f"{item_title(shown.item, styles[shown.release.repo], show_kind=True)} "
+                f"({escape(shown.release.title)})"
+                for shown in called[:CALLOUT_ITEMS]
+            ],
+        )
     listed = room.lines("By repository", [_repo_line(repo) for repo in repos])
     if listed < len(repos):
         left = len(repos) - listed
@@ -149,53 +176,75 @@ def _digest_parent(digest: Digest, room: _OneMessage, threshold: float,
 
 
 def _repo_line(repo: RepoDigest) -> str:
-    """``• *pytorch/pytorch*: 2 release events, 610 changes (11 bc-breaking, 5 deprecations)``"""
-    called = [f"{repo.kinds[kind]} {KIND_TITLES[kind].lower()}" for kind in CALLED_OUT
-              if repo.kinds[kind]]
-    return (f"• *{escape(repo.repo)}*: {plural(repo.events, 'release event')}, "
-            f"{plural(repo.changes, 'change')}" + (f" ({', '.join(called)})" if called else ""))
+    """``• *pytorch/pytorch*: 2 release events, 610 changes (11 BC-breaking changes,
+    1 deprecation)``"""
+    called = kinds_in_words((kind, repo.kinds[kind]) for kind in CALLED_OUT)
+    return (
+        f"• *{escape(repo.repo)}*: {plural(repo.events, 'release event')}, "
+        f"{plural(repo.changes, 'change')}" + (f" ({called})" if called else "")
+    )
 
 
 def _digest_repo(packer: Packer, repo: RepoDigest, style: Style) -> None:
     """A repository's releases and subsystems, then its shown items whole, per subsystem and
     kind; then how many were left out, linked to the release notes."""
     page = link(repo.releases_page, "all releases") if repo.releases_page else ""
-    lines = [f"• {link(release.url, release.title)} {escape(release.what)}"
-             for release in repo.releases]
+    lines = [
+        f"• {link(release.url, release.title)} {escape(release.what)}" for release in repo.releases
+    ]
     if repo.more_releases:
-        lines.append(f"• …and {plural(repo.more_releases, 'more release event')}"
-                     + (f": {page}" if page else ""))
+        lines.append(
+            f"• …and {plural(repo.more_releases, 'more release event')}"
+            + (f": {page}" if page else "")
+        )
     shown = repo.shown_by_subsystem()
     with_items = {group.subsystem for group, _ in shown}
     groups = repo.by_subsystem()
-    listed = [group for rank, group in enumerate(groups)
-              if rank < DIGEST_SUBSYSTEMS or group.subsystem in with_items]
-    lines += [f"• *{escape(group.name)}* {group.count}: " + ", ".join(
-        f"{count} {KIND_TITLES.get(kind, kind).lower()}"
-        for kind, count in group.by_kind.most_common()) for group in listed]
+    listed = [
+        group
+        for rank, group in enumerate(groups)
+        if rank < DIGEST_SUBSYSTEMS or group.subsystem in with_items
+    ]
+    lines += [
+        f"• *{escape(group.name)}* {group.count}: "
+        + escape(kinds_in_words(group.by_kind.most_common()))
+        for group in listed
+    ]
     if len(listed) < len(groups):
         others = sum(group.count for group in groups) - sum(group.count for group in listed)
-        lines.append(f"• …and {plural(len(groups) - len(listed), 'more subsystem')} "
-                     f"({plural(others, 'change')})")
+        lines.append(
+            f"• …and {plural(len(groups) - len(listed), 'more subsystem')} "
+            f"({plural(others, 'change')})"
+        )
     packer.add_lines(escape(repo.repo), lines)
     for group, items in shown:
         for kind, members in by_kind(items).items():
-            add_items(packer, f"{escape(repo.repo)} · {escape(group.name)} · "
-                              f"{KIND_TITLES.get(kind, kind)}", members, style, show_top=False)
+            add_items(
+                packer,
+                f"{escape(repo.repo)} · {escape(group.name)} · {KIND_TITLES.get(kind, kind)}",
+                members,
+                style,
+                show_top=False,
+            )
     if repo.more_items:
         notes = [link(release.url, release.title) for release in repo.releases]
         if repo.more_releases and page:
             notes.append(page)
-        packer.add(section(f"_…{plural(repo.more_items, 'more change')} in "
-                           f"{escape(repo.repo)}: see the release notes: "
-                           f"{', '.join(notes)}_"))
+        packer.add(
+            section(
+                f"_…{plural(repo.more_items, 'more change')} in "
+                f"{escape(repo.repo)}: see the release notes: "
+                f"{', '.join(notes)}_"
+            )
+        )
 
 
 def _digest_single(parent: Packer, detail: Packer, max_chars: int) -> list[SlackMessage]:
     message = parent.messages[0]
     for block in (b for m in detail.messages for b in m.blocks):
         if len(message.blocks) >= MAX_BLOCKS - 1 or (
-                message.payload_chars() + block_chars(block) + 300 > max_chars):
+            message.payload_chars() + block_chars(block) + 300 > max_chars
+        ):
             message.blocks.append(section("_…more in the release notes linked above_"))
             break
         message.blocks.append(block)

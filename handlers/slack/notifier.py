@@ -45,7 +45,9 @@ from handlers.slack.followup import (
     thread_key,
     updated_first_message,
 )
+from handlers.slack.items import Style
 from handlers.slack.layout import MESSAGE_CHARS
+from handlers.slack.recount import parent_counts
 from watcher.config import Duration
 from watcher.crashpoints import crashpoint
 from watcher.delivery import Digest
@@ -291,12 +293,16 @@ class SlackNotifier(Notifier):
                             self.name, event.repo, event.tag)
                 progress.remember(key, {})
                 progress.save(sent=0)
-        self._post_all(self.plan(event), progress, remember=key if self.threads else None)
+        counts = parent_counts(event, Style(self.config.min_confidence, event.repo,
+                                            self.context.code_link))
+        self._post_all(self.plan(event), progress, remember=key if self.threads else None,
+                       counts=counts)
 
     def _follow_up(self, event: Event, first: dict[str, Any], progress: Progress) -> None:
         replies = plan_follow_up(event, max_chars=self.settings.max_message_chars,
                                  threshold=self.config.min_confidence,
-                                 code_link=self.context.code_link)
+                                 code_link=self.context.code_link,
+                                 max_messages=self.settings.max_messages_per_event)
         for index in range(int(progress.state.get("sent", 0)), len(replies)):
             self._pace()
             self._post_web(replies[index], first["channel"], first["ts"],
@@ -304,7 +310,10 @@ class SlackNotifier(Notifier):
             crashpoint("slack:posted")  # the documented duplicate window
             progress.save(sent=index + 1)
         if not progress.state.get("first_updated"):
-            updated = updated_first_message(first, event)
+            updated = updated_first_message(first, event,
+                                            max_chars=self.settings.max_message_chars,
+                                            threshold=self.config.min_confidence,
+                                            code_link=self.context.code_link)
             self._update_web(first["channel"], first["ts"], updated)
             progress.remember(thread_key(event), updated)
             progress.save(first_updated=True)
@@ -343,8 +352,9 @@ class SlackNotifier(Notifier):
                                "on the next run", notifier=self.name)
 
     def _post_all(self, messages: list[SlackMessage], progress: Progress, *,
-                  remember: str | None = None) -> None:
-        """``remember``: where to keep the first message, for the release's follow-ups."""
+                  remember: str | None = None, counts: dict[str, Any] | None = None) -> None:
+        """``remember``: where to keep the first message, for the release's follow-ups, with
+        ``counts``, what it counted (so they can keep it current)."""
         sent = int(progress.state.get("sent", 0))
         for index in range(sent, len(messages)):
             message = messages[index]
@@ -361,7 +371,8 @@ class SlackNotifier(Notifier):
                 if not message.in_thread:
                     saved |= {"parent_ts": ts, "channel_id": channel_id}
                     if remember is not None:
-                        progress.remember(remember, first_message(channel_id, ts, message))
+                        progress.remember(remember, first_message(channel_id, ts, message,
+                                                                  counts))
             else:
                 self._post_webhook(message)
             crashpoint("slack:posted")  # the documented duplicate window

@@ -238,6 +238,10 @@ class FakeGitHub(Served):
             return 401, {"message": "Bad credentials"}, {}
         if path == "/rate_limit":
             return 200, self._rate_limit_status(), {}
+        if path == "/":  # the API root: URL templates of the endpoints, as api.github.com's
+            return 200, {"current_user_url": f"{self.url}/user",
+                         "repository_url": f"{self.url}/repos/{{owner}}/{{repo}}",
+                         "rate_limit_url": f"{self.url}/rate_limit"}, {}
         parts = path.split("/")
         if len(parts) >= 3 and parts[1] == "repositories":
             return self._by_id(method, parts, query, headers)

@@ -1,5 +1,5 @@
-"""A fake Slack (Web API ``chat.postMessage``/``chat.update``/``auth.test`` and one incoming
-webhook) over HTTP.
+"""A fake Slack (Web API ``chat.postMessage``/``chat.update``/``auth.test``/
+``apps.connections.open`` and one incoming webhook) over HTTP.
 
 Why a real server: the notifier talks to Slack through the official ``slack_sdk`` clients, whose
 retry handlers, error mapping and request encoding only run honestly when bytes cross a socket.
@@ -168,6 +168,9 @@ class FakeSlack(Served):
         self._scripts: dict[str, deque[Scripted]] = {}
         self._seq = 0
         self._next_channel = 1
+        self._app_tokens: set[str] = set()
+        # Where apps.connections.open sends Socket Mode clients (``fakes.socket_mode``).
+        self.socket_url: str | None = None
 
     @property
     def api_url(self) -> str:
@@ -196,6 +199,16 @@ class FakeSlack(Served):
             channel.everyone = member
             if not member:
                 channel.members.clear()
+
+    def add_app_token(self, token: str) -> None:
+        """A valid app-level token (``xapp-…``): it may open Socket Mode connections."""
+        with self._lock:
+            self._app_tokens.add(token)
+
+    def channel_id(self, name: str) -> str:
+        """The id Slack gives the channel ``name`` (created if missing)."""
+        with self._lock:
+            return self._ensure_channel(name, everyone=False).id
 
     def revoke(self, token: str) -> None:
         """The token now answers ``invalid_auth``."""
@@ -357,13 +370,30 @@ class FakeSlack(Served):
             "team_id": TEAM_ID, "user_id": BOT_USER_ID, "bot_id": BOT_ID,
         }  # fmt: skip
 
+    def _connections_open(self, headers: dict[str, str], params: dict[str, Any]
+                          ) -> dict[str, Any]:
+        """apps.connections.open: an app-level token gets a websocket URL; a bot token is the
+        wrong type (api.slack.com/methods/apps.connections.open)."""
+        scheme, _, given = headers.get("authorization", "").partition(" ")
+        token = given.strip() if scheme.lower() == "bearer" else ""
+        if not token:
+            raise _Reject("not_authed")
+        if token in self._tokens:
+            raise _Reject("not_allowed_token_type")
+        if token not in self._app_tokens or token in self._revoked:
+            raise _Reject("invalid_auth")
+        if self.socket_url is None:
+            raise _Reject("internal_error")
+        return {"ok": True, "url": self.socket_url}
+
     def _web_api(
         self, path: str, query: dict[str, str], headers: dict[str, str], params: dict[str, Any],
         decode_error: str | None,
     ) -> dict[str, Any]:  # fmt: skip
         method = path.removeprefix("/api/")
         routes = {"chat.postMessage": self._post_message, "chat.update": self._update,
-                  "auth.test": self._auth_test}
+                  "auth.test": self._auth_test,
+                  "apps.connections.open": self._connections_open}
         route = routes.get(method)
         if route is None:
             return {"ok": False, "error": "unknown_method", "req_method": method}

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn, TypeVar
@@ -52,15 +53,32 @@ class State:
         self._logging = True
         secrets = self.deps.get_secrets()
         values = [s.get_secret_value() for s in (secrets.github_token, secrets.slack_bot_token,
-                                                  secrets.slack_webhook_url) if s is not None]
+                                                  secrets.slack_webhook_url,
+                                                  secrets.slack_app_token,
+                                                  secrets.slack_signing_secret) if s is not None]
         setup_logging(verbose=self.verbose, log_format=self.log_format, secrets=values)
 
-    def config(self) -> Any:
+    def config_file(self) -> Any:
+        """The config file's path (None: the built-in defaults), logging set up first."""
         self.deps  # noqa: B018 - logging (with the secrets masked) first, then the config
-        from watcher.config import find_config_file, load_config
+        from watcher.config import find_config_file
+
+        return find_config_file(self.config_path)
+
+    def config(self) -> Any:
+        from watcher.config import load_config
         from watcher.logs import register_secrets
 
-        config = load_config(find_config_file(self.config_path))
+        path = self.config_file()
+        try:
+            config = load_config(path)
+        except ConfigError as error:
+            # Every problem, not only the top-level ones: the notifiers' too, as `config check`
+            # lists them.
+            from watcher.validate import check_file
+
+            problems = check_file(path, self.deps).problems
+            raise ConfigError("\n".join(problems) or str(error)) from None
         register_secrets(str(n["webhook_url"]) for n in config.notifiers if n.get("webhook_url"))
         return config
 
@@ -130,8 +148,11 @@ def global_options(command: Command) -> Command:
 @click.option("--repo", "repos", multiple=True, metavar="OWNER/NAME",
               help="Poll only this repo (repeatable); it need not be in the config.")
 @click.option("--dry-run", is_flag=True, help="Compute and print; send nothing, change no state.")
+@click.option("--short", is_flag=True,
+              help="Console output short: headline, counts, BC-breaking changes, deprecations "
+                   "and a link to the rest.")
 @click.pass_obj
-def poll(state: State, repos: tuple[str, ...], dry_run: bool) -> None:
+def poll(state: State, repos: tuple[str, ...], dry_run: bool, short: bool) -> None:
     """One poll of every watched repo, then exit."""
     from watcher.config import REPO_NAME
 
@@ -140,7 +161,7 @@ def poll(state: State, repos: tuple[str, ...], dry_run: bool) -> None:
             raise click.BadParameter(f"{name!r} is not OWNER/NAME", param_hint="--repo")
     from watcher.cli.commands.poll import run_poll
 
-    sys.exit(run_poll(state.config(), state.deps, list(repos), dry_run=dry_run))
+    sys.exit(run_poll(state.config(), state.deps, list(repos), dry_run=dry_run, short=short))
 
 
 @cli.command()
@@ -249,7 +270,7 @@ def config_check(state: State, online: bool) -> None:
     """Validate everything `run` would; print the config with secrets masked."""
     from watcher.cli.commands.config_check import run_config_check
 
-    sys.exit(run_config_check(state.config(), state.deps, online=online))
+    sys.exit(run_config_check(state.config_file(), state.deps, online=online))
 
 
 @cli.group("store")
@@ -298,9 +319,22 @@ def main(argv: Sequence[str] | None = None, deps: Any = None) -> int:
     except WatcherError as error:
         _report(error, verbose)
         return EXIT_FAILED
-    except BrokenPipeError:
+    except BrokenPipeError:  # `release-watch status | head`: the reader has what it wanted
         return EXIT_OK
     return EXIT_OK
+
+
+def _quiet_stdout() -> None:
+    """Flush standard output now; when its reader has gone (``| head``), point it at
+    /dev/null, so the interpreter's own flush at exit has nowhere to fail and prints no
+    "Exception ignored ... BrokenPipeError" (the recipe of the Python docs, signal module,
+    "Note on SIGPIPE")."""
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
 
 
 def _report(error: Exception, verbose: bool) -> None:
@@ -318,7 +352,9 @@ def _report(error: Exception, verbose: bool) -> None:
 
 
 def console_script() -> None:
-    sys.exit(main())
+    code = main()
+    _quiet_stdout()
+    sys.exit(code)
 
 
 def dumps(data: Any) -> str:

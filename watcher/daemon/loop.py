@@ -32,9 +32,11 @@ from handlers.base import Notifier
 from watcher.app import Dependencies, Runtime, build_runtime
 from watcher.config import Config, format_duration, load_config
 from watcher.daemon.clock import ClockWatch, rearm_after_step
+from watcher.daemon.commands import SUBSCRIPTION_JOBS, SlackCommands, schedule_subscription_digests
 from watcher.daemon.schedule import digest_trigger
 from watcher.delivery import deliver_pending, send_digests
 from watcher.errors import ConfigError, StoreDamaged, StoreReadOnly, WatcherError
+from watcher.server import Service
 from watcher.store import FileLock, daemon_lock, writer_lock
 from watcher.validate import validated_notifiers
 
@@ -46,7 +48,8 @@ class Daemon:
     def __init__(self, config: Config, deps: Dependencies, *,
                  monotonic: Callable[[], float] = time.monotonic) -> None:
         self.config = config
-        self.deps = deps
+        self.service = Service(config.server)  # [server] listen: /metrics, /healthz, /readyz...
+        self.deps = replace(deps, metrics=self.service.metrics)
         self.busy = threading.Lock()        # held while a job runs
         self.stopping = threading.Event()
         self.scheduler: BackgroundScheduler | None = None
@@ -55,6 +58,7 @@ class Daemon:
         self._lock: FileLock | None = None
         self.broken: WatcherError | None = None  # a store no job can use: the daemon stops
         self.clock_watch = ClockWatch(deps.clock, monotonic)
+        self.slack = SlackCommands(lambda: self.config, self.deps, self.stopping)  # /release-watch
 
     # ---- life cycle --------------------------------------------------------------------------
     def start(self, *, paused: bool = False) -> None:
@@ -67,10 +71,14 @@ class Daemon:
         self.runtime = build_runtime(self.config, self.deps)
         try:
             self._lock = daemon_lock(store_path)
+            self.service.start(self)  # after the lock: a second daemon says that, not "port used"
         except WatcherError:
+            if self._lock is not None:
+                self._lock.release()
             self.runtime.close()
             raise
         self.notifiers = notifiers
+        self.slack.start(store_path)
         self.scheduler = BackgroundScheduler(
             executors={"default": ThreadPoolExecutor(max_workers=1)},
             job_defaults={"coalesce": True, "max_instances": 1}, timezone=UTC)
@@ -118,8 +126,9 @@ class Daemon:
                          IntervalTrigger(seconds=poll.retry_interval), [],
                          now + timedelta(seconds=poll.retry_interval)))
         for job in self.scheduler.get_jobs():
-            if job.id.startswith("digest:"):
-                self.scheduler.remove_job(job.id)  # cron is wall-clock: re-adding loses nothing
+            # cron is wall-clock: re-adding loses nothing; subscriptions' are not config
+            if job.id.startswith("digest:") and not job.id.startswith(SUBSCRIPTION_JOBS):
+                self.scheduler.remove_job(job.id)
         for name, trigger in triggers.items():
             jobs.append((f"digest:{name}", f"digest {name}", self._digest_job, trigger, [name],
                          trigger.get_next_fire_time(None, now)))
@@ -142,6 +151,8 @@ class Daemon:
                            format_duration(self.config.poll.shutdown_timeout))
         for notifier in self.notifiers.values():
             notifier.close()
+        self.slack.close()
+        self.service.stop()  # before the store closes: /readyz and /metrics read it
         if self.runtime is not None and finished:
             self.runtime.close()
         if self._lock is not None:
@@ -187,6 +198,7 @@ class Daemon:
             notifier.close()
         if old_runtime is not None:
             old_runtime.close()
+        self.service.reloaded(config.server)
         logger.info("configuration reloaded from %s: %s", config.source,
                     self._describe(config, triggers))
         return True
@@ -216,9 +228,11 @@ class Daemon:
         with self._job("poll") as running:
             if running:
                 assert self.runtime is not None
+                notifiers = self._notifiers_now()
                 repos, _ = self.runtime.poller.watched()
                 report = self.runtime.poller.poll(repos)
-                delivery = deliver_pending(self.runtime.store, self.notifiers)
+                delivery = deliver_pending(self.runtime.store, notifiers,
+                                           metrics=self.deps.metrics)
                 logger.info("poll: %d events, %d sent, %d repos failed", report.event_count,
                             delivery.sent, len(report.failed))
 
@@ -227,13 +241,24 @@ class Daemon:
             if running:
                 assert self.runtime is not None
                 if self.runtime.store.pending_count():
-                    deliver_pending(self.runtime.store, self.notifiers, quiet_repeats=True)
+                    deliver_pending(self.runtime.store, self._notifiers_now(),
+                                    quiet_repeats=True, metrics=self.deps.metrics)
 
     def _digest_job(self, name: str) -> None:
         with self._job(f"digest {name}") as running:
             if running:
                 assert self.runtime is not None
-                send_digests(self.runtime.store, self.notifiers, self.deps.clock(), only=name)
+                send_digests(self.runtime.store, self._notifiers_now(), self.deps.clock(),
+                             only=name, metrics=self.deps.metrics)
+
+    def _notifiers_now(self) -> dict[str, Notifier]:
+        """The configured notifiers and the channels' subscriptions as the store holds them
+        now (``/release-watch``), their digests scheduled; in a job, under the writer lock."""
+        assert self.runtime is not None and self.scheduler is not None
+        notifiers = self.slack.notifiers(self.runtime, self.notifiers)
+        schedule_subscription_digests(self.scheduler, notifiers, self._digest_job,
+                                      self.deps.clock(), int(max(self.config.poll.interval, 60)))
+        return notifiers
 
     def _heartbeat(self) -> None:
         """What `status` shows of the daemon: pid, last heartbeat, next runs."""

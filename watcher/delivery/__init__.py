@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from watcher.delivery.events import added as added
     from watcher.delivery.events import event_item as event_item
     from watcher.delivery.events import make_event as make_event
+    from watcher.delivery.events import previous as previous
     from watcher.delivery.routing import route as route
 
 _EXPORTS = {
@@ -35,6 +36,7 @@ _EXPORTS = {
     "event_item": "events",
     "ImpactOf": "events",
     "make_event": "events",
+    "previous": "events",
     "route": "routing",
     "send_digests": "deliver",
 }

@@ -21,6 +21,7 @@ from watcher.delivery.digest import Digest, summarize_digest
 from watcher.delivery.routing import route
 from watcher.errors import HandlerError
 from watcher.models import Event
+from watcher.server import Metrics
 from watcher.store import Delivery, DigestDelivery, Store
 
 logger = logging.getLogger(__name__)
@@ -105,7 +106,10 @@ def _interrupted(notifier: Notifier, error: HandlerError, what: str) -> bool:
 
 
 def deliver_pending(store: Store, notifiers: dict[str, Notifier], *,
-                    quiet_repeats: bool = False) -> DeliveryReport:
+                    quiet_repeats: bool = False, metrics: Metrics | None = None
+                    ) -> DeliveryReport:
+    """The outbox, oldest first; each delivery's outcome and duration told to ``metrics``."""
+    metrics = metrics or Metrics()
     report = DeliveryReport()
     for delivery in store.pending_deliveries():
         notifier = notifiers.get(delivery.notifier)
@@ -126,10 +130,12 @@ def deliver_pending(store: Store, notifiers: dict[str, Notifier], *,
             break  # the run is stopping (SIGTERM): no new delivery starts; all stay queued
         crashpoint("deliver:before-send")
         try:
-            notifier.send(view, StoreProgress(store, delivery))
+            with metrics.delivery_timer(delivery.notifier):
+                notifier.send(view, StoreProgress(store, delivery))
         except HandlerError as error:
             if _interrupted(notifier, error, delivery.event_id):
                 break
+            metrics.delivered(delivery.notifier, "failed")
             failed = store.delivery_failed(delivery, str(error), permanent=error.permanent)
             report.failed[delivery.notifier] = str(error)
             _log_failure(error, failed.attempts, delivery.last_error,
@@ -137,6 +143,7 @@ def deliver_pending(store: Store, notifiers: dict[str, Notifier], *,
             continue
         except Exception as error:  # a bug in one handler must not stop the others
             message = f"{delivery.notifier}: unexpected {type(error).__name__}: {error}"
+            metrics.delivered(delivery.notifier, "failed")
             store.delivery_failed(delivery, message, permanent=False)
             report.failed[delivery.notifier] = message
             logger.exception("%s", message)
@@ -144,6 +151,7 @@ def deliver_pending(store: Store, notifiers: dict[str, Notifier], *,
         crashpoint("deliver:sent")  # the documented duplicate window
         store.delivered(delivery)
         crashpoint("deliver:marked")
+        metrics.delivered(delivery.notifier, "sent")
         report.sent += 1
     return report
 
@@ -165,8 +173,10 @@ def digest_view(store: Store, notifier: Notifier, *, upto: int, since: datetime 
 
 
 def send_digests(store: Store, notifiers: dict[str, Notifier], now: datetime, *,
-                 only: str | None = None, dry_run: bool = False) -> DeliveryReport:
+                 only: str | None = None, dry_run: bool = False,
+                 metrics: Metrics | None = None) -> DeliveryReport:
     """One digest per digest notifier; its queue is cleared only once the digest was sent."""
+    metrics = metrics or Metrics()
     report = DeliveryReport()
     for name, notifier in notifiers.items():
         if notifier.config.mode != "digest" or (only is not None and name != only):
@@ -191,6 +201,7 @@ def send_digests(store: Store, notifiers: dict[str, Notifier], now: datetime, *,
         except HandlerError as error:
             if _interrupted(notifier, error, f"the digest for {name}"):
                 break
+            metrics.digest_delivered(name, "failed")
             failed = progress.digest.model_copy(update={
                 "attempts": pending.attempts + 1, "last_error": str(error),
                 "permanent_failure": error.permanent})
@@ -199,5 +210,6 @@ def send_digests(store: Store, notifiers: dict[str, Notifier], now: datetime, *,
             _log_failure(error, failed.attempts, pending.last_error, quiet_repeats=False)
             continue
         store.digest_delivered(progress.digest)
+        metrics.digest_delivered(name, "sent")
         report.sent += 1
     return report

@@ -24,9 +24,10 @@ from typing import overload
 
 from watcher.models import ChangeType, Event, EventItem, top_level
 from watcher.present import KIND_ORDER, happened, plural, release_title, subsystem_name
+from watcher.untrusted import clean_line
 
 DIGEST_MAX_ITEMS = 200  # items a digest shows whole; the rest are counted and linked
-RELEASES_LISTED = 3     # a repository's releases named one by one, then counted and linked
+RELEASES_LISTED = 3  # a repository's releases named one by one, then counted and linked
 _RANK = {kind: rank for rank, kind in enumerate(KIND_ORDER)}
 
 
@@ -47,8 +48,8 @@ class ReleaseRef:
 
 @dataclass
 class SubsystemDigest:
-    subsystem: str        # top-level id
-    name: str             # what readers call it
+    subsystem: str  # top-level id
+    name: str  # what readers call it
     count: int = 0
     by_kind: Counter[str] = field(default_factory=Counter)
 
@@ -91,7 +92,7 @@ class RepoDigest:
     events: int = 0
     changes: int = 0
     releases: list[ReleaseRef] = field(default_factory=list)  # the first RELEASES_LISTED
-    releases_page: str | None = None   # the repository's releases on GitHub
+    releases_page: str | None = None  # the repository's releases on GitHub
     subsystems: dict[str, SubsystemDigest] = field(default_factory=dict)
     kinds: Counter[str] = field(default_factory=Counter)
     affects: AffectsTally = field(default_factory=AffectsTally)
@@ -114,8 +115,11 @@ class RepoDigest:
         groups: dict[str, list[EventItem]] = {}
         for shown in self.items:
             groups.setdefault(top_level(shown.item.subsystem), []).append(shown.item)
-        return [(group, groups[group.subsystem]) for group in self.by_subsystem()
-                if group.subsystem in groups]
+        return [
+            (group, groups[group.subsystem])
+            for group in self.by_subsystem()
+            if group.subsystem in groups
+        ]
 
 
 class QueuedEvents(Sequence[Event]):
@@ -185,10 +189,11 @@ class Digest:
 
 def _what(event: Event) -> str:
     verb = happened(event)
+    if event.previous is not None and event.previous.tag != event.tag:
+        verb += f" (was {clean_line(event.previous.tag)})"  # a pre-release's tag, usually
     if event.event == "edited":
         changes: Counter[ChangeType] = Counter(item.change for item in event.items)
-        return f"{verb}: " + ", ".join(f"{n} {c}" for c, n in changes.items()) if changes \
-            else verb
+        return f"{verb}: " + ", ".join(f"{n} {c}" for c, n in changes.items()) if changes else verb
     return f"{verb}: {plural(len(event.items), 'change')}"
 
 
@@ -215,16 +220,18 @@ class _Folder:
         self.first = min(self.first or event.detected_at, event.detected_at)
         repo = self.repos.get(event.repo)
         if repo is None:
-            repo = self.repos[event.repo] = RepoDigest(event.repo, releases_page=_releases_page(
-                event.url))
+            repo = self.repos[event.repo] = RepoDigest(
+                event.repo, releases_page=_releases_page(event.url)
+            )
         ref = ReleaseRef(event.repo, release_title(event), event.url, _what(event))
         repo.events += 1
         if len(repo.releases) < RELEASES_LISTED:
             repo.releases.append(ref)
         items = [item for item in event.items if item.change != "removed"]  # no news
         repo.changes += len(items)
-        for (top, kind), number in Counter((top_level(item.subsystem), item.kind)
-                                           for item in items).items():
+        for (top, kind), number in Counter(
+            (top_level(item.subsystem), item.kind) for item in items
+        ).items():
             group = repo.subsystems.get(top)
             if group is None:
                 group = repo.subsystems[top] = SubsystemDigest(top, subsystem_name(top))
@@ -253,9 +260,14 @@ class _Folder:
         return [shown for _, shown in sorted(self._heap, key=lambda e: e[0], reverse=True)]
 
 
-def summarize_digest(notifier: str, read: Callable[[], Iterable[Event]], *,
-                     since: datetime | None, now: datetime,
-                     max_items: int = DIGEST_MAX_ITEMS) -> Digest:
+def summarize_digest(
+    notifier: str,
+    read: Callable[[], Iterable[Event]],
+    *,
+    since: datetime | None,
+    now: datetime,
+    max_items: int = DIGEST_MAX_ITEMS,
+) -> Digest:
     """One pass over ``read()``, the notifier's routed events in queue order; the digest's
     ``events`` read them again when a notifier iterates them."""
     folder = _Folder(max_items)
@@ -264,17 +276,29 @@ def summarize_digest(notifier: str, read: Callable[[], Iterable[Event]], *,
     for shown in folder.kept():
         folder.repos[shown.release.repo].items.append(shown)
     start = min([when for when in (folder.first, since) if when is not None], default=now)
-    return Digest(notifier=notifier, period_start=start, period_end=now,
-                  events=QueuedEvents(read, folder.size), repos=list(folder.repos.values()),
-                  max_items=max_items)
+    return Digest(
+        notifier=notifier,
+        period_start=start,
+        period_end=now,
+        events=QueuedEvents(read, folder.size),
+        repos=list(folder.repos.values()),
+        max_items=max_items,
+    )
 
 
-def build_digest(notifier: str, events: list[Event], *, since: datetime | None,
-                 now: datetime, max_items: int = DIGEST_MAX_ITEMS) -> Digest:
+def build_digest(
+    notifier: str,
+    events: list[Event],
+    *,
+    since: datetime | None,
+    now: datetime,
+    max_items: int = DIGEST_MAX_ITEMS,
+) -> Digest:
     """A digest of events already in memory (tests, previews of a few events)."""
     ordered = sorted(events, key=lambda e: (e.detected_at, e.repo, e.release_id))
-    digest = summarize_digest(notifier, lambda: iter(ordered), since=since, now=now,
-                              max_items=max_items)
+    digest = summarize_digest(
+        notifier, lambda: iter(ordered), since=since, now=now, max_items=max_items
+    )
     digest.events = ordered
     return digest
 
@@ -293,8 +317,9 @@ def by_subsystem(events: Iterable[Event]) -> list[SubsystemDigest]:
     groups: dict[str, SubsystemDigest] = {}
     for repo in folder.repos.values():
         for group in repo.subsystems.values():
-            merged = groups.setdefault(group.subsystem,
-                                       SubsystemDigest(group.subsystem, group.name))
+            merged = groups.setdefault(
+                group.subsystem, SubsystemDigest(group.subsystem, group.name)
+            )
             merged.count += group.count
             merged.by_kind.update(group.by_kind)
     return sorted(groups.values(), key=lambda s: (-s.count, s.name))

@@ -31,11 +31,17 @@ def route(event: Event, config: NotifierConfig) -> Event | None:
         return None
     if config.subsystems is None and config.kinds is None and not config.affects_only:
         return event
-    items = [item for item in event.items
-             if (config.subsystems is None
+
+    def wanted(item: EventItem) -> bool:
+        return ((config.subsystems is None
                  or _subsystem_wanted(item, config.subsystems, config.min_confidence))
-             and (config.kinds is None or item.kind in config.kinds)
-             and (not config.affects_only or item.touches_code)]
+                and (config.kinds is None or item.kind in config.kinds)
+                and (not config.affects_only or item.touches_code))
+
+    items = [item for item in event.items if wanted(item)]
     if not items:
         return None
-    return event if len(items) == len(event.items) else with_items(event, items)
+    changes = [item for item in event.changes or () if wanted(item)]
+    if len(items) == len(event.items) and len(changes) == len(event.changes or ()):
+        return event
+    return with_items(event, items, changes)

@@ -4,7 +4,8 @@
 reads GitHub's rate-limit headers and says how long to wait; ``pacing`` keeps requests under
 GitHub's per-minute ceiling; ``jsonbody`` decodes answers strictly, then leniently; ``batch_check``
 asks many repositories for their newest releases in one GraphQL query; ``deep_scan`` reads every
-page of a repo now and then; ``orgs`` expands ``[[orgs]]`` into repos. Nothing here decides what a
+page of a repo now and then; ``orgs`` expands ``[[orgs]]`` into repos; ``unreachable`` says
+why GitHub could not be reached and what fixes it. Nothing here decides what a
 listing means (``watcher.plan`` does) or writes the store, apart from the org list's cache.
 """
 
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
     from watcher.github.deep_scan import read_every_page as read_every_page
     from watcher.github.orgs import watched_repos as watched_repos
     from watcher.github.pacing import Pacer as Pacer
+    from watcher.github.unreachable import why_unreachable as why_unreachable
 
 _EXPORTS = {
     "check_many": "batch_check",
@@ -37,6 +39,7 @@ _EXPORTS = {
     "read_every_page": "deep_scan",
     "RetryPolicy": "client",
     "watched_repos": "orgs",
+    "why_unreachable": "unreachable",
 }
 __all__ = sorted(_EXPORTS)
 __getattr__ = lazy_exports(__name__, _EXPORTS)

@@ -35,7 +35,9 @@ from watcher.errors import ConfigError, GitHubError, MalformedResponse, RateLimi
 from watcher.github.jsonbody import decode
 from watcher.github.pacing import Pacer
 from watcher.github.ratelimit import RateLimitReading, is_rate_limited, rate_limit_wait
+from watcher.github.unreachable import why_unreachable
 from watcher.models import Release
+from watcher.server import Metrics
 
 logger = logging.getLogger(__name__)
 
@@ -111,8 +113,9 @@ class GitHubClient:
                  sleep: Callable[[float], None] = time.sleep,
                  clock: Callable[[], float] = time.time,
                  rng: random.Random | None = None, pacer: Pacer | None = None,
-                 graphql_pacer: Pacer | None = None) -> None:
+                 graphql_pacer: Pacer | None = None, metrics: Metrics | None = None) -> None:
         self.http = http
+        self.metrics = metrics or Metrics()  # each answer's status and rate limit, /metrics
         self.api_url = api_url.rstrip("/")
         self.policy = policy
         self.sleep = sleep
@@ -263,8 +266,10 @@ class GitHubClient:
             except httpx.RequestError as error:  # timeouts, refused/dropped connections, bad gzip
                 failure = type(error).__name__
                 if attempt >= self.policy.retries:
-                    raise GitHubError(f"{repo}: GitHub unreachable after {attempt + 1} tries "
-                                      f"({failure})", repo=repo, url=url) from error
+                    tries = f"{attempt + 1} tries" if attempt else "1 try"
+                    raise GitHubError(f"{repo}: GitHub unreachable after {tries}: "
+                                      f"{why_unreachable(error, self.api_url)}", repo=repo,
+                                      url=url) from error
                 self._backoff(repo, attempt, failure)
                 attempt += 1
                 continue
@@ -357,17 +362,25 @@ class GitHubClient:
 
     def _send(self, url: str, etag: str | None, post: dict[str, Any] | None) -> httpx.Response:
         """One request, once its pacer lets it go; the rate-limit reading it carries kept."""
-        if post is not None:
-            if self.graphql_pacer is not None:
-                self.graphql_pacer.wait()
-            response = self.http.post(url, json=post)
-        else:
-            if self.pacer is not None:
-                self.pacer.wait()
-            response = self.http.get(url, headers={"If-None-Match": etag} if etag else {})
+        endpoint = "rest" if post is None else "graphql"
+        try:
+            if post is not None:
+                if self.graphql_pacer is not None:
+                    self.graphql_pacer.wait()
+                response = self.http.post(url, json=post)
+            else:
+                if self.pacer is not None:
+                    self.pacer.wait()
+                response = self.http.get(url, headers={"If-None-Match": etag} if etag else {})
+        except httpx.RequestError:
+            self.metrics.github_response(endpoint, None)
+            raise
+        self.metrics.github_response(endpoint, response.status_code)
         reading = RateLimitReading.from_headers(response.headers)
         if reading is not None and reading.resource in (None, "core"):
             self.last_rate_limit = reading.fresher(self.last_rate_limit)  # GraphQL apart
+            if self.last_rate_limit.remaining is not None:
+                self.metrics.rate_limit(self.last_rate_limit.remaining, self.last_rate_limit.limit)
         return response
 
     def _wait_for_rate_limit(self, repo: str, url: str, response: httpx.Response,

@@ -12,6 +12,7 @@ that changed.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, MutableMapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -55,6 +56,8 @@ class ImpactAnalyzer:
     load_cache: Callable[[str], dict[str, str]] = lambda label: {}
     save_cache: Callable[[str, dict[str, str]], None] = lambda label, cache: None
     warn_unparsable: bool = True  # a warning per scan; the offline command says it itself
+    # Told of each scan: the root's label, the files it found, the seconds it took (/metrics).
+    on_scan: Callable[[str, int, float], None] = lambda label, files, seconds: None
     _indexes: list[tuple[CodeRoot, CodeIndex]] | None = field(default=None, repr=False)
 
     def indexes(self) -> list[tuple[CodeRoot, CodeIndex]]:
@@ -67,6 +70,7 @@ class ImpactAnalyzer:
         """A codebase that cannot be read is left out with one warning, never fatal: the
         release is still announced, without its impact on that codebase."""
         cache = self.load_cache(root.label)
+        started = time.perf_counter()
         try:
             index = scan_codebase(str(root.path), cache)
         except OSError as error:
@@ -78,6 +82,7 @@ class ImpactAnalyzer:
                 len(index.unparsable), [path for path, _ in index.unparsable]))
         if index.counts.cache_changed:
             self.save_cache(root.label, cache)
+        self.on_scan(root.label, index.counts.files, time.perf_counter() - started)
         return index
 
     def impact(self, item: ClassifiedItem) -> ItemImpact | None:

@@ -87,8 +87,9 @@ class Analyzer:
 
     def items(self, body: str | None, *, label: str = "release", repo: str | None = None,
               url: str | None = None) -> list[ClassifiedItem]:
-        """``repo``: where the notes' PR numbers point, for ``classify.use_pr_labels``;
-        ``url``: the release's page, which the item summing up items past the cap points to."""
+        """``repo``: whose release it is (the model starts from its prior) and where the
+        notes' PR numbers point, for ``classify.use_pr_labels``; ``url``: the release's page,
+        which the item summing up items past the cap points to."""
         items, omitted = self._classified(body, label, repo)
         if omitted:
             logger.warning("%s: %d items, over poll.max_items_per_release=%d; the first %d "
@@ -115,11 +116,11 @@ class Analyzer:
                            self.max_body_chars, self.max_body_chars)
         if self.labels is None or repo is None:
             with _collector_paused():
-                return self.classifier.classify_all(notes.items), notes.omitted
+                return self.classifier.classify_all(notes.items, repo=repo), notes.omitted
         # The look-up may wait on GitHub: the collector runs meanwhile.
         found = self.labels.labels(repo, {pr for item in notes.items for pr in item.prs})
         with _collector_paused():
             return [self.classifier.explain(item, [name for pr in item.prs
                                                    for name in found.get(pr, [])],
-                                            self.labels.mapping).item
+                                            self.labels.mapping, repo=repo).item
                     for item in notes.items], notes.omitted

@@ -8,7 +8,8 @@ sure it is, ``confidence``, the contract's "Subsystems and kinds"):
              Dynamic Shape implementation"), unless a decisive rule names another subsystem;
              else the item's words: a decisive rule (an API namespace or a name beyond doubt):
              ``rule``, as sure as decisive rules were on releases held out of training; else the
-             statistical model's best guess, which weighs the weaker rules with the words:
+             statistical model's best guess, which weighs the weaker rules with the words and
+             starts from the prior of the release's repository (PyTorch/XLA: XLA's areas first):
              ``model``, its probability calibrated on held-out releases;
   kind:      the nearest section heading, else a strong text rule (security), else the paragraph
              introducing the item's list ("fix the following issues"), else the item's own words.
@@ -26,7 +27,8 @@ from enum import Enum
 from typing import TYPE_CHECKING
 
 from watcher.models import ClassifiedItem, DecidedBy, Item, top_level
-from watcher.notes.model import SubsystemModel, builtin_model, features, top_features
+from watcher.notes.headings import CATCH_ALL
+from watcher.notes.model import RULE_CUE, SubsystemModel, builtin_model, features, top_features
 from watcher.notes.prefilter import any_of
 from watcher.notes.taxonomy import DECISIVE, USER_RULE, KindRule, Taxonomy
 from watcher.notes.text import strip_code, unescape_markdown
@@ -68,7 +70,9 @@ def _section_kind(section: tuple[str, ...], kinds: list[str | None], group_depth
     """(kind, heading) the sections give. A Highlights section holds highlights whatever its
     sub-sections say ("Beta Features"); otherwise the nearest heading that names a kind, then
     the nearest group bullet that does ("- Bug fixes"), but a group never outranks a heading
-    ("Improvements > … > - Miscellaneous" are improvements)."""
+    ("Improvements > … > - Miscellaneous" are improvements). A catch-all ("Miscellaneous")
+    names no kind: its items keep the kind of the section above it ("Performance >
+    Miscellaneous" are performance changes), and are "other" only when nothing else says."""
     cut = len(section) - group_depth
     named = list(zip(section, kinds, strict=True))
     headings, groups = named[:cut], named[cut:]
@@ -77,9 +81,9 @@ def _section_kind(section: tuple[str, ...], kinds: list[str | None], group_depth
             return "highlight", heading
     for names in (headings, groups):
         for heading, kind in reversed(names):
-            if kind:
+            if kind and kind != CATCH_ALL:
                 return kind, heading
-    return None
+    return next(((kind, heading) for heading, kind in reversed(named) if kind), None)
 
 
 DECIDERS: tuple[DecidedBy, ...] = ("heading", "label", "rule", "model")  # strongest first
@@ -143,7 +147,7 @@ class RuleScores:
     def cues(self, order: dict[str, int]) -> list[str]:
         """The model's view of the rules: which subsystems matched and which matched best."""
         best, _ = self.best(order)
-        matched = [f"rule:{top}" for top in sorted(self.tops)]
+        matched = [f"{RULE_CUE}{top}" for top in sorted(self.tops)]
         return matched + ([f"rule_best:{best}"] if best else [])
 
 
@@ -161,7 +165,7 @@ class Classifier:
         self.order = {name: index for index, name in enumerate(taxonomy.names)}
         # Heading paths seen, and what they say (the taxonomy is not changed once in use).
         self._by_section: dict[tuple[tuple[str, ...], int], Headings] = {}
-        self._guesses: dict[tuple[tuple[str, ...], int], Verdict] = {}
+        self._guesses: dict[tuple[str | None, tuple[str, ...], int], Verdict] = {}
         self._split_rules: tuple[tuple[int, int], tuple[
             _KindRules, _KindRules, _KindRules]] | None = None
 
@@ -171,19 +175,21 @@ class Classifier:
             self._model = builtin_model()
         return self._model
 
-    def classify(self, item: Item) -> ClassifiedItem:
-        return self.explain(item).item
+    def classify(self, item: Item, *, repo: str | None = None) -> ClassifiedItem:
+        return self.explain(item, repo=repo).item
 
-    def classify_all(self, items: list[Item]) -> list[ClassifiedItem]:
+    def classify_all(self, items: list[Item], *, repo: str | None = None
+                     ) -> list[ClassifiedItem]:
         """Each item classified; one that reads the same as an earlier one (its text, headings
-        and lead-in) takes that one's verdict, so a body repeating one line costs one."""
+        and lead-in) takes that one's verdict, so a body repeating one line costs one.
+        ``repo`` (``owner/name``): whose release it is, for the model's prior."""
         done: dict[tuple[str, tuple[str, ...], int, str], ClassifiedItem] = {}
         out: list[ClassifiedItem] = []
         for item in items:
             key = item.text, item.section, item.group_depth, item.lead
             earlier = done.get(key)
             if earlier is None:
-                earlier = done[key] = self.classify(item)
+                earlier = done[key] = self.classify(item, repo=repo)
             elif earlier.prs != item.prs or earlier.group != item.group:
                 earlier = ClassifiedItem(**{
                     **item.__dict__, "subsystem": earlier.subsystem, "kind": earlier.kind,
@@ -192,13 +198,14 @@ class Classifier:
         return out
 
     def explain(self, item: Item, labels: Sequence[str] = (),
-                label_map: LabelMap | None = None) -> Decision:
+                label_map: LabelMap | None = None, *, repo: str | None = None) -> Decision:
         """``labels``: the item's PRs' labels (``classify.use_pr_labels``). They are the
         maintainers' own verdict, so they win over rules and the model, but not over the
-        headings the release notes were written under."""
+        headings the release notes were written under. ``repo``: whose release it is; the
+        model starts from that repository's prior (PyTorch/XLA's own areas first)."""
         headings = self._headings(item.section, item.group_depth)
         words = self._words(item, headings)
-        verdict = self._subsystem(headings, words)
+        verdict = self._subsystem(headings, words, repo)
         kind, kind_reason = self._kind(item, headings, words)
         if labels and label_map is not None:
             by_label, kind_by_label = label_map.decide(labels)
@@ -240,11 +247,14 @@ class Classifier:
         meanings = [self.taxonomy.meaning(heading) for heading in section]
         area: str | None = None
         fallback: tuple[str, str] | None = None
+        catch_all = ""  # a "Miscellaneous" heading: it decides only if nothing below it does
         reason = ""
         for heading, (ids, _) in zip(section, meanings, strict=True):
             if area is None:
                 deciding = [i for i in ids if i not in self.taxonomy.context_only]
-                if deciding:
+                if deciding == [CATCH_ALL]:
+                    catch_all = catch_all or heading
+                elif deciding:
                     area = self._most_specific(deciding, top_level(deciding[0]))
                     reason = f"{HEADING_REASON}{heading!r}"
                 elif ids and fallback is None:
@@ -253,13 +263,15 @@ class Classifier:
                 refined = self._most_specific(ids, top_level(area))
                 if refined and "/" in refined and refined != area:
                     area, reason = refined, f"{reason} > {heading!r}"
+        if area is None and fallback is None and catch_all:
+            area, reason = CATCH_ALL, f"{HEADING_REASON}{catch_all!r}"
         extra = tuple(h for h, (ids, kind) in zip(section, meanings, strict=True)
                       if not ids and kind is None)
         verdict = Verdict(area, "heading", 1.0, reason) if area is not None else None
         kinds = [kind for _, kind in meanings]
         return Headings(verdict, fallback, extra, _section_kind(section, kinds, group_depth))
 
-    def _subsystem(self, headings: Headings, words: str) -> Verdict:
+    def _subsystem(self, headings: Headings, words: str, repo: str | None = None) -> Verdict:
         area = headings.area
         if area is not None:
             if "/" in area.subsystem:
@@ -268,7 +280,7 @@ class Classifier:
             return area.refined(*self._best_finer(self.rule_scores(words, finer_of=top), top))
         if headings.fallback is not None:
             return self._under_context_heading(words, *headings.fallback)
-        return self._by_text(words)
+        return self._by_text(words, repo)
 
     def _under_context_heading(self, words: str, subsystem: str, heading: str) -> Verdict:
         """A context-only heading with no area above it names a topic, not an owner: a rule that
@@ -335,33 +347,39 @@ class Classifier:
         """What the model sees besides the words (the same at training and at run time)."""
         return self.rule_scores(words).cues(self.order)
 
-    def _model_decision(self, model: SubsystemModel, scores: RuleScores, words: str) -> Verdict:
+    def _model_decision(self, model: SubsystemModel, scores: RuleScores, words: str,
+                        repo: str | None = None) -> Verdict:
         found = [*features(words), *scores.cues(self.order)]
+        prior = model.prior(repo)
+        home = repo.lower() if repo is not None and prior is not None else None
         # The guess depends only on the features the model weighs, in order, and how many
-        # there are: items differing in words it does not know ("Fix 1", "Fix 2") share it.
+        # there are: items differing in words it does not know ("Fix 1", "Fix 2") share it;
+        # under a repository's prior, also on which areas the rules say the item names.
         weights = model.weights
-        key = tuple([f for f in found if f in weights]), len(found)
+        key = home, tuple([f for f in found
+                           if f in weights or (home and f.startswith(RULE_CUE))]), len(found)
         verdict = self._guesses.get(key)
         if verdict is None:
             if len(self._guesses) >= GUESSES_KEPT:
                 self._guesses.clear()
-            guess = model.predict_features(found)
+            guess = model.predict_features(found, prior)
             pulls = ", ".join(repr(f) for f in top_features(model, found, guess.subsystem))
-            reason = f"model (p={guess.probability:.2f})" + (f" from {pulls}" if pulls else "")
+            sure = f"p={guess.probability:.2f}" + (f", {home}'s prior" if home else "")
+            reason = f"model ({sure})" + (f" from {pulls}" if pulls else "")
             verdict = self._guesses[key] = Verdict(guess.subsystem, "model", guess.probability,
                                                    reason)
         return verdict.refined(*self._best_finer(scores, verdict.subsystem))
 
-    def _by_text(self, words: str) -> Verdict:
-        """A decisive rule, else the model's best guess with its calibrated probability; with
-        no model (measurements), the best-scoring rule, unmeasured."""
+    def _by_text(self, words: str, repo: str | None = None) -> Verdict:
+        """A decisive rule, else the model's best guess with its calibrated probability (from
+        ``repo``'s prior); with no model (measurements), the best-scoring rule, unmeasured."""
         scores = self.rule_scores(words)
         top = self.decisive(scores)
         if top is not None:
             return self._rule_decision(scores, top)
         model = self.model
         if model is not None:
-            return self._model_decision(model, scores, words)
+            return self._model_decision(model, scores, words, repo)
         rule_top, _ = scores.best(self.order)
         if rule_top is not None:
             return self._rule_decision(scores, rule_top, confidence=0.0)

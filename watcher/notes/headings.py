@@ -15,6 +15,11 @@ from collections.abc import Iterable, Iterator
 from functools import lru_cache
 from typing import Protocol
 
+# What a catch-all heading ("Miscellaneous", "Other") names, as a kind and as an area: nothing in
+# particular. It keeps the kind of the section above it, and an area named below it still decides
+# (``Performance > Miscellaneous > - c10d`` is a performance change in distributed/c10d).
+CATCH_ALL = "other"
+
 
 class HeadingLookup(Protocol):
     """What a heading's name means (the taxonomy answers; the parser and its checks ask)."""
@@ -125,7 +130,11 @@ def close_key(key: str, known: Iterable[str]) -> str | None:
     """A known key one typo away from ``key`` (``compostability`` → ``composability``)."""
     if len(key) < SWAP_MIN_CHARS:
         return None
-    matches = [other for other in known if (
+    # One typo in a word of 4 letters or more leaves its first or its last letter in place:
+    # the other known keys are passed over without spelling them out (every title of a body
+    # of made-up entries is looked up here).
+    first, last = key[0], key[-1]
+    matches = [other for other in known if (other[:1] == first or other[-1:] == last) and ((
         len(key) >= TYPO_MIN_CHARS and len(other) >= TYPO_MIN_CHARS
-        and _within_one_edit(key, other)) or _swapped_pair(key, other)]
+        and _within_one_edit(key, other)) or _swapped_pair(key, other))]
     return matches[0] if len(set(matches)) == 1 else None

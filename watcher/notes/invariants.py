@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from watcher.models import ClassifiedItem, Item, top_level
 from watcher.notes.blocks import Block, Bullet, Code, Heading, ListBlock
 from watcher.notes.flat import restructure
-from watcher.notes.headings import HeadingLookup
+from watcher.notes.headings import CATCH_ALL, HeadingLookup
 from watcher.notes.parse import CONTINUED_KINDS
 from watcher.notes.runs import read_blocks
 from watcher.notes.taxonomy import Taxonomy
@@ -116,7 +116,8 @@ def _continued_lines(lines: list[str], headings: list[Heading],
             while stack and stack[-1][0] >= heading.level:
                 stack.pop()
             stack.append((heading.level, kind))
-            scope = next((k for _, k in reversed(stack) if k), None) in CONTINUED_KINDS
+            scope = next((k for _, k in reversed(stack) if k and k != CATCH_ALL),
+                         None) in CONTINUED_KINDS
             if kind is not None or lookup.area_ids(heading.title):
                 continue
             yield heading.source if scope else ""

@@ -12,6 +12,11 @@ towards ``count`` but add nothing.
 Probabilities are the softmax of the scores divided by ``temperature``, fitted on releases held
 out of training (``scripts/calibrate.py``), so that "p=0.9" is right about nine times in ten on
 a release the model never saw.
+
+The model learns from PyTorch's own labels, so its sense of how common each area is is
+PyTorch's. A release of another repository starts from that repository's prior (``RepoPrior``,
+stored with the model): PyTorch/XLA's own areas are favoured, and areas it has no part in
+(PyTorch's device back ends) are ruled out unless the item names them.
 """
 
 from __future__ import annotations
@@ -119,6 +124,46 @@ class Prediction:
 
 
 Row = tuple[float, ...]  # class index, weight, class index, weight, …: compact and fast to load
+RULE_CUE = "rule:"  # the classifier's feature for "a text rule of this area matched the item"
+
+
+@dataclass(frozen=True)
+class RepoPrior:
+    """How a repository's releases differ from PyTorch's before an item is read: ``favour``
+    is added to the log-probability of the ``favoured`` areas (e**favour times as likely), and
+    an area of ``unless_named`` is impossible unless one of its text rules matches the item (it
+    names the area: "CUDA", "Metal", "ROCm")."""
+
+    favoured: frozenset[str] = frozenset()
+    favour: float = 0.0
+    unless_named: frozenset[str] = frozenset()
+
+    def log_odds(self, classes: Sequence[str], found: Sequence[str]) -> list[float | None]:
+        """Per class what the prior adds to its log-probability; None rules it out."""
+        named = {f[len(RULE_CUE):] for f in found if f.startswith(RULE_CUE)}
+        return [None if c in self.unless_named and c not in named
+                else self.favour if c in self.favoured else 0.0 for c in classes]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"favoured": sorted(self.favoured), "favour": self.favour,
+                "unless_named": sorted(self.unless_named)}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> RepoPrior:
+        return cls(frozenset(data["favoured"]), float(data["favour"]),
+                   frozenset(data["unless_named"]))
+
+
+def _softmax(scaled: Sequence[float], odds: Sequence[float | None] | None) -> list[float]:
+    """Probabilities of ``scaled`` scores, moved by a prior's log-odds (0 where ruled out)."""
+    if odds is not None and any(o is not None for o in odds):
+        logits = [-math.inf if o is None else s + o for s, o in zip(scaled, odds, strict=True)]
+    else:
+        logits = list(scaled)
+    top = max(logits)  # finite: a prior that ruled out every class is no prior
+    exps = [math.exp(s - top) for s in logits]  # exp(-inf) is 0
+    total = sum(exps)
+    return [e / total for e in exps]
 
 
 @dataclass(frozen=True)
@@ -131,9 +176,14 @@ class SubsystemModel:
     # named (shrunk towards the first where it named few items).
     rule_confidence: float = 0.9
     rule_confidences: Mapping[str, float] = field(default_factory=dict)
+    repo_priors: Mapping[str, RepoPrior] = field(default_factory=dict)  # by lower-case owner/name
 
     def rule_sureness(self, subsystem: str) -> float:
         return self.rule_confidences.get(subsystem, self.rule_confidence)
+
+    def prior(self, repo: str | None) -> RepoPrior | None:
+        """``repo``'s prior; None (PyTorch's, as trained) for a repository without one."""
+        return self.repo_priors.get(repo.lower()) if repo else None
 
     def scores(self, text: str, extra: Sequence[str] = ()) -> list[float]:
         """``extra`` are features from outside the text: the classifier passes which text
@@ -150,28 +200,31 @@ class SubsystemModel:
         scale = 1 / math.sqrt(len(found)) if found else 0.0
         return [bias + total * scale for bias, total in zip(self.bias, totals, strict=True)]
 
-    def calibrated(self, scores: Sequence[float]) -> list[tuple[str, float]]:
-        """Every class with its probability, most likely first."""
-        scaled = [s / self.temperature for s in scores]
-        top = max(scaled)
-        exps = [math.exp(s - top) for s in scaled]
-        total = sum(exps)
-        return sorted(zip(self.classes, (e / total for e in exps), strict=True),
+    def calibrated(self, scores: Sequence[float], prior: RepoPrior | None = None,
+                   found: Sequence[str] = ()) -> list[tuple[str, float]]:
+        """Every class with its probability, most likely first; ``found`` (the item's
+        features) tells ``prior`` which areas the item names."""
+        return sorted(zip(self.classes, self._probabilities(scores, prior, found), strict=True),
                       key=lambda pair: -pair[1])
 
-    def probabilities(self, text: str, extra: Sequence[str] = ()) -> list[tuple[str, float]]:
-        return self.calibrated(self.scores(text, extra))
+    def _probabilities(self, scores: Sequence[float], prior: RepoPrior | None,
+                       found: Sequence[str]) -> list[float]:
+        odds = prior.log_odds(self.classes, found) if prior is not None else None
+        return _softmax([s / self.temperature for s in scores], odds)
 
-    def predict(self, text: str, extra: Sequence[str] = ()) -> Prediction:
-        return self.predict_features([*features(text), *extra])
+    def probabilities(self, text: str, extra: Sequence[str] = (),
+                      prior: RepoPrior | None = None) -> list[tuple[str, float]]:
+        found = [*features(text), *extra]
+        return self.calibrated(self.feature_scores(found), prior, found)
 
-    def predict_features(self, found: Sequence[str]) -> Prediction:
+    def predict(self, text: str, extra: Sequence[str] = (),
+                prior: RepoPrior | None = None) -> Prediction:
+        return self.predict_features([*features(text), *extra], prior)
+
+    def predict_features(self, found: Sequence[str],
+                         prior: RepoPrior | None = None) -> Prediction:
         """``calibrated``'s first class without sorting them all (asked once per item)."""
-        scaled = [s / self.temperature for s in self.feature_scores(found)]
-        top = max(scaled)
-        exps = [math.exp(s - top) for s in scaled]
-        total = sum(exps)
-        probabilities = [e / total for e in exps]
+        probabilities = self._probabilities(self.feature_scores(found), prior, found)
         best = max(range(len(probabilities)), key=probabilities.__getitem__)  # first of ties
         return Prediction(self.classes[best], probabilities[best])
 
@@ -182,6 +235,8 @@ class SubsystemModel:
             "format": FORMAT, **meta, "classes": list(self.classes), "bias": list(self.bias),
             "temperature": self.temperature, "rule_confidence": self.rule_confidence,
             "rule_confidences": dict(sorted(self.rule_confidences.items())),
+            "repo_priors": {repo: prior.to_json()
+                            for repo, prior in sorted(self.repo_priors.items())},
             "weights": {feature: [int(v) if at % 2 == 0 else v for at, v in enumerate(row)]
                         for feature, row in sorted(self.weights.items())},
         }
@@ -195,9 +250,11 @@ class SubsystemModel:
                                    for feature, row in data["weights"].items()}
         if any(not 0 <= i < len(classes) for row in weights.values() for i in row[::2]):
             raise ValueError("a weight names a class the model does not have")
+        priors = {repo.lower(): RepoPrior.from_json(prior)
+                  for repo, prior in data.get("repo_priors", {}).items()}
         return cls(classes, tuple(map(float, data["bias"])), weights,
                    float(data["temperature"]), float(data["rule_confidence"]),
-                   {name: float(p) for name, p in data["rule_confidences"].items()})
+                   {name: float(p) for name, p in data["rule_confidences"].items()}, priors)
 
 
 def model_path() -> Path:

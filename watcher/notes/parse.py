@@ -11,6 +11,9 @@ structure and by name, never by heading level or by file:
 * a heading followed by prose or code is an entry (``### title`` + prose + code in BC-breaking
   notes, ``#### [Beta] Title`` + prose in highlights); a heading whose title cites PRs is an
   entry whatever follows; other headings are context (section, area, or a topic of the notes);
+* a paragraph of only a bold title followed by prose is an entry as such a heading is
+  (``**[Beta] torch.library.triton_op**`` + prose, PyTorch 2.6's highlights); over a list of
+  changes it names their group, and stays what it was read as before;
 * in BC-breaking and deprecation sections, prose, code and sub-headings after a bullet belong to
   that bullet (the migration notes), so nothing a reader needs is left outside an item;
 * tables of contents (anchor links, or bullets naming the document's own sections) are skipped;
@@ -35,6 +38,7 @@ from watcher.notes.blocks import (
     ListBlock,
     Other,
     Paragraph,
+    plain_text,
 )
 from watcher.notes.bullets import (
     carries,
@@ -45,10 +49,16 @@ from watcher.notes.bullets import (
     split_lazy,
 )
 from watcher.notes.flat import restructure
-from watcher.notes.headings import HeadingLookup, heading_keys
+from watcher.notes.headings import CATCH_ALL, HeadingLookup, heading_keys
 from watcher.notes.runs import read_blocks
 from watcher.notes.tables import Retold, Table
-from watcher.notes.text import References, home_repository, normalise_body, trim_blank
+from watcher.notes.text import (
+    References,
+    bold_title,
+    home_repository,
+    normalise_body,
+    trim_blank,
+)
 
 CONTINUED_KINDS = frozenset({"bc_breaking", "deprecation"})  # entries run on in prose
 _ANCHOR = re.compile(r"^\[[^\]]*\]\(#[^)\s]*\)$")
@@ -78,6 +88,7 @@ class _Draft:
     lead: str = ""
     group: str = ""
     title: str = ""         # an entry's heading, to match highlight-table cells against
+    bold: bool = False      # its title is a bold line's markdown (read as text where needed)
     from_table: bool = False
     group_depth: int = 0    # how many of the section's last names are group bullets
 
@@ -87,15 +98,20 @@ class _Draft:
             return self.chunks[0]
         return "\n\n".join(chunk for chunk in self.chunks if chunk)
 
-    def item(self, refs: References) -> Item:
+    def item(self, refs: References, lookup: HeadingLookup | None = None) -> Item:
+        """``lookup``: what names an area, for an entry whose title is one ("[Prototype]
+        FlexAttention"); asked only of the items built, not of every entry of a body."""
         text = self.text
         prs = refs.find(text)
+        section = self.section
         if self.title:  # an entry's first line is its heading: prose, never a code fence
             rest = "\n\n".join(chunk for chunk in self.chunks[1:] if chunk)
             prs = tuple(dict.fromkeys((*refs.in_prose_line(self.chunks[0]), *refs.find(rest))))
+            if lookup is not None and lookup.area_ids(self.title):  # its own area
+                section = (*section, plain_text(self.title) if self.bold else self.title)
         elif self.from_table:
             prs = refs.in_prose_line(text)
-        return Item(text=text, section=self.section, prs=prs, lead=self.lead,
+        return Item(text=text, section=section, prs=prs, lead=self.lead,
                     group=self.group, group_depth=self.group_depth)
 
 
@@ -116,6 +132,11 @@ class _Walker:
         self.unknown: dict[str, None] = {}
         self.document_keys = {key for block in blocks if isinstance(block, Heading)
                               for key in heading_keys(block.title)}
+        # Which blocks are paragraphs of only a bold title; whether one titles an entry is
+        # asked up to three times (walk, heading, entry).
+        self.bold = [isinstance(block, Paragraph) and bold_title(block.text) is not None
+                     for block in blocks]
+        self.titled: dict[int, bool] = {}
 
     @property
     def section(self) -> tuple[str, ...]:
@@ -128,10 +149,11 @@ class _Walker:
         return group_name(self.stack[-1][1]) if self.stack and self.stack[-1][2] else ""
 
     def _continued(self) -> bool:
-        """Whether the nearest section heading is one whose entries run on in prose."""
+        """Whether the nearest section heading is one whose entries run on in prose (a
+        catch-all, "Miscellaneous", is no section: the one above it says)."""
         for _, title, _ in reversed(self.stack):
             kind = self.lookup.kind_of_heading(title)
-            if kind is not None:
+            if kind is not None and kind != CATCH_ALL:
                 return kind in CONTINUED_KINDS
         return False
 
@@ -144,6 +166,11 @@ class _Walker:
                 continue
             if isinstance(block, ListBlock):
                 self.list_block(block)
+            elif isinstance(block, Paragraph) and self._titles_entry(index) and (
+                    self.open is None or self.refs.find(self._source(
+                        block.start, self.blocks[index + 1]))):  # else a BC bullet's notes
+                index = self.entry(index)
+                continue
             elif isinstance(block, Paragraph) and self.open is None and self.refs.find(
                     block.text):
                 index = self.citing_paragraph(index)
@@ -160,6 +187,35 @@ class _Walker:
 
     def _next(self, index: int) -> Block | None:
         return self.blocks[index + 1] if index + 1 < len(self.blocks) else None
+
+    def _titles_entry(self, index: int) -> bool:
+        """A paragraph that is only a bold title, with prose after it, titles an entry as a
+        heading would (``**[Beta] torch.library.triton_op**`` + what it is, in highlights).
+        Before a list or code it may name a group, or lead in ("**Example:**"); over bullets
+        that cite PRs of their own it names what they stand in: not an entry, as before. One
+        that cites PRs is an entry whatever follows, as such a heading is."""
+        if index + 1 >= len(self.blocks) or not self.bold[index] or self.bold[index + 1]:
+            return False
+        titled = self.titled.get(index)
+        if titled is None:
+            titled = self.titled[index] = isinstance(
+                self._next(index), Paragraph) and self._titles_stories(index)
+        return titled
+
+    def _titles_stories(self, index: int) -> bool:
+        """Whether the bold title at ``index`` tells a story, not names a list's group: it
+        cites PRs, or no list of changes follows it before the next heading or bold title."""
+        title = self.blocks[index]
+        assert isinstance(title, Paragraph)
+        if self.refs.in_prose_line(title.text):
+            return True
+        for later in range(index + 2, len(self.blocks)):
+            after = self.blocks[later]
+            if isinstance(after, Heading) or self.bold[later]:
+                return True
+            if isinstance(after, ListBlock) and any(carries(b, self.refs) for b in after.bullets):
+                return False
+        return True
 
     def _body_end(self, index: int) -> int:
         """Index of the next heading after ``index`` (of any level)."""
@@ -183,7 +239,8 @@ class _Walker:
         part_follows = deeper and self._part_of_entry(heading, end)  # "#### background"
         parent = deeper and not part_follows  # "#### Decompositions" over "##### …"
         empty = not body and not (part_follows and not areas)
-        if kind is not None or empty or parent or self._introduces_items(body):
+        titled = self._titles_entry(index + 1)  # "### Beta Features" over bold-titled entries
+        if kind is not None or empty or parent or titled or self._introduces_items(body):
             topic = kind is None and not areas
             if topic and heading.title:
                 self.unknown.setdefault(heading.title)  # an entry's title is not a heading
@@ -219,26 +276,34 @@ class _Walker:
         return "\n".join(trim_blank(self.lines[start:last.end]))
 
     def entry(self, index: int) -> int:
-        """``### title`` + what follows, up to the next heading that is not part of it."""
+        """``### title`` (or a bold title, ``_titles_entry``) + what follows, up to the next
+        heading that is not part of it or the next bold title."""
         heading = self.blocks[index]
-        assert isinstance(heading, Heading)
-        while self.stack and self.stack[-1][0] >= heading.level:
-            self.stack.pop()
+        if isinstance(heading, Heading):
+            while self.stack and self.stack[-1][0] >= heading.level:
+                self.stack.pop()
+            source, title = heading.source, heading.title
+        else:  # a bold title stands in the section it is written in
+            assert isinstance(heading, Paragraph)
+            source, title = heading.text, bold_title(heading.text) or ""
         end = index + 1
-        cited = set(self.refs.in_prose_line(heading.source))
+        cited = set(self.refs.in_prose_line(source))
         while end < len(self.blocks):
             block = self.blocks[end]
-            if isinstance(block, Heading) and not self._part_of_entry(heading, end):
+            if isinstance(block, Heading) and not (
+                    isinstance(heading, Heading) and self._part_of_entry(heading, end)):
                 break
             if isinstance(block, ListBlock) and cites_beyond(block, cited, self.refs):
                 break  # bullets with changes of their own follow the entry, not inside it
+            if isinstance(block, Paragraph) and self.bold[end] and self._titles_entry(end) and (
+                    not cited or self.refs.in_prose_line(block.text)):
+                break  # the next entry (under a title citing PRs, a part of its story)
             end += 1
         body = self._source(self.blocks[index + 1].start, self.blocks[end - 1]) \
             if end > index + 1 else ""
-        section = self.section
-        if self.lookup.area_ids(heading.title):
-            section = (*section, heading.title)  # "[Prototype] FlexAttention": its own area
-        self.drafts.append(_Draft([heading.source, body], section, title=heading.title))
+        # "[Prototype] FlexAttention" is an area of its own: its item says so (``_Draft.item``).
+        self.drafts.append(_Draft([source, body], self.section, title=title,
+                                  bold=not isinstance(heading, Heading)))
         self.lead = ""
         self.open = None
         return end
@@ -382,7 +447,7 @@ class _Walker:
 def _without_retold_cells(drafts: list[_Draft]) -> list[_Draft]:
     """A highlight table often lists the entries the notes then tell in full: keep those."""
     titles = [d.title for d in drafts if d.title]
-    if not titles:
+    if not titles or not any(d.from_table for d in drafts):
         return drafts
     told = Retold(titles)
     return [d for d in drafts if not d.from_table or not told.retells(" ".join(d.chunks))]
@@ -413,6 +478,6 @@ def parse_notes(body: str | None, *, lookup: HeadingLookup | None = None,
         if max_items is not None and len(items) >= max_items:
             omitted = 1 + sum(1 for rest in drafts if any(rest.chunks))  # counted, not built
             break
-        items.append(draft.item(refs))
+        items.append(draft.item(refs, lookup))
     return ParsedNotes(items=items, prose=[p for p in walker.prose if p], truncated=truncated,
                        unknown_headings=list(walker.unknown), omitted=omitted)

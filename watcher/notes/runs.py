@@ -48,6 +48,7 @@ _SHAPE = re.compile(
     r"|(?P<underline>=+[ \t]*$)"
     r"|(?P<delimiter_row>\|[-:| \t]*$)"
     r"|(?P<row>\|)"
+    r"|(?P<strong>\*\*[^\s*]|__[^\s_])"  # "**Title**": never a rule or a bullet, so text
     rf"|(?P<text>{_SAFE})")
 
 
@@ -59,7 +60,9 @@ def shape(line: str) -> str | None:
     if match is None or match.lastgroup == "delimiter_row":
         return None  # a delimiter row's cells must be as many as the header's: equal ones only
     kind = found = match.lastgroup or ""
-    if found == "atx":
+    if found == "strong":
+        kind = "text"
+    elif found == "atx":
         return f"#{len(match.group('atx'))}"
     if found == "bullet":
         kind = match.group("bullet")

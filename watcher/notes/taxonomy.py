@@ -17,7 +17,13 @@ from typing import Any
 
 from watcher.errors import ConfigError
 from watcher.models import KINDS, SUBSYSTEMS, top_level
-from watcher.notes.headings import TYPO_MIN_CHARS, close_key, heading_key, heading_keys
+from watcher.notes.headings import (
+    CATCH_ALL,
+    TYPO_MIN_CHARS,
+    close_key,
+    heading_key,
+    heading_keys,
+)
 from watcher.notes.prefilter import RuleIndex, any_of
 from watcher.resources import kinds_path, subsystems_path
 
@@ -162,12 +168,16 @@ class Taxonomy:
 
     def heading_area(self, section: Iterable[str]) -> str | None:
         """The top-level id of the first heading above an item that owns an area (a topic-only
-        heading such as "Dynamic Shapes" does not): the notes' own label for the item."""
+        heading such as "Dynamic Shapes" does not; a catch-all, "Miscellaneous", only when no
+        heading below it names one): the notes' own label for the item."""
+        catch_all = None
         for heading in section:
             ids = [i for i in self.area_ids(heading) if i not in self.context_only]
-            if ids:
+            if ids == [CATCH_ALL]:
+                catch_all = CATCH_ALL
+            elif ids:
                 return top_level(ids[0])
-        return None
+        return catch_all
 
     def matching_rules(self, text: str, finer_of: str | None = None) -> Iterator[TextRule]:
         """The text rules that match ``text``, in order; with ``finer_of``, only the rules of

@@ -168,6 +168,25 @@ def find_prs(text: str) -> tuple[int, ...]:
     return References().find(text)
 
 
+TITLE_CHARS = 200  # a bold paragraph longer than this is emphasised prose, not a title
+
+
+def bold_title(paragraph: str) -> str | None:
+    """``**[Beta] torch.library.triton_op**`` → ``[Beta] torch.library.triton_op``: a paragraph
+    that is one bold span and reads as a title. A lead-in (``**Example:**``) or an emphasised
+    sentence (``**Note: … removed.**``) is not one, nor ``**a** and **b**`` (two spans)."""
+    if paragraph[:8].lstrip()[:2] not in {"**", "__"}:
+        return None  # most paragraphs: asked of each one, answered from its first characters
+    text = paragraph.strip()
+    if len(text) > TITLE_CHARS + 4 or len(text) < 5:
+        return None
+    mark = text[:2]
+    inner = text[2:-2].strip() if text.endswith(mark) else ""
+    if not inner or mark in inner or inner[-1] in ".:;!?,":
+        return None
+    return inner
+
+
 def dedent(lines: list[str]) -> list[str]:
     """Lines without the indentation they share (blank lines ignored for the measure)."""
     indents = [len(line) - len(line.lstrip()) for line in lines if line.strip()]

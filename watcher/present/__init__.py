@@ -2,8 +2,9 @@
 
 ``words`` holds the shared wording (names not ids, plurals, a release's title as people say it,
 guesses marked as guesses, the order of kinds); ``plain`` renders whole events and digests as
-plain text, for the console, ``--dry-run`` previews and services that take a title and a body.
-Notifiers with a richer format (Slack) build on ``words``.
+plain text, for the console, ``--dry-run`` previews and services that take a title and a body;
+``html`` renders an event as HTML, for feeds. Notifiers with a richer format (Slack) build on
+``words``.
 """
 
 from __future__ import annotations
@@ -13,15 +14,19 @@ from typing import TYPE_CHECKING
 from watcher import lazy_exports
 
 if TYPE_CHECKING:
-    from watcher.present.plain import format_digest as format_digest
+    from watcher.present.digest_text import format_digest as format_digest
+    from watcher.present.html import event_html as event_html
+    from watcher.present.links import hyperlinks_for as hyperlinks_for
     from watcher.present.plain import format_event as format_event
     from watcher.present.words import AFFECTS_TITLE as AFFECTS_TITLE
     from watcher.present.words import CALLED_OUT as CALLED_OUT
     from watcher.present.words import CHANGE_SIGNS as CHANGE_SIGNS
+    from watcher.present.words import KIND_COUNTS as KIND_COUNTS
     from watcher.present.words import KIND_NAMES as KIND_NAMES
     from watcher.present.words import KIND_ORDER as KIND_ORDER
     from watcher.present.words import UNSURE_BELOW as UNSURE_BELOW
     from watcher.present.words import USES_SHOWN as USES_SHOWN
+    from watcher.present.words import Tally as Tally
     from watcher.present.words import breaking as breaking
     from watcher.present.words import by_change as by_change
     from watcher.present.words import by_name_note as by_name_note
@@ -30,10 +35,15 @@ if TYPE_CHECKING:
     from watcher.present.words import count_line as count_line
     from watcher.present.words import happened as happened
     from watcher.present.words import headline as headline
+    from watcher.present.words import kind_count as kind_count
+    from watcher.present.words import kinds_in_words as kinds_in_words
     from watcher.present.words import plural as plural
     from watcher.present.words import release_title as release_title
+    from watcher.present.words import renamed as renamed
     from watcher.present.words import subsystem_name as subsystem_name
     from watcher.present.words import subsystem_tag as subsystem_tag
+    from watcher.present.words import tally as tally
+    from watcher.present.words import tally_line as tally_line
     from watcher.present.words import unparsable_note as unparsable_note
     from watcher.present.words import use_place as use_place
     from watcher.present.words import uses_in_files as uses_in_files
@@ -49,17 +59,26 @@ _EXPORTS = {
     "CHANGE_SIGNS": "words",
     "changes_in_words": "words",
     "count_line": "words",
-    "format_digest": "plain",
+    "event_html": "html",
+    "format_digest": "digest_text",
     "format_event": "plain",
     "happened": "words",
     "headline": "words",
+    "hyperlinks_for": "links",
+    "KIND_COUNTS": "words",
+    "kind_count": "words",
     "KIND_NAMES": "words",
+    "kinds_in_words": "words",
     "KIND_ORDER": "words",
     "plural": "words",
     "release_title": "words",
+    "renamed": "words",
     "subsystem_name": "words",
     "subsystem_tag": "words",
-"unparsable_note": "words",
+    "Tally": "words",
+    "tally": "words",
+    "tally_line": "words",
+    "unparsable_note": "words",
     "UNSURE_BELOW": "words",
     "use_place": "words",
     "USES_SHOWN": "words",

@@ -1,19 +1,25 @@
-"""Events and digests as plain text, every item whole: what the console prints, what
-``--dry-run`` previews for any notifier, and what services with a title and a body show.
+"""Events as plain text, every item whole: what the console prints, what ``--dry-run``
+previews for any notifier, and what services with a title and a body show.
 
-Most important first: the headline, the link, the counts, BC-breaking changes, deprecations,
-security fixes, regressions and highlights, then every other item per subsystem and kind. An
-item shows as the notes wrote it (continuation lines, nested bullets, code), indented under its
-bullet; control characters from the notes are dropped, so nothing printed can drive the
-terminal.
+Most important first: the headline, the link, what a rename changed, the counts, BC-breaking
+changes, deprecations, security fixes, regressions and highlights, then every other item per
+subsystem and kind. The counts add up with the sections below them: an item listed under
+BC-breaking is counted there, not under its subsystem, and each subsystem says how many of its
+items were listed first. An item shows as the notes wrote it (continuation lines, nested
+bullets, code), indented under its bullet, its markdown links as ``#123`` (``links``); control
+characters from the notes show as visible escapes, so nothing printed can drive the terminal.
+
+The short form (``poll --short``) is the headline, the counts, the BC-breaking changes and
+deprecations by their first lines, and how many more there are with the release's address.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Iterable
+from dataclasses import dataclass
 
-from watcher.delivery import Digest
 from watcher.models import KIND_TITLES, Event, EventItem
+from watcher.present.links import show_links
 from watcher.present.words import (
     AFFECTS_TITLE,
     CALLED_OUT,
@@ -21,45 +27,85 @@ from watcher.present.words import (
     KIND_NAMES,
     KIND_ORDER,
     UNSURE_BELOW,
-    USES_SHOWN,
     breaking,
     by_change,
     by_name_note,
     by_top_subsystem,
     changes_in_words,
-    count_line,
     headline,
+    is_unsure,
     plural,
+    renamed,
     subsystem_tag,
     use_place,
     uses_summary,
 )
 from watcher.untrusted import clean_line, clean_text
 
-if TYPE_CHECKING:
-    from watcher.delivery.digest import RepoDigest
-
-SUBSYSTEMS_LISTED = 6  # a digest's subsystems per repository with their counts, then "N more"
+SHORT_KINDS = ("bc_breaking", "deprecation")  # what the short form lists, by first lines
+SHORT_SUBSYSTEMS = 5  # subsystems the short form names in its counts; the rest counted together
 
 
-def format_item(item: EventItem, indent: str, *, threshold: float = UNSURE_BELOW,
-                sign: str = "-") -> list[str]:
-    """``- [FSDP] first line`` and the rest of the item indented under it; an item that
-    touches the configured code is marked ``(affects your code)``."""
-    tag = subsystem_tag(item, threshold)
+@dataclass(frozen=True)
+class View:
+    """How items are shown: how sure a subsystem must be not to be a guess, the repository
+    PR references point to, and whether links are terminal hyperlinks (OSC 8)."""
+
+    threshold: float = UNSURE_BELOW
+    repo: str = ""
+    hyperlinks: bool = False
+
+    def text(self, markdown: str) -> str:
+        return show_links(markdown, self.repo, hyperlinks=self.hyperlinks)
+
+    def lines(self, markdown: list[str]) -> list[str]:
+        """Lines of an item, links shown as a terminal shows them except in a fenced code
+        block, where ``d[k](x)`` is code, not a link."""
+        shown, fenced = [], False
+        for line in markdown:
+            if line.lstrip().startswith(("```", "~~~")):
+                fenced = not fenced
+                shown.append(line)
+            else:
+                shown.append(line if fenced else self.text(line))
+        return shown
+
+
+def format_item(
+    item: EventItem,
+    indent: str,
+    view: View,
+    *,
+    sign: str = "-",
+    show_kind: bool = False,
+    first_line_only: bool = False,
+) -> list[str]:
+    """``- [FSDP] first line`` and the rest of the item indented under it; ``show_kind``
+    names its kind first (``~ BC-breaking: [FSDP] …``), where no heading says it; an item
+    that touches the configured code is marked ``(affects your code)``."""
+    tag = subsystem_tag(item, view.threshold)
     first, *rest = clean_text(item.text).split("\n")
+    kind = f"{KIND_NAMES.get(item.kind, item.kind)}: " if show_kind else ""
     mark = " (affects your code)" if item.touches_code else ""
-    lines = [f"{indent}{sign} " + (f"[{tag}] " if tag else "") + first + mark]
-    lines += [f"{indent}    {line}".rstrip() for line in rest]
+    lines = [f"{indent}{sign} {kind}" + (f"[{tag}] " if tag else "") + view.text(first) + mark]
+    if first_line_only:
+        return lines
+    lines += [f"{indent}    {line}".rstrip() for line in view.lines(rest)]
     if item.old_text is not None:
         was_first, *was_rest = clean_text(item.old_text).split("\n")
-        lines.append(f"{indent}    was: {was_first}")
-        lines += [f"{indent}         {line}".rstrip() for line in was_rest]
+        lines.append(f"{indent}    was: {view.text(was_first)}")
+        lines += [f"{indent}         {line}".rstrip() for line in view.lines(was_rest)]
     return lines
 
 
-def _items(items: list[EventItem], indent: str, threshold: float, *,
-           signs: bool = False) -> list[str]:
+def format_items(
+    items: Iterable[EventItem],
+    indent: str,
+    view: View,
+    *,
+    signs: bool = False,
+    show_kind: bool = False,
+) -> list[str]:
     """Items whole; a run of items under one group headed by its name, as in the notes."""
     lines: list[str] = []
     group = ""
@@ -67,36 +113,83 @@ def _items(items: list[EventItem], indent: str, threshold: float, *,
         if item.group and item.group != group:
             lines.append(f"{indent}{clean_line(item.group)}:")
         group = item.group
-        lines += format_item(item, indent + ("  " if item.group else ""), threshold=threshold,
-                             sign=CHANGE_SIGNS[item.change] if signs else "-")
+        lines += format_item(
+            item,
+            indent + ("  " if item.group else ""),
+            view,
+            sign=CHANGE_SIGNS[item.change] if signs else "-",
+            show_kind=show_kind,
+        )
     return lines
 
 
-def _edit_lines(event: Event, threshold: float) -> list[str]:
-    if not event.items:
-        return ["  title or prose edited; no item added, removed or changed"]
-    lines = [f"  {changes_in_words(event.items)}"]
-    for change, picked in by_change(event.items):
-        lines.append(f"  {change.capitalize()} ({len(picked)}):")
-        lines += _items(picked, "    ", threshold, signs=True)
+def _change_lines(items: list[EventItem], view: View, indent: str) -> list[str]:
+    """An edit's (or a promotion's) changes: in words, then per change, each naming its kind."""
+    lines = [f"{indent}{changes_in_words(items)}"]
+    for change, picked in by_change(items):
+        lines.append(f"{indent}{change.capitalize()} ({len(picked)}):")
+        lines += format_items(picked, indent + "  ", view, signs=True, show_kind=True)
     return lines
 
 
-def _by_subsystem(items: list[EventItem], threshold: float) -> list[str]:
+def sections_line(
+    items: list[EventItem], threshold: float = UNSURE_BELOW, *, subsystems: int | None = None
+) -> str:
+    """``609 changes: 45 by kind (BC-breaking 11 · …), 564 by subsystem (torch.compile 130 ·
+    …); 12 unsure``: the numbers of the sections that follow, which add up to the total.
+    ``subsystems``: how many to name before counting the rest together."""
+    called = [(kind, sum(1 for item in items if item.kind == kind)) for kind in CALLED_OUT]
+    called = [(kind, count) for kind, count in called if count]
+    rest = [item for item in items if item.kind not in CALLED_OUT]
+    by_kind = " · ".join(f"{KIND_TITLES[kind]} {count}" for kind, count in called)
+    groups = by_top_subsystem(rest)
+    named = [f"{name} {len(group)}" for name, group in groups[:subsystems]]
+    if len(named) < len(groups):
+        others = groups[len(named) :]
+        named.append(
+            f"{plural(len(others), 'more subsystem')} {sum(len(group) for _, group in others)}"
+        )
+    by_subsystem = " · ".join(named)
+    if called and rest:
+        parts = (
+            f"{sum(count for _, count in called)} by kind ({by_kind}), "
+            f"{len(rest)} by subsystem ({by_subsystem})"
+        )
+    else:
+        parts = by_kind or by_subsystem
+    unsure = sum(1 for item in items if is_unsure(item, threshold))
+    return f"{plural(len(items), 'change')}: {parts}" + (f"; {unsure} unsure" if unsure else "")
+
+
+def _by_subsystem(items: list[EventItem], view: View) -> list[str]:
+    """Every item not listed first, per subsystem and kind; each subsystem says how many of
+    its items were listed under a kind above instead."""
     lines: list[str] = []
-    for name, group in by_top_subsystem(items):
-        lines.append(f"  {name} ({plural(len(group), 'change')}):")
+    elsewhere = {
+        name: group
+        for name, group in by_top_subsystem(item for item in items if item.kind in CALLED_OUT)
+    }
+    for name, group in by_top_subsystem(item for item in items if item.kind not in CALLED_OUT):
+        moved = elsewhere.get(name, [])
+        note = ""
+        if moved:
+            kinds = ", ".join(
+                KIND_TITLES[kind] for kind in CALLED_OUT if any(item.kind == kind for item in moved)
+            )
+            note = f"; {len(moved)} more under {kinds}"
+        lines.append(f"  {name} ({plural(len(group), 'change')}{note}):")
         for kind in KIND_ORDER:
             picked = [item for item in group if item.kind == kind]
             if picked:
                 lines.append(f"    {KIND_TITLES[kind]} ({len(picked)}):")
-                lines += _items(picked, "      ", threshold)
+                lines += format_items(picked, "      ", view)
     return lines
 
 
-def affects_lines(items: list[EventItem], indent: str, *, uses_shown: int | None = None
-                  ) -> list[str]:
-    """"Affects your code (N): …" and under each BC-breaking or deprecation item that touches
+def affects_lines(
+    items: list[EventItem], indent: str, *, uses_shown: int | None = None
+) -> list[str]:
+    """ "Affects your code (N): …" and under each BC-breaking or deprecation item that touches
     the configured code, its uses as ``path:line  code`` (all of them, or ``uses_shown``)."""
     picked = breaking(items)
     if not picked:
@@ -107,94 +200,87 @@ def affects_lines(items: list[EventItem], indent: str, *, uses_shown: int | None
         lines.append(f"{indent}  - {KIND_NAMES[item.kind]}: {title}")
         uses = item.affects or []
         for use in uses[:uses_shown]:
-            lines.append(f"{indent}      {clean_line(use_place(use))}  {clean_line(use.code)}"
-                         f"{by_name_note(use)}")
+            lines.append(
+                f"{indent}      {clean_line(use_place(use))}  {clean_line(use.code)}"
+                f"{by_name_note(use)}"
+            )
         if uses_shown is not None and len(uses) > uses_shown:
             lines.append(f"{indent}      +{len(uses) - uses_shown} more")
     return lines
 
 
-def format_event(event: Event, threshold: float = UNSURE_BELOW) -> str:
+def _opening(event: Event, view: View, *, short: bool) -> list[str]:
+    """The headline, the link (the short form ends with it instead), what a rename changed,
+    what affects the configured code, and for an edit or a promotion what its notes changed."""
+    lines = [clean_line(headline(event))]
+    if not short:
+        lines.append(f"  {clean_line(event.url)}")
+    if (rename := renamed(event)) is not None:
+        lines.append(f"  {rename}")
+    lines += affects_lines(event.items, "  ", uses_shown=3 if short else None)
+    if event.event == "edited" and not event.items and rename is None:
+        lines.append("  prose edited; no item added, removed or changed")
+    if event.changes and not short:
+        lines.append("  the notes changed at promotion:")
+        lines += _change_lines(event.changes, view, "    ")
+    elif event.changes:
+        lines.append(f"  the notes changed at promotion: {changes_in_words(event.changes)}")
+    return lines
+
+
+def format_event(
+    event: Event, threshold: float = UNSURE_BELOW, *, short: bool = False, hyperlinks: bool = False
+) -> str:
     """The headline, the link, what affects the configured code, the counts, the called-out
-    kinds, then every other item."""
-    lines = [clean_line(headline(event)), f"  {clean_line(event.url)}"]
-    lines += affects_lines(event.items, "  ")
+    kinds, then every other item. ``short``: the terminal's summary (``poll --short``);
+    ``hyperlinks``: links as OSC 8 hyperlinks, for a terminal."""
+    view = View(threshold, event.repo, hyperlinks)
+    lines = _opening(event, view, short=short)
+    if short:
+        return "\n".join(lines + _short_rest(event, view))
     if event.event == "edited":
-        return "\n".join(lines + _edit_lines(event, threshold))
+        if event.items:
+            lines += _change_lines(event.items, view, "  ")
+        return "\n".join(lines)
     if not event.items:
         return "\n".join(lines)
-    lines.append(f"  {count_line(event.items, threshold)}")
-    rest = [item for item in event.items if item.kind not in CALLED_OUT]
+    lines.append(f"  {sections_line(event.items, threshold)}")
     for kind in CALLED_OUT:
         picked = [item for item in event.items if item.kind == kind]
         if picked:
             lines.append(f"  {KIND_TITLES[kind]} ({len(picked)}):")
-            lines += _items(picked, "    ", threshold)
-    return "\n".join(lines + _by_subsystem(rest, threshold))
+            lines += format_items(picked, "    ", view)
+    return "\n".join(lines + _by_subsystem(event.items, view))
 
 
-def format_digest(digest: Digest, threshold: float = UNSURE_BELOW) -> str:
-    """Per repository: what affects the configured code, its first releases (then where the
-    rest are), its changes per subsystem, and under them the most important items whole, at
-    most the digest's item cap in all; what is left is counted, with where to read it."""
-    period = f"{digest.period_start:%Y-%m-%d} to {digest.period_end:%Y-%m-%d}"
-    lines = [f"Digest for {clean_line(digest.notifier)}: {period}"]
-    if digest.empty:
-        return "\n".join([*lines, "  nothing new in this period"])
-    lines.append(f"  {plural(digest.event_count, 'release event')}, "
-                 f"{plural(digest.changes, 'change')}"
-                 + (f"; the {digest.shown} most important shown whole" if digest.more_items
-                    else ""))
-    for repo in digest.repos:
-        lines.append(f"  {clean_line(repo.repo)}")
-        lines += _digest_affects(repo, "    ")
-        for release in repo.releases:
-            lines.append(f"    {clean_line(release.title)} {release.what}  "
-                         f"{clean_line(release.url)}")
-        if repo.more_releases:
-            page = f": {clean_line(repo.releases_page)}" if repo.releases_page else ""
-            lines.append(f"    …and {plural(repo.more_releases, 'more release event')}{page}")
-        lines += _digest_subsystems(repo, threshold)
-        if repo.more_items:
-            lines.append(f"    …{plural(repo.more_items, 'more change')}: see the release "
-                         f"notes: {', '.join(_release_urls(repo))}")
-    return "\n".join(lines)
-
-
-def _digest_affects(repo: RepoDigest, indent: str) -> list[str]:
-    """"Affects your code", counted over the whole queue; the items as ``affects_lines``."""
-    tally = repo.affects
-    if not tally.count:
-        return []
-    lines = affects_lines(tally.items, indent, uses_shown=USES_SHOWN)
-    lines[0] = f"{indent}{AFFECTS_TITLE} ({tally.summary}):"
-    if tally.count > len(tally.items):
-        lines.append(f"{indent}  …and {tally.count - len(tally.items)} more")
-    return lines
-
-
-def _digest_subsystems(repo: RepoDigest, threshold: float) -> list[str]:
-    """The subsystems with shown items, and the largest others, each with its counts."""
-    shown = {group.subsystem: items for group, items in repo.shown_by_subsystem()}
-    groups = repo.by_subsystem()
-    listed = [group for rank, group in enumerate(groups)
-              if rank < SUBSYSTEMS_LISTED or group.subsystem in shown]
+def _short_rest(event: Event, view: View) -> list[str]:
+    """The counts (or an edit's changes in words), the BC-breaking changes and deprecations
+    by their first lines, then how many more and where to read them."""
+    items = event.items
+    edited = event.event == "edited"
     lines: list[str] = []
-    for group in listed:
-        kinds = ", ".join(f"{count} {KIND_TITLES.get(kind, kind).lower()}"
-                          for kind, count in group.by_kind.most_common())
-        lines.append(f"    {group.name}: {plural(group.count, 'change')} ({kinds})")
-        lines += _items(shown.get(group.subsystem, []), "      ", threshold)
-    named = {group.subsystem for group in listed}
-    others = [group for group in groups if group.subsystem not in named]
-    if others:
-        lines.append(f"    …and {plural(len(others), 'more subsystem')} "
-                     f"({plural(sum(g.count for g in others), 'change')})")
+    if items:
+        counts = (
+            changes_in_words(items)
+            if edited
+            else sections_line(items, view.threshold, subsystems=SHORT_SUBSYSTEMS)
+        )
+        lines.append(f"  {counts}")
+    shown = 0
+    for kind in SHORT_KINDS:
+        picked = [item for item in items if item.kind == kind]
+        if picked:
+            lines.append(f"  {KIND_TITLES[kind]} ({len(picked)}):")
+            for item in picked:
+                lines += format_item(
+                    item,
+                    "    ",
+                    view,
+                    first_line_only=True,
+                    sign=CHANGE_SIGNS[item.change] if edited else "-",
+                )
+            shown += len(picked)
+    url = clean_line(event.url)
+    more = len(items) - shown
+    lines.append(f"  {plural(more, 'more change')}: {url}" if more else f"  {url}")
     return lines
-
-
-def _release_urls(repo: RepoDigest) -> list[str]:
-    urls = [clean_line(release.url) for release in repo.releases]
-    if repo.more_releases and repo.releases_page:
-        urls.append(clean_line(repo.releases_page))
-    return urls

@@ -19,15 +19,28 @@ from watcher.untrusted import clean_line
 
 UNSURE_BELOW = 0.5  # default ``min_confidence``: a subsystem guessed below this is marked "?"
 CALLED_OUT = ("bc_breaking", "deprecation", "security", "regression", "highlight")
-KIND_ORDER = (*CALLED_OUT, "new_feature", "improvement", "performance", "bug_fix", "docs",
-              "developers", "other")  # most important first, wherever kinds are listed
+KIND_ORDER = (
+    *CALLED_OUT,
+    "new_feature",
+    "improvement",
+    "performance",
+    "bug_fix",
+    "docs",
+    "developers",
+    "other",
+)  # most important first, wherever kinds are listed
 PROJECTS = {"pytorch/pytorch": "PyTorch", "pytorch/xla": "PyTorch/XLA"}
-VERBS = {"published": "released", "edited": "release notes edited",
-         "released": "is now a full release", "deleted": "release deleted"}
+VERBS = {
+    "published": "released",
+    "edited": "release notes edited",
+    "released": "is now a full release",
+    "deleted": "release deleted",
+}
 CHANGE_ORDER: tuple[ChangeType, ...] = ("added", "changed", "removed")  # how an edit lists them
 CHANGE_SIGNS: dict[str, str] = {"added": "+", "removed": "-", "changed": "~"}
-_RELEASE_WORDS = re.compile(r"\s*[-:\u2013]?\s*\b(?:release notes|release|notes)\s*$",
-                            re.IGNORECASE)
+_RELEASE_WORDS = re.compile(
+    r"\s*[-:\u2013]?\s*\b(?:release notes|release|notes)\s*$", re.IGNORECASE
+)
 
 
 @cache
@@ -56,8 +69,9 @@ def is_unsure(item: EventItem, threshold: float = UNSURE_BELOW) -> bool:
     return item.confidence is not None and item.confidence < threshold
 
 
-def subsystem_tag(item: EventItem, threshold: float = UNSURE_BELOW, *,
-                  finer_only: bool = False) -> str:
+def subsystem_tag(
+    item: EventItem, threshold: float = UNSURE_BELOW, *, finer_only: bool = False
+) -> str:
     """The name a reader sees next to an item: ``FSDP``, or ``torch.compile?`` for a guess."""
     name = "" if finer_only and "/" not in item.subsystem else subsystem_name(item.subsystem)
     if is_unsure(item, threshold):
@@ -101,48 +115,84 @@ def by_top_subsystem(items: Iterable[EventItem]) -> list[tuple[str, list[EventIt
 def by_change(items: Iterable[EventItem]) -> list[tuple[ChangeType, list[EventItem]]]:
     """An edit's items per change, in ``CHANGE_ORDER``; changes with no item left out."""
     listed = list(items)
-    picked = [(change, [item for item in listed if item.change == change])
-              for change in CHANGE_ORDER]
+    picked = [
+        (change, [item for item in listed if item.change == change]) for change in CHANGE_ORDER
+    ]
     return [(change, members) for change, members in picked if members]
 
 
-def changes_in_words(items: Iterable[EventItem],
-                     show_name: Callable[[str], str] = lambda name: name) -> str:
+def changes_in_words(
+    items: Iterable[EventItem], show_name: Callable[[str], str] = lambda name: name
+) -> str:
     """``2 changed in Distributed, 1 added in torch.compile``, the most first; ``show_name``
     escapes the names for where they are shown."""
     counts = Counter((item.change, top_name(item.subsystem)) for item in items)
-    return ", ".join(f"{count} {change} in {show_name(name)}"
-                     for (change, name), count in counts.most_common())
+    return ", ".join(
+        f"{count} {change} in {show_name(name)}" for (change, name), count in counts.most_common()
+    )
 
 
-def focus(items: Sequence[EventItem]) -> str | None:
+# How the items of a release count, per (subsystem, kind, whether the subsystem is a guess):
+# what a count line needs, small enough to remember beside a message and update with an edit.
+Tally = Counter[tuple[str, str, bool]]
+
+
+def tally(items: Iterable[EventItem], threshold: float = UNSURE_BELOW) -> Tally:
+    return Counter((item.subsystem, item.kind, is_unsure(item, threshold)) for item in items)
+
+
+def focus(subsystems: Iterable[str]) -> str | None:
     """The one top-level subsystem all items share (a channel filtered to it), if any."""
-    tops = {top_level(item.subsystem) for item in items}
+    tops = {top_level(subsystem) for subsystem in subsystems}
     return tops.pop() if len(tops) == 1 else None
 
 
-def breakdown(items: Iterable[EventItem]) -> list[tuple[str, int]]:
+def breakdown(counts: Tally) -> list[tuple[str, int]]:
     """Counts per subsystem, most first: by top-level name, or, when every item is of one
     subsystem, by its finer names (FSDP, c10d, DTensor), since "Distributed 87" says nothing
     to a channel that only gets distributed news."""
-    listed = list(items)
-    shared = focus(listed)
-    if shared is None:
-        counts = Counter(top_name(item.subsystem) for item in listed)
-    else:
-        general = f"{subsystem_name(shared)} (general)"
-        counts = Counter(subsystem_name(item.subsystem) if "/" in item.subsystem else general
-                         for item in listed)
-    return sorted(counts.items(), key=lambda pair: (-pair[1], pair[0]))
+    live = {key: count for key, count in counts.items() if count > 0}
+    shared = focus(subsystem for subsystem, _, _ in live)
+    by_name: Counter[str] = Counter()
+    for (subsystem, _, _), count in live.items():
+        if shared is None:
+            by_name[top_name(subsystem)] += count
+        elif "/" in subsystem:
+            by_name[subsystem_name(subsystem)] += count
+        else:
+            by_name[f"{subsystem_name(shared)} (general)"] += count
+    return sorted(by_name.items(), key=lambda pair: (-pair[1], pair[0]))
+
+
+def tally_line(counts: Tally) -> str:
+    """``87 changes: FSDP 12 · c10d 30 · … · 3 unsure``."""
+    parts = [f"{name} {count}" for name, count in breakdown(counts)]
+    unsure = sum(count for (_, _, guess), count in counts.items() if guess and count > 0)
+    if unsure:
+        parts.append(f"{unsure} unsure")
+    total = sum(count for count in counts.values() if count > 0)
+    if not total:
+        return "no change left in the notes"  # every item removed by edits since
+    return f"{plural(total, 'change')}: {' · '.join(parts)}"
 
 
 def count_line(items: Sequence[EventItem], threshold: float = UNSURE_BELOW) -> str:
     """``87 changes: FSDP 12 · c10d 30 · … · 3 unsure``."""
-    parts = [f"{name} {count}" for name, count in breakdown(items)]
-    unsure = sum(1 for item in items if is_unsure(item, threshold))
-    if unsure:
-        parts.append(f"{unsure} unsure")
-    return f"{plural(len(items), 'change')}: {' · '.join(parts)}"
+    return tally_line(tally(items, threshold))
+
+
+def renamed(event: Event) -> str | None:
+    """``name “PyTorch 2.9 RC1” → “PyTorch 2.9”, tag v2.9.0-rc1 → v2.9.0``: what a rename or
+    re-tag changed, or None when the event changed neither."""
+    was = event.previous
+    if was is None:
+        return None
+    parts = []
+    if was.name != event.name:
+        parts.append(f"name “{clean_line(was.name or '')}” → “{clean_line(event.name or '')}”")
+    if was.tag != event.tag:
+        parts.append(f"tag {clean_line(was.tag)} → {clean_line(event.tag)}")
+    return ", ".join(parts) or None
 
 
 # ---- the impact analysis: "Affects your code", first in every notifier ----
@@ -150,20 +200,58 @@ AFFECTS_TITLE = "Affects your code"
 USES_SHOWN = 3  # uses listed under an item before "+N more", in Slack and digests
 
 
+KIND_COUNTS: dict[str, tuple[str, str]] = {
+    "highlight": ("highlight", "highlights"),
+    "bc_breaking": ("BC-breaking change", "BC-breaking changes"),
+    "deprecation": ("deprecation", "deprecations"),
+    "new_feature": ("new feature", "new features"),
+    "improvement": ("improvement", "improvements"),
+    "bug_fix": ("bug fix", "bug fixes"),
+    "performance": ("performance change", "performance changes"),
+    "docs": ("documentation change", "documentation changes"),
+    "developers": ("change for developers", "changes for developers"),
+    "security": ("security fix", "security fixes"),
+    "regression": ("regression", "regressions"),
+    "other": ("other change", "other changes"),
+}  # a count of one kind, as a reader says it: "1 deprecation", "2 BC-breaking changes"
+
+
+def kind_count(count: int, kind: str) -> str:
+    """``1 deprecation``, ``11 BC-breaking changes``: never "1 deprecations" nor a kind's
+    heading lowercased ("1 bc-breaking")."""
+    singular, many = KIND_COUNTS.get(kind, (f"{kind} change", f"{kind} changes"))
+    return plural(count, singular, many)
+
+
+def kinds_in_words(counts: Iterable[tuple[str, int]]) -> str:
+    """``11 BC-breaking changes, 1 deprecation``: counts per kind, as given, none left out."""
+    return ", ".join(kind_count(count, kind) for kind, count in counts if count)
+
+
 KIND_NAMES: dict[str, str] = {
-    "highlight": "Highlight", "bc_breaking": "BC-breaking", "deprecation": "Deprecation",
-    "new_feature": "New feature", "improvement": "Improvement", "bug_fix": "Bug fix",
-    "performance": "Performance", "docs": "Documentation", "developers": "Developers",
-    "security": "Security", "regression": "Regression", "other": "Other",
+    "highlight": "Highlight",
+    "bc_breaking": "BC-breaking",
+    "deprecation": "Deprecation",
+    "new_feature": "New feature",
+    "improvement": "Improvement",
+    "bug_fix": "Bug fix",
+    "performance": "Performance",
+    "docs": "Documentation",
+    "developers": "Developers",
+    "security": "Security",
+    "regression": "Regression",
+    "other": "Other",
 }  # one item's kind, as a reader says it ("Deprecation: …"); KIND_TITLES head sections
 
 
 def unparsable_note(count: int, paths: Sequence[str], shown: int = 5) -> str:
     """``2 do not parse and were skipped: a.py, b.py and 3 more``."""
     more = count - shown
-    return (f"{count} {'does' if count == 1 else 'do'} not parse and "
-            f"{'was' if count == 1 else 'were'} skipped: {', '.join(paths[:shown])}"
-            + (f" and {more} more" if more > 0 else ""))
+    return (
+        f"{count} {'does' if count == 1 else 'do'} not parse and "
+        f"{'was' if count == 1 else 'were'} skipped: {', '.join(paths[:shown])}"
+        + (f" and {more} more" if more > 0 else "")
+    )
 
 
 def breaking(items: Iterable[EventItem]) -> list[EventItem]:

@@ -5,7 +5,8 @@ in one ledger, and diskcache keys for what is a cache); ``storedir`` says what i
 ``store.path`` before anything opens it; ``db`` is the SQLite connection and its transactions;
 ``schema`` creates the ledger's tables and runs the upgrades (``migrate_v1``, ``migrate_v2``);
 ``cachekeys`` and ``cacherows`` are diskcache's keys and rows; ``records`` the values it keeps;
-``locks`` the cross-process locks on the directory.
+``locks`` the cross-process locks on the directory; ``digests``, ``pace`` and ``subscriptions``
+are parts of ``Store`` (digest queues, the shared pacing window, channels' Slack subscriptions).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ if TYPE_CHECKING:
     from watcher.store.db import Database as Database
     from watcher.store.locks import FileLock as FileLock
     from watcher.store.locks import daemon_lock as daemon_lock
+    from watcher.store.locks import running_daemon as running_daemon
     from watcher.store.locks import writer_lock as writer_lock
     from watcher.store.records import Delivery as Delivery
     from watcher.store.records import DigestDelivery as DigestDelivery
@@ -31,6 +33,8 @@ if TYPE_CHECKING:
     from watcher.store.storedir import inspect as inspect
     from watcher.store.storedir import refuse_lost as refuse_lost
     from watcher.store.storedir import set_aside as set_aside
+    from watcher.store.subscriptions import NOTIFIER_PREFIX as NOTIFIER_PREFIX
+    from watcher.store.subscriptions import Subscription as Subscription
 
 _EXPORTS = {
     "check_usable": "storedir",
@@ -41,13 +45,16 @@ _EXPORTS = {
     "DigestDelivery": "records",
     "FileLock": "locks",
     "inspect": "storedir",
+    "NOTIFIER_PREFIX": "subscriptions",
     "refuse_lost": "storedir",
     "ReleaseRecord": "records",
     "RepoState": "records",
+    "running_daemon": "locks",
     "SCHEMA_VERSION": "schema",
     "set_aside": "storedir",
     "Shape": "storedir",
     "Store": "store",
+    "Subscription": "subscriptions",
     "writer_lock": "locks",
 }
 __all__ = sorted(_EXPORTS)

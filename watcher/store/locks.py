@@ -2,7 +2,8 @@
 process dies (even by SIGKILL): no stale lock survives a crash.
 
 * ``daemon.lock`` is held by a running daemon for its whole life: a second daemon on the same
-  store refuses to start.
+  store refuses to start, and ``status`` tells a running daemon from one that is gone
+  (``running_daemon``).
 * ``writer.lock`` is held for each poll, delivery run or digest, by the daemon's jobs and by
   commands run by hand, so a manual ``poll`` beside the daemon waits its turn instead of
   polling (and posting) the same change at the same time.
@@ -56,6 +57,53 @@ class FileLock:
             fcntl.flock(self._fd, fcntl.LOCK_UN)
             os.close(self._fd)
             self._fd = None
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)  # signal 0: only asks whether the process exists
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # it exists, run by another user
+    return True
+
+
+def _locked(path: Path) -> bool | None:
+    """Whether someone holds the flock on ``path``; None when it cannot be told. Opened for
+    reading only, so it works on a read-only store."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except OSError as error:
+        return True if error.errno in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK) else None
+    else:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return False
+    finally:
+        os.close(fd)
+
+
+def running_daemon(store_path: Path, recorded: int | None = None) -> int | None:
+    """The pid of the daemon running on this store, or None: the pid in ``daemon.lock`` (else
+    ``recorded``, what the daemon last wrote to the store) must be a live process that still
+    holds the lock, which the kernel drops however the daemon ended. The lock is only looked
+    at once the pid is alive (a pid reused by another program), never while a daemon that
+    died is being replaced, so the look cannot get in the way of a daemon starting."""
+    lock = store_path / "daemon.lock"
+    try:
+        text = lock.read_text().strip()
+    except OSError:
+        text = ""
+    pid = int(text) if text.isdigit() else recorded
+    if pid is None or pid <= 0 or not _alive(pid):
+        return None
+    return None if _locked(lock) is False else pid
 
 
 def daemon_lock(store_path: Path) -> FileLock:

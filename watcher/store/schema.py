@@ -12,8 +12,8 @@ Schema 1 kept everything as diskcache keys, the outbox and digest queues as sing
 rewritten on every event. Schema 2 moved everything into tables and dropped diskcache's.
 Both are upgraded on open, each in one transaction (``watcher/store/migrate_v1.py``,
 ``watcher/store/migrate_v2.py``). Tables added since schema 3 came out (``ADDITIONS``: the
-shared pacing window) are created by every writable open that misses them, in the same
-transaction, without a version of their own.
+shared pacing window, the Slack subscriptions) are created by every writable open that misses
+them, in the same transaction, without a version of their own.
 """
 
 from __future__ import annotations
@@ -57,14 +57,18 @@ LEDGER = frozenset(re.findall(r"CREATE TABLE (\w+)", TABLES))  # schema 2 has th
 # indexes up to date whoever writes). rw_pace is the pacing window shared by every process on
 # the store (nothing in it outlives a minute); the outbox's indexes let ``status`` count
 # deliveries per notifier and find the failing ones without reading every queued record (a
-# store without them is read by scans). Neither a damaged ledger nor a bare file is judged by
-# these tables.
+# store without them is read by scans); rw_subscription holds the channels' Slack
+# subscriptions (``watcher/store/subscriptions.py``). Neither a damaged ledger nor a bare file
+# is judged by these tables.
 ADDITIONS = """
 CREATE TABLE IF NOT EXISTS rw_pace (key TEXT NOT NULL, at REAL NOT NULL);
 CREATE INDEX IF NOT EXISTS rw_pace_order ON rw_pace (key, at);
 CREATE INDEX IF NOT EXISTS rw_delivery_notifier ON rw_delivery (notifier, seq);
 CREATE INDEX IF NOT EXISTS rw_delivery_failing ON rw_delivery (seq)
     WHERE json_extract(record, '$.attempts') > 0;
+CREATE TABLE IF NOT EXISTS rw_subscription (id INTEGER PRIMARY KEY AUTOINCREMENT,
+                                            channel TEXT NOT NULL, record TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS rw_subscription_channel ON rw_subscription (channel, id);
 """
 ADDED = frozenset(re.findall(r"CREATE TABLE IF NOT EXISTS (\w+)", ADDITIONS))
 DISKCACHE = frozenset({"Settings", "Cache"})

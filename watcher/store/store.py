@@ -24,6 +24,7 @@ In tables (schema 3, ``schema.py``; values are JSON so a future version can read
   rw_org            an organisation's repo list, when refreshed, its ETags (``status`` reads it)
   rw_pace           the send times of the last minute's GitHub requests, from every process on
                     this store (``watcher/github/pacing.py``); created by any schema-3 open
+  rw_subscription   channels' Slack subscriptions (``subscriptions.py``); likewise
 
 Adding an event is a few row inserts and sending one a row delete, whatever is stored; queues
 are read in order without being rewritten; ``status`` reads per repo, counts the outbox per
@@ -55,12 +56,13 @@ from watcher.store.pace import PaceLedger
 from watcher.store.records import Delivery, DigestDelivery, ReleaseRecord, RepoState, delivery_id
 from watcher.store.schema import SCHEMA_VERSION
 from watcher.store.storedir import open_database
+from watcher.store.subscriptions import SubscriptionLedger
 
 __all__ = ["SCHEMA_VERSION", "Delivery", "DigestDelivery", "ReleaseRecord", "RepoState",
            "Store", "delivery_id"]
 
 
-class Store(DigestLedger, PaceLedger):
+class Store(DigestLedger, PaceLedger, SubscriptionLedger):
     def __init__(self, db: Database, keys: CacheKeys | None = None) -> None:
         self.db = db
         self.keys = keys  # None: read-only, the ledger alone

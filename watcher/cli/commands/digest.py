@@ -2,26 +2,38 @@
 
 from __future__ import annotations
 
-from watcher.app import Dependencies, build_notifiers
+from collections.abc import Mapping
+
+from handlers.base import Notifier
+from watcher.app import Dependencies, build_notifiers, subscribed_notifiers
 from watcher.config import Config
 from watcher.delivery import send_digests
 from watcher.errors import ConfigError
-from watcher.store import Shape, Store, check_usable, writer_lock
+from watcher.store import NOTIFIER_PREFIX, Shape, Store, check_usable, writer_lock
+
+
+def _require(notifier: str | None, notifiers: Mapping[str, Notifier]) -> None:
+    digest_names = [name for name, n in notifiers.items() if n.config.mode == "digest"]
+    if notifier is not None and notifier not in digest_names:
+        known = ", ".join(digest_names) or "none (set mode = 'digest')"
+        raise ConfigError(f"no digest notifier named {notifier!r}; digest notifiers: {known}")
 
 
 def run_digest(config: Config, deps: Dependencies, *, notifier: str | None,
                dry_run: bool) -> int:
     notifiers = build_notifiers(config, deps)
-    digest_names = [name for name, n in notifiers.items() if n.config.mode == "digest"]
-    if notifier is not None and notifier not in digest_names:
-        known = ", ".join(digest_names) or "none (set mode = 'digest')"
-        raise ConfigError(f"no digest notifier named {notifier!r}; digest notifiers: {known}")
+    if notifier is None or not notifier.startswith(NOTIFIER_PREFIX):
+        _require(notifier, notifiers)  # before the store: a typo costs nothing
     path = config.store_path()
     if check_usable(path).shape is Shape.ABSENT:
+        _require(notifier, notifiers)
         deps.stdout.write("no store yet: nothing has been polled, no digest to send\n")
         return 0
     store = Store.open(path)
     try:
+        # Channels' /release-watch subscriptions with --digest are digest notifiers too.
+        notifiers |= subscribed_notifiers(config, deps, store, notifiers)
+        _require(notifier, notifiers)
         with writer_lock(path, wait=config.poll.lock_wait, sleep=deps.sleep):
             report = send_digests(store, notifiers, deps.clock(), only=notifier,
                                   dry_run=dry_run)

@@ -47,7 +47,7 @@ def run_classify(config: Config, out: IO[str], path: str, *, repo: str | None, f
                        "(poll.max_body_chars)", path, f"{len(body):,}",
                        f"{config.poll.max_body_chars:,}")
     classifier = Classifier(taxonomy)
-    decisions = [classifier.explain(item) for item in notes.items]
+    decisions = [classifier.explain(item, repo=repo) for item in notes.items]
     if fmt == "json":
         items = []
         for decision in decisions:
@@ -89,5 +89,5 @@ def run_diff(config: Config, out: IO[str], old_path: str, new_path: str, *, fmt:
         out.write(f"{CHANGE_SIGNS[item.change]} [{item.subsystem}] {first}\n")
         if item.old_text is not None:
             out.write(f"    was: {item.old_text.split(chr(10), 1)[0]}\n")
-    out.write(f"\n{len(items)} items changed\n" if items else "no item changed\n")
+    out.write(f"\n{plural(len(items), 'item')} changed\n" if items else "no item changed\n")
     return len(items)

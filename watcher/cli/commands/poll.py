@@ -14,13 +14,20 @@ from watcher.delivery import deliver_pending, route
 from watcher.models import Event
 from watcher.poller import RepoOutcome
 from watcher.store import Shape, check_usable, writer_lock
+from watcher.untrusted import clean_line
 
 logger = logging.getLogger(__name__)
 
 
-def run_poll(config: Config, deps: Dependencies, repo_names: list[str], *, dry_run: bool) -> int:
+def run_poll(config: Config, deps: Dependencies, repo_names: list[str], *, dry_run: bool,
+             short: bool = False) -> int:
+    """``short``: console notifiers print each event short (``poll --short``)."""
+    if short:
+        config = config.model_copy(update={"notifiers": [
+            {**raw, "short": True} if raw.get("type") == "console" else raw
+            for raw in config.notifiers]})
     if dry_run:
-        return _dry_run(config, deps, repo_names)
+        return _dry_run(config, deps, repo_names, short=short)
     notifiers = build_notifiers(config, deps)
     runtime = build_runtime(config, deps)
     try:
@@ -28,9 +35,12 @@ def run_poll(config: Config, deps: Dependencies, repo_names: list[str], *, dry_r
         # the same change is never polled and posted twice.
         with writer_lock(config.store_path(), wait=config.poll.lock_wait, sleep=deps.sleep,
                          on_wait=lambda why: logger.warning("%s", why)):
+            notifiers = runtime.with_subscriptions(notifiers, deps)  # channels' /release-watch
             repos, org_failures = runtime.poller.watched(repo_names)
             report = runtime.poller.poll(repos)
             delivery = deliver_pending(runtime.store, notifiers)
+            _say(deps.stdout, [baseline_line(outcome) for outcome in report.outcomes
+                               if outcome.baseline is not None])
     finally:
         for notifier in notifiers.values():
             notifier.close()
@@ -40,10 +50,31 @@ def run_poll(config: Config, deps: Dependencies, repo_names: list[str], *, dry_r
     return 1 if report.failed or delivery.failed or org_failures else 0
 
 
-def _dry_run(config: Config, deps: Dependencies, repo_names: list[str]) -> int:
+def baseline_line(outcome: RepoOutcome, *, dry_run: bool = False) -> str:
+    """A repo's first poll records its releases as history, silently: one line says so."""
+    from watcher.present import plural
+
+    count = plural(outcome.baseline or 0, "release")
+    return (f"baseline: {count} {'would be ' if dry_run else ''}recorded for "
+            f"{clean_line(outcome.repo)}")
+
+
+def _say(out: IO[str], lines: list[str]) -> None:
+    """Lines for the reader; one who stopped reading (``poll | head``) misses them, and the
+    poll's deliveries still go out."""
+    try:
+        for line in lines:
+            out.write(line + "\n")
+        out.flush()
+    except BrokenPipeError:
+        pass
+
+
+def _dry_run(config: Config, deps: Dependencies, repo_names: list[str], *,
+             short: bool = False) -> int:
     """Poll against the real store without writing to it; a missing store is a first run in a
     throw-away directory, so the dry run shows what the first real poll would announce."""
-    from watcher.present import format_event
+    from watcher.present import format_event, hyperlinks_for, plural
 
     store_path = config.store_path()
     with tempfile.TemporaryDirectory(prefix="release-watch-dry-") as scratch:
@@ -51,22 +82,27 @@ def _dry_run(config: Config, deps: Dependencies, repo_names: list[str]) -> int:
             config = config.model_copy(update={"store": config.store.model_copy(
                 update={"path": str(Path(scratch) / "store")})})
         runtime = build_runtime(config, deps)
-        notifiers = build_notifiers(config, deps)
+        notifiers = runtime.with_subscriptions(build_notifiers(config, deps), deps)
         try:
             repos, org_failures = runtime.poller.watched(repo_names, dry_run=True)
             out = deps.stdout
 
-            def show(_: RepoOutcome, events: list[Event]) -> None:
+            links = hyperlinks_for(out)
+
+            def show(outcome: RepoOutcome, events: list[Event]) -> None:
+                if outcome.baseline is not None:
+                    out.write(baseline_line(outcome, dry_run=True) + "\n")
                 for event in events:
                     recipients = runtime.poller.recipients(event)
-                    out.write(format_event(event) + "\n")
+                    out.write(format_event(event, short=short, hyperlinks=links) + "\n")
                     out.write(f"  would go to: {', '.join(recipients) or 'no notifier'}\n\n")
                     for name in recipients:
                         _preview(notifiers[name], event, out)
 
             report = runtime.poller.poll(repos, dry_run=True, on_events=show)
             unchanged = sum(1 for outcome in report.outcomes if outcome.not_modified)
-            out.write(f"dry run: {len(repos)} repos, {report.event_count} events, "
+            out.write(f"dry run: {plural(len(repos), 'repo')}, "
+                      f"{plural(report.event_count, 'event')}, "
                       f"{unchanged} unchanged, {len(report.failed)} failed; nothing sent or "
                       "recorded\n")
         finally:

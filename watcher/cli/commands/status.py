@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from watcher.config import format_duration
 from watcher.logs import RedactSecrets
-from watcher.store import Shape, Store, check_usable
+from watcher.store import Shape, Store, check_usable, running_daemon
 from watcher.untrusted import clean_line
 
 if TYPE_CHECKING:
@@ -61,24 +62,57 @@ def collect(config: Config, store: Store) -> dict[str, Any]:
                             "error": digest.last_error, "permanent": digest.permanent_failure})
     return {"store": str(config.store_path()), "repos": repos, "daemon": store.daemon_state(),
             "rate_limit": rate_limit, "digest_queues": digests,
+            "subscriptions": _subscriptions(config, store),
             "pending_deliveries": sum(by_notifier.values()), "pending_by_notifier": by_notifier,
             "oldest_undelivered": oldest, "failing_deliveries": failing}
 
 
+def _subscriptions(config: Config, store: Store) -> list[dict[str, Any]]:
+    """The channels' ``/release-watch`` subscriptions: notifiers the config does not name."""
+    subscriptions = store.subscriptions()
+    if not subscriptions:
+        return []
+    from watcher.subscribe import subscription_rows
+
+    watched = [repo.name for repo in config.repos] + [f"every repository of {org.name}"
+                                                      for org in config.orgs]
+    return subscription_rows(subscriptions, watched)
+
+
 def health(data: dict[str, Any], config: Config, now: datetime) -> tuple[bool, str]:
     """Healthy when polls succeed and what they found reaches people: a probe must go red when
-    Slack has been refusing every message, not only when GitHub is unreachable."""
-    successes = [r["last_success"] for r in data["repos"] if r["last_success"] is not None]
-    if not successes:
-        return False, "no successful poll yet"
-    latest = max(successes)
-    limit = timedelta(seconds=STALE_INTERVALS * config.poll.interval)
-    if now - latest > limit:
-        return False, f"last successful poll {_ago(latest, now)} is older than {_span(limit)}"
-    problems = _delivery_problems(data, config, now)
+    Slack has been refusing every message, not only when GitHub is unreachable, and when one
+    repo fails every poll (a typo'd or renamed one answers 404 for ever) while the others keep
+    the last success fresh."""
+    problems = _poll_problems(data, config, now) + _delivery_problems(data, config, now)
     if problems:
         return False, "; ".join(problems)
+    latest = max(r["last_success"] for r in data["repos"] if r["last_success"] is not None)
     return True, f"last successful poll {_ago(latest, now)}"
+
+
+def failing_repos(data: dict[str, Any], config: Config) -> list[dict[str, Any]]:
+    """The watched repos that failed ``poll.max_failed_polls`` polls in a row, and why."""
+    limit = config.poll.max_failed_polls
+    return [{"repo": r["repo"], "consecutive_failures": r["consecutive_failures"],
+             "last_error": r["last_error"]}
+            for r in data["repos"] if r["watched"] and r["consecutive_failures"] >= limit]
+
+
+def _poll_problems(data: dict[str, Any], config: Config, now: datetime) -> list[str]:
+    problems = []
+    successes = [r["last_success"] for r in data["repos"] if r["last_success"] is not None]
+    limit = timedelta(seconds=STALE_INTERVALS * config.poll.interval)
+    if not successes:
+        problems.append("no successful poll yet")
+    elif now - max(successes) > limit:
+        problems.append(f"last successful poll {_ago(max(successes), now)} is older than "
+                        f"{_span(limit)}")
+    for repo in failing_repos(data, config):
+        why = str(repo["last_error"] or "no error recorded").removeprefix(f"{repo['repo']}: ")
+        problems.append(f"{repo['repo']} failed {repo['consecutive_failures']} polls in a row "
+                        f"(poll.max_failed_polls = {config.poll.max_failed_polls}): {why}")
+    return problems
 
 
 def _delivery_problems(data: dict[str, Any], config: Config, now: datetime) -> list[str]:
@@ -98,14 +132,19 @@ def _span(limit: timedelta) -> str:
     return format_duration(limit.total_seconds())
 
 
-def run_status(config: Config, deps: Dependencies, *, as_json: bool, check: bool) -> int:
+def status_report(config: Config, deps: Dependencies, now: datetime,
+                  store: Store | None = None) -> dict[str, Any]:
+    """What ``status`` shows, with the judgement ``--check`` exits by (``healthy``, and
+    ``health`` saying why): the daemon's ``/readyz`` answers from this same function.
+    ``store``: one already open (the daemon's); else it is opened read-only, as a probe must."""
     path = config.store_path()
-    now = deps.clock()
-    if check_usable(path).shape is Shape.ABSENT:  # a store that lost its database: refused
-        data: dict[str, Any] = {"store": str(path), "repos": [], "daemon": None,
-                                "rate_limit": {}, "digest_queues": {}, "pending_deliveries": 0,
-                                "pending_by_notifier": {}, "oldest_undelivered": {},
-                                "failing_deliveries": []}
+    if store is not None:
+        data = collect(config, store)
+    elif check_usable(path).shape is Shape.ABSENT:  # a store that lost its database: refused
+        data = {"store": str(path), "repos": [], "daemon": None, "rate_limit": {},
+                "digest_queues": {}, "subscriptions": [], "pending_deliveries": 0,
+                "pending_by_notifier": {},
+                "oldest_undelivered": {}, "failing_deliveries": []}
     else:
         store = Store.open(path, read_only=True)
         try:
@@ -113,14 +152,33 @@ def run_status(config: Config, deps: Dependencies, *, as_json: bool, check: bool
         finally:
             store.close()
     _mask_errors(data, config, deps)
+    data["failing_repos"] = failing_repos(data, config)
+    _daemon_liveness(data, path)
     healthy, why = health(data, config, now)
     data["healthy"], data["health"] = healthy, why
+    return data
+
+
+def run_status(config: Config, deps: Dependencies, *, as_json: bool, check: bool) -> int:
+    now = deps.clock()
+    data = status_report(config, deps, now)
     out = deps.stdout
     if as_json:
         out.write(json.dumps(data, indent=2, default=str) + "\n")
     else:
         out.write(_text(data, now))
-    return 0 if healthy or not check else 1
+    return 0 if data["healthy"] or not check else 1
+
+
+def _daemon_liveness(data: dict[str, Any], path: Path) -> None:
+    """Whether a daemon runs on the store: the pid and heartbeat the last one recorded stay
+    in the store after it stopped (or was killed), so they are no proof that it runs."""
+    daemon = data["daemon"] or {}
+    recorded = daemon.get("pid")
+    pid = running_daemon(path, recorded if isinstance(recorded, int) else None)
+    if pid is not None and pid != recorded:  # started since, no job finished yet
+        daemon = {"pid": pid}
+    data["daemon"] = {**daemon, "running": pid is not None}
 
 
 def _mask_errors(data: dict[str, Any], config: Config, deps: Dependencies) -> None:
@@ -146,7 +204,8 @@ def _masking(config: Config, deps: Dependencies) -> RedactSecrets:
 
     secrets = deps.get_secrets()
     values = [secret.get_secret_value() for secret in
-              (secrets.github_token, secrets.slack_bot_token, secrets.slack_webhook_url)
+              (secrets.github_token, secrets.slack_bot_token, secrets.slack_webhook_url,
+               secrets.slack_app_token, secrets.slack_signing_secret)
               if secret is not None]
     for raw in config.notifiers:
         try:
@@ -155,6 +214,17 @@ def _masking(config: Config, deps: Dependencies) -> RedactSecrets:
             continue  # `config check` says what is wrong with it
         values += secret_values(notifier)
     return RedactSecrets(values)
+
+
+def _daemon_lines(daemon: dict[str, Any] | None) -> list[str]:
+    if not daemon or not daemon.get("running"):
+        seen = (f" (last seen: pid {daemon['pid']}, heartbeat {daemon['heartbeat']})"
+                if daemon and daemon.get("heartbeat") else "")
+        return [f"daemon: not running{seen}"]
+    if not daemon.get("heartbeat"):
+        return [f"daemon: pid {daemon['pid']}, running, no job finished yet"]
+    return [f"daemon: pid {daemon['pid']}, last heartbeat {daemon['heartbeat']}",
+            *(f"  next {job}: {when}" for job, when in sorted(daemon["next_runs"].items()))]
 
 
 def _text(data: dict[str, Any], now: datetime) -> str:
@@ -186,11 +256,12 @@ def _text(data: dict[str, Any], now: datetime) -> str:
         lines.append(f"  {clean_line(failing['notifier'])}: {failing['attempts']} failed attempts "
                      f"({kind}): {clean_line(failing['error'])}")
     for name, size in data["digest_queues"].items():
-        lines.append(f"digest queue {name}: {size} events")
-    daemon = data["daemon"]
-    if daemon:
-        lines.append(f"daemon: pid {daemon['pid']}, last heartbeat {daemon['heartbeat']}")
-        lines += [f"  next {job}: {when}" for job, when in sorted(daemon["next_runs"].items())]
+        lines.append(f"digest queue {name}: {size} event{'' if size == 1 else 's'}")
+    if data["subscriptions"]:
+        lines.append(f"subscriptions from Slack (/release-watch): {len(data['subscriptions'])}")
+    lines += [f"  {sub['notifier']}: #{clean_line(sub['channel_name'])} ({sub['channel']}): "
+              f"{sub['what']}" for sub in data["subscriptions"]]
+    lines += _daemon_lines(data["daemon"])
     lines.append(f"health: {'ok' if data['healthy'] else 'UNHEALTHY'}: "
                  f"{clean_line(data['health'])}")
     return "\n".join(lines) + "\n"

@@ -1,0 +1,145 @@
+"""Items as Slack mrkdwn: an item whole (its continuation lines, nested bullets, BC-breaking
+prose and code), its title for a parent message, a run of items under their group, and what of
+them affects the configured code. ``blocks`` plans events and ``digest_plan`` digests from these.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from urllib.parse import quote
+
+from handlers.slack.layout import Packer, titled_sections
+from handlers.slack.text import Line, escape, item_lines, link, to_mrkdwn
+from watcher.models import Affect, EventItem
+from watcher.present import (
+    AFFECTS_TITLE,
+    KIND_NAMES,
+    KIND_ORDER,
+    UNSURE_BELOW,
+    USES_SHOWN,
+    breaking,
+    subsystem_tag,
+    use_place,
+    uses_summary,
+)
+
+TITLE_CHARS = 300  # a called-out item's title in the parent (its thread has it whole)
+CALLOUT_ITEMS = 8  # BC-breaking/deprecation/… titles shown in the parent message
+GROUP_CHARS = 200  # a group's name above its items (some groups are a paragraph)
+KIND_RANK = {kind: index for index, kind in enumerate(KIND_ORDER)}
+
+
+@dataclass(frozen=True)
+class Style:
+    """What a reader asked for: how sure a subsystem must be not to be marked a guess, and
+    whether items name their top-level subsystem (a message mixing them) or only the finer."""
+
+    threshold: float = UNSURE_BELOW
+    repo: str = ""
+    code_link: str | None = None  # ``[impact] link``
+
+
+# ---- items as lines -------------------------------------------------------------------------
+def kind_label(item: EventItem) -> str:
+    """``*BC-breaking:* ``: an item's kind, where no heading above it says it."""
+    return f"*{escape(KIND_NAMES.get(item.kind, item.kind))}:* "
+
+
+def item_entry(
+    item: EventItem, style: Style, *, show_top: bool, show_kind: bool = False
+) -> list[Line]:
+    """An item whole, as mrkdwn lines: ``• `FSDP` first line`` then the rest indented;
+    ``show_kind``: ``• *BC-breaking:* `FSDP` first line``."""
+    lines = item_lines(item.text, style.repo)
+    tag = subsystem_tag(item, style.threshold, finer_only=not show_top)
+    prefix = "• " + (kind_label(item) if show_kind else "") + (f"`{escape(tag)}` " if tag else "")
+    first = lines[0].text if lines else ""
+    if item.change == "removed":
+        first = f"~{first}~ _(removed)_"
+    if item.touches_code:
+        first += " _(affects your code)_"
+    lines = [Line(prefix + first), *lines[1:]]
+    if item.change == "changed" and item.old_text is not None:
+        was = item_lines(item.old_text, style.repo, depth=2)
+        lines += [Line("\u2003_was:_ " + (was[0].text if was else "")), *was[1:]]
+    return lines
+
+
+def item_title(item: EventItem, style: Style, *, show_kind: bool = False) -> str:
+    """The first line only, for a parent message whose thread holds the item whole."""
+    tag = subsystem_tag(item, style.threshold)
+    prefix = "• " + (kind_label(item) if show_kind else "") + (f"`{escape(tag)}` " if tag else "")
+    return prefix + to_mrkdwn(item.text.split("\n", 1)[0], style.repo, limit=TITLE_CHARS)
+
+
+def with_groups(
+    items: list[EventItem], style: Style, *, show_top: bool, show_kind: bool = False
+) -> list[list[Line]]:
+    """Each item's lines, a run of items under one group (``In MPSInductor:``, ``c10d``)
+    headed by the group's name, as the notes had them."""
+    entries: list[list[Line]] = []
+    current = ""
+    for item in items:
+        entry = item_entry(item, style, show_top=show_top, show_kind=show_kind)
+        if item.group and item.group != current:
+            label = to_mrkdwn(item.group, style.repo, limit=GROUP_CHARS)
+            entry = [Line(f"_{label}:_"), *entry]
+        current = item.group
+        entries.append(entry)
+    return entries
+
+
+def add_items(
+    packer: Packer,
+    title: str,
+    items: list[EventItem],
+    style: Style,
+    *,
+    show_top: bool,
+    show_kind: bool = False,
+) -> None:
+    """A titled list of items, whole, as many sections and messages as it takes;
+    ``show_kind``: each names its kind (the title does not)."""
+    packer.add_sections(
+        titled_sections(title, with_groups(items, style, show_top=show_top, show_kind=show_kind))
+    )
+
+
+def by_kind(items: list[EventItem]) -> dict[str, list[EventItem]]:
+    groups: dict[str, list[EventItem]] = {}
+    for item in sorted(items, key=lambda item: KIND_RANK.get(item.kind, len(KIND_ORDER))):
+        groups.setdefault(item.kind, []).append(item)
+    return groups
+
+
+def use_link(use: Affect, style: Style) -> str:
+    """``path:line``, linked to the code when ``[impact] link`` is set (the path is the
+    operator's own codebase, still made safe as any URL we build)."""
+    place = use_place(use)
+    if style.code_link is None:
+        return f"`{escape(place)}`"
+    url = style.code_link.replace("{path}", quote(use.path)).replace("{line}", str(use.line))
+    return link(url, place)
+
+
+def affects_lines(items: list[EventItem], style: Style, *, limit: int = CALLOUT_ITEMS) -> list[str]:
+    """Each BC-breaking or deprecation item that touches the code: its title, then up to
+    ``USES_SHOWN`` of its uses and how many more."""
+    picked = breaking(items)
+    lines = []
+    for item in picked[:limit]:
+        uses = item.affects or []
+        places = ", ".join(use_link(use, style) for use in uses[:USES_SHOWN])
+        more = f" +{len(uses) - USES_SHOWN} more" if len(uses) > USES_SHOWN else ""
+        lines.append(f"{item_title(item, style, show_kind=True)}\n\u2003{places}{more}")
+    if len(picked) > limit:
+        lines.append(f"_…and {len(picked) - limit} more in the thread_")
+    return lines
+
+
+def add_affects(packer: Packer, items: list[EventItem], style: Style) -> None:
+    """ "Affects your code (N)", first: what a team must look at before it upgrades."""
+    picked = breaking(items)
+    if picked:
+        title = f"{AFFECTS_TITLE} ({len(picked)}, {uses_summary(picked)})"
+        packer.add_lines(escape(title), affects_lines(items, style))

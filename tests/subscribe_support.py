@@ -1,0 +1,77 @@
+"""What the end-to-end ``/release-watch`` tests share: a daemon run in this process against the
+fake GitHub and the fake Slack (its jobs run by the test, never by the clock), and release
+notes whose items fall in known subsystems and kinds."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from conftest import SLACK_TOKEN, TOKEN, Clock
+
+from watcher.app import Dependencies
+from watcher.config import Secrets, load_config
+from watcher.daemon.loop import Daemon
+
+APP_TOKEN = "xapp-1-A000-1234-socketmodesecretvalue"
+SIGNING_SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
+CHANNEL = "#team-dist"
+
+DIST_BREAKING = "Remove `ProcessGroup.allreduce_coalesced` from c10d (#201)"
+COMPILE_BREAKING = "Remove `torch._dynamo.config.legacy_guard` (#202)"
+DIST_FIX = "Fix a hang in `all_gather_object` with NCCL (#203)"
+OLD_DIST_BREAKING = "Drop `torch.distributed.launch` (#101)"
+
+
+def notes(breaking_dist: str, breaking_compile: str, fix_dist: str) -> str:
+    return (
+        f"# Backwards Incompatible Changes\n## Distributed\n- {breaking_dist}\n"
+        f"## torch.compile\n- {breaking_compile}\n"
+        f"# Bug fixes\n## Distributed\n- {fix_dist}\n"
+    )
+
+
+NEW_RELEASE = notes(DIST_BREAKING, COMPILE_BREAKING, DIST_FIX)
+EARLIER_RELEASE = notes(
+    OLD_DIST_BREAKING, "Remove `torch._dynamo.old` (#102)", "Fix `barrier` on gloo (#103)"
+)
+
+
+@contextmanager
+def running_daemon(
+    write_config: Callable[..., Path],
+    slack_url: str,
+    clock: Clock,
+    secrets: dict[str, str],
+    extra: str = "",
+) -> Iterator[Daemon]:
+    """``release-watch run`` in this process, started paused: the test runs its jobs."""
+    config = load_config(
+        write_config(
+            f"[poll]\nfirst_run_announce = 0\n{extra}",
+            repos=("pytorch/pytorch",),
+            notifiers='[[notifiers]]\nname = "log"\ntype = "jsonl"\npath = "events.jsonl"\n',
+            slack_url=slack_url,
+        )
+    )
+    env = {"GITHUB_TOKEN": TOKEN, "SLACK_BOT_TOKEN": SLACK_TOKEN, **secrets}
+    deps = Dependencies(
+        stdout=io.StringIO(),
+        sleep=clock.sleep,
+        clock=clock,
+        epoch=clock.epoch,
+        secrets=Secrets.model_validate(env),
+        environ=env,
+    )
+    daemon = Daemon(config, deps)
+    daemon.start(paused=True)
+    try:
+        yield daemon
+    finally:
+        daemon.stop()
+
+
+def channel_text(fake_slack, channel_id: str) -> str:
+    return "\n".join(m.all_text() for m in fake_slack.channel_messages(channel_id))

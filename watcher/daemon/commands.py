@@ -1,0 +1,152 @@
+"""The daemon's side of ``/release-watch``: answering commands over Socket Mode (when
+``SLACK_APP_TOKEN`` is set) or at the request URL ``/slack/commands`` (when
+``SLACK_SIGNING_SECRET`` is), and the channels' subscriptions as notifiers, read from the store
+for every job, so a new one takes effect from the next poll without a restart; their digests
+are scheduled beside the configured ones.
+
+Commands are answered on threads of their own (slack-sdk's, the listener's), through a store
+connection of their own: a poll in flight never holds an answer past Slack's 3 seconds for
+longer than one of its transactions, and a SIGHUP reload, which replaces the jobs' store, never
+pulls it from under a command.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from apscheduler.schedulers.base import BaseScheduler
+
+from handlers.base import Notifier
+from handlers.slack import SocketModeCommands, slash_command_endpoint
+from watcher.app import Dependencies, Runtime
+from watcher.config import Config
+from watcher.daemon.schedule import digest_trigger
+from watcher.server import Route
+from watcher.store import NOTIFIER_PREFIX, Store
+from watcher.subscribe import (
+    Answer,
+    CommandSettings,
+    SlashCommands,
+    secret_value,
+    settings_from,
+)
+
+logger = logging.getLogger(__name__)
+
+COMMANDS_PATH = "/slack/commands"
+SUBSCRIPTION_JOBS = f"digest:{NOTIFIER_PREFIX}"  # the scheduler's jobs for subscriptions' digests
+
+
+class SlackCommands:
+    def __init__(
+        self, config: Callable[[], Config], deps: Dependencies, stopping: threading.Event
+    ) -> None:
+        """``config``: the daemon's configuration as it is now (a SIGHUP replaces it)."""
+        self._config = config
+        self.deps = deps
+        self.stopping = stopping
+        self.commands: SlashCommands | None = None
+        self._store: Store | None = None
+        self._socket: SocketModeCommands | None = None
+
+    def start(self, store_path: Path) -> None:
+        """Answer commands from now on, if a transport is configured."""
+        secrets = self.deps.get_secrets()
+        app_token = secret_value(secrets.slack_app_token)
+        signing = secret_value(secrets.slack_signing_secret) is not None
+        if app_token is None and not signing:
+            return
+        if signing and self._config().server.address is None:
+            logger.warning(
+                "SLACK_SIGNING_SECRET is set but [server] listen is not, so nothing "
+                "serves /slack/commands: set [server] listen (behind an HTTPS proxy "
+                "Slack can reach), or use Socket Mode (SLACK_APP_TOKEN)"
+            )
+        self._store = Store.open(store_path)
+        self.commands = SlashCommands(self._store, self._settings, self.deps.clock)
+        if app_token is not None:
+            self._socket = SocketModeCommands(
+                app_token,
+                self._config().slack.api_url,
+                self.commands.respond,
+                wait=self.stopping.wait,
+            )
+            self._socket.start()
+
+    def _settings(self) -> CommandSettings:
+        return settings_from(self._config(), self.deps.get_secrets(), self.deps.environ)
+
+    def routes(self) -> dict[str, Route]:
+        """The request URL, ``/slack/commands``, when SLACK_SIGNING_SECRET is set, for the
+        daemon's listener (``[server] listen``) to serve; else none."""
+        secret = secret_value(self.deps.get_secrets().slack_signing_secret)
+        if secret is None:
+            return {}
+        endpoint = slash_command_endpoint(secret, self._respond, self.deps.epoch)
+        return {COMMANDS_PATH: Route(endpoint, frozenset({"POST"}))}
+
+    def _respond(self, payload: Mapping[str, Any]) -> dict[str, Any]:
+        if self.commands is None:  # the listener may be up before the daemon's store
+            return Answer("release-watch is starting; try again in a moment.").payload()
+        return self.commands.respond(payload)
+
+    def close(self) -> None:
+        if self._socket is not None:
+            self._socket.close()
+        if self._store is not None:
+            self._store.close()
+
+    def notifiers(
+        self, runtime: Runtime, configured: Mapping[str, Notifier]
+    ) -> dict[str, Notifier]:
+        """The configured notifiers and one per subscription, as the store holds them now;
+        the subscriptions' stop, like the configured ones, between posts after SIGTERM."""
+        everyone = runtime.with_subscriptions(configured, self.deps)
+        for name, notifier in everyone.items():
+            if name not in configured:
+                notifier.context = replace(notifier.context, stopping=self.stopping.is_set)
+        return everyone
+
+
+def schedule_subscription_digests(
+    scheduler: BaseScheduler,
+    notifiers: Mapping[str, Notifier],
+    job: Callable[[str], None],
+    now: datetime,
+    grace: int,
+) -> None:
+    """One digest job per subscription with ``--digest``, kept in line with the store: a new
+    subscription's job is added, a removed one's dropped. A subscription never changes its
+    schedule (a new schedule is a new subscription), so a job that exists is left alone."""
+    wanted = {
+        f"digest:{name}": notifier
+        for name, notifier in notifiers.items()
+        if name.startswith(NOTIFIER_PREFIX)
+        and notifier.config.mode == "digest"
+        and notifier.config.digest_schedule
+    }
+    scheduled = {job.id for job in scheduler.get_jobs() if job.id.startswith(SUBSCRIPTION_JOBS)}
+    for job_id in scheduled - set(wanted):
+        scheduler.remove_job(job_id)
+    for job_id, notifier in wanted.items():
+        if job_id in scheduled:
+            continue
+        config = notifier.config
+        assert config.digest_schedule is not None
+        trigger = digest_trigger(config.digest_schedule, config.digest_timezone)
+        scheduler.add_job(
+            job,
+            trigger,
+            args=[notifier.name],
+            id=job_id,
+            name=f"digest {notifier.name}",
+            misfire_grace_time=grace,
+            replace_existing=True,
+            next_run_time=trigger.get_next_fire_time(None, now),
+        )

@@ -1,0 +1,127 @@
+"""Events as HTML fragments, every item whole: what a feed entry's content shows.
+
+The same order as the plain text (``plain``): what affects the configured code, the counts,
+the called-out kinds, then every other item per subsystem and kind; an edit lists what it
+added, changed and removed. Every piece of text from the notes is escaped (``html.escape``
+after ``clean_text``), so a release body can add no markup, link or script to a reader's page.
+"""
+
+from __future__ import annotations
+
+from html import escape
+
+from watcher.models import KIND_TITLES, Event, EventItem
+from watcher.present.words import (
+    AFFECTS_TITLE,
+    CALLED_OUT,
+    KIND_NAMES,
+    KIND_ORDER,
+    UNSURE_BELOW,
+    breaking,
+    by_change,
+    by_name_note,
+    by_top_subsystem,
+    changes_in_words,
+    count_line,
+    headline,
+    plural,
+    subsystem_tag,
+    use_place,
+    uses_summary,
+)
+from watcher.untrusted import clean_line, clean_text
+
+
+def _text(text: str | None) -> str:
+    """Untrusted multi-line text as HTML: escaped, its line breaks kept."""
+    return escape(clean_text(text)).replace("\n", "<br>\n")
+
+
+def _line(text: str | None) -> str:
+    return escape(clean_line(text))
+
+
+def _item(item: EventItem, threshold: float) -> str:
+    tag = subsystem_tag(item, threshold)
+    parts = [f"<strong>[{escape(tag)}]</strong> " if tag else "", _text(item.text)]
+    if item.touches_code:
+        parts.append(" <em>(affects your code)</em>")
+    if item.old_text is not None:
+        parts.append(f"<br>\nwas: {_text(item.old_text)}")
+    return f"<li>{''.join(parts)}</li>"
+
+
+def _items(items: list[EventItem], threshold: float) -> list[str]:
+    """A list of items; a run of items under one group nested under its name, as in the
+    notes."""
+    html = ["<ul>"]
+    group = ""
+    for item in items:
+        if item.group != group:
+            if group:
+                html.append("</ul></li>")
+            if item.group:
+                html.append(f"<li>{_line(item.group)}:<ul>")
+            group = item.group
+        html.append(_item(item, threshold))
+    if group:
+        html.append("</ul></li>")
+    html.append("</ul>")
+    return html
+
+
+def _affects(items: list[EventItem]) -> list[str]:
+    picked = breaking(items)
+    if not picked:
+        return []
+    html = [f"<h3>{AFFECTS_TITLE} ({len(picked)}, {uses_summary(picked)})</h3>", "<ul>"]
+    for item in picked:
+        uses = "".join(
+            f"<br>\n<code>{_line(use_place(use))}</code> "
+            f"<code>{_line(use.code)}</code>{escape(by_name_note(use))}"
+            for use in item.affects or []
+        )
+        title = _line(item.text.split("\n", 1)[0])
+        html.append(f"<li>{KIND_NAMES[item.kind]}: {title}{uses}</li>")
+    return [*html, "</ul>"]
+
+
+def _by_subsystem(items: list[EventItem], threshold: float) -> list[str]:
+    html: list[str] = []
+    for name, group in by_top_subsystem(items):
+        html.append(f"<h3>{escape(name)} ({plural(len(group), 'change')})</h3>")
+        for kind in KIND_ORDER:
+            picked = [item for item in group if item.kind == kind]
+            if picked:
+                html.append(f"<h4>{KIND_TITLES[kind]} ({len(picked)})</h4>")
+                html += _items(picked, threshold)
+    return html
+
+
+def event_html(event: Event, threshold: float = UNSURE_BELOW) -> str:
+    """The event as an HTML fragment: its headline linked to the release, then its items."""
+    html = [
+        f'<p><a href="{escape(clean_line(event.url), quote=True)}">'
+        f"{escape(headline(event))}</a></p>"
+    ]
+    html += _affects(event.items)
+    if event.event == "edited":
+        if not event.items:
+            return "\n".join(
+                [*html, "<p>Title or prose edited; no item added, removed or changed.</p>"]
+            )
+        html.append(f"<p>{escape(changes_in_words(event.items))}</p>")
+        for change, picked in by_change(event.items):
+            html.append(f"<h3>{change.capitalize()} ({len(picked)})</h3>")
+            html += _items(picked, threshold)
+        return "\n".join(html)
+    if not event.items:
+        return "\n".join(html)
+    html.append(f"<p>{escape(count_line(event.items, threshold))}</p>")
+    for kind in CALLED_OUT:
+        picked = [item for item in event.items if item.kind == kind]
+        if picked:
+            html.append(f"<h3>{KIND_TITLES[kind]} ({len(picked)})</h3>")
+            html += _items(picked, threshold)
+    rest = [item for item in event.items if item.kind not in CALLED_OUT]
+    return "\n".join(html + _by_subsystem(rest, threshold))

@@ -1,0 +1,181 @@
+"""The daemon's endpoints and its listener's life: ``/metrics``, ``/healthz``, ``/readyz`` and
+``/feeds/NAME.atom``, served while ``release-watch run`` runs with ``[server] listen`` set.
+
+Nothing here holds a secret to give away: the metrics' labels are repo, notifier and code-root
+names, ``/readyz`` says what ``status --check`` says (recorded errors masked as ``status``
+masks them), and a feed is what its notifier was sent.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from typing import TYPE_CHECKING, Any, Protocol
+
+from watcher.config import ServerConfig, is_loopback
+from watcher.server.listener import Listener
+from watcher.server.metrics import CONTENT_TYPE, Metrics, PrometheusMetrics
+from watcher.server.routes import Handler, Request, Response, Route
+
+if TYPE_CHECKING:
+    import threading
+    from collections.abc import Mapping
+    from datetime import datetime
+
+    from handlers.base import Notifier
+    from watcher.app import Runtime
+    from watcher.config import Config
+    from watcher.daemon.commands import SlackCommands
+    from watcher.deps import Dependencies
+    from watcher.errors import WatcherError
+
+logger = logging.getLogger(__name__)
+
+ATOM_TYPE = "application/atom+xml; charset=utf-8"
+JSON_TYPE = "application/json"
+
+
+class DaemonView(Protocol):
+    """What the endpoints read of the daemon (``watcher.daemon.loop.Daemon``), each time
+    afresh: a SIGHUP replaces its configuration, runtime and notifiers."""
+
+    config: Config
+    deps: Dependencies
+    runtime: Runtime | None
+    notifiers: dict[str, Notifier]
+    scheduler: Any  # APScheduler's BackgroundScheduler, once started
+    stopping: threading.Event
+    broken: WatcherError | None
+    slack: SlackCommands  # /release-watch (watcher.daemon.commands)
+
+
+def daemon_routes(daemon: DaemonView, metrics: PrometheusMetrics) -> dict[str, Handler | Route]:
+    """The daemon's routes table. An endpoint more is one line here: a path (ending in ``/``
+    for a prefix) and its handler, e.g. a POST one,
+    ``"/slack/commands": Route(slack_commands(daemon), frozenset({"POST"})),``."""
+    return {
+        "/metrics": metrics_endpoint(metrics),
+        "/healthz": healthz(daemon),
+        "/readyz": readyz(daemon),
+        "/feeds/": feeds(daemon),
+        **daemon.slack.routes(),  # /release-watch's request URL, with SLACK_SIGNING_SECRET
+    }
+
+
+def metrics_endpoint(metrics: PrometheusMetrics) -> Handler:
+    def serve(request: Request) -> Response:
+        return Response(200, metrics.render(), CONTENT_TYPE)
+
+    return serve
+
+
+def alive(daemon: DaemonView) -> bool:
+    """The scheduler runs (paused counts: its jobs are kept) and nothing is stopping it."""
+    scheduler = daemon.scheduler
+    return (
+        scheduler is not None
+        and bool(scheduler.running)
+        and not daemon.stopping.is_set()
+        and daemon.broken is None
+    )
+
+
+def healthz(daemon: DaemonView) -> Handler:
+    def serve(request: Request) -> Response:
+        if alive(daemon):
+            return Response(200, b"ok\n")
+        return Response(503, b"not running: the scheduler is stopped or stopping\n")
+
+    return serve
+
+
+def readyz(daemon: DaemonView) -> Handler:
+    """200 or 503 exactly as ``status --check`` exits 0 or 1, by the same function, reading
+    the daemon's own store; the body says why, as ``status`` does."""
+
+    def serve(request: Request) -> Response:
+        from watcher.cli.commands import status_report
+
+        runtime = daemon.runtime
+        if runtime is None:
+            ready, why = False, "starting"
+        else:
+            data = status_report(daemon.config, daemon.deps, daemon.deps.clock(), runtime.store)
+            ready, why = bool(data["healthy"]), str(data["health"])
+        body = json.dumps({"ready": ready, "health": why}, ensure_ascii=False) + "\n"
+        return Response(200 if ready else 503, body.encode("utf-8"), JSON_TYPE)
+
+    return serve
+
+
+def feeds(daemon: DaemonView) -> Handler:
+    """``/feeds/NAME.atom``: the feed notifier NAME's feed, with an ETag, so a reader polling
+    it gets a 304 until it changes."""
+
+    def serve(request: Request) -> Response:
+        from handlers.feed import FeedNotifier
+
+        name = request.path.removeprefix("/feeds/")
+        notifier = daemon.notifiers.get(name.removesuffix(".atom"))
+        if not name.endswith(".atom") or not isinstance(notifier, FeedNotifier):
+            return Response(404, b"no such feed\n")
+        document = notifier.document(daemon.deps.clock())
+        etag = '"' + hashlib.sha256(document).hexdigest()[:32] + '"'
+        headers = {"etag": etag, "cache-control": "no-cache"}
+        if etag in (request.header("if-none-match") or ""):
+            return Response(304, b"", ATOM_TYPE, headers)
+        return Response(200, document, ATOM_TYPE, headers)
+
+    return serve
+
+
+class Service:
+    """``[server]``: the listener, started and stopped with the daemon. Without ``listen``
+    there is none, and ``metrics`` records nothing."""
+
+    def __init__(self, server: ServerConfig) -> None:
+        self.address = server.address
+        self.metrics: Metrics = PrometheusMetrics() if self.address is not None else Metrics()
+        self.listener: Listener | None = None
+
+    def start(self, daemon: DaemonView) -> None:
+        """Bind (a port in use is an error now) and serve from a daemon thread."""
+        if self.address is None or not isinstance(self.metrics, PrometheusMetrics):
+            return
+        host, port = self.address
+        self.metrics.watch_outbox(lambda: _pending(daemon), lambda: list(daemon.notifiers))
+        self.listener = Listener(host, port, daemon_routes(daemon, self.metrics))
+        self.listener.start()
+        if not is_loopback(host):
+            logger.warning(
+                "[server] listen = %s is reachable from other machines, not only "
+                "this one: /metrics, /readyz and the feeds answer anyone who can "
+                "reach it (they hold no secret)",
+                host,
+            )
+        logger.info(
+            "listening on %s: /metrics, /healthz, /readyz, /feeds/NAME.atom", self.listener.url
+        )
+
+    def reloaded(self, server: ServerConfig) -> None:
+        """A SIGHUP's new ``[server]``: the socket stays as it was started."""
+        if server.address != self.address:
+            logger.warning(
+                "[server] listen changed to %s; the daemon keeps serving %s until it is restarted",
+                server.listen or "nothing",
+                self._where(),
+            )
+
+    def _where(self) -> str:
+        return self.listener.url if self.listener is not None else "nothing"
+
+    def stop(self) -> None:
+        if self.listener is not None:
+            self.listener.stop()
+            self.listener = None
+
+
+def _pending(daemon: DaemonView) -> Mapping[str, tuple[int, datetime]]:
+    runtime = daemon.runtime
+    return {} if runtime is None else runtime.store.pending_by_notifier()

@@ -1,0 +1,228 @@
+"""The daemon's HTTP listener: the standard library's threaded server in a daemon thread.
+
+Routes are exact paths, or prefixes ending in ``/`` (the longest one wins); a path no route
+knows is 404, a method its route does not take 405. Whatever an endpoint raises, the client
+gets a bare 500 and the log one line: never a traceback, never the error's text (it may name
+a path or quote a secret) on the wire.
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+import threading
+from collections.abc import Mapping
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+from watcher.errors import WatcherError
+from watcher.server.routes import Handler, Request, Response, Route
+
+logger = logging.getLogger(__name__)
+
+MAX_BODY = 1 << 20  # what a POST may carry (a Slack slash command is a few hundred bytes)
+IDLE_TIMEOUT = 15.0  # seconds a kept-alive connection may sit idle, or a request dribble in
+MAX_LINE = 8192  # bytes of one header field line
+MAX_FIELDS = 100  # header fields of one request
+Routes = Mapping[str, Handler | Route]
+_KNOWN = frozenset(status.value for status in HTTPStatus)
+
+
+def find_route(routes: Routes, path: str) -> Route | None:
+    """The route for ``path``: its exact entry, else the longest prefix entry (``/feeds/``)."""
+    found = routes.get(path)
+    if found is None:
+        prefixes = [key for key in routes if key.endswith("/") and path.startswith(key)]
+        found = routes[max(prefixes, key=len)] if prefixes else None
+    if found is None or isinstance(found, Route):
+        return found
+    return Route(found)
+
+
+def dispatch(routes: Routes, request: Request) -> Response:
+    """The response to ``request``; a HEAD is answered as a GET (the body is left off later)."""
+    route = find_route(routes, request.path)
+    if route is None:
+        return Response(404, b"not found\n")
+    method = "GET" if request.method == "HEAD" else request.method
+    if method not in route.methods:
+        allowed = sorted({*route.methods, *(["HEAD"] if "GET" in route.methods else [])})
+        return Response(405, b"method not allowed\n", headers={"allow": ", ".join(allowed)})
+    try:
+        return route.handler(request)
+    except Exception as error:  # one endpoint's bug must not reach the client or stop others
+        logger.error(
+            "%s %s failed: %s: %s",
+            request.method,
+            request.path,
+            type(error).__name__,
+            "; ".join(str(error).splitlines()),
+        )
+        return Response(500, b"internal error\n")
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True  # a client holding a connection never keeps the process alive
+    routes: Routes
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """Outside an endpoint (a client hanging up mid-answer): one line, no traceback."""
+        import sys
+
+        error = sys.exc_info()[1]
+        level = logging.DEBUG if isinstance(error, OSError) else logging.WARNING
+        logger.log(
+            level,
+            "listener: %s from %s: %s",
+            type(error).__name__,
+            client_address[0] if client_address else "?",
+            error,
+        )
+
+
+class _Server6(_Server):
+    address_family = socket.AF_INET6
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive: Prometheus scrapes over one connection
+    server_version = "release-watch"
+    sys_version = ""
+    timeout = IDLE_TIMEOUT
+    # Headers and body leave as two writes: with Nagle's algorithm the second waits for the
+    # client's delayed ACK, 40 ms a request on Linux.
+    disable_nagle_algorithm = True
+    server: _Server
+    raw_requestline: bytes  # read by handle_one_request
+    fields: dict[str, str]  # the request's header fields, names lower-case
+
+    def log_message(self, format: str, *args: Any) -> None:
+        if logger.isEnabledFor(logging.DEBUG):  # every request comes here: format it only then
+            logger.debug("listener: %s", format % args)
+
+    def parse_request(self) -> bool:
+        """The request line and the header fields, read plainly: the standard library hands
+        the fields to the e-mail parser, half of what answering a scrape costs."""
+        self.command, self.close_connection = "", True
+        self.request_version = "HTTP/0.9"
+        self.requestline = str(self.raw_requestline, "iso-8859-1").rstrip("\r\n")
+        words = self.requestline.split()
+        if len(words) != 3 or words[2] not in ("HTTP/1.0", "HTTP/1.1"):
+            self.send_error(HTTPStatus.BAD_REQUEST, "Bad request line")
+            return False
+        self.command, self.path, self.request_version = words
+        self.fields = {}
+        for _ in range(MAX_FIELDS + 1):
+            line = self.rfile.readline(MAX_LINE + 1)
+            if line in (b"\r\n", b"\n", b""):
+                break
+            name, colon, value = str(line, "iso-8859-1").partition(":")
+            if len(line) > MAX_LINE or not colon or not name.strip() or name != name.strip():
+                self.send_error(HTTPStatus.BAD_REQUEST, "Bad header field")
+                return False
+            self.fields[name.lower()] = value.strip()
+        else:
+            self.send_error(HTTPStatus.REQUEST_HEADER_FIELDS_TOO_LARGE, "Too many fields")
+            return False
+        connection = self.fields.get("connection", "").lower()
+        self.close_connection = "close" in connection or (
+            self.request_version == "HTTP/1.0" and "keep-alive" not in connection
+        )
+        return True
+
+    def _request(self) -> Request | Response:
+        if "transfer-encoding" in self.fields:
+            return Response(411, b"send a content-length\n")
+        length = self.fields.get("content-length") or "0"
+        if not length.isdigit():
+            return Response(400, b"bad content-length\n")
+        if int(length) > MAX_BODY:
+            return Response(413, b"request body too large\n")
+        body = self.rfile.read(int(length)) if int(length) else b""
+        split = urlsplit(self.path)
+        return Request(self.command, unquote(split.path) or "/", self.fields, body, split.query)
+
+    def _serve(self) -> None:
+        request = self._request()
+        if isinstance(request, Response):
+            response, self.close_connection = request, True
+        else:
+            response = dispatch(self.server.routes, request)
+        self.wfile.write(self._answer(response))
+
+    def _answer(self, response: Response) -> bytes:
+        """The whole answer as one write: each write gives up the interpreter's lock and
+        waits to take it back from the poll's threads (``send_response`` and ``send_header``
+        would write twice and format a log line and a date besides)."""
+        headers = {
+            "content-type": response.content_type,
+            "cache-control": "no-store",
+            "x-content-type-options": "nosniff",
+            "server": self.server_version,
+            **response.headers,
+            "content-length": str(len(response.body)),
+        }
+        if self.close_connection:
+            headers["connection"] = "close"
+        phrase = HTTPStatus(response.status).phrase if response.status in _KNOWN else ""
+        head = f"{self.protocol_version} {response.status} {phrase}\r\n" + "".join(
+            f"{name}: {value}\r\n" for name, value in headers.items()
+        )
+        body = b"" if self.command == "HEAD" else response.body
+        if logger.isEnabledFor(logging.DEBUG):
+            logger.debug("listener: %s %s %d", self.command, self.path, response.status)
+        return (head + "\r\n").encode("latin-1") + body
+
+    do_GET = do_HEAD = do_POST = do_PUT = do_PATCH = do_DELETE = do_OPTIONS = _serve
+
+
+class Listener:
+    """``routes`` served on ``host:port`` from a daemon thread, until ``stop``."""
+
+    def __init__(self, host: str, port: int, routes: Routes) -> None:
+        self.host = host
+        self.port = port
+        self.routes = routes
+        self._server: _Server | None = None
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        """Bind now, so a port in use is an error at start, not a silent missing endpoint."""
+        kind = _Server6 if ":" in self.host else _Server
+        try:
+            server = kind((self.host, self.port), _Handler)
+        except OSError as error:
+            raise WatcherError(
+                f"cannot listen on {self._where()} ([server] listen): "
+                f"{error.strerror or error}; is another process using the "
+                "port? Choose another one"
+            ) from None
+        server.routes = self.routes
+        self._server = server
+        self.port = server.server_address[1]  # the one chosen for port 0
+        self._thread = threading.Thread(
+            target=server.serve_forever,
+            name="listener",
+            kwargs={"poll_interval": 0.25},
+            daemon=True,
+        )
+        self._thread.start()
+
+    def stop(self) -> None:
+        server, self._server = self._server, None
+        if server is None:
+            return
+        server.shutdown()
+        server.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def _where(self) -> str:
+        return f"[{self.host}]:{self.port}" if ":" in self.host else f"{self.host}:{self.port}"
+
+    @property
+    def url(self) -> str:
+        """``http://HOST:PORT``, the port bound (port 0 asks for any free one)."""
+        return f"http://{self._where()}"

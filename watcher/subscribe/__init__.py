@@ -1,0 +1,49 @@
+"""Subscriptions from Slack: ``/release-watch subscribe|unsubscribe|list|help``, typed in the
+channel that is to get the news.
+
+``vocabulary`` knows the words (subsystems, kinds, watched repositories) and the nearest ones to
+a word it does not; ``parse`` reads a command's text; ``words`` says what a subscription posts;
+``replies`` writes ``help`` and ``list``; ``settings`` is what the commands need of the
+configuration, and how a subscription becomes a Slack notifier's table; ``service`` answers one
+command, changing the store's subscriptions on the way. The transports (Socket Mode, the HTTP
+request URL with its signature check) are in ``handlers/slack``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from watcher import lazy_exports
+
+if TYPE_CHECKING:
+    from watcher.subscribe.parse import parse_command as parse_command
+    from watcher.subscribe.service import Answer as Answer
+    from watcher.subscribe.service import SlashCommand as SlashCommand
+    from watcher.subscribe.service import SlashCommands as SlashCommands
+    from watcher.subscribe.settings import CommandSettings as CommandSettings
+    from watcher.subscribe.settings import command_problems as command_problems
+    from watcher.subscribe.settings import notifier_table as notifier_table
+    from watcher.subscribe.settings import secret_value as secret_value
+    from watcher.subscribe.settings import settings_from as settings_from
+    from watcher.subscribe.vocabulary import Vocabulary as Vocabulary
+    from watcher.subscribe.words import schedule_words as schedule_words
+    from watcher.subscribe.words import subscription_rows as subscription_rows
+    from watcher.subscribe.words import subscription_words as subscription_words
+
+_EXPORTS = {
+    "Answer": "service",
+    "command_problems": "settings",
+    "CommandSettings": "settings",
+    "notifier_table": "settings",
+    "parse_command": "parse",
+    "schedule_words": "words",
+    "secret_value": "settings",
+    "settings_from": "settings",
+    "SlashCommand": "service",
+    "SlashCommands": "service",
+    "subscription_rows": "words",
+    "subscription_words": "words",
+    "Vocabulary": "vocabulary",
+}
+__all__ = sorted(_EXPORTS)
+__getattr__ = lazy_exports(__name__, _EXPORTS)

@@ -1,0 +1,283 @@
+"""One ``/release-watch`` command, answered: the slash command's payload (as Slack sends it,
+over Socket Mode or to the request URL) in, the ephemeral answer out, the store changed on the
+way for ``subscribe`` and ``unsubscribe``. The answer says exactly what the channel will get.
+
+The store and the clock are handed in; the settings are read for every command, so a reloaded
+configuration (SIGHUP) applies to the next one.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from watcher.errors import WatcherError
+from watcher.store import Subscription
+from watcher.subscribe.parse import (
+    Filters,
+    Help,
+    ListSubscriptions,
+    Subscribe,
+    Unclear,
+    Unsubscribe,
+    escape,
+    parse_command,
+)
+from watcher.subscribe.replies import help_text, list_text, words_of
+from watcher.subscribe.settings import CommandSettings
+
+if TYPE_CHECKING:
+    from watcher.store import Store
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class SlashCommand:
+    """The fields of Slack's slash-command payload that matter here
+    (api.slack.com/interactivity/slash-commands#app_command_handling)."""
+
+    text: str
+    channel_id: str
+    channel_name: str = ""
+    user_id: str = ""
+    team_id: str = ""
+    command: str = "/release-watch"
+
+    @classmethod
+    def from_payload(cls, payload: Mapping[str, Any]) -> SlashCommand:
+        def text(key: str, default: str = "") -> str:
+            value = payload.get(key)
+            return value if isinstance(value, str) else default
+
+        return cls(
+            text=text("text"),
+            channel_id=text("channel_id"),
+            channel_name=text("channel_name"),
+            user_id=text("user_id"),
+            team_id=text("team_id"),
+            command=text("command") or "/release-watch",
+        )
+
+    @property
+    def channel(self) -> str:
+        """How answers name the channel: Slack shows ``<#C…>`` as its current name."""
+        return f"<#{self.channel_id}>"
+
+
+@dataclass(frozen=True)
+class Answer:
+    text: str
+
+    def payload(self) -> dict[str, Any]:
+        """Only the person who typed the command sees it."""
+        return {"response_type": "ephemeral", "text": self.text}
+
+
+class SlashCommands:
+    def __init__(
+        self, store: Store, settings: Callable[[], CommandSettings], clock: Callable[[], datetime]
+    ) -> None:
+        self.store = store
+        self.settings = settings
+        self.clock = clock
+
+    def respond(self, payload: Mapping[str, Any]) -> dict[str, Any]:
+        """``answer`` as the body Slack shows; whatever fails is a log line and an answer
+        saying so, never a command half done (each change is one transaction)."""
+        try:
+            return self.answer(payload).payload()
+        except WatcherError as error:
+            logger.error("slack: /release-watch failed: %s", error)
+        except Exception:
+            logger.exception("slack: /release-watch failed unexpectedly")
+        return Answer(
+            "Sorry, release-watch could not do that (its log says why); nothing was changed."
+        ).payload()
+
+    def answer(self, payload: Mapping[str, Any]) -> Answer:
+        command = SlashCommand.from_payload(payload)
+        settings = self.settings()
+        parsed = parse_command(command.text, settings.vocabulary)
+        if isinstance(parsed, Help):
+            return Answer(help_text(command, settings))
+        if isinstance(parsed, Unclear):
+            return Answer(f"{parsed.message}\n`{escape(command.command)} help` shows how.")
+        if isinstance(parsed, ListSubscriptions):
+            return Answer(
+                list_text(command, settings, self.store.subscriptions(command.channel_id))
+            )
+        refusal = _refusal(command, settings, needs_post=isinstance(parsed, Subscribe))
+        if refusal:
+            return Answer(refusal)
+        if isinstance(parsed, Subscribe):
+            return self._subscribe(command, settings, parsed)
+        return self._unsubscribe(command, settings, parsed)
+
+    def _subscribe(
+        self, command: SlashCommand, settings: CommandSettings, wanted: Subscribe
+    ) -> Answer:
+        filters = wanted.filters
+        new = Subscription(
+            channel=command.channel_id,
+            channel_name=command.channel_name,
+            team=command.team_id or None,
+            repos=filters.repos,
+            subsystems=filters.subsystems,
+            kinds=filters.kinds,
+            digest_schedule=wanted.digest,
+            created_at=self.clock(),
+            created_by=command.user_id,
+        )
+        existing = self.store.subscriptions(command.channel_id)
+        same = [sub for sub in existing if sub.same_filters(new)]
+        if any(sub.digest_schedule == new.digest_schedule for sub in same):
+            return Answer(
+                f"{command.channel} is already subscribed to "
+                f"{words_of(new, settings)} (number {same[0].id} in `list`)."
+            )
+        with self.store.transaction():
+            self.store.remove_subscriptions([sub.id for sub in same])  # a new schedule
+            stored = self.store.add_subscription(new)
+        logger.info(
+            "slack: %s subscribed channel %s to %s (%s)",
+            command.user_id,
+            command.channel_id,
+            words_of(stored, settings),
+            stored.notifier_name,
+        )
+        return Answer(
+            _subscribed_text(
+                command, settings, stored, replaced=bool(same), others=len(existing) - len(same)
+            )
+        )
+
+    def _unsubscribe(
+        self, command: SlashCommand, settings: CommandSettings, wanted: Unsubscribe
+    ) -> Answer:
+        mine = self.store.subscriptions(command.channel_id)
+        if wanted.everything:
+            chosen = mine
+        elif wanted.ids:
+            chosen = [sub for sub in mine if sub.id in wanted.ids]
+            strangers = sorted(set(wanted.ids) - {sub.id for sub in chosen})
+            if strangers:
+                return Answer(
+                    f"{command.channel} has no subscription number "
+                    f"{', '.join(map(str, strangers))}. " + list_text(command, settings, mine)
+                )
+        else:
+            chosen = [sub for sub in mine if _matches(sub, wanted.filters)]
+        if not chosen:
+            return Answer(_nothing_to_remove(command, settings, mine))
+        removed = self.store.remove_subscriptions([sub.id for sub in chosen])
+        for sub in removed:
+            logger.info(
+                "slack: %s unsubscribed channel %s from %s (%s)",
+                command.user_id,
+                command.channel_id,
+                words_of(sub, settings),
+                sub.notifier_name,
+            )
+        lines = [f"Unsubscribed {command.channel} from:"]
+        lines += [f"• {words_of(sub, settings)}" for sub in removed]
+        lines.append("Nothing more of these is posted here, including anything still queued.")
+        lines += _read_only_note(command, settings)
+        return Answer("\n".join(lines))
+
+
+def _matches(sub: Subscription, filters: Filters | None) -> bool:
+    if filters is None:
+        return False
+    probe = sub.model_copy(
+        update={"repos": filters.repos, "subsystems": filters.subsystems, "kinds": filters.kinds}
+    )
+    return sub.same_filters(probe)
+
+
+def _refusal(command: SlashCommand, settings: CommandSettings, *, needs_post: bool) -> str | None:
+    """Why this person may not change this channel's subscriptions here, or None."""
+    if not command.channel_id or command.channel_id.startswith("D"):
+        return (
+            "Subscriptions are made in the channel they post to: type the command in a "
+            "channel, not a direct message."
+        )
+    if not settings.may_change(command.user_id):
+        admins = ", ".join(f"<@{escape(admin)}>" for admin in settings.admins)
+        return (
+            f"Only the release-watch admins ({admins}) can change subscriptions; "
+            f"`{escape(command.command)} list` shows what this channel gets."
+        )
+    if needs_post and not settings.can_post:
+        return (
+            "This release-watch cannot post to channels: it has no SLACK_BOT_TOKEN. "
+            "Ask whoever runs it to set one; nothing was subscribed."
+        )
+    return None
+
+
+def _subscribed_text(
+    command: SlashCommand,
+    settings: CommandSettings,
+    sub: Subscription,
+    *,
+    replaced: bool,
+    others: int,
+) -> str:
+    lines = [f"Subscribed {command.channel} to {words_of(sub, settings)}."]
+    if sub.digest_schedule is None:
+        lines.append(
+            "From the next release found on, each release with such items gets one "
+            "message here listing only those items (each whole in its thread); "
+            "nothing already announced is posted again."
+        )
+    else:
+        lines.append(
+            "From now on such items are collected and posted here as one digest "
+            "message (each item whole in its thread); an empty period posts nothing."
+        )
+    if sub.subsystems:  # routing leaves out guesses below min_confidence (0.5)
+        lines.append("Items whose subsystem is only a weak guess of the classifier are left out.")
+    if replaced:
+        lines.append("This replaces the same subscription's earlier schedule.")
+    if others:
+        lines.append(
+            f"{command.channel} has {others} other subscription"
+            f"{'s' if others > 1 else ''}; a release matching several is posted "
+            "once for each."
+        )
+    lines.append(
+        "The app must be a member of this channel to post (`/invite` it if it is not). "
+        f"Undo: `{escape(command.command)} unsubscribe {sub.id}`."
+    )
+    return "\n".join(lines)
+
+
+def _read_only_note(command: SlashCommand, settings: CommandSettings) -> list[str]:
+    configured = [
+        c for c in settings.configured if c.posts_to(command.channel_id, command.channel_name)
+    ]
+    if not configured:
+        return []
+    names = ", ".join(f"`{escape(c.name)}`" for c in configured)
+    return [
+        f"Still posting here from release-watch's config file (read-only from Slack: ask "
+        f"whoever runs it): {names}."
+    ]
+
+
+def _nothing_to_remove(
+    command: SlashCommand, settings: CommandSettings, mine: list[Subscription]
+) -> str:
+    lines = (
+        [f"No subscription of {command.channel} asks for exactly that."]
+        if mine
+        else [f"{command.channel} has no subscriptions to remove."]
+    )
+    lines += _read_only_note(command, settings)
+    if mine:
+        lines.append(list_text(command, settings, mine))
+    return "\n".join(lines)
