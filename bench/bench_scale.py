@@ -17,6 +17,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -187,6 +188,7 @@ def whole_process_rows(fake: FakeGitHub, tmp: Path) -> list[Row]:
     took: dict[str, list[tuple[float, float]]] = {label: [] for label in commands}
     for _ in range(REPEAT):  # round-robin, so background load falls on all alike
         for label, argv in commands.items():
+            forget_pacing(tmp / f"whole-{label}")
             took[label].append(measured_process(argv, env, tmp))
     wall = {label: statistics.median(run[0] for run in runs) for label, runs in took.items()}
     cpu = {label: statistics.median(run[1] for run in runs) for label, runs in took.items()}
@@ -202,6 +204,18 @@ def whole_process_rows(fake: FakeGitHub, tmp: Path) -> list[Row]:
             f"{seconds(bare)} bare httpx, {WHOLE} conditional GETs",
             f"{times(check / bare)}; {WHOLE // 50} queries instead of {WHOLE} requests"),
     ]
+
+
+def forget_pacing(store: Path) -> None:
+    """Each measured poll starts as a poll every ``poll.interval`` does: with no request of the
+    last minute in the store's shared pacing window. Back to back, the runs would rightly wait
+    for each other (500 + 500 requests in a minute is over ``max_requests_per_minute``), and
+    the figure would be that wait, not a poll's cost; every request still pays for the
+    window's bookkeeping."""
+    if (store / "cache.db").exists():
+        with sqlite3.connect(store / "cache.db") as db:
+            if db.execute("SELECT 1 FROM sqlite_master WHERE name = 'rw_pace'").fetchone():
+                db.execute("DELETE FROM rw_pace")
 
 
 def measured_process(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[float, float]:

@@ -94,3 +94,44 @@ def test_a_poll_through_the_cli_is_paced(fake_github, write_config, run_cli, clo
     sent = [r.at for r in fake_github.requests]
     assert len(sent) == 30 and busiest_minute(sent) == 7
     assert sum(clock.slept) == pytest.approx(4 * 60.0)  # 30 requests: 4 waits for a minute
+
+
+class CountingLog:
+    """A store's shared window, counting its transactions."""
+
+    def __init__(self, store) -> None:
+        self.store = store
+        self.calls = 0
+
+    def reserve_sends(self, key, now, per_minute, window, count=1):
+        self.calls += 1
+        return self.store.reserve_sends(key, now, per_minute, window, count)
+
+
+def test_the_shared_window_is_written_a_batch_at_a_time_and_stale_moments_dropped(tmp_path):
+    from watcher.github.pacing import BATCH, STALE
+    from watcher.store.store import Store
+
+    store = Store.open(tmp_path / "s")
+    fake = FakeTime()
+    log = CountingLog(store)
+    pacer = Pacer(800, clock=fake.clock, sleep=fake.sleep, shared=log)
+    for _ in range(5 * BATCH + 1):
+        assert pacer.wait() == 0.0
+    assert log.calls == 6  # one store transaction per BATCH requests, not one per request
+    fake.now += STALE + 1  # the rest of a batch, unused this long, no longer says when we send
+    pacer.wait()
+    assert log.calls == 7
+    # What went stale was counted, never lost: over-counting only ever slows us down.
+    rows = store._pacing().scalar("SELECT count(*) FROM rw_pace")
+    assert rows == 7 * BATCH
+    store.close()
+
+
+def test_a_batch_stops_at_the_first_moment_ahead(tmp_path):
+    from watcher.store.store import Store
+
+    store = Store.open(tmp_path / "s")
+    taken = store.reserve_sends("rest", 1000.0, 7, 60.0, 20)
+    assert taken == [1000.0] * 7 + [1060.0]  # then the caller waits; the rest from there
+    store.close()

@@ -11,8 +11,12 @@ GitHub allows). Clock and sleep are injected, so tests never wait.
 GitHub counts what every process sends with one token, so the window is kept in the store
 (``shared``, ``Store.reserve_sends``) when there is one: two one-shot polls run back to back, or
 a poll run by hand beside the daemon, pace together instead of each starting from an empty
-minute. Each request then reserves its moment in one short store transaction, and sleeps
-until then outside it. Without a store the window is this process's own.
+minute. A process reserves moments ``BATCH`` at a time in one short store transaction (one
+per request cost a 500-repo poll a second), and each request sleeps until its moment outside
+it. A reserved moment not used within ``STALE`` seconds is dropped: its request would go out
+later than the window recorded, so the window would under-count that later minute; what is
+reserved and never used only over-counts, which is safe. Without a store the window is this
+process's own.
 """
 
 from __future__ import annotations
@@ -23,6 +27,8 @@ from collections.abc import Callable
 from typing import Protocol
 
 WINDOW = 60.0
+BATCH = 20  # moments reserved at once in the shared window (``github.concurrency``'s default)
+STALE = 2.0  # seconds a reserved moment stays usable
 
 
 class SendLog(Protocol):
@@ -30,8 +36,9 @@ class SendLog(Protocol):
 
     def reserve_sends(self, key: str, now: float, per_minute: int, window: float,
                       count: int = 1) -> list[float]:
-        """Record ``count`` more sends under ``key``, each at the first moment from ``now``
-        at which no ``window`` seconds hold more than ``per_minute`` sends; their moments."""
+        """Record up to ``count`` more sends under ``key``, each at the first moment from
+        ``now`` at which no ``window`` seconds hold more than ``per_minute`` sends, stopping
+        after the first that lies ahead of ``now``; their moments."""
         ...
 
 
@@ -48,6 +55,7 @@ class Pacer:
         self.shared = shared
         self.key = key  # what GitHub counts apart: REST or GraphQL, per API host
         self._sent: deque[float] = deque()
+        self._reserved: deque[float] = deque()  # moments taken in the shared window, unused
         # Held while a caller sleeps for its turn: callers leave one at a time and in order,
         # and the window never sees two callers at once.
         self._lock = threading.Lock()
@@ -57,7 +65,7 @@ class Pacer:
         with self._lock:
             now = self.clock()
             if self.shared is not None:
-                (at,) = self.shared.reserve_sends(self.key, now, self.per_minute, self.window)
+                at = self._reservation(self.shared, now)
                 waited = min(self.window, max(0.0, at - now))
                 if waited:
                     self.sleep(waited)
@@ -72,6 +80,16 @@ class Pacer:
                 self._forget(now)
             self._sent.append(now)
             return waited
+
+    def _reservation(self, shared: SendLog, now: float) -> float:
+        """The next moment this process reserved in the shared window, reserving more when
+        none is left or the ones left went stale."""
+        while self._reserved and now - self._reserved[0] > STALE:
+            self._reserved.popleft()
+        if not self._reserved:
+            self._reserved.extend(shared.reserve_sends(self.key, now, self.per_minute,
+                                                       self.window, BATCH))
+        return self._reserved.popleft()
 
     def _forget(self, now: float) -> None:
         while self._sent and self._sent[0] <= now - self.window:

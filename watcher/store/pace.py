@@ -20,12 +20,13 @@ class PaceLedger:
 
     def reserve_sends(self, key: str, now: float, per_minute: int, window: float,
                       count: int = 1) -> list[float]:
-        """The next ``count`` moments from ``now`` at which a request under ``key`` keeps
-        every ``window`` seconds at ``per_minute`` requests or fewer, counting what every
-        process on this store sent or reserved (``watcher/github/pacing.py``); reserved for
-        the caller in one transaction, so two processes never take the same place. The
-        table keeps only the last ``window`` seconds (and drops times more than a window
-        ahead, which only a clock set back can leave)."""
+        """At most ``count`` moments from ``now``, up to the first that lies ahead, at which
+        a request under ``key`` keeps every ``window`` seconds at ``per_minute`` requests or
+        fewer, counting what every process on this store sent or reserved
+        (``watcher/github/pacing.py``); reserved for the caller in one transaction, so two
+        processes never take the same place. The table keeps only the last ``window``
+        seconds (and drops times more than a window ahead, which only a clock set back can
+        leave)."""
         pace = self._pacing()
         with pace.transaction():
             # Two index ranges (one statement with OR would read every row of the key).
@@ -41,6 +42,8 @@ class PaceLedger:
                     now + window, max(now, latest[-per_minute] + window))
                 latest.append(at)
                 taken.append(at)
+                if at > now:
+                    break  # the caller waits for this one; the rest are reserved from then
             pace.executemany("INSERT INTO rw_pace (key, at) VALUES (?, ?)",
                              [(key, at) for at in taken])
         return taken
