@@ -16,6 +16,7 @@ import os
 import re
 import tempfile
 import xml.etree.ElementTree as ET
+from collections import deque
 from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import quote
@@ -71,6 +72,17 @@ def _add(parent: ET.Element, tag: str, text: str | None = None, **attributes: st
     return element
 
 
+def _newest(entries: list[ET.Element]) -> datetime | None:
+    """The feed's ``updated``: its newest entry's (one edited by hand may not parse)."""
+    times = []
+    for entry in entries:
+        try:
+            times.append(datetime.fromisoformat(entry.findtext("updated") or ""))
+        except ValueError:
+            continue
+    return max(times, default=None)
+
+
 def entry_id(event: Event) -> str:
     """The entry's id: the event's own id, which names the same change on every machine."""
     return ID_PREFIX + event.id
@@ -105,8 +117,9 @@ class FeedNotifier(Notifier):
         self._publish([event])
 
     def send_digest(self, digest: Digest, progress: Progress) -> None:
-        """A digest's events as entries of their own, in one write."""
-        self._publish(list(digest.events))
+        """A digest's events as entries of their own, in one write: only the newest
+        ``entries`` of them are held (a digest pages through a queue of any length)."""
+        self._publish(list(deque(digest.events, maxlen=self.feed_config.entries)))
 
     def document(self, now: datetime) -> bytes:
         """The feed as served: the file, or an empty feed until the first event."""
@@ -123,8 +136,7 @@ class FeedNotifier(Notifier):
                 old for old in entries if old.findtext("id") != entry_id(event)
             ]
         kept = entries[: self.feed_config.entries]
-        updated = max((e.findtext("updated") or "" for e in kept), default="")
-        self._write(self._render(kept, datetime.fromisoformat(updated) if updated else None))
+        self._write(self._render(kept, _newest(kept)))
 
     def _entries(self) -> list[ET.Element]:
         """The entries the feed holds now. A file that is not a feed (damaged, or written by

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import socket
+import sys
 import threading
 from collections.abc import Mapping
 from http import HTTPStatus
@@ -19,6 +20,7 @@ from urllib.parse import unquote, urlsplit
 
 from watcher.errors import WatcherError
 from watcher.server.routes import Handler, Request, Response, Route
+from watcher.untrusted import escape_controls
 
 logger = logging.getLogger(__name__)
 
@@ -53,10 +55,10 @@ def dispatch(routes: Routes, request: Request) -> Response:
     try:
         return route.handler(request)
     except Exception as error:  # one endpoint's bug must not reach the client or stop others
-        logger.error(
+        logger.error(  # the path is the client's: its controls shown, never obeyed
             "%s %s failed: %s: %s",
-            request.method,
-            request.path,
+            escape_controls(request.method),
+            escape_controls(request.path),
             type(error).__name__,
             "; ".join(str(error).splitlines()),
         )
@@ -69,8 +71,6 @@ class _Server(ThreadingHTTPServer):
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """Outside an endpoint (a client hanging up mid-answer): one line, no traceback."""
-        import sys
-
         error = sys.exc_info()[1]
         level = logging.DEBUG if isinstance(error, OSError) else logging.WARNING
         logger.log(
@@ -91,8 +91,8 @@ class _Handler(BaseHTTPRequestHandler):
     server_version = "release-watch"
     sys_version = ""
     timeout = IDLE_TIMEOUT
-    # Headers and body leave as two writes: with Nagle's algorithm the second waits for the
-    # client's delayed ACK, 40 ms a request on Linux.
+    # An answer is one write, but the standard library's error pages are several: with
+    # Nagle's algorithm each later one waits for the client's delayed ACK (40 ms on Linux).
     disable_nagle_algorithm = True
     server: _Server
     raw_requestline: bytes  # read by handle_one_request
@@ -106,7 +106,7 @@ class _Handler(BaseHTTPRequestHandler):
         """The request line and the header fields, read plainly: the standard library hands
         the fields to the e-mail parser, half of what answering a scrape costs."""
         self.command, self.close_connection = "", True
-        self.request_version = "HTTP/0.9"
+        self.request_version = "HTTP/1.0"  # what an error answer to a bad line is sent as
         self.requestline = str(self.raw_requestline, "iso-8859-1").rstrip("\r\n")
         words = self.requestline.split()
         if len(words) != 3 or words[2] not in ("HTTP/1.0", "HTTP/1.1"):
@@ -172,7 +172,9 @@ class _Handler(BaseHTTPRequestHandler):
         )
         body = b"" if self.command == "HEAD" else response.body
         if logger.isEnabledFor(logging.DEBUG):
-            logger.debug("listener: %s %s %d", self.command, self.path, response.status)
+            logger.debug(
+                "listener: %s %s %d", self.command, escape_controls(self.path), response.status
+            )
         return (head + "\r\n").encode("latin-1") + body
 
     do_GET = do_HEAD = do_POST = do_PUT = do_PATCH = do_DELETE = do_OPTIONS = _serve

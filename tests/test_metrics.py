@@ -1,0 +1,206 @@
+"""``/metrics`` over HTTP while the daemon polls the fake GitHub and delivers to the fake Slack:
+each figure moves when what it counts happens, labels come from bounded sets only, and a run
+without a listener never loads prometheus_client."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import SLACK_TOKEN, release_notes
+from fakes.github import Scripted
+from fakes.slack import Scripted as SlackScripted
+from prometheus_client import generate_latest
+from server_support import LISTEN, Served, value
+
+from watcher.server import Metrics, PrometheusMetrics
+
+SLACK = (
+    '[[notifiers]]\nname = "releases"\ntype = "slack"\nchannel = "#releases"\n'
+    'min_interval = "0s"\nretries = 0\n'
+)
+JSONL = '[[notifiers]]\nname = "log"\ntype = "jsonl"\npath = "events.jsonl"\n'
+LABELS = {"repo", "outcome", "endpoint", "status", "event", "kind", "notifier", "root", "le"}
+
+
+@pytest.fixture
+def served(write_config, clock, fake_github, fake_slack):
+    made: list[Served] = []
+
+    def serve(
+        notifiers: str = JSONL, extra: str = "", repos=("pytorch/xla",), github: str = ""
+    ) -> Served:
+        config = write_config(
+            LISTEN + extra,
+            repos=repos,
+            notifiers=notifiers,
+            slack_url=fake_slack.api_url,
+            github=github,
+        )
+        made.append(Served(config, clock, {"SLACK_BOT_TOKEN": SLACK_TOKEN}))
+        return made[-1]
+
+    yield serve
+    for server in made:
+        server.close()
+
+
+def test_polls_requests_rate_limit_and_events_are_counted(served, fake_github, clock):
+    fake_github.set_token(None)
+    body = release_notes("xla/v2.0.0.md")
+    fake_github.add_release("pytorch/xla", tag="v2.0.0", body=body)
+    server = served()
+    before = server.metrics()
+    assert (
+        value(before, "release_watch_polls_total", repo="pytorch/xla", outcome="changed") is None
+    )  # nothing polled yet
+    server.poll()
+    first = server.metrics()
+    assert value(first, "release_watch_polls_total", repo="pytorch/xla", outcome="changed") == 1
+    assert (
+        value(first, "release_watch_last_successful_poll_timestamp_seconds", repo="pytorch/xla")
+        == clock.now.timestamp()
+    )
+    assert value(first, "release_watch_github_requests_total", endpoint="rest", status="200") >= 1
+    assert value(first, "release_watch_github_rate_limit_remaining") == fake_github.rate_remaining
+    assert value(first, "release_watch_github_rate_limit") == fake_github.rate_limit
+    assert value(first, "release_watch_events_total", event="published") == 1
+    (event,) = [
+        json.loads(line)
+        for line in (server.daemon.config.base_dir / "events.jsonl").read_text().splitlines()
+    ]
+    by_kind = {
+        dict(labels)["kind"]: v
+        for (name, labels), v in first.items()
+        if name == "release_watch_event_items_total"
+    }
+    assert by_kind == event["summary"]["by_kind"] and sum(by_kind.values()) == len(event["items"])
+    assert value(first, "release_watch_poll_duration_seconds_count") == 1
+
+    clock.sleep(600)
+    server.poll()  # nothing changed: a 304
+    second = server.metrics()
+    assert value(second, "release_watch_polls_total", repo="pytorch/xla", outcome="unchanged") == 1
+    assert value(second, "release_watch_github_requests_total", endpoint="rest", status="304") == 1
+    assert (
+        value(second, "release_watch_last_successful_poll_timestamp_seconds", repo="pytorch/xla")
+        == clock.now.timestamp()
+    )
+    assert value(second, "release_watch_events_total", event="published") == 1
+    assert value(second, "release_watch_poll_duration_seconds_count") == 2
+
+
+def test_a_failing_repo_is_counted_and_keeps_its_last_success(served, fake_github, clock):
+    fake_github.set_token(None)
+    fake_github.add_release("pytorch/xla", tag="v1", body="- Fix (#1)")
+    server = served(github="retries = 1")
+    server.poll()
+    succeeded = clock.now.timestamp()
+    clock.sleep(600)
+    fake_github.script("/repos/pytorch/xla/releases", *[Scripted.server_error(502)] * 2)
+    server.poll()
+    samples = server.metrics()
+    assert value(samples, "release_watch_polls_total", repo="pytorch/xla", outcome="failed") == 1
+    assert value(samples, "release_watch_github_requests_total", endpoint="rest", status="502") == 2
+    assert (
+        value(samples, "release_watch_last_successful_poll_timestamp_seconds", repo="pytorch/xla")
+        == succeeded
+    )
+
+
+def test_deliveries_sent_failed_and_pending_follow_the_outbox(
+    served, fake_github, fake_slack, clock
+):
+    fake_github.set_token(None)
+    fake_github.add_release("pytorch/xla", tag="v1", body="- Fix a crash (#1)")
+    server = served(notifiers=SLACK)
+    fake_slack.script("/api/chat.postMessage", SlackScripted.server_error())
+    server.poll()
+    failed = server.metrics()
+    assert (
+        value(failed, "release_watch_deliveries_total", notifier="releases", outcome="failed") == 1
+    )
+    assert (
+        value(failed, "release_watch_deliveries_total", notifier="releases", outcome="sent") is None
+    )
+    assert value(failed, "release_watch_deliveries_pending", notifier="releases") == 1
+    assert (
+        value(
+            failed, "release_watch_delivery_oldest_pending_timestamp_seconds", notifier="releases"
+        )
+        == clock.now.timestamp()
+    )
+    server.job("deliver")  # the retry job: Slack answers now
+    sent = server.metrics()
+    assert value(sent, "release_watch_deliveries_total", notifier="releases", outcome="sent") == 1
+    assert value(sent, "release_watch_deliveries_pending", notifier="releases") == 0
+    assert (
+        value(sent, "release_watch_delivery_oldest_pending_timestamp_seconds", notifier="releases")
+        is None
+    )
+    assert value(sent, "release_watch_delivery_duration_seconds_count", notifier="releases") == 2
+    assert len(fake_slack.messages) == 1
+
+
+def test_the_impact_scan_reports_its_files_and_seconds(served, fake_github, tmp_path):
+    fake_github.set_token(None)
+    code = tmp_path / "trainer"
+    code.mkdir()
+    for name in ("a.py", "b.py", "c.py"):
+        (code / name).write_text("import torch\nstate = torch.load('x')\n")
+    fake_github.add_release(
+        "pytorch/pytorch", tag="v2.7.0", body=release_notes("pytorch/v2.7.0.md")
+    )
+    server = served(extra=f'[impact]\ncode = ["{code}"]\n', repos=("pytorch/pytorch",))
+    server.poll()
+    samples = server.metrics()
+    assert value(samples, "release_watch_impact_scan_files", root=str(code)) == 3
+    assert value(samples, "release_watch_impact_scan_duration_seconds", root=str(code)) >= 0
+
+
+def test_labels_come_from_bounded_sets_never_from_release_text(served, fake_github):
+    fake_github.set_token(None)
+    fake_github.add_release(
+        "pytorch/xla",
+        tag="v9.9.9-secret-tag",
+        name="Name <b>x</b>",
+        body="- Fix the thing everyone hated (#1)",
+    )
+    server = served()
+    server.poll()
+    samples = server.metrics()
+    names = {name for name, labels in samples for name, _ in labels}
+    assert names <= LABELS
+    values = {v for _, labels in samples for _, v in labels}
+    assert not any("9.9.9" in v or "hated" in v or "<b>" in v for v in values)
+    assert all(name.startswith("release_watch_") for name, _ in samples)
+
+
+def test_the_cached_text_is_what_the_registry_renders(served, fake_github, clock):
+    """Each family's text is kept until a hook changes it: it must never lag behind."""
+    fake_github.set_token(None)
+    fake_github.add_release("pytorch/xla", tag="v1", body="- Fix (#1)")
+    server = served()
+    metrics = server.daemon.service.metrics
+    assert isinstance(metrics, PrometheusMetrics)
+    for step in range(3):
+        server.poll()
+        assert metrics.render() == generate_latest(metrics.registry), step
+        fake_github.add_release("pytorch/xla", tag=f"v2.{step}", body=f"- Fix {step} (#{step})")
+        clock.sleep(600)
+
+
+def test_without_a_listener_nothing_is_counted_and_prometheus_is_not_loaded(tmp_path):
+    from test_lazy_imports import CONSOLE_POLL, run_python
+
+    assert type(Metrics()) is Metrics  # what Dependencies holds by default: a no-op
+    result, _ = run_python(
+        CONSOLE_POLL,
+        tmp_path,
+        str(Path(__file__).parent),
+        str(tmp_path / "result.json"),
+        "prometheus_client",
+    )
+    assert result["codes"] == [0, 0]
+    assert result["loaded"] == []
