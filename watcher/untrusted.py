@@ -12,6 +12,7 @@ and tabs survive only where a field may hold them; in a one-line field a line br
 from __future__ import annotations
 
 import re
+from urllib.parse import quote, urlsplit
 
 # C0 (but tab and line feed), DEL, C1, the bidi controls: ALM, LRM/RLM, embeddings, overrides,
 # isolates (Unicode TR9 §2), and LINE/PARAGRAPH SEPARATOR, which editors and str.splitlines
@@ -46,3 +47,16 @@ def escape_controls(text: str) -> str:
     """Every control character, line breaks included, as a visible escape (``\\n``,
     ``\\x1b``, ``\\u202e``): for a log line, which must stay one line and show what was there."""
     return _VISIBLE.sub(_visible, text)
+
+
+def safe_url(url: str) -> str | None:
+    """An http(s) URL fit to put in a Slack link or a terminal hyperlink, percent-encoded so
+    that no space, control, ``<``, ``>`` or ``|`` remains to end it early; None for any other
+    scheme (``javascript:``) or a URL without a host."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return None
+    if parts.scheme not in {"http", "https"} or not parts.netloc:
+        return None
+    return quote(clean_line(url), safe=":/?#[]@!$&'()*+,;=%~-._")

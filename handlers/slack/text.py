@@ -22,10 +22,10 @@ import unicodedata
 from bisect import bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass
-from urllib.parse import quote, urlsplit
+from urllib.parse import urlsplit
 
 from watcher.notes import code_lines, unescape_markdown
-from watcher.untrusted import clean_line, clean_text
+from watcher.untrusted import clean_line, clean_text, safe_url
 
 ZWSP = "\u200b"
 INDENT = "\u2003"  # an em space: Slack keeps it where it trims ordinary leading spaces
@@ -78,20 +78,10 @@ def plain(text: str) -> str:
     return _BROADCAST.sub(lambda m: f"@{ZWSP}{m.group(1)}", text)
 
 
-def _safe_url(url: str) -> str | None:
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return None
-    if parts.scheme not in {"http", "https"} or not parts.netloc:
-        return None
-    return quote(clean_line(url), safe=":/?#[]@!$&'()*+,;=%~-._")  # encodes <, >, | and spaces
-
-
 def link(url: str | None, label: str) -> str:
     """A link we build ourselves (release pages): the URL made safe, the label escaped. An
     unusable URL leaves just the label."""
-    safe = _safe_url(url or "")
+    safe = safe_url(url or "")
     text = escape(clean_line(label)).replace("|", "¦")
     return f"<{safe}|{text}>" if safe else text
 
@@ -159,7 +149,7 @@ def _reads_as_another_address(label: str, target_host: str) -> bool:
 
 
 def _markdown_link(label: str, url: str) -> Piece:
-    safe = _safe_url(url)
+    safe = safe_url(url)
     if safe is None:
         return Piece(note_text(label), False)  # javascript:, data:, relative: the label only
     pr_label = _PR_LABEL.fullmatch(label.strip())

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from urllib.parse import quote, urlsplit
+
+from watcher.untrusted import safe_url
 
 _LINK = re.compile(
     r"\[(?P<label>[^\[\]\n]{1,300})\]\((?P<url>(?:[^()\s]|\([^()\s]{0,200}\)){1,2000})\)"
@@ -37,25 +38,14 @@ def hyperlinks_for(stream: object) -> bool:
         return False
 
 
-def _safe(url: str) -> str | None:
-    """An http(s) URL fit to print inside an escape sequence, or None."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return None
-    if parts.scheme not in {"http", "https"} or not parts.netloc:
-        return None
-    return quote(url, safe=":/?#[]@!$&'()*+,;=%~-._")  # no space, no control can remain
-
-
 def hyperlink(url: str, text: str) -> str:
     """``text`` as an OSC 8 hyperlink to ``url`` (an http(s) URL, else ``text`` alone)."""
-    safe = _safe(url)
+    safe = safe_url(url)
     return f"{_OSC}{safe}{_ST}{text}{_OSC}{_ST}" if safe else text
 
 
 def _render(label: str, url: str, repo: str, hyperlinks: bool) -> str:
-    safe = _safe(url)
+    safe = safe_url(url)
     if safe is None:
         return label  # javascript:, data:, a relative link: nothing to follow
     pr_label = _PR_LABEL.fullmatch(label.strip())
