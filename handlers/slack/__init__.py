@@ -1,8 +1,9 @@
 """The ``slack`` notifier: the Web API with a bot token (a parent message and its thread) or an
 incoming webhook (one message).
 
-``notifier`` sends and retries through slack-sdk; ``items`` renders items; ``blocks`` plans an
-event's messages and ``digest_plan`` a digest's; ``followup`` plans what follows a release's
+``notifier`` sends through slack-sdk, with ``retries`` (its retry handlers, our sleep) and
+``answers`` (which errors no retry fixes, and the fix to name); ``items`` renders items;
+``blocks`` plans an event's messages and ``digest_plan`` a digest's; ``followup`` plans what follows a release's
 first message (edits, promotion, deletion) as thread replies, and ``recount`` keeps that first
 message's counts current; ``layout`` builds and packs blocks within Slack's limits; ``text``
 turns untrusted release-note markdown into mrkdwn that cannot ping anyone or hide a link;

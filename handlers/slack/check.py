@@ -9,7 +9,7 @@ from pydantic import SecretStr
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError, SlackClientError
 
-from handlers.slack.notifier import PERMANENT, error_code
+from handlers.slack.answers import PERMANENT, error_code
 
 
 def auth_test(api_url: str, token: SecretStr, timeout: float = 10.0) -> tuple[bool, str]:

@@ -15,27 +15,26 @@ Delivery rules:
 from __future__ import annotations
 
 import logging
-import random
-import unicodedata
-from collections.abc import Callable
 from typing import Any, Literal
 from urllib.error import URLError
-from urllib.parse import urlsplit
 
 from pydantic import Field, SecretStr, model_validator
 from slack_sdk import WebClient, WebhookClient
 from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.http_retry import (
     ConnectionErrorRetryHandler,
-    HttpRequest,
-    HttpResponse,
-    RateLimitErrorRetryHandler,
-    RetryHandler,
-    RetryState,
 )
 from slack_sdk.http_retry.builtin_handlers import ServerErrorRetryHandler
 
 from handlers.base import Notifier, NotifierConfig, Progress
+from handlers.slack.answers import (
+    GONE,
+    PERMANENT,
+    WEBHOOK_PERMANENT,
+    ThreadGone,
+    error_code,
+    webhook_url_problem,
+)
 from handlers.slack.blocks import SlackMessage, plan_event, plan_texts
 from handlers.slack.digest_plan import plan_digest
 from handlers.slack.followup import (
@@ -48,6 +47,7 @@ from handlers.slack.followup import (
 from handlers.slack.items import Style
 from handlers.slack.layout import MESSAGE_CHARS
 from handlers.slack.recount import parent_counts
+from handlers.slack.retries import PacedRateLimit, with_sleep
 from watcher.config import Duration
 from watcher.crashpoints import crashpoint
 from watcher.delivery import Digest
@@ -55,30 +55,6 @@ from watcher.errors import HandlerError
 from watcher.models import Event
 
 logger = logging.getLogger(__name__)
-
-# Error codes that no retry can fix, with what the operator should do
-# (api.slack.com/methods/chat.postMessage#errors).
-PERMANENT = {
-    "invalid_auth": "the bot token is invalid or revoked: set a valid SLACK_BOT_TOKEN",
-    "not_authed": "no bot token was sent: set SLACK_BOT_TOKEN",
-    "account_inactive": "the bot token belongs to a deactivated app or user: reinstall the app",
-    "token_revoked": "the bot token was revoked: reinstall the app and update SLACK_BOT_TOKEN",
-    "token_expired": "the bot token expired: refresh it and update SLACK_BOT_TOKEN",
-    "missing_scope": "the app lacks the chat:write scope: add it and reinstall",
-    "no_permission": "the app may not post there: check its scopes and the channel settings",
-    "channel_not_found": "the channel does not exist or the app cannot see it: check `channel`",
-    "not_in_channel": "the app is not a member: /invite the app in that channel",
-    "is_archived": "the channel is archived: unarchive it or change `channel`",
-    "msg_too_long": "a message exceeded Slack's size limit: please report this as a bug",
-    "msg_blocks_too_long": "a message's blocks were too large: lower max_message_chars",
-    "invalid_blocks": "Slack rejected the message layout: please report this as a bug",
-    "restricted_action": "a workspace policy blocks posting: ask a Slack admin",
-}
-WEBHOOK_PERMANENT = {404: "the webhook URL is unknown or was removed: create a new one",
-                     403: "the webhook may not post (action_prohibited): check the app",
-                     410: "the webhook's channel is archived or gone: create a new webhook",
-                     400: "Slack rejected the message: please report this as a bug"}
-
 
 class SlackNotifierConfig(NotifierConfig):
     channel: str | None = Field(
@@ -114,89 +90,6 @@ class SlackNotifierConfig(NotifierConfig):
         return self
 
 
-_LOOPBACK = {"localhost", "127.0.0.1", "::1"}
-# Controls and invisible format characters (bidi overrides, zero-width spaces): Cc and Cf.
-_CONTROL_CATEGORIES = {"Cc", "Cf"}
-
-
-def webhook_url_problem(url: str, what: str) -> str | None:
-    """Why ``url`` cannot be an incoming webhook, without repeating it (it is the secret).
-    Plain http is allowed only to this machine (a local relay, the tests' fake Slack).
-
-    A space, tab, line break or other control character anywhere in it (a stray one from
-    copying, a trailing newline from a file) is refused: no URL holds one raw (RFC 3986 §2),
-    and an HTTP library that refuses it quotes the URL's secret path in its error."""
-    if any(char.isspace() or unicodedata.category(char) in _CONTROL_CATEGORIES for char in url):
-        return (f"{what} contains a space, tab, line break or control character: set it to the "
-                "URL exactly as Slack shows it")
-    try:
-        parts = urlsplit(url.strip())
-        host = parts.hostname
-    except ValueError:
-        return f"{what} is not a URL"
-    if parts.scheme == "https" and host:
-        return None
-    if parts.scheme == "http" and host in _LOOPBACK:
-        return None
-    return f"{what} is not an https:// URL (Slack's look like https://hooks.slack.com/services/...)"
-
-
-_GONE = {"thread_not_found", "message_not_found", "cant_update_message"}
-
-
-class _ThreadGone(Exception):
-    """The release's first message is no longer there to reply to or update."""
-
-
-def error_code(error: SlackApiError) -> str:
-    """Slack's ``error`` field (``channel_not_found``, ``invalid_auth``…), or "" if none."""
-    return str(error.response.get("error", "")) if error.response is not None else ""
-
-
-class _PacedRateLimit(RateLimitErrorRetryHandler):
-    """slack-sdk's 429 handler, with an injected sleep and a ceiling on the wait."""
-
-    def __init__(self, sleep: Callable[[float], None], max_wait: float, retries: int) -> None:
-        super().__init__(max_retry_count=retries)
-        self.sleep = sleep
-        self.max_wait = max_wait
-
-    @staticmethod
-    def _retry_after(response: HttpResponse) -> float:
-        for name, values in response.headers.items():
-            if name.lower() == "retry-after" and values and str(values[0]).strip().isdigit():
-                return float(values[0])
-        return 1.0 + random.random()
-
-    def _can_retry(self, *, state: RetryState, request: HttpRequest,
-                   response: HttpResponse | None = None, error: Exception | None = None) -> bool:
-        return (super()._can_retry(state=state, request=request, response=response, error=error)
-                and response is not None and self._retry_after(response) <= self.max_wait)
-
-    def prepare_for_next_attempt(self, *, state: RetryState, request: HttpRequest,
-                                 response: HttpResponse | None = None,
-                                 error: Exception | None = None) -> None:
-        assert response is not None
-        state.next_attempt_requested = True
-        self.sleep(self._retry_after(response))
-        state.increment_current_attempt()
-
-
-def _with_sleep(handler_class: type[RetryHandler], sleep: Callable[[float], None],
-                retries: int) -> RetryHandler:
-    """A slack-sdk retry handler whose backoff sleeps through ``sleep`` (tests never wait)."""
-
-    class Sleeping(handler_class):  # type: ignore[misc, valid-type]
-        def prepare_for_next_attempt(self, *, state: RetryState, request: HttpRequest,
-                                     response: HttpResponse | None = None,
-                                     error: Exception | None = None) -> None:
-            state.next_attempt_requested = True
-            sleep(self.interval_calculator.calculate_sleep_duration(state.current_attempt))
-            state.increment_current_attempt()
-
-    return Sleeping(max_retry_count=retries)
-
-
 class SlackNotifier(Notifier):
     Config = SlackNotifierConfig
 
@@ -216,9 +109,9 @@ class SlackNotifier(Notifier):
 
     def _retry_handlers(self) -> list[Any]:
         sleep, retries = self.context.sleep, self.settings.retries
-        return [_PacedRateLimit(sleep, self.settings.max_retry_wait, retries),
-                _with_sleep(ConnectionErrorRetryHandler, sleep, retries),
-                _with_sleep(ServerErrorRetryHandler, sleep, retries)]
+        return [PacedRateLimit(sleep, self.settings.max_retry_wait, retries),
+                with_sleep(ConnectionErrorRetryHandler, sleep, retries),
+                with_sleep(ServerErrorRetryHandler, sleep, retries)]
 
     def _web(self) -> WebClient:
         if self._client is None:
@@ -288,7 +181,7 @@ class SlackNotifier(Notifier):
             try:
                 self._follow_up(event, first, progress)
                 return
-            except _ThreadGone:
+            except ThreadGone:
                 logger.info("%s: the first message of %s %s is gone; posting on its own",
                             self.name, event.repo, event.tag)
                 progress.remember(key, {})
@@ -387,8 +280,8 @@ class SlackNotifier(Notifier):
                 thread_ts=thread_ts, reply_broadcast=broadcast or None, unfurl_links=False,
                 unfurl_media=False)
         except SlackApiError as error:
-            if thread_ts is not None and error_code(error) in _GONE:
-                raise _ThreadGone from None
+            if thread_ts is not None and error_code(error) in GONE:
+                raise ThreadGone from None
             raise self._api_error(error) from None
         except (SlackClientError, URLError, OSError) as error:
             raise self._unreachable(f"slack notifier {self.name!r}", error) from None
@@ -401,8 +294,8 @@ class SlackNotifier(Notifier):
             self._web().chat_update(channel=channel, ts=ts, text=first.get("text") or "",
                                     blocks=first.get("blocks"))
         except SlackApiError as error:
-            if error_code(error) in _GONE:
-                raise _ThreadGone from None
+            if error_code(error) in GONE:
+                raise ThreadGone from None
             raise self._api_error(error) from None
         except (SlackClientError, URLError, OSError) as error:
             raise self._unreachable(f"slack notifier {self.name!r}", error) from None

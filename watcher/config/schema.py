@@ -1,68 +1,27 @@
-"""Configuration: the TOML file merged over the built-in defaults, validated strictly.
-
-A misspelled key is an error (``extra="forbid"``), never silently ignored. Secrets do not live in
-the file: they come from the environment (see ``Secrets``) and are ``SecretStr`` everywhere.
-"""
+"""The configuration's schema: one pydantic model per TOML table, strict (a misspelled key is an
+error, ``extra="forbid"``), and ``Secrets``, read from the environment only."""
 
 from __future__ import annotations
 
-import difflib
 import os
 import re
-import tomllib
-import types
 from pathlib import Path
-from typing import Annotated, Any, Union, get_args, get_origin
+from typing import Any
 
 from pydantic import (
     AliasChoices,
     BaseModel,
-    BeforeValidator,
     ConfigDict,
     Field,
-    PlainSerializer,
     PrivateAttr,
     SecretStr,
-    ValidationError,
     field_validator,
     model_validator,
 )
 
-from watcher.errors import ConfigError
-from watcher.resources import default_config_path
-from watcher.untrusted import escape_controls
+from watcher.config.durations import Duration
 
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$")
-_UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
 REPO_NAME = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
-
-
-def parse_duration(value: object) -> float:
-    """``"30s"``, ``"10m"``, ``"1h"``, ``"2d"`` or a number of seconds → seconds."""
-    if isinstance(value, bool):
-        raise ValueError("a duration is written like 30s, 10m or 1h")
-    if isinstance(value, int | float):
-        return float(value)
-    match = _DURATION.match(str(value))
-    if not match:
-        raise ValueError(f"{value!r} is not a duration; write it like 30s, 10m, 1h or 7d")
-    return float(match.group(1)) * _UNIT_SECONDS[match.group(2) or "s"]
-
-
-def format_duration(seconds: float) -> str:
-    """Seconds → the way people write them in the config: ``600`` → ``"10m"``, ``90`` → ``"90s"``,
-    ``0.5`` → ``"500ms"``; the largest unit that divides evenly, so ``parse_duration`` reads it
-    back to the same number."""
-    for unit in ("d", "h", "m", "s", "ms"):
-        count = seconds / _UNIT_SECONDS[unit]
-        if count >= 1 and abs(count - round(count)) < 1e-9:
-            return f"{round(count)}{unit}"
-    return f"{seconds:g}s"
-
-
-# Read as seconds; shown (config check, logs) as written: "10m", not 600.0 or 0:10:00.
-Duration = Annotated[float, BeforeValidator(parse_duration),
-                     PlainSerializer(format_duration, return_type=str, when_used="json")]
 
 
 class Section(BaseModel):
@@ -357,212 +316,3 @@ class Secrets(BaseModel):
             found = {name.upper(): value for name, value in os.environ.items()}
             values = {name: found[name] for name in _SECRET_NAMES if name in found}
         super().__init__(**values)
-
-
-def _merge(defaults: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
-    merged = dict(defaults)
-    for key, value in overrides.items():
-        if isinstance(value, dict) and isinstance(merged.get(key), dict):
-            merged[key] = _merge(merged[key], value)
-        else:
-            merged[key] = value
-    return merged
-
-
-def _read_toml(path: Path) -> dict[str, Any]:
-    try:
-        with path.open("rb") as handle:
-            return tomllib.load(handle)
-    except FileNotFoundError:
-        raise ConfigError(f"config file {escape_controls(str(path))} does not exist") from None
-    except OSError as error:
-        raise ConfigError(f"cannot read config file {escape_controls(str(path))}: "
-                          f"{error.strerror}") from None
-    except tomllib.TOMLDecodeError as error:
-        raise ConfigError(f"{escape_controls(str(path))} is not valid TOML: {error}") from None
-
-
-_BOUNDS = {"greater_than_equal": ("ge", "is less than the minimum,"),
-           "greater_than": ("gt", "must be more than"),
-           "less_than_equal": ("le", "is more than the maximum,"),
-           "less_than": ("lt", "must be less than")}
-
-
-def _unwrap(annotation: Any) -> Any:
-    """``X | None`` → ``X``."""
-    args = [arg for arg in get_args(annotation) if arg is not type(None)]
-    if get_origin(annotation) in (Union, types.UnionType) and len(args) == 1:
-        return args[0]
-    return annotation
-
-
-def _walk(model: Any, loc: tuple[Any, ...]) -> tuple[Any, Any]:
-    """The field (``FieldInfo``) a pydantic ``loc`` ends at and its type, or (None, None)."""
-    current, info = model, None
-    for part in loc:
-        current = _unwrap(current)
-        if isinstance(part, int) and get_origin(current) is list:
-            current, info = get_args(current)[0], None
-        elif (isinstance(current, type) and issubclass(current, BaseModel)
-              and part in current.model_fields):
-            info = current.model_fields[part]
-            current = info.annotation
-        else:
-            return None, None
-    return info, _unwrap(current)
-
-
-def _at(data: Any, loc: tuple[Any, ...]) -> Any:
-    """The value the user wrote at ``loc``, or None."""
-    for part in loc:
-        listed = isinstance(data, list) and isinstance(part, int) and 0 <= part < len(data)
-        if not listed and not (isinstance(data, dict) and part in data):
-            return None
-        data = data[part]
-    return data
-
-
-def _where(loc: tuple[Any, ...], data: Any) -> str:
-    """``poll.interval``; a table of a list by its name: ``repos "pytorch/xlaa": name``."""
-    text, after_table = "", False
-    for index, part in enumerate(loc):
-        if isinstance(part, int):
-            item = _at(data, loc[:index + 1])
-            name = next((item[key] for key in ("name", "subsystem") if isinstance(item, dict)
-                         and isinstance(item.get(key), str) and item[key]), None)
-            after_table = isinstance(item, dict)
-            text += (f' "{name}"' if name else f" table {part + 1}" if after_table
-                     else f"[{part}]")
-        else:
-            text += (": " if after_table else "." if text else "") + str(part)
-            after_table = False
-    return text
-
-
-def _is_duration(info: Any) -> bool:
-    metadata = list(getattr(info, "metadata", []))
-    for arg in get_args(getattr(info, "annotation", None)):
-        metadata += getattr(arg, "__metadata__", ())
-    return any(getattr(item, "func", None) is parse_duration for item in metadata)
-
-
-def _what(problem: Any, model: Any, data: Any) -> str:
-    """A problem in the file's words: a key's likely spelling, a duration as it was written."""
-    kind, loc = problem["type"], tuple(problem["loc"])
-    if kind == "extra_forbidden":
-        _, table = _walk(model, loc[:-1])
-        keys = ([name for name, info in table.model_fields.items() if not info.exclude]
-                if isinstance(table, type) and issubclass(table, BaseModel) else [])
-        close = difflib.get_close_matches(str(loc[-1]), keys, n=1)
-        return "unknown key" + (f"; did you mean `{close[0]}`?" if close else "")
-    if kind == "missing":
-        return "required, but missing"
-    written, (info, _) = _at(data, loc), _walk(model, loc)
-    if kind in _BOUNDS and _is_duration(info) and isinstance(written, str | int | float):
-        bound, words = _BOUNDS[kind]
-        return f"{written!r} {words} {format_duration(float(problem['ctx'][bound]))}"
-    return str(problem["msg"]).removeprefix("Value error, ").removeprefix("Assertion failed, ")
-
-
-def describe_validation_error(error: ValidationError, source: str, *, model: Any = None,
-                              data: Any = None) -> str:
-    """One line per problem in the words of the file (``data``, validated as ``model``):
-    ``poll.intervall: unknown key; did you mean `interval`?``, a table of a list by its name
-    (``repos "pytorch/xlaa": ...``), a duration as written (``'0s' is less than the minimum,
-    1s``)."""
-    lines: list[str] = []
-    for problem in error.errors():
-        where = _where(tuple(problem["loc"]), data)
-        line = f"{source}: {where + ': ' if where else ''}{_what(problem, model, data)}"
-        if line not in lines:
-            lines.append(line)
-    return "\n".join(lines)
-
-
-def invalid_keys(error: ValidationError, model: type[BaseModel]) -> frozenset[str]:
-    """The keys of a table its problems are about; for a check of the table as a whole, the
-    keys its message names (``digest_schedule '0 9' is not a 5-field cron expression``)."""
-    keys: set[str] = set()
-    for problem in error.errors():
-        if problem["loc"]:
-            keys.add(str(problem["loc"][0]))
-        else:
-            keys |= {name for name in model.model_fields
-                     if re.search(rf"\b{name}\b", problem["msg"])}
-    return frozenset(keys)
-
-
-def _well_formed(notifiers: Any) -> list[dict[str, Any]]:
-    """The ``[[notifiers]]`` tables with a name and a type, each name once."""
-    tables: dict[str, dict[str, Any]] = {}
-    for table in notifiers if isinstance(notifiers, list) else []:
-        if (isinstance(table, dict) and isinstance(table.get("name"), str) and table["name"]
-                and isinstance(table.get("type"), str) and table["type"]):
-            tables.setdefault(table["name"], table)
-    return list(tables.values())
-
-
-def checked_config(data: dict[str, Any], *, base_dir: Path,
-                   source: str) -> tuple[Config, list[str]]:
-    """The config and every problem in it, one line each. With problems, the config is a
-    stand-in, never one to run: its broken tables are the built-in defaults' and its notifier
-    tables are kept, so the checks of the notifiers can still report theirs in the same run."""
-    if "orgs" in data and "repos" not in data:
-        # The built-in repos are the watch list of a file that names nothing to watch; a file
-        # naming [[orgs]] has said what it wants.
-        data = {**data, "repos": []}
-    defaults = _read_toml(default_config_path())
-    merged, anchor = _merge(defaults, data), {"base_dir": base_dir, "source": source}
-    try:
-        config = Config.model_validate({**merged, **anchor})
-    except ValidationError as error:
-        problems = describe_validation_error(error, source, model=Config, data=merged)
-        broken = invalid_keys(error, Config)
-        kept = {key: value for key, value in merged.items() if key not in broken}
-        kept["notifiers"] = _well_formed(merged.get("notifiers"))
-        try:
-            config = Config.model_validate({**defaults, **kept, **anchor})
-        except ValidationError:
-            config = Config.model_validate({**defaults, "notifiers": kept["notifiers"], **anchor})
-        return config, problems.split("\n")
-    config._written = merged
-    return config, []
-
-
-def config_from_dict(data: dict[str, Any], *, base_dir: Path, source: str) -> Config:
-    config, problems = checked_config(data, base_dir=base_dir, source=source)
-    if problems:
-        raise ConfigError("\n".join(problems))
-    return config
-
-
-def find_config_file(explicit: str | None, environ: dict[str, str] | None = None) -> Path | None:
-    """``--config``, else ``$RELEASE_WATCH_CONFIG``, else ``./release-watch.toml`` if present."""
-    env = os.environ if environ is None else environ
-    if explicit:
-        return Path(explicit)
-    if env.get("RELEASE_WATCH_CONFIG"):
-        return Path(env["RELEASE_WATCH_CONFIG"])
-    local = Path("release-watch.toml")
-    return local if local.is_file() else None
-
-
-def checked_file(path: Path | None) -> tuple[Config | None, list[str]]:
-    """``load_config`` that does not stop at the first broken table: the config (a stand-in
-    if there are problems, see ``checked_config``) and every problem; no config when the file
-    cannot be read as TOML at all."""
-    if path is None:
-        return checked_config({}, base_dir=Path.cwd(), source="built-in defaults")
-    try:
-        data = _read_toml(path)
-    except ConfigError as error:
-        return None, str(error).split("\n")
-    return checked_config(data, base_dir=path.resolve().parent,
-                          source=escape_controls(str(path)))
-
-
-def load_config(path: Path | None) -> Config:
-    config, problems = checked_file(path)
-    if problems or config is None:
-        raise ConfigError("\n".join(problems))
-    return config

@@ -1,0 +1,116 @@
+"""Reads the configuration: the TOML file merged over the built-in defaults, validated, with
+every problem of the file reported in one run."""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from watcher.config.problems import describe_validation_error, invalid_keys
+from watcher.config.schema import Config
+from watcher.errors import ConfigError
+from watcher.resources import default_config_path
+from watcher.untrusted import escape_controls
+
+
+def _merge(defaults: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
+    merged = dict(defaults)
+    for key, value in overrides.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = _merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as handle:
+            return tomllib.load(handle)
+    except FileNotFoundError:
+        raise ConfigError(f"config file {escape_controls(str(path))} does not exist") from None
+    except OSError as error:
+        raise ConfigError(f"cannot read config file {escape_controls(str(path))}: "
+                          f"{error.strerror}") from None
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"{escape_controls(str(path))} is not valid TOML: {error}") from None
+
+
+def _well_formed(notifiers: Any) -> list[dict[str, Any]]:
+    """The ``[[notifiers]]`` tables with a name and a type, each name once."""
+    tables: dict[str, dict[str, Any]] = {}
+    for table in notifiers if isinstance(notifiers, list) else []:
+        if (isinstance(table, dict) and isinstance(table.get("name"), str) and table["name"]
+                and isinstance(table.get("type"), str) and table["type"]):
+            tables.setdefault(table["name"], table)
+    return list(tables.values())
+
+
+def checked_config(data: dict[str, Any], *, base_dir: Path,
+                   source: str) -> tuple[Config, list[str]]:
+    """The config and every problem in it, one line each. With problems, the config is a
+    stand-in, never one to run: its broken tables are the built-in defaults' and its notifier
+    tables are kept, so the checks of the notifiers can still report theirs in the same run."""
+    if "orgs" in data and "repos" not in data:
+        # The built-in repos are the watch list of a file that names nothing to watch; a file
+        # naming [[orgs]] has said what it wants.
+        data = {**data, "repos": []}
+    defaults = _read_toml(default_config_path())
+    merged, anchor = _merge(defaults, data), {"base_dir": base_dir, "source": source}
+    try:
+        config = Config.model_validate({**merged, **anchor})
+    except ValidationError as error:
+        problems = describe_validation_error(error, source, model=Config, data=merged)
+        broken = invalid_keys(error, Config)
+        kept = {key: value for key, value in merged.items() if key not in broken}
+        kept["notifiers"] = _well_formed(merged.get("notifiers"))
+        try:
+            config = Config.model_validate({**defaults, **kept, **anchor})
+        except ValidationError:
+            config = Config.model_validate({**defaults, "notifiers": kept["notifiers"], **anchor})
+        return config, problems.split("\n")
+    config._written = merged
+    return config, []
+
+
+def config_from_dict(data: dict[str, Any], *, base_dir: Path, source: str) -> Config:
+    config, problems = checked_config(data, base_dir=base_dir, source=source)
+    if problems:
+        raise ConfigError("\n".join(problems))
+    return config
+
+
+def find_config_file(explicit: str | None, environ: dict[str, str] | None = None) -> Path | None:
+    """``--config``, else ``$RELEASE_WATCH_CONFIG``, else ``./release-watch.toml`` if present."""
+    env = os.environ if environ is None else environ
+    if explicit:
+        return Path(explicit)
+    if env.get("RELEASE_WATCH_CONFIG"):
+        return Path(env["RELEASE_WATCH_CONFIG"])
+    local = Path("release-watch.toml")
+    return local if local.is_file() else None
+
+
+def checked_file(path: Path | None) -> tuple[Config | None, list[str]]:
+    """``load_config`` that does not stop at the first broken table: the config (a stand-in
+    if there are problems, see ``checked_config``) and every problem; no config when the file
+    cannot be read as TOML at all."""
+    if path is None:
+        return checked_config({}, base_dir=Path.cwd(), source="built-in defaults")
+    try:
+        data = _read_toml(path)
+    except ConfigError as error:
+        return None, str(error).split("\n")
+    return checked_config(data, base_dir=path.resolve().parent,
+                          source=escape_controls(str(path)))
+
+
+def load_config(path: Path | None) -> Config:
+    config, problems = checked_file(path)
+    if problems or config is None:
+        raise ConfigError("\n".join(problems))
+    return config
