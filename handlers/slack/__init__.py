@@ -3,13 +3,13 @@ incoming webhook (one message).
 
 ``notifier`` sends through slack-sdk, with ``retries`` (its retry handlers, our sleep) and
 ``answers`` (which errors no retry fixes, and the fix to name); ``items`` renders items;
-``blocks`` plans an event's messages and ``digest_plan`` a digest's; ``followup`` plans what follows a release's
-first message (edits, promotion, deletion) as thread replies, and ``recount`` keeps that first
-message's counts current; ``layout`` builds and packs blocks within Slack's limits; ``text``
-turns untrusted release-note markdown into mrkdwn that cannot ping anyone or hide a link;
-``check`` is ``auth.test`` for ``config check --online``. ``/release-watch`` arrives over
-``socket_mode`` (the default, no public URL) or at the ``request_url`` endpoint, whose Slack
-signature is checked before anything is done.
+``blocks`` plans an event's messages and ``digest_plan`` a digest's; ``followup`` plans what
+follows a release's first message (edits, promotion, deletion) as thread replies, and
+``recount`` keeps that first message's counts current; ``layout`` builds and packs blocks
+within Slack's limits; ``text`` turns untrusted release-note markdown into mrkdwn that cannot
+ping anyone or hide a link; ``check`` is ``auth.test`` for ``config check --online``.
+``/release-watch`` arrives over ``socket_mode`` (the default, no public URL) or at the
+``request_url`` endpoint, whose Slack signature is checked before anything is done.
 """
 
 from __future__ import annotations

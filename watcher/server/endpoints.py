@@ -52,8 +52,8 @@ class DaemonView(Protocol):
 
 def daemon_routes(daemon: DaemonView, metrics: PrometheusMetrics) -> dict[str, Handler | Route]:
     """The daemon's routes table. An endpoint more is one line here: a path (ending in ``/``
-    for a prefix) and its handler, e.g. a POST one,
-    ``"/slack/commands": Route(slack_commands(daemon), frozenset({"POST"})),``."""
+    for a prefix) and its handler, or a ``Route`` naming the methods it takes (as
+    ``SlackCommands.routes`` gives ``/slack/commands`` with POST only)."""
     return {
         "/metrics": metrics_endpoint(metrics),
         "/healthz": healthz(daemon),
