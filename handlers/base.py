@@ -8,6 +8,7 @@ raises ``HandlerError``; the delivery then stays queued.
 
 from __future__ import annotations
 
+import difflib
 import os
 import time
 from abc import ABC, abstractmethod
@@ -227,11 +228,18 @@ def available_types() -> list[str]:
     return sorted(ep.name for ep in entry_points(group=ENTRY_POINT_GROUP))
 
 
-def notifier_class(type_name: str) -> type[Notifier]:
+def notifier_class(type_name: str, where: str = "") -> type[Notifier]:
+    """The class registered as ``type_name``; ``where`` (``FILE: notifier 'NAME'``) starts the
+    error's line, like every other problem of the file."""
     matches = entry_points(group=ENTRY_POINT_GROUP, name=type_name)
     if not matches:
-        raise ConfigError(f"unknown notifier type {type_name!r}; installed types: "
-                          f"{', '.join(available_types()) or 'none (is release-watch installed?)'}")
+        installed = available_types()
+        close = difflib.get_close_matches(type_name, installed, n=1)
+        raise ConfigError(
+            f"{where + ': ' if where else ''}type: unknown notifier type {type_name!r}"
+            + (f"; did you mean `{close[0]}`?" if close else "")
+            + f"; installed types: {', '.join(installed) or 'none (is release-watch installed?)'}",
+            keys=frozenset({"type"}))
     loaded = next(iter(matches)).load()
     if not (isinstance(loaded, type) and issubclass(loaded, Notifier)):
         raise ConfigError(f"entry point {type_name!r} does not name a Notifier class")
@@ -242,13 +250,13 @@ def notifier_config(raw: dict[str, Any], source: str, environ: Mapping[str, str]
                     ) -> tuple[type[Notifier], NotifierConfig]:
     """The notifier class named by ``raw["type"]`` and its validated config, secrets resolved
     from ``environ`` (default: the process environment)."""
-    cls = notifier_class(str(raw.get("type")))
+    where = f"{source}: notifier {raw.get('name')!r}"
+    cls = notifier_class(str(raw.get("type")), where)
     resolved, sources = resolve_secrets(cls.Config, raw,
                                         os.environ if environ is None else environ)
     try:
         config = cls.Config.model_validate(resolved)
     except ValidationError as error:
-        where = f"{source}: notifier {raw.get('name')!r}"
         raise ConfigError(describe_validation_error(error, where, model=cls.Config, data=raw),
                           keys=invalid_keys(error, cls.Config)) from None
     config._secret_sources = sources

@@ -54,6 +54,26 @@ def test_diff_json(run_cli, tmp_path):
     assert items[0]["old_text"] == "Fix A (#1)" and "old_text" not in items[1]
 
 
+def test_classify_and_diff_show_links_as_the_console_does(run_cli, tmp_path):
+    """Real 2.10 notes cite PRs as ``([#166357](https://github.com/…))``; the text output shows
+    ``#166357`` (``pytorch/pytorch#166357`` when no ``--repo`` says whose notes these are), as
+    ``poll`` does, and an item's controls are escaped, never passed through."""
+    notes = (RELEASES / "pytorch/v2.10.0.md").read_text()
+    cited = re.findall(r"\(\[#(\d+)\]\(https://github\.com/pytorch/pytorch/pull/\d+\)\)", notes)
+    assert len(cited) > 100
+    anywhere = run_cli("classify", str(RELEASES / "pytorch/v2.10.0.md"))
+    own = run_cli("classify", "--repo", "pytorch/pytorch", str(RELEASES / "pytorch/v2.10.0.md"))
+    for result, shown in ((anywhere, "pytorch/pytorch#{}"), (own, "#{}")):
+        assert "](https://github.com/pytorch/pytorch/pull/" not in result.stdout
+        assert sum(f"({shown.format(number)})" in result.stdout for number in cited[:50]) == 50
+    old, new = tmp_path / "old.md", tmp_path / "new.md"
+    old.write_text("- Fix A ([#1](https://github.com/pytorch/pytorch/pull/1))\n")
+    new.write_text("- Fix A better\x1b[2J ([#1](https://github.com/pytorch/pytorch/pull/1))\n")
+    changed = run_cli("diff", str(old), str(new))
+    assert "] Fix A better\\x1b[2J (pytorch/pytorch#1)\n    was: Fix A (pytorch/pytorch#1)\n" in (
+        changed.stdout)
+
+
 def test_missing_input_file_is_one_line_exit_2(run_cli):
     result = run_cli("classify", "/nonexistent/notes.md")
     assert result.code == 2

@@ -101,7 +101,7 @@ def test_online_check_says_what_works(run_cli, write_config, fake_github, fake_s
     online = result.stdout.split("# online checks\n", 1)[1].splitlines()
     assert online[0] == (f"github ({fake_github.url}): ok: GITHUB_TOKEN accepted; 5000 of 5000 "
                          f"requests left this hour (resets {online[0].split('resets ')[1]}")
-    assert online[1] == "watch list: ok: the 2 repos exist"
+    assert online[1] == "watch list: ok: all 2 repos found"
     assert online[2] == (f"slack ({fake_slack.api_url}): ok: SLACK_BOT_TOKEN accepted: bot "
                          "release-watch in workspace T")
     assert online[3].startswith("notifier 'hook' (slack): not checked: only a real message")
@@ -214,7 +214,7 @@ def test_one_run_reports_every_problem_in_the_files_own_words(run_cli, tmp_path)
     ('[[repos]]\nname = "not a repo"\n', "repos \"not a repo\": name: 'not a repo' is not "
                                          "OWNER/NAME"),
     ('[[repos]]\nname = "a/b"\nfirst_run_announce = -1\n',
-     'repos "a/b": first_run_announce: Input should be greater than or equal to 0'),
+     'repos "a/b": first_run_announce: -1 is less than the minimum, 0'),
     ('[[repos]]\ninclude_prereleases = true\n', "repos table 1: name: required, but missing"),
     ('[[notifiers]]\ntype = "console"\n', "notifiers: [[notifiers]] table 1 needs a name"),
     ("[pol]\ninterval = 5\n", "pol: unknown key; did you mean `poll`?"),
@@ -290,7 +290,7 @@ def test_a_server_without_rate_limits_is_not_checked_and_the_repos_are(run_cli, 
         f"github ({fake_github.url}): not checked: /rate_limit answered 404 but the API root "
         "is GitHub's: a GitHub Enterprise Server without rate limits; the repo checks below "
         "test the token",
-        "watch list: ok: the 2 repos exist"]
+        "watch list: ok: all 2 repos found"]
 
 
 def test_online_check_names_each_repo_that_does_not_exist(run_cli, write_config, fake_github):
@@ -317,6 +317,6 @@ def test_online_repo_checks_are_conditional_on_the_last_polls_etag(run_cli, writ
     fake_github.reset_requests()
     result = run_cli("--config", str(config), "config", "check", "--online")
     assert result.code == 0, result.stdout
-    assert _online(result)[1] == "watch list: ok: the 1 repos exist"
+    assert _online(result)[1] == "watch list: ok: 1 repo found"
     [request] = fake_github.requests_to("/repos/pytorch/xla/releases")
     assert request.headers.get("if-none-match") and request.status == 304  # no quota spent

@@ -46,7 +46,7 @@ def test_daemon_posts_a_new_release_and_stops_cleanly_on_sigterm(fake_github, fa
     assert "daemon started" in daemon.log and "daemon stopped" in daemon.log
     # ISO 8601 UTC time, level, logger; the interval as it was written, not 0:00:01.
     assert re.search(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ info watcher\.daemon\.loop: daemon started "
-                     r"\(pid \d+\): 1 repos every 1s, ", daemon.log, re.MULTILINE), daemon.log
+                     r"\(pid \d+\): 1 repo every 1s, ", daemon.log, re.MULTILINE), daemon.log
     status = subprocess.run([sys.executable, "-m", "watcher", "--config", str(config),
                              "status", "--json"], capture_output=True, text=True,
                             env=environment(), timeout=60)

@@ -259,7 +259,7 @@ def test_health_probes_read_a_read_only_store_after_a_clean_exit(fake_github, sh
     assert probe.returncode == 0 and '"healthy": true' in probe.stdout, probe.stderr
     store_check = run("store", "check")
     assert store_check.returncode == 0, store_check.stderr
-    assert "ok (integrity check passed; 1 repos, 1 releases" in store_check.stdout
+    assert "ok (integrity check passed; 1 repo, 1 release" in store_check.stdout
     refused = run("poll")
     assert refused.returncode == 1 and "read-only" in one_line(refused)
     assert not list(store.glob("cache.db-*"))  # the readers wrote nothing, not even a -shm

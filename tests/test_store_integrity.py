@@ -76,7 +76,7 @@ def test_store_check_finds_a_damaged_page_that_a_quiet_poll_never_reads(polled, 
 
 def test_store_check_of_a_sound_store_says_ok_with_totals(polled, run_cli):
     result = run_cli("--config", str(polled), "store", "check")
-    assert result.code == 0 and "ok (integrity check passed; 2 repos, 1 releases" in result.stdout
+    assert result.code == 0 and "ok (integrity check passed; 2 repos, 1 release" in result.stdout
 
 
 # ---- a database lost or emptied beside the rest of the store --------------------------------

@@ -192,7 +192,9 @@ def digest(state: State, notifier: str | None, dry_run: bool) -> None:
 @cli.command()
 @global_options
 @click.argument("path", metavar="PATH|-")
-@click.option("--repo", metavar="OWNER/NAME", help="The repo the notes belong to (for links).")
+@click.option("--repo", metavar="OWNER/NAME",
+              help="The repo the notes belong to: the subsystem model's prior (pytorch/xla: "
+                   "XLA areas first) and where bare PR references link.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
               show_default=True)
 @click.option("--explain", is_flag=True, help="Say why each item got its subsystem and kind.")

@@ -17,6 +17,7 @@ from watcher.app import Dependencies
 from watcher.config import Config
 from watcher.errors import GitHubError, RateLimitError, WatcherError
 from watcher.github import GitHubClient, Pacer, RetryPolicy, why_unreachable
+from watcher.present import plural
 from watcher.store import Shape, Store, check_usable
 
 
@@ -126,8 +127,10 @@ def check_watch_list(config: Config, deps: Dependencies) -> list[Check]:
                 checks.append(Check(label, True, moved))
             found += 1
     if found == len(urls) + len(config.orgs):
-        orgs = f" and the {len(config.orgs)} orgs" if config.orgs else ""
-        checks.insert(0, Check("watch list", True, f"the {len(urls)} repos{orgs} exist"))
+        orgs = f" and {plural(len(config.orgs), 'org')}" if config.orgs else ""
+        every = "" if len(urls) + len(config.orgs) == 1 else "all "
+        checks.insert(0, Check("watch list", True,
+                               f"{every}{plural(len(urls), 'repo')}{orgs} found"))
     return checks
 
 

@@ -18,6 +18,16 @@ _BOUNDS = {"greater_than_equal": ("ge", "is less than the minimum,"),
            "less_than_equal": ("le", "is more than the maximum,"),
            "less_than": ("lt", "must be less than")}
 
+# pydantic's "Input should be a valid integer, unable to parse string as an integer" in the
+# words of a TOML file's author (https://docs.pydantic.dev/latest/errors/validation_errors/).
+_SHOULD_BE = {
+    "int_parsing": "a whole number", "int_type": "a whole number",
+    "int_from_float": "a whole number", "float_parsing": "a number", "float_type": "a number",
+    "bool_parsing": "true or false", "bool_type": "true or false",
+    "string_type": "text (put it in quotes)", "list_type": "a list ([...])",
+    "dict_type": "a table", "model_type": "a table", "model_attributes_type": "a table",
+}
+
 
 def _unwrap(annotation: Any) -> Any:
     """``X | None`` → ``X``."""
@@ -89,10 +99,25 @@ def _what(problem: Any, model: Any, data: Any) -> str:
     if kind == "missing":
         return "required, but missing"
     written, (info, _) = _at(data, loc), _walk(model, loc)
-    if kind in _BOUNDS and _is_duration(info) and isinstance(written, str | int | float):
+    if kind in _BOUNDS and isinstance(written, str | int | float):
         bound, words = _BOUNDS[kind]
-        return f"{written!r} {words} {format_duration(float(problem['ctx'][bound]))}"
+        limit = problem["ctx"][bound]
+        shown = format_duration(float(limit)) if _is_duration(info) else f"{limit}"
+        return f"{written!r} {words} {shown}"
+    if kind in _SHOULD_BE:
+        return f"{_as_written(written)} is not {_SHOULD_BE[kind]}"
+    if kind in ("literal_error", "enum"):
+        return f"{_as_written(written)} is not one of {problem['ctx']['expected']}"
     return str(problem["msg"]).removeprefix("Value error, ").removeprefix("Assertion failed, ")
+
+
+def _as_written(value: Any) -> str:
+    """A value as TOML shows it: a table or list by its kind, not by its whole content."""
+    if isinstance(value, dict):
+        return "a table"
+    if isinstance(value, list):
+        return "a list"
+    return repr(value) if value is not None else "the value"
 
 
 def describe_validation_error(error: ValidationError, source: str, *, model: Any = None,

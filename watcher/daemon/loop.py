@@ -36,6 +36,7 @@ from watcher.daemon.commands import SUBSCRIPTION_JOBS, SlackCommands, schedule_s
 from watcher.daemon.schedule import digest_trigger
 from watcher.delivery import deliver_pending, send_digests
 from watcher.errors import ConfigError, StoreDamaged, StoreReadOnly, WatcherError
+from watcher.present import plural
 from watcher.server import Service
 from watcher.store import FileLock, daemon_lock, writer_lock
 from watcher.validate import validated_notifiers
@@ -90,8 +91,9 @@ class Daemon:
 
     @staticmethod
     def _describe(config: Config, triggers: dict[str, CronTrigger]) -> str:
-        return (f"{len(config.repos)} repos every {format_duration(config.poll.interval)}, "
-                f"{len(triggers)} digest schedules")
+        return (f"{plural(len(config.repos), 'repo')} every "
+                f"{format_duration(config.poll.interval)}, "
+                f"{plural(len(triggers), 'digest schedule')}")
 
     def _validated(self, config: Config) -> tuple[dict[str, Notifier], dict[str, CronTrigger]]:
         """What `config check` checks, for start and for SIGHUP alike; a ConfigError if not."""

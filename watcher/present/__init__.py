@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from watcher.present.digest_text import format_digest as format_digest
     from watcher.present.html import event_html as event_html
     from watcher.present.links import hyperlinks_for as hyperlinks_for
+    from watcher.present.links import show_links as show_links
     from watcher.present.plain import format_event as format_event
     from watcher.present.words import AFFECTS_TITLE as AFFECTS_TITLE
     from watcher.present.words import CALLED_OUT as CALLED_OUT
@@ -65,6 +66,7 @@ _EXPORTS = {
     "happened": "words",
     "headline": "words",
     "hyperlinks_for": "links",
+    "show_links": "links",
     "KIND_COUNTS": "words",
     "kind_count": "words",
     "KIND_NAMES": "words",

@@ -13,7 +13,7 @@ from watcher.config import Config
 from watcher.delivery import event_item
 from watcher.models import ClassifiedItem
 from watcher.notes import Analyzer, Classifier, Decision, diff_items, parse_notes
-from watcher.present import CHANGE_SIGNS, UNSURE_BELOW, plural
+from watcher.present import CHANGE_SIGNS, UNSURE_BELOW, hyperlinks_for, plural, show_links
 from watcher.untrusted import clean_line
 
 logger = logging.getLogger(__name__)
@@ -35,6 +35,14 @@ def _footer(decisions: list[Decision], repo: str | None) -> str:
     where = f" ({repo})" if repo else ""
     return (f"{plural(len(decisions), 'item')}{where}: {', '.join(parts)}"
             + (f"; {unsure} unsure (confidence < {UNSURE_BELOW})" if unsure else ""))
+
+
+def _first_line(text: str, repo: str | None, out: IO[str]) -> str:
+    """An item's first line as the console shows it: controls escaped, ``[#123](url)`` as
+    ``#123`` (an OSC 8 hyperlink on a terminal; bare ``#123`` linked only when the repo is
+    known, else it would point into the wrong repository)."""
+    return show_links(clean_line(text.split("\n", 1)[0]), repo or "",
+                      hyperlinks=bool(repo) and hyperlinks_for(out))
 
 
 def run_classify(config: Config, out: IO[str], path: str, *, repo: str | None, fmt: str,
@@ -61,7 +69,7 @@ def run_classify(config: Config, out: IO[str], path: str, *, repo: str | None, f
         return
     for decision in decisions:
         item = decision.item
-        first = clean_line(item.text.split("\n", 1)[0])
+        first = _first_line(item.text, repo, out)
         decider = f"{item.decided_by} {item.confidence:.2f}"
         out.write(f"{item.subsystem:<28} {item.kind:<12} {decider:<13} {first}\n")
         if explain:
@@ -85,9 +93,9 @@ def run_diff(config: Config, out: IO[str], old_path: str, new_path: str, *, fmt:
         out.write(json.dumps({"items": data}, ensure_ascii=False, indent=2) + "\n")
         return len(items)
     for item in items:
-        first = item.text.split("\n", 1)[0]
+        first = _first_line(item.text, None, out)
         out.write(f"{CHANGE_SIGNS[item.change]} [{item.subsystem}] {first}\n")
         if item.old_text is not None:
-            out.write(f"    was: {item.old_text.split(chr(10), 1)[0]}\n")
+            out.write(f"    was: {_first_line(item.old_text, None, out)}\n")
     out.write(f"\n{plural(len(items), 'item')} changed\n" if items else "no item changed\n")
     return len(items)

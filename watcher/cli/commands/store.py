@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from watcher.errors import StoreDamaged, StoreError
+from watcher.present import plural
 from watcher.store import (
     FileLock,
     Shape,
@@ -20,6 +21,9 @@ if TYPE_CHECKING:
     from watcher.deps import Dependencies
 
 SHOWN = 20  # problems listed; SQLite can report thousands for one bad page
+# What store.totals() counts, as one of each reads.
+_ONE = {"repos": "repo", "releases": "release", "events": "event",
+        "pending deliveries": "pending delivery", "diskcache keys": "diskcache key"}
 
 
 def run_store_check(config: Config, deps: Dependencies) -> int:
@@ -47,12 +51,14 @@ def run_store_check(config: Config, deps: Dependencies) -> int:
             store.close()
     if problems:
         # SQLite's findings, and diskcache's value files that its rows name but are not there.
-        out.write(f"{path}: DAMAGED: the integrity check found {len(problems)} "
-                  "problems:\n" + "".join(f"  {line}\n" for line in problems[:SHOWN]))
+        how_many = plural(len(problems), "problem")
+        out.write(f"{path}: DAMAGED: the integrity check found {how_many}:\n"
+                  + "".join(f"  {line}\n" for line in problems[:SHOWN]))
         out.write("fix: restore the store (cache.db, and the value files it names) from a "
                   "backup, or start over with `release-watch store reinit`\n")
         return 1
-    listed = ", ".join(f"{count:,} {name}" for name, count in totals.items())
+    listed = ", ".join(f"{count:,} {name if count != 1 else _ONE.get(name, name)}"
+                       for name, count in totals.items())
     out.write(f"{path}: ok (integrity check passed; {listed})\n")
     return 0
 
