@@ -59,3 +59,22 @@ def test_the_checks_catch_a_parser_that_drops_or_merges():
     assert "only a heading's name" in " ".join(check_items(body, bare, TAXONOMY).problems)
     dropped = items[:2]
     assert "#3 is in no item" in check_items(body, dropped, TAXONOMY).problems
+
+
+def test_the_checks_catch_bold_titled_entries_glued_or_lost():
+    """Issue 20's regression, in the shape of 2.6.0's highlights: the old parser glued the Beta
+    write-ups into one item and left the Prototype ones' prose in none; both fail the checks."""
+    body = (RELEASES / "pytorch/v2.6.0-highlights-shape.md").read_text(encoding="utf-8")
+    items = parse_notes(body, lookup=TAXONOMY).items
+    assert check_items(body, items, TAXONOMY).ok
+    # Titled by a bold paragraph, not a heading (the first entry is a #### heading).
+    titled = [i for i, item in enumerate(items) if item.text.startswith("**[")][1:]
+    assert len(titled) >= 4
+    first, second = items[titled[0]], items[titled[1]]
+    glued = [item for i, item in enumerate(items) if i not in titled[:2]] + [first.model_copy(
+        update={"text": f"{first.text}\n\n{second.text}", "prs": first.prs + second.prs})]
+    assert any("one item holds 2 titled entries" in problem
+               for problem in check_items(body, glued, TAXONOMY).problems)
+    lost = [item for i, item in enumerate(items) if i != titled[-1]]
+    assert any(problem.startswith("the prose of entry") and "in no item" in problem
+               for problem in check_items(body, lost, TAXONOMY).problems)

@@ -2,7 +2,7 @@
 
 They say nothing about one file's layout, so they keep the parser honest on notes it has never
 seen: every PR reference lands in an item (and in no more items than it was written), no item is
-a bare heading, no item swallows two sibling changes, every line of a BC-breaking or deprecation
+a bare heading, no item swallows two sibling changes or two bold-titled entries, every line of a BC-breaking or deprecation
 entry reaches a reader, and what the maintainers' headings say is what items get.
 """
 
@@ -13,13 +13,20 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from watcher.models import ClassifiedItem, Item, top_level
-from watcher.notes.blocks import Block, Bullet, Code, Heading, ListBlock
+from watcher.notes.blocks import Block, Bullet, Code, Heading, ListBlock, Paragraph
 from watcher.notes.flat import restructure
 from watcher.notes.headings import CATCH_ALL, HeadingLookup
 from watcher.notes.parse import CONTINUED_KINDS
 from watcher.notes.runs import read_blocks
 from watcher.notes.taxonomy import Taxonomy
-from watcher.notes.text import References, code_lines, folded, home_repository, normalise_body
+from watcher.notes.text import (
+    References,
+    bold_title,
+    code_lines,
+    folded,
+    home_repository,
+    normalise_body,
+)
 
 
 @dataclass
@@ -159,6 +166,32 @@ def _check_bullets_kept(blocks: list[ListBlock], headings: list[Heading], items:
                     report.problems.append(f"bullet {line[:60]!r} is in no item")
 
 
+def _titled_entries(blocks: list[Block]) -> Iterator[tuple[str, str]]:
+    """(title, first words of its prose) of each paragraph that is only a bold title with prose
+    after it: an entry as a heading would title it (``**[Beta] torch.library.triton_op**``).
+    Prose that leads into a list is the list's lead-in: the title then names a group."""
+    for block, following, after in zip(blocks, blocks[1:], [*blocks[2:], None], strict=False):
+        if (isinstance(block, Paragraph) and isinstance(following, Paragraph)
+                and not isinstance(after, ListBlock)
+                and (title := bold_title(block.text)) and bold_title(following.text) is None):
+            yield folded(title), folded(following.text)[:80]
+
+
+def _check_entries_apart(blocks: list[Block], items: list[Item], report: Report) -> None:
+    """Each bold-titled entry's prose reaches a reader, and no item holds two such entries
+    (seven highlight write-ups glued into one item reach no channel of their own)."""
+    texts = [folded(item.text) for item in items]
+    entries = list(_titled_entries(blocks))
+    for title, prose in entries:
+        if not any(prose in text for text in texts):
+            report.problems.append(f"the prose of entry {title[:60]!r} is in no item")
+    for text in texts:
+        held = [title for title, prose in entries if title in text and prose in text]
+        if len(held) > 1:
+            report.problems.append(f"one item holds {len(held)} titled entries: "
+                                   f"{held[0][:40]!r}, {held[1][:40]!r}")
+
+
 def check_items(body: str, items: list[Item], lookup: HeadingLookup,
                 repo: str | None = None) -> Report:
     """The structural checks, for items parsed from ``body`` (of ``repo``, if known)."""
@@ -175,6 +208,7 @@ def check_items(body: str, items: list[Item], lookup: HeadingLookup,
     _check_continued(lines, headings, items, lookup, report)
     _check_bullets_kept([b for b in blocks if isinstance(b, ListBlock)], headings, items,
                         lookup, report)
+    _check_entries_apart(blocks, items, report)
     return report
 
 
