@@ -2,8 +2,9 @@
 
 They say nothing about one file's layout, so they keep the parser honest on notes it has never
 seen: every PR reference lands in an item (and in no more items than it was written), no item is
-a bare heading, no item swallows two sibling changes or two bold-titled entries, every line of a BC-breaking or deprecation
-entry reaches a reader, and what the maintainers' headings say is what items get.
+a bare heading, no item swallows two sibling changes or two bold-titled entries, every line of a
+BC-breaking or deprecation entry reaches a reader, and what the maintainers' headings say is
+what items get.
 """
 
 from __future__ import annotations
