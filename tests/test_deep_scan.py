@@ -26,8 +26,9 @@ def release_pages(fake_github) -> list[tuple[str, int]]:
 
 @pytest.fixture
 def five_releases(fake_github, write_config, run_cli, clock):
-    """pytorch/xla with five releases, two a page: a baseline poll (page 1), then a day later
-    a first deep scan, which takes the releases on pages 2 and 3 as the history they are."""
+    """pytorch/xla with five releases, two a page: a baseline poll (pages 1-3, as a deep scan
+    reads them: it is the repo's first), then a day later a deep scan, which finds nothing
+    new."""
     made = [fake_github.add_release("pytorch/xla", tag=f"v2.{n}", body=f"- Fix {n} (#{n + 1})")
             for n in range(5)]
     config = write_config(repos=("pytorch/xla",), github=PAGES)
@@ -35,7 +36,7 @@ def five_releases(fake_github, write_config, run_cli, clock):
     assert [e["tag"] for e in events(config)] == ["v2.4"]  # the newest, as a first run does
     clock.now += timedelta(days=1)
     assert run_cli("--config", str(config), "poll").code == 0
-    assert len(events(config)) == 1  # older releases found on deeper pages: not news
+    assert len(events(config)) == 1  # the baseline knew every page: nothing new
     status = run_cli("--config", str(config), "status")
     assert "releases known: 5" in status.stdout
     fake_github.reset_requests()

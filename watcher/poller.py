@@ -105,6 +105,7 @@ class _Pending:
     fetch: Future[Listing]
     fingerprint: str | None = None
     deep: bool = False  # every page read (github.deep_scan)
+    baseline: bool = False  # ... for the repo's baseline, its first deep scan
 
 
 class Poller:
@@ -193,16 +194,27 @@ class Poller:
     def _start(self, repo: RepoConfig, state: RepoState, etags: dict[str, str],
                fingerprint: str | None, pool: ThreadPoolExecutor, now: datetime) -> _Pending:
         """A repo's REST read on its way in a worker (every page, when its deep scan is due),
-        or already answered by the batched check."""
+        or already answered by the batched check.
+
+        A repo's baseline (its first poll) reads every page a deep scan would, with
+        ``github.deep_scan`` on: a release on a page the baseline did not read would be taken
+        as history when a deep scan first reads it, so an edit made to it in between would
+        never be announced. Every release within the deep scan's reach is known from the
+        first poll, and the baseline counts as the repo's first deep scan."""
         github = self.config.github
-        if deep_scan_due(state, now, github.deep_scan):
-            urls = page_urls(self.client, repo.name, github.per_page,
-                                       github.deep_scan_pages)
+        baseline = state.baseline_at is None and github.deep_scan > 0
+        if baseline or deep_scan_due(state, now, github.deep_scan):
+            # A baseline never reads fewer pages than a routine poll would, nor sends ETags:
+            # whatever the store kept from before is no evidence of what it knows now.
+            pages = (max(github.deep_scan_pages, github.max_pages) if baseline
+                     else github.deep_scan_pages)
+            urls = page_urls(self.client, repo.name, github.per_page, pages)
             deep = pool.submit(read_every_page, self.client, repo.name,
-                               etags=self.store.etags(urls), per_page=github.per_page,
-                               last_pages=self.store.last_pages(urls),
-                               pages=github.deep_scan_pages)
-            return _Pending(repo, state, deep, fingerprint, deep=True)
+                               etags={} if baseline else self.store.etags(urls),
+                               per_page=github.per_page,
+                               last_pages=set() if baseline else self.store.last_pages(urls),
+                               pages=pages)
+            return _Pending(repo, state, deep, fingerprint, deep=True, baseline=baseline)
         if fingerprint is not None and fingerprint == state.fingerprint:
             done: Future[Listing] = Future()
             done.set_result(Listing(not_modified=True))
@@ -251,7 +263,8 @@ class Poller:
         now = self.clock()
         if listing.not_modified:
             outcome.not_modified = True
-            succeeded = self._succeeded(self._note_move(state, listing), now, deep=pending.deep)
+            succeeded = self._succeeded(self._note_move(state, listing), now, deep=pending.deep,
+                                        baseline=pending.baseline)
             if state.fingerprint is None and pending.fingerprint is not None:
                 # The first fingerprint is taken on trust; a later one only with a REST read
                 # that changed, so a REST replica lagging behind GraphQL cannot hide an edit.
@@ -284,7 +297,8 @@ class Poller:
                         repo.name)
         noted = self._note_move(state, listing)  # after get_release: it may redirect too
         if not dry_run:
-            self._record(self._succeeded(noted, now, deep=pending.deep).model_copy(
+            self._record(self._succeeded(noted, now, deep=pending.deep,
+                                         baseline=pending.baseline).model_copy(
                 update={"fingerprint": pending.fingerprint}), plan, listing, now)
             self.metrics.events_recorded(plan.events)
         return plan.events
@@ -326,12 +340,16 @@ class Poller:
                 "baseline_at": state.baseline_at or now}))
         crashpoint("poll:recorded")
 
-    def _succeeded(self, state: RepoState, now: datetime, *, deep: bool) -> RepoState:
+    def _succeeded(self, state: RepoState, now: datetime, *, deep: bool,
+                   baseline: bool = False) -> RepoState:
+        """``baseline``: the repo's first poll read every page (its first deep scan). The
+        next deep scan falls at the repo's place in the day, within one ``deep_scan`` of
+        now, so a watch list baselined on one poll is not deep-scanned all on one poll."""
         update: dict[str, object] = {"last_poll": now, "last_success": now,
                                      "consecutive_failures": 0, "last_error": None}
-        if deep:
+        if deep and not baseline:
             update["deep_scanned_at"] = now
-        elif state.deep_scanned_at is None:  # a new repo, or one from a schema-1 store
+        elif baseline or state.deep_scanned_at is None:  # new, or from a schema-1 store
             update["deep_scanned_at"] = first_deep_scan(
                 state.repo, now, self.config.github.deep_scan)
         return state.model_copy(update=update)

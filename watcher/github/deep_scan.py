@@ -35,9 +35,10 @@ def read_every_page(client: GitHubClient, repo: str, *, etags: dict[str, str],
             listing.complete = True
             break
     # A page that answered 200 changed, unless it is an empty page past the end that we had
-    # never read (no ETag for it): that one only says where the listing ends.
-    changed = any(not page.not_modified and (page.releases or url in etags)
-                  for url, page in read)
+    # never read (no ETag for it): that one only says where the listing ends. An empty page 1
+    # is the listing itself (a repo with no releases yet, read for its baseline).
+    changed = any(not page.not_modified and (page.releases or url in etags or index == 0)
+                  for index, (url, page) in enumerate(read))
     for index, (url, page) in enumerate(read):
         if page.not_modified and changed:
             page = client.releases_page(repo, url, None)  # read in full after all
