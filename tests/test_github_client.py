@@ -11,7 +11,9 @@ import logging
 import random
 import re
 import socket
+import threading
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import httpx
@@ -27,6 +29,7 @@ from watcher.github.client import (
     parse_link_header,
     rate_limit_wait,
 )
+from watcher.github.unreachable import why_unreachable
 from watcher.models import Release
 
 REPO = "pytorch/pytorch"
@@ -329,6 +332,74 @@ def test_no_internet_names_the_fix_in_one_line(make_client: Callable[..., Rig],
     assert ("behind a proxy, set HTTPS_PROXY (and NO_PROXY for hosts reached directly); else "
             "check github.api_url") in message.replace("Behind", "behind")
     assert "Errno" not in message  # httpx's words, not the fix
+
+
+@contextmanager
+def _answering(answer: bytes) -> Iterator[int]:
+    """A loopback TCP server that reads what comes, writes ``answer`` and closes; its port."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)
+    server.settimeout(0.05)
+    stop = threading.Event()
+
+    def serve() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = server.accept()
+            except TimeoutError:
+                continue
+            with conn:
+                conn.settimeout(5)
+                try:
+                    conn.recv(65536)
+                    conn.sendall(answer)
+                except OSError:
+                    pass
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield server.getsockname()[1]
+    finally:
+        stop.set()
+        thread.join(5)
+        server.close()
+
+
+def test_a_tls_failure_and_a_failing_proxy_name_their_fix(
+        make_client: Callable[..., Rig], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Both made for real on loopback: a server that does not speak TLS where https:// expects
+    it (as a TLS-inspecting middlebox without its CA looks to httpx: an SSL error), and a
+    proxy that refuses CONNECT with 403."""
+    for name in _PROXIES:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    monkeypatch.delenv("no_proxy", raising=False)
+    with (_answering(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n") as port,
+          pytest.raises(GitHubError) as tls):
+        list_all(make_client(f"https://127.0.0.1:{port}"))
+    assert f"the TLS connection to 127.0.0.1:{port} failed" in str(tls.value)
+    assert "needs its CA in SSL_CERT_FILE" in str(tls.value) and "\n" not in str(tls.value)
+    with _answering(b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\n\r\n") as port:
+        monkeypatch.setenv("HTTPS_PROXY", f"http://127.0.0.1:{port}")
+        with pytest.raises(GitHubError) as proxied:
+            list_all(make_client("https://api.github.example"))
+    assert isinstance(proxied.value.__cause__, httpx.ProxyError)
+    assert ("the proxy refused or failed the connection to api.github.example: check "
+            "HTTPS_PROXY and NO_PROXY") in str(proxied.value)
+
+
+@pytest.mark.parametrize(("error", "says"), [
+    (httpx.ConnectTimeout("timed out"), "no answer from api.github.com (connect timeout): a "
+                                        "firewall may drop the connection; behind a proxy"),
+    (httpx.ReadTimeout("timed out"), "api.github.com did not answer within github.timeout"),
+], ids=["connect-timeout", "read-timeout"])
+def test_timeouts_name_the_firewall(error: httpx.TimeoutException, says: str) -> None:
+    """A dropped SYN cannot be made on loopback without waiting out a real timeout; the
+    words for httpx's timeouts, as the client raises them, are checked directly."""
+    error.request = httpx.Request("GET", "https://api.github.com/repos/a/b/releases")
+    assert says in why_unreachable(error, "https://api.github.com")
 
 
 # -- rate limits --------------------------------------------------------------------------------
