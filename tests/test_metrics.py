@@ -14,6 +14,7 @@ from fakes.slack import Scripted as SlackScripted
 from prometheus_client import generate_latest
 from server_support import LISTEN, Served, value
 
+from watcher.config import load_config
 from watcher.server import Metrics, PrometheusMetrics
 
 SLACK = (
@@ -106,6 +107,56 @@ def test_a_failing_repo_is_counted_and_keeps_its_last_success(served, fake_githu
     assert (
         value(samples, "release_watch_last_successful_poll_timestamp_seconds", repo="pytorch/xla")
         == succeeded
+    )
+
+
+def test_a_restart_into_an_outage_still_shows_the_stored_last_success(served, fake_github, clock):
+    """The gauge is the store's: after a restart, before any poll and after a failing one,
+    it says when the repo last succeeded, so "no successful poll for 30 minutes" can fire."""
+    fake_github.set_token(None)
+    fake_github.add_release("pytorch/xla", tag="v1", body="- Fix (#1)")
+    first = served(github="retries = 1")
+    first.poll()
+    succeeded = clock.now.timestamp()
+    first.close()
+    clock.sleep(3600)
+    restarted = served(github="retries = 1")
+    name = "release_watch_last_successful_poll_timestamp_seconds"
+    assert value(restarted.metrics(), name, repo="pytorch/xla") == succeeded
+    fake_github.script("/repos/pytorch/xla/releases", *[Scripted.server_error(502)] * 2)
+    restarted.poll()
+    samples = restarted.metrics()
+    assert value(samples, "release_watch_polls_total", repo="pytorch/xla", outcome="failed") == 1
+    assert value(samples, name, repo="pytorch/xla") == succeeded
+
+
+def test_a_repo_a_reload_removes_stops_being_exported(served, fake_github, clock, write_config):
+    fake_github.set_token(None)
+    for repo in ("pytorch/xla", "pytorch/vision"):
+        fake_github.add_release(repo, tag="v1", body="- Fix (#1)")
+    server = served(repos=("pytorch/xla", "pytorch/vision"))
+    server.poll()
+    before = server.metrics()
+    for repo in ("pytorch/xla", "pytorch/vision"):
+        assert value(before, "release_watch_polls_total", repo=repo, outcome="changed") == 1
+        assert (
+            value(before, "release_watch_last_successful_poll_timestamp_seconds", repo=repo)
+            == clock.now.timestamp()
+        )
+    path = write_config(LISTEN, repos=("pytorch/xla",), notifiers=JSONL)
+    assert server.daemon.reload(lambda: load_config(path))  # SIGHUP
+    after = server.metrics()
+    assert {dict(labels).get("repo") for _, labels in after} - {None} == {"pytorch/xla"}
+    assert value(after, "release_watch_polls_total", repo="pytorch/xla", outcome="changed") == 1
+    metrics = server.daemon.service.metrics
+    assert isinstance(metrics, PrometheusMetrics)
+    assert metrics.render() == generate_latest(metrics.registry)
+    clock.sleep(600)
+    server.poll()
+    again = server.metrics()
+    assert value(again, "release_watch_polls_total", repo="pytorch/xla", outcome="unchanged") == 1
+    assert (
+        value(again, "release_watch_polls_total", repo="pytorch/vision", outcome="changed") is None
     )
 
 

@@ -4,8 +4,9 @@ and the feed notifiers' Atom feeds.
 ``routes`` says what an endpoint is (a function from a ``Request`` to a ``Response``);
 ``listener`` serves a routes table from a daemon thread; ``metrics`` holds the hooks the
 poller, the GitHub client and the delivery call (``Metrics`` records nothing, for every run
-without a listener; ``PrometheusMetrics`` keeps a registry of its own, and ``outbox`` reads the
-deliveries pending from the store at scrape time); ``endpoints`` builds
+without a listener; ``PrometheusMetrics`` keeps a registry of its own, ``outbox`` reads the
+deliveries pending and ``repos`` the watched repos' last successful polls from the store at
+scrape time, ``text`` formats the large families as prometheus_client would); ``endpoints`` builds
 the daemon's routes table and starts and stops its listener (``Service``).
 """
 

@@ -145,6 +145,10 @@ class Service:
             return
         host, port = self.address
         self.metrics.watch_outbox(lambda: _pending(daemon), lambda: list(daemon.notifiers))
+        self.metrics.watch_repos(
+            lambda: (daemon.config, lambda: _watched(daemon)),
+            lambda repos: _last_successes(daemon, repos),
+        )
         self.listener = Listener(host, port, daemon_routes(daemon, self.metrics))
         self.listener.start()
         if not is_loopback(host):
@@ -179,3 +183,24 @@ class Service:
 def _pending(daemon: DaemonView) -> Mapping[str, tuple[int, datetime]]:
     runtime = daemon.runtime
     return {} if runtime is None else runtime.store.pending_by_notifier()
+
+
+def _watched(daemon: DaemonView) -> list[str]:
+    """The repos the daemon watches now: ``[[repos]]``, then each ``[[orgs]]``'s repos as its
+    last listing (kept in the store) gave them, as ``status`` and the poll count them."""
+    repos = [repo.name for repo in daemon.config.repos]
+    runtime = daemon.runtime
+    if runtime is None or not daemon.config.orgs:
+        return repos
+    seen = {name.lower() for name in repos}
+    for org in daemon.config.orgs:
+        for name in (runtime.store.org_state(org.name) or {}).get("repos", []):
+            if name.lower() not in seen:
+                seen.add(name.lower())
+                repos.append(name)
+    return repos
+
+
+def _last_successes(daemon: DaemonView, repos: list[str]) -> Mapping[str, datetime]:
+    runtime = daemon.runtime
+    return {} if runtime is None else runtime.store.last_successes(repos)

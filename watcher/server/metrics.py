@@ -22,6 +22,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from watcher.server.outbox import OutboxCollector
+from watcher.server.repos import LastSuccessCollector
 
 if TYPE_CHECKING:
     from prometheus_client import CollectorRegistry, Histogram
@@ -99,12 +100,6 @@ class PrometheusMetrics(Metrics):
             ["repo", "outcome"],
             registry=reg,
         )
-        self._last_success = Gauge(
-            "release_watch_last_successful_poll_timestamp_seconds",
-            "When a repo was last polled successfully (Unix time)",
-            ["repo"],
-            registry=reg,
-        )
         self._poll_seconds = Histogram(
             "release_watch_poll_duration_seconds",
             "How long one poll of every watched repo took",
@@ -174,7 +169,6 @@ class PrometheusMetrics(Metrics):
         )
         self._families: list[MetricWrapperBase] = [
             self._polls,
-            self._last_success,
             self._poll_seconds,
             self._requests,
             self._remaining,
@@ -187,7 +181,8 @@ class PrometheusMetrics(Metrics):
             self._impact_files,
             self._impact_seconds,
         ]
-        self._outbox: list[OutboxCollector] = []  # read from the store at scrape time
+        # Read from the store at scrape time, in the registry's order (the order watched).
+        self._collectors: list[OutboxCollector | LastSuccessCollector] = []
         self._rate: tuple[int, int | None] | None = None
         self._children: dict[tuple[int, tuple[str, ...]], Any] = {}
         self._dirty: set[MetricWrapperBase] = set(self._families)
@@ -234,13 +229,12 @@ class PrometheusMetrics(Metrics):
         return self._observe(self._poll_seconds, self._poll_seconds)
 
     def repos_polled(self, outcomes: Iterable[tuple[str, str]], now: datetime) -> None:
-        stamp = now.timestamp()
         for repo, outcome in outcomes:
             self._child(self._polls, repo, outcome).inc()
-            if outcome != "failed":
-                self._child(self._last_success, repo).set(stamp)
         self._changed(self._polls)
-        self._changed(self._last_success)
+        for collector in self._collectors:
+            if isinstance(collector, LastSuccessCollector):
+                collector.changed()  # the store has the poll's last successes now
 
     def events_recorded(self, events: Iterable[Event]) -> None:
         for event in events:
@@ -283,22 +277,50 @@ class PrometheusMetrics(Metrics):
         them as they come and go would drift from the store after a restart)."""
         collector = OutboxCollector(pending, notifiers, monotonic=self.monotonic)
         self.registry.register(collector)
-        self._outbox.append(collector)
+        self._collectors.append(collector)
+
+    def watch_repos(
+        self,
+        watched: Callable[[], tuple[object, Callable[[], list[str]]]],
+        read: Callable[[list[str]], Mapping[str, datetime]],
+    ) -> None:
+        """Each watched repo's last successful poll, read from the store at scrape time, for
+        the repos watched then (``LastSuccessCollector``); the polls of a repo no longer
+        watched stop being exported too."""
+        collector = LastSuccessCollector(watched, read, monotonic=self.monotonic)
+        self.registry.register(collector)
+        self._collectors.append(collector)
 
     def _outbox_changed(self) -> None:
-        for collector in self._outbox:
-            collector.changed()
+        for collector in self._collectors:
+            if isinstance(collector, OutboxCollector):
+                collector.changed()
+
+    def _prune(self, watched: frozenset[str]) -> None:
+        """Drop the polls' series of repos not watched any more (a reload removed them), as
+        Prometheus expects of a label set that is gone."""
+        gone = [
+            key for key in self._children if key[0] == id(self._polls) and key[1][0] not in watched
+        ]
+        for key in gone:
+            del self._children[key]
+            self._polls.remove(*key[1])
+        if gone:
+            self._changed(self._polls)
 
     def render(self) -> bytes:
         """The registry in the text format; a family is rendered again only once changed."""
         from prometheus_client import generate_latest
 
         with self._render_lock:  # one render at a time: an older text never overwrites a newer
+            read = [collector.render() for collector in self._collectors]  # may read the store
+            for collector in self._collectors:
+                if isinstance(collector, LastSuccessCollector) and collector.repos is not None:
+                    self._prune(collector.repos)
             parts = []
             for family in self._families:
                 if family in self._dirty or family not in self._text:
                     self._dirty.discard(family)  # before rendering: a change from now on counts
                     self._text[family] = generate_latest(family)
                 parts.append(self._text[family])
-            parts += [collector.render() for collector in self._outbox]
-        return b"".join(parts)
+        return b"".join(parts + read)

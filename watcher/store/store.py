@@ -107,6 +107,15 @@ class Store(DigestLedger, PaceLedger, SubscriptionLedger):
     def repos(self) -> list[str]:
         return [row[0] for row in self.db.all("SELECT repo FROM rw_repo ORDER BY repo")]
 
+    def last_successes(self, repos: list[str]) -> dict[str, datetime]:
+        """When each of ``repos`` was last polled successfully, for those that ever were: one
+        statement over the column alone (``/metrics`` reads it at scrape time), no state
+        parsed."""
+        rows = self.db.all("SELECT repo, last_success FROM rw_repo WHERE last_success IS NOT "
+                           "NULL AND repo IN (SELECT value FROM json_each(?))",
+                           (json.dumps(repos),))
+        return {repo: datetime.fromisoformat(when) for repo, when in rows}
+
     def put_repo_state(self, state: RepoState) -> None:
         self.db.execute("INSERT OR REPLACE INTO rw_repo (repo, state, last_poll, last_success) "
                         "VALUES (?, ?, ?, ?)", state.row())
