@@ -28,7 +28,7 @@ def test_items_past_the_cap_are_summed_up_in_one_item_with_the_release_link(capl
     assert [item.prs for item in items[:5]] == [(1,), (2,), (3,), (4,), (5,)]
     summary = items[5]
     assert len(items) == 6
-    assert summary.text == f"3 more items not shown: see the release notes at {URL}"
+    assert summary.text == f"3 more items not shown: see [the release notes]({URL})"
     assert (summary.subsystem, summary.kind, summary.prs) == ("other", "other", ())
     assert [record.getMessage() for record in caplog.records] == [
         "pytorch/pytorch v9.0.0: 8 items, over poll.max_items_per_release=5; the first 5 are "
@@ -37,7 +37,7 @@ def test_items_past_the_cap_are_summed_up_in_one_item_with_the_release_link(capl
 
 def test_the_summary_says_where_to_look_even_without_a_link():
     items = Analyzer(TAXONOMY, max_items=7).items(BODY)
-    assert items[-1].text == "1 more items not shown: see the release notes"
+    assert items[-1].text == "1 more item not shown: see the release notes"
     assert len(items) == 8
 
 
@@ -89,5 +89,13 @@ def test_a_polled_release_s_summary_item_links_its_release_page():
     plan = plan_repo("pytorch/pytorch", {}, [release], [], RepoPolicy(),
                      Analyzer(TAXONOMY, max_items=5), datetime(2026, 1, 2, tzinfo=UTC))
     (event,) = plan.events
-    assert event.items[-1].text == f"3 more items not shown: see the release notes at {URL}"
+    assert event.items[-1].text == f"3 more items not shown: see [the release notes]({URL})"
     assert len(event.items) == 6
+    # Slack shows it as a link labelled in words, the console as the words and the address.
+    from handlers.slack.text import to_mrkdwn
+    from watcher.present import show_links
+
+    assert to_mrkdwn(event.items[-1].text, "pytorch/pytorch").endswith(
+        f"see <{URL}|the release notes>")
+    assert show_links(event.items[-1].text, "pytorch/pytorch", hyperlinks=False).endswith(
+        f"see the release notes ({URL})")

@@ -42,9 +42,12 @@ def _collector_paused() -> Iterator[None]:
 
 
 def omitted_item(count: int, url: str | None = None) -> ClassifiedItem:
-    """The item that stands for ``count`` items past the cap: never a silent loss."""
-    where = f" at {url}" if url else ""
-    return ClassifiedItem(text=f"{count:,} more items not shown: see the release notes{where}",
+    """The item that stands for ``count`` items past the cap: never a silent loss. Item text is
+    markdown, so the release page is a link every notifier shows its own way (Slack's
+    ``<url|label>``, the console's ``label (url)``)."""
+    notes = f"[the release notes]({url})" if url else "the release notes"
+    items = "item" if count == 1 else "items"
+    return ClassifiedItem(text=f"{count:,} more {items} not shown: see {notes}",
                           subsystem="other", kind="other", decided_by="rule", confidence=1.0)
 
 
