@@ -5,6 +5,7 @@ notes whose items fall in known subsystems and kinds."""
 from __future__ import annotations
 
 import io
+import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -71,6 +72,22 @@ def running_daemon(
         yield daemon
     finally:
         daemon.stop()
+
+
+@contextmanager
+def store_locked(daemon: Daemon, budget: float = 0.3) -> Iterator[None]:
+    """Another connection holds the store's write lock (as a poll recording its finds does)
+    while the commands wait at most ``budget`` seconds for it (2 s by default: shortened so
+    the test waits little for real)."""
+    assert daemon.slack.commands is not None
+    daemon.slack.commands.budget = budget
+    holder = sqlite3.connect(daemon.config.store_path() / "cache.db", isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
 
 
 def channel_text(fake_slack, channel_id: str) -> str:

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import json
 import logging
+import time
 from urllib.parse import urlencode
 
 import httpx
@@ -22,9 +24,11 @@ from subscribe_support import (
     SIGNING_SECRET,
     channel_text,
     running_daemon,
+    store_locked,
 )
 
 from handlers.slack import SignatureCheck
+from watcher.subscribe.service import BUSY
 
 
 def form(text: str, channel: str, user: str = "U111") -> bytes:
@@ -104,10 +108,12 @@ def _refused(daemon, http, headers: dict[str, str], body: bytes, caplog) -> str:
 
 
 def test_a_bad_stale_or_missing_signature_is_401_a_log_line_and_nothing_done(
-    served, fake_slack, clock, caplog
+    served, fake_github, fake_slack, clock, caplog
 ):
     daemon, http = served
-    body = form("subscribe distributed", fake_slack.channel_id(CHANNEL))
+    channel = fake_slack.channel_id(CHANNEL)
+    daemon._poll_job()  # the baseline
+    body = form("subscribe distributed", channel)
     now = clock.epoch()
     assert "does not match" in _refused(
         daemon, http, signed(body, now, "wrong-secret"), body, caplog
@@ -117,8 +123,34 @@ def test_a_bad_stale_or_missing_signature_is_401_a_log_line_and_nothing_done(
     assert "301s off" in _refused(daemon, http, signed(body, now - 301), body, caplog)
     assert "-400s off" in _refused(daemon, http, signed(body, now + 400), body, caplog)
     assert "no X-Slack" in _refused(daemon, http, {}, body, caplog)
+    fake_github.add_release("pytorch/pytorch", tag="v2.7.0", body=NEW_RELEASE)
+    daemon._poll_job()  # a release a subscription to distributed would have posted
+    events = (daemon.config.base_dir / "events.jsonl").read_text().splitlines()
+    assert [json.loads(line)["tag"] for line in events] == ["v2.7.0"]  # the poll found it
+    assert fake_slack.channel_messages(channel) == []
+
+
+def test_a_command_while_the_store_is_locked_is_answered_busy_in_time_and_does_nothing(
+    served, fake_github, fake_slack, clock
+):
+    daemon, http = served
+    channel = fake_slack.channel_id(CHANNEL)
+    daemon._poll_job()  # the baseline
+    body = form("subscribe distributed bc_breaking", channel)
+    with store_locked(daemon, budget=0.3):
+        start = time.monotonic()
+        answer = http.post("/slack/commands", content=body, headers=signed(body, clock.epoch()))
+        took = time.monotonic() - start
+    assert answer.status_code == 200
+    assert answer.json() == {"response_type": "ephemeral", "text": BUSY}
+    assert 0.3 <= took < 0.3 + 0.5  # BUDGET (2 s) + 0.5 < Slack's 3 s: test_socket_mode
+    assert daemon.runtime.store.subscriptions() == []
+    fake_github.add_release("pytorch/pytorch", tag="v2.7.0", body=NEW_RELEASE)
     daemon._poll_job()
-    assert fake_slack.channel_messages(CHANNEL) == []
+    assert fake_slack.channel_messages(channel) == []
+    retried = form("subscribe distributed bc_breaking", channel, user="U222")  # a new signature
+    again = http.post("/slack/commands", content=retried, headers=signed(retried, clock.epoch()))
+    assert again.json()["text"].startswith(f"Subscribed <#{channel}>")
 
 
 def test_a_replayed_request_is_refused_once_it_was_answered(served, fake_slack, clock, caplog):

@@ -6,6 +6,7 @@ and the next poll posts exactly what was subscribed to the channel, through the 
 from __future__ import annotations
 
 import logging
+import time
 
 import pytest
 from conftest import SLACK_TOKEN
@@ -22,7 +23,10 @@ from subscribe_support import (
     OLD_DIST_BREAKING,
     channel_text,
     running_daemon,
+    store_locked,
 )
+
+from watcher.subscribe.service import BUDGET, BUSY
 
 
 @pytest.fixture
@@ -70,6 +74,42 @@ def test_a_subscription_made_in_slack_posts_only_its_items_from_the_next_poll(
         assert "• 1: every watched repository (pytorch/pytorch): BC-breaking items" in listed
     everything = caplog.text + repr(ack) + repr(socket_mode.acks) + repr(daemon.slack._socket)
     assert APP_TOKEN not in everything and SLACK_TOKEN not in everything
+
+
+def test_a_command_while_the_store_is_locked_is_acked_busy_in_time_and_changes_nothing(
+    fake_github, fake_slack, socket_mode, write_config, clock
+):
+    """A poll holding the store's write lock must not keep the ack past Slack's 3 seconds,
+    nor let the command commit after Slack told the person it failed."""
+    assert BUDGET + 0.5 < 3  # the wait, with room for the answer's own work and the wire
+    channel = fake_slack.channel_id(CHANNEL)
+    fake_github.add_release("pytorch/pytorch", tag="v2.5.0", body="## CUDA\n- Fix (#1)\n")
+    with running_daemon(
+        write_config, fake_slack.api_url, clock, {"SLACK_APP_TOKEN": APP_TOKEN}
+    ) as daemon:
+        daemon._poll_job()  # the baseline
+        socket_mode.command("subscribe pytorch/pytorch export", channel_id=channel)
+        (kept,) = daemon.runtime.store.subscriptions()
+        with store_locked(daemon, budget=0.3):
+            start = time.monotonic()
+            ack = socket_mode.command(
+                "subscribe distributed bc_breaking", channel_id=channel, channel_name="team-dist"
+            )
+            took = time.monotonic() - start
+            listed = socket_mode.command("list", channel_id=channel)["payload"]["text"]
+            unsubscribed = socket_mode.command("unsubscribe all", channel_id=channel)
+        assert ack["payload"] == {"response_type": "ephemeral", "text": BUSY}
+        assert 0.3 <= took < 0.3 + 0.5
+        assert unsubscribed["payload"] == {"response_type": "ephemeral", "text": BUSY}
+        assert "• 1: pytorch/pytorch: every item in torch.export" in listed  # reads never wait
+        assert daemon.runtime.store.subscriptions() == [kept]  # nothing done, once unlocked
+        fake_github.add_release("pytorch/pytorch", tag="v2.7.0", body=NEW_RELEASE)
+        daemon._poll_job()
+        assert DIST_BREAKING.split("`")[1] not in channel_text(fake_slack, channel)
+        again = socket_mode.command(
+            "subscribe distributed bc_breaking", channel_id=channel, channel_name="team-dist"
+        )
+        assert again["payload"]["text"].startswith(f"Subscribed <#{channel}>")
 
 
 def test_a_digest_subscription_is_scheduled_queued_sent_and_shown_in_status(

@@ -8,6 +8,7 @@
     │   └── MalformedResponse     a body that is not the JSON shape GitHub documents
     ├── StoreError                the store cannot be used: another schema, busy, lost database
     │   ├── StorePathError        store.path cannot be a store (a file, say): a usage error, exit 2
+    │   ├── StoreBusy             another writer held the lock longer than we would wait
     │   ├── StoreReadOnly         the store cannot be written by this user (reading still works)
     │   └── StoreDamaged          cache.db is not a sound SQLite database
     └── HandlerError              a notifier could not deliver (context: notifier; permanent or not)
@@ -64,6 +65,10 @@ class StoreError(WatcherError):
 
 class StorePathError(StoreError):
     """``store.path`` names something that cannot be a store, such as a file: fix the config."""
+
+
+class StoreBusy(StoreError):
+    """Another connection held the store's write lock for longer than this one would wait."""
 
 
 class StoreReadOnly(StoreError):

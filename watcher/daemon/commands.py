@@ -5,9 +5,10 @@ for every job, so a new one takes effect from the next poll without a restart; t
 are scheduled beside the configured ones.
 
 Commands are answered on threads of their own (slack-sdk's, the listener's), through a store
-connection of their own: a poll in flight never holds an answer past Slack's 3 seconds for
-longer than one of its transactions, and a SIGHUP reload, which replaces the jobs' store, never
-pulls it from under a command.
+connection of their own, which waits at most 2 seconds for a poll's write lock before the
+answer says the store is busy and nothing changed (``watcher.subscribe.service``: Slack gives
+an answer 3), and which a SIGHUP reload, replacing the jobs' store, never pulls from under a
+command.
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from watcher.errors import StoreDamaged, StoreError, StoreReadOnly
+from watcher.errors import StoreBusy, StoreDamaged, StoreError, StoreReadOnly
 
 DB_NAME = "cache.db"  # diskcache's own file name: the ledger tables live beside its keys
 BUSY_TIMEOUT = 60.0  # seconds another writer's transaction may keep us waiting
@@ -58,8 +58,8 @@ def _no_wal_index(error: sqlite3.OperationalError) -> bool:
             or error.sqlite_errorname == "SQLITE_READONLY_DIRECTORY")
 
 
-def locked(path: Path, detail: str) -> StoreError:
-    return StoreError(f"the store database {path} stayed locked by another process for "
+def locked(path: Path, detail: str) -> StoreBusy:
+    return StoreBusy(f"the store database {path} stayed locked by another process for "
                       f"{BUSY_TIMEOUT:.0f}s ({detail}); try again later")
 
 
@@ -118,6 +118,13 @@ class Database:
     def close(self) -> None:
         with self._lock:
             self.connection.close()
+
+    def wait_at_most(self, seconds: float) -> None:
+        """How long a statement of this connection waits for another's write lock before it
+        fails with ``StoreBusy`` (``BUSY_TIMEOUT`` unless set here); the slash commands'
+        connection waits less than Slack waits for their answer."""
+        with self.guard():
+            self.connection.execute(f"PRAGMA busy_timeout = {max(1, round(seconds * 1000))}")
 
     def holds_transaction(self) -> bool:
         """Whether this thread has a transaction open: another connection to the file (the

@@ -4,17 +4,26 @@ way for ``subscribe`` and ``unsubscribe``. The answer says exactly what the chan
 
 The store and the clock are handed in; the settings are read for every command, so a reloaded
 configuration (SIGHUP) applies to the next one.
+
+Slack shows "failed" when the answer is not back within 3 seconds, whatever happened. So a
+command waits at most ``BUDGET`` seconds in all, one at a time, for the store's write lock (a
+poll recording what it found holds it); past that its transaction never began, and the answer
+says the store was busy and nothing changed. Reads (``list``) never wait: the store is in WAL
+mode. (Acking at once and answering through ``response_url`` would instead leave a change in
+flight that Slack's user cannot see, and lose it on a SIGTERM.)
 """
 
 from __future__ import annotations
 
 import logging
+import threading
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from watcher.errors import WatcherError
+from watcher.errors import StoreBusy, WatcherError
 from watcher.store import Subscription
 from watcher.subscribe.parse import (
     Filters,
@@ -33,6 +42,12 @@ if TYPE_CHECKING:
     from watcher.store import Store
 
 logger = logging.getLogger(__name__)
+
+BUDGET = 2.0  # seconds a command may wait for the store, of the 3 Slack waits for its answer
+BUSY = (
+    "release-watch is busy writing to its store (a poll is recording what it found), so "
+    "nothing was changed. Try again in a moment."
+)
 
 
 @dataclass(frozen=True)
@@ -79,21 +94,49 @@ class Answer:
 
 class SlashCommands:
     def __init__(
-        self, store: Store, settings: Callable[[], CommandSettings], clock: Callable[[], datetime]
+        self,
+        store: Store,
+        settings: Callable[[], CommandSettings],
+        clock: Callable[[], datetime],
+        *,
+        budget: float = BUDGET,
+        monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
+        """``store``: a connection of the commands' own (its lock wait is set here)."""
         self.store = store
         self.settings = settings
         self.clock = clock
+        self.budget = budget
+        self.monotonic = monotonic
+        self._one_at_a_time = threading.Lock()
 
     def respond(self, payload: Mapping[str, Any]) -> dict[str, Any]:
-        """``answer`` as the body Slack shows; whatever fails is a log line and an answer
-        saying so, never a command half done (each change is one transaction)."""
+        """``answer`` as the body Slack shows, within ``budget`` seconds and a little; whatever
+        fails is a log line and an answer saying so, never a command half done (each change is
+        one transaction)."""
+        start = self.monotonic()
+        if not self._one_at_a_time.acquire(timeout=self.budget):
+            logger.warning(
+                "slack: /release-watch answered busy: other commands took %.1fs", self.budget
+            )
+            return Answer(BUSY).payload()
         try:
+            left = self.budget - (self.monotonic() - start)
+            self.store.db.wait_at_most(max(0.05, left))
             return self.answer(payload).payload()
+        except StoreBusy:
+            logger.warning(
+                "slack: /release-watch answered busy: another writer held the store for "
+                "%.1fs; nothing was changed",
+                self.monotonic() - start,
+            )
+            return Answer(BUSY).payload()
         except WatcherError as error:
             logger.error("slack: /release-watch failed: %s", error)
         except Exception:
             logger.exception("slack: /release-watch failed unexpectedly")
+        finally:
+            self._one_at_a_time.release()
         return Answer(
             "Sorry, release-watch could not do that (its log says why); nothing was changed."
         ).payload()
