@@ -36,7 +36,6 @@ CONFIG_PATH = "/etc/release-watch/release-watch.toml"
 UID = 10001
 SECRET_NAMES = {"GITHUB_TOKEN", "SLACK_BOT_TOKEN", "SLACK_WEBHOOK_URL", "APPRISE_URLS",
                 "SLACK_APP_TOKEN", "SLACK_SIGNING_SECRET"}
-HEALTH = ["release-watch", "status", "--check"]
 
 
 
@@ -188,13 +187,46 @@ def test_dockerfile_runtime_settings() -> None:
     assert any(c[-2:] == ["deploy/release-watch.example.toml", CONFIG_PATH] for c in copies)
 
 
-def test_dockerfile_healthcheck_runs_status_check() -> None:
+def image_healthcheck() -> tuple[str, list[str]]:
+    """The runtime stage's HEALTHCHECK: its options and its command (exec form)."""
     healthcheck = only(stages()[-1], "HEALTHCHECK")
     options, _, command = healthcheck.partition(" CMD ")
+    return options, exec_form(command)
+
+
+def probe_codes(argv: list[str]) -> list[int]:
+    """Run a health check command as written (python -c, its URL pointed at a listener on an
+    ephemeral port) against a listener answering /readyz 200, then 503, then not at all: the
+    three exit codes."""
+    from watcher.server import Listener, Response
+
+    address = f"http://127.0.0.1:{listen_port()}"
+    assert argv[:2] == ["python", "-c"] and f"{address}/readyz" in argv[2]
+    answers = [Response(200, b"{}"), Response(503, b"{}")]
+    listener = Listener("127.0.0.1", 0, {"/readyz": lambda request: answers.pop(0)})
+    listener.start()
+    code = argv[2].replace(address, listener.url)
+
+    def run() -> int:
+        return subprocess.run([sys.executable, "-c", code], capture_output=True,
+                              timeout=30).returncode
+
+    try:
+        codes = [run(), run()]
+    finally:
+        listener.stop()
+    return [*codes, run()]  # nothing listens now
+
+
+def test_dockerfile_healthcheck_asks_readyz_and_fails_on_503() -> None:
+    """The image's own check asks the daemon's /readyz on the baked-in config's port, as it
+    runs in the image (its python, no curl): healthy on 200, not on 503 or no answer."""
+    options, argv = image_healthcheck()
     assert "--start-period=" in options and "--interval=" in options
-    argv = exec_form(command)
-    assert argv == HEALTH
-    assert parse_cli(argv) == (("status",), {"as_json": False, "check": True})
+    timeout = re.search(r"--timeout=(\d+)s", options)
+    assert timeout is not None and int(timeout.group(1)) > 10  # urlopen's own timeout=10
+    codes = probe_codes(argv)
+    assert codes[0] == 0 and codes[1] != 0 and codes[2] != 0
 
 
 def test_dockerfile_default_command_has_valid_global_options() -> None:
@@ -382,24 +414,13 @@ def listen_port() -> int:
 
 def test_compose_healthcheck_asks_readyz_and_fails_on_503(yaml: Any) -> None:
     """The healthcheck runs as written (the image's python, no curl), against a listener
-    answering /readyz 200 and then 503: exit 0, then not."""
-    from watcher.server import Listener, Response
-
+    answering /readyz 200 and then 503: exit 0, then not; it is the image's own check."""
     service = compose_service(yaml)
     assert service["ports"] == [f"127.0.0.1:{listen_port()}:{listen_port()}"]
     test = service["healthcheck"]["test"]
-    url = f"http://127.0.0.1:{listen_port()}/readyz"
-    assert test[:3] == ["CMD", "python", "-c"] and url in test[3]
-    answers = [Response(200, b"{}"), Response(503, b"{}")]
-    listener = Listener("127.0.0.1", 0, {"/readyz": lambda request: answers.pop(0)})
-    listener.start()
-    try:
-        codes = [subprocess.run([sys.executable, "-c", test[3].replace(
-            f"http://127.0.0.1:{listen_port()}", listener.url)], capture_output=True,
-            timeout=30).returncode for _ in range(2)]
-    finally:
-        listener.stop()
-    assert codes[0] == 0 and codes[1] != 0
+    assert test[0] == "CMD" and test[1:] == image_healthcheck()[1]  # one check, not two
+    codes = probe_codes(test[1:])
+    assert codes[0] == 0 and codes[1] != 0 and codes[2] != 0
 
 
 def test_compose_command_has_valid_global_options(yaml: Any) -> None:
