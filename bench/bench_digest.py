@@ -6,8 +6,13 @@ real items each from the PyTorch v2.7.0 notes, every kind represented), queued t
 queues them. ``release-watch digest`` reads that queue and posts the digest; the figures are
 the process's peak RSS (``ru_maxrss``, read by a small wrapper process, as in
 ``bench_first_poll.py``), its wall time and what reached Slack (top-level messages and thread
-replies). The baseline is the same command over 100 queued events. Targets: peak RSS under
-100 MiB, and one top-level message however long the queue.
+replies). The baseline is the same command over 100 queued events. A digest posts a parent
+message per repository with its thread, at most ``digest_max_repos`` (default 20) of them, the
+other repositories named in one last message; the same queue is also sent with
+``digest_max_repos = 100``, a parent for each of the 100 repositories. Targets: peak RSS under
+100 MiB, and at most ``digest_max_repos`` + 1 top-level messages however long the queue. Posts
+are not paced here (``min_interval = "0s"``); at Slack's one post a second each post is a
+second of the digest's wall time.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from pathlib import Path
 
 from run_all import TESTS, Row, print_table, release_notes, seconds, verdict
 
+from handlers.slack.digest_plan import DIGEST_MAX_REPOS
 from watcher.delivery.events import added, make_event
 from watcher.models import ClassifiedItem, Event, Release
 from watcher.notes.analyze import Analyzer
@@ -35,6 +41,7 @@ ITEMS_EACH = 30
 TARGET_MB = 100.0
 SLACK_TOKEN = "xoxb-bench-token-5678"
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
+MAX_REPOS = DIGEST_MAX_REPOS  # the Slack notifier's default digest_max_repos
 
 WRAPPER = ("import resource, subprocess, sys; "
            "code = subprocess.call(sys.argv[1:], stdout=subprocess.DEVNULL); "
@@ -68,21 +75,22 @@ def queued_store(path: Path, count: int, items: list[ClassifiedItem]) -> None:
         store.close()
 
 
-def digest_config(folder: Path, slack_api: str) -> Path:
+def digest_config(folder: Path, slack_api: str, extra: str = "") -> Path:
     config = folder / "release-watch.toml"
     config.write_text(f'[store]\npath = "store"\n[slack]\napi_url = "{slack_api}"\n'
                       '[[notifiers]]\nname = "weekly"\ntype = "slack"\nchannel = "#digest"\n'
-                      'mode = "digest"\nmin_interval = "0s"\n')
+                      f'mode = "digest"\nmin_interval = "0s"\n{extra}')
     return config
 
 
-def digest_run(template: Path, folder: Path, slack_api: str) -> tuple[float, float]:
+def digest_run(template: Path, folder: Path, slack_api: str, extra: str = ""
+               ) -> tuple[float, float]:
     """(peak RSS in MB, wall seconds) of ``release-watch digest`` over a copy of ``template``."""
     if folder.exists():
         shutil.rmtree(folder)
     folder.mkdir(parents=True)
     shutil.copytree(template, folder / "store")
-    config = digest_config(folder, slack_api)
+    config = digest_config(folder, slack_api, extra)
     env = {"SLACK_BOT_TOKEN": SLACK_TOKEN, "PATH": "/usr/bin:/bin"}
     argv = [sys.executable, "-m", "watcher", "--config", str(config), "digest"]
     started = time.perf_counter()
@@ -105,24 +113,33 @@ def run() -> list[Row]:
         tmp = Path(name)
         slack.add_token(SLACK_TOKEN, channels=["#digest"])
         figures = {}
-        for count in (BASELINE, EVENTS):
+        runs = [(BASELINE, ""), (EVENTS, ""), (EVENTS, f"digest_max_repos = {REPOS}\n")]
+        for n, (count, extra) in enumerate(runs):
             template = tmp / f"template-{count}"
-            queued_store(template, count, items)
+            if not template.exists():
+                queued_store(template, count, items)
             before = len(slack.messages)
-            peak, took = digest_run(template, tmp / f"run-{count}", slack.api_url)
+            peak, took = digest_run(template, tmp / f"run-{n}", slack.api_url, extra)
             posted = slack.messages[before:]
             parents = sum(1 for m in posted if m.thread_ts is None)
-            figures[count] = (peak, took, parents, len(posted) - parents)
-        peak, took, parents, replies = figures[EVENTS]
-        base_peak, base_took, base_parents, base_replies = figures[BASELINE]
+            figures[n] = (peak, took, parents, len(posted) - parents)
+        base_peak, base_took, base_parents, base_replies = figures[0]
+        peak, took, parents, replies = figures[1]
         rows.append(Row(f"digest of {EVENTS:,} queued events: peak RSS", f"{peak:.0f} MB",
                         f"{base_peak:.0f} MB with {BASELINE}",
                         f"{seconds(took)} (vs {seconds(base_took)}); "
                         + verdict(peak < TARGET_MB, f"< {TARGET_MB:.0f} MB")))
-        rows.append(Row(f"digest of {EVENTS:,} queued events: Slack messages",
+        rows.append(Row(f"digest of {EVENTS:,} queued events ({REPOS} repos): Slack messages",
                         f"{parents} top-level + {replies} replies",
                         f"{base_parents} + {base_replies} with {BASELINE}",
-                        verdict(parents == 1, "1 top-level message")))
+                        verdict(parents <= MAX_REPOS + 1,
+                                f"at most digest_max_repos ({MAX_REPOS}) + 1 top-level")))
+        peak, took, parents, replies = figures[2]
+        rows.append(Row(f"the same with digest_max_repos = {REPOS}: a parent per repo",
+                        f"{parents} top-level + {replies} replies", f"peak RSS {peak:.0f} MB",
+                        f"{seconds(took)}; "
+                        + verdict(parents == REPOS and peak < TARGET_MB,
+                                  f"{REPOS} parents, < {TARGET_MB:.0f} MB")))
     return rows
 
 

@@ -1,5 +1,6 @@
-"""Costs that must not grow with the work: a digest of a long queue (one parent message, the
-queue read a page at a time), a large release in Slack (messages packed to Slack's limits, at
+"""Costs that must not grow with the work: a digest of a long queue (a parent message per
+repository, at most ``digest_max_repos`` of them, the queue read a page at a time), a large
+release in Slack (messages packed to Slack's limits, at
 most ``max_messages_per_event``), GitHub pacing across processes on one store, and ``status``
 with a long outbox (counted in SQL)."""
 
@@ -46,7 +47,7 @@ def queued_event(n: int):
     return make_event("published", repo, release, f"{n:064x}", items, NOW)
 
 
-def test_a_long_digest_queue_is_one_parent_message_read_a_page_at_a_time(
+def test_a_long_digest_queue_is_a_parent_per_repo_read_a_page_at_a_time(
         fake_github, fake_slack, write_config, run_cli, tmp_path, monkeypatch):
     import watcher.delivery.deliver as deliver
 
@@ -79,17 +80,23 @@ def test_a_long_digest_queue_is_one_parent_message_read_a_page_at_a_time(
     assert most[0] <= 50, f"{most[0]} events in memory at once"
     assert all(r.error is None for r in fake_slack.requests)
     parents = [m for m in fake_slack.messages if m.thread_ts is None]
-    assert len(parents) == 1  # one parent, however long the queue
-    assert "600 release events in 3 repositories, 6000 changes" in parents[0].all_text()
-    replies = fake_slack.thread(parents[0].ts)
-    shown = message_text(replies)
-    cases = re.findall(r"Fix case (\d+)-(\d+)", shown)
-    assert len(set(cases)) == 200  # the documented cap, digest_max_items
-    bc = {(str(n), "0") for n in range(0, 600, 10)}
-    assert bc <= set(cases)  # the most important first: every BC-breaking item is shown
-    assert "more changes in pytorch/pytorch: see the release notes" in shown
-    assert "https://github.com/pytorch/pytorch/releases|all releases" in shown
-    assert len(replies) <= 12
+    # one parent per repository however long the queue: the watched one first, then by name
+    assert [m.blocks[0]["text"]["text"].split(":")[0] for m in parents] == [
+        "pytorch/pytorch", "org/alpha", "org/beta"]
+    for parent in parents:
+        assert "*200 release events, 2000 changes (20 BC-breaking changes)*" in parent.all_text()
+    threads = [fake_slack.thread(parent.ts) for parent in parents]
+    assert sum(map(len, threads)) + len(parents) == len(fake_slack.messages)
+    shown = [message_text(replies) for replies in threads]
+    cases = [set(re.findall(r"Fix case (\d+)-(\d+)", text)) for text in shown]
+    assert sum(map(len, cases)) == len(set().union(*cases)) == 200  # digest_max_items in all
+    for n, (repo, found) in enumerate(zip(REPOS, cases, strict=True)):
+        assert {int(case) % len(REPOS) for case, _ in found} == {n}  # each in its own thread
+        # the most important first: every BC-breaking item of each repository is shown
+        assert {(str(k), "0") for k in range(n, 600, len(REPOS)) if k % 10 == 0} <= found
+        assert f"more changes in {repo}: see the release notes" in shown[n]
+        assert f"https://github.com/{repo}/releases|all releases" in shown[n]
+    assert sum(map(len, threads)) <= 15
 
 
 def test_the_digest_cap_is_the_notifier_s_digest_max_items(fake_github, fake_slack, write_config,
@@ -102,10 +109,41 @@ def test_the_digest_cap_is_the_notifier_s_digest_max_items(fake_github, fake_sla
             store.add_event(queued_event(n), [], NOW, ["releases"])
     store.close()
     assert run_cli("--config", str(config), "digest", env=ENV).code == 0
-    (parent,) = [m for m in fake_slack.messages if m.thread_ts is None]
-    shown = message_text(fake_slack.thread(parent.ts))
-    assert len(set(re.findall(r"Fix case (\d+)-(\d+)", shown))) == 15
+    assert len([m for m in fake_slack.messages if m.thread_ts is None]) == 3  # one per repo
+    shown = message_text(m for m in fake_slack.messages if m.thread_ts is not None)
+    assert len(set(re.findall(r"Fix case (\d+)-(\d+)", shown))) == 15  # in all, not per repo
     assert "more changes in pytorch/pytorch: see the release notes" in shown
+
+
+def test_parents_past_digest_max_repos_share_one_last_message(fake_github, fake_slack,
+                                                               write_config, run_cli, tmp_path):
+    """A digest of many repositories is not a post per repository: the ``digest_max_repos``
+    most important get a parent and thread each, in the digest's order; one last message
+    names the others with their counts and a link to their releases."""
+    config = write_config(notifiers=slack_notifier('mode = "digest"\ndigest_max_repos = 2'),
+                          slack_url=fake_slack.api_url)
+    store = Store.open(tmp_path / "store")
+    with store.transaction():
+        for n in range(1, 8):  # org/r1 … org/r7; only r5's events hold a BC-breaking item
+            for k in range(n):
+                event = queued_event(100 * n + k + (0 if n == 5 else 1))
+                event = event.model_copy(update={
+                    "repo": f"org/r{n}", "url": f"https://github.com/org/r{n}/releases/tag/v{k}"})
+                store.add_event(event, [], NOW, ["releases"])
+    store.close()
+    assert run_cli("--config", str(config), "digest", env=ENV).code == 0
+    assert all(r.error is None for r in fake_slack.requests)
+    parents = [m for m in fake_slack.messages if m.thread_ts is None]
+    headers = [m.blocks[0]["text"]["text"] for m in parents]
+    # the most important: r5 (a BC-breaking change), then the most changes (r7); name order
+    assert [h.split(":")[0] for h in headers[:2]] == ["org/r5", "org/r7"]
+    assert headers[2].endswith(": 5 more repositories") and len(parents) == 3
+    last = parents[2].all_text()
+    for n in (1, 2, 3, 4, 6):
+        assert (f"• *org/r{n}*: {n} release event{'s' * (n > 1)}, {10 * n} changes: "
+                f"<https://github.com/org/r{n}/releases|all releases>") in last
+    assert last.index("org/r1") < last.index("org/r6")  # the digest's order
+    assert fake_slack.thread(parents[2].ts) == []  # five lines fit in the one message
 
 
 # ---- 2. a large release in Slack ----------------------------------------------------------------

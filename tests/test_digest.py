@@ -1,13 +1,19 @@
-"""Digests: queued per notifier, one message per notifier, cleared only once delivered."""
+"""Digests: queued per notifier; in Slack one parent message per repository, each with its own
+thread, in the watch list's order; sent message by message, resumed after the last one sent,
+and cleared only once the whole digest was delivered."""
 
 from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 from datetime import timedelta
 
 from conftest import SLACK_TOKEN, release_notes
+from daemon_support import environment
 from fakes.slack import Scripted
+from readable import message_text
 
 ENV = {"SLACK_BOT_TOKEN": SLACK_TOKEN}
 V27 = release_notes("pytorch/v2.7.0.md")
@@ -68,12 +74,15 @@ def test_a_week_routed_to_three_channels_matches_each_filter(fake_github, fake_s
     assert "Dropped support for Triton" in breaking
     assert "deprecation" in breaking and "new features" not in breaking
     parents = [m for m in fake_slack.messages if m.thread_ts is None]
-    assert len(parents) == 3  # one digest per notifier
-    assert all(re.fullmatch(r"Release digest \d{4}-\d\d-\d\d to \d{4}-\d\d-\d\d",
-                            m.blocks[0]["text"]["text"]) for m in parents)
+    # one parent per notifier and repository it has something for
+    assert [(m.channel, m.blocks[0]["text"]["text"].split(":")[0]) for m in parents] == [
+        ("xla", "pytorch/xla"), ("dist-training", "pytorch/pytorch"),
+        ("dist-training", "pytorch/xla"), ("breaking", "pytorch/pytorch")]
+    assert all(re.fullmatch(r"pytorch/(pytorch|xla): release digest \d{4}-\d\d-\d\d to "
+                            r"\d{4}-\d\d-\d\d", m.blocks[0]["text"]["text"]) for m in parents)
     # sent and cleared: nothing left for the next digest
     assert run_cli("--config", str(config), "digest", env=ENV).code == 0
-    assert len([m for m in fake_slack.messages if m.thread_ts is None]) == 3
+    assert len([m for m in fake_slack.messages if m.thread_ts is None]) == 4
 
 
 def test_digest_queue_survives_a_failed_send_and_resends_without_duplicates(
@@ -88,7 +97,102 @@ def test_digest_queue_survives_a_failed_send_and_resends_without_duplicates(
     assert len(fake_slack.messages) == 1
     assert run_cli("--config", str(config), "digest", env=ENV).code == 0
     parents = [m for m in fake_slack.messages if m.thread_ts is None]
-    assert len(parents) == 1 and len(fake_slack.messages) >= 2
+    assert len(parents) == 2 and len(fake_slack.messages) >= 4  # a parent and thread per repo
+    blocks = [json.dumps(m.blocks, sort_keys=True) for m in fake_slack.messages]
+    assert len(set(blocks)) == len(blocks)  # the parent that went out was not sent again
+
+
+def planned(run_cli, config, name: str) -> list[dict]:
+    """The digest's messages as ``digest --dry-run`` prints them (it sends nothing)."""
+    dry = run_cli("--config", str(config), "digest", "--dry-run", env=ENV)
+    assert dry.code == 0, dry.stderr
+    return json.loads(dry.stdout.removeprefix(f"# digest for {name}\n"))
+
+
+PERIOD = re.compile(r"\d{4}-\d\d-\d\d to \d{4}-\d\d-\d\d")
+
+
+def posted_as_planned(fake_slack, plan: list[dict]) -> None:
+    """Every planned message posted exactly once, in order, each reply in its own parent's
+    thread (the period aside: a digest run in a process of its own ends it at the real date)."""
+    def blocks(messages: list) -> list[str]:
+        return [PERIOD.sub("PERIOD", json.dumps(m, sort_keys=True)) for m in messages]
+
+    assert blocks([m.blocks for m in fake_slack.messages]) == blocks([m["blocks"] for m in plan])
+    parent = None
+    for message, meant in zip(fake_slack.messages, plan, strict=True):
+        if meant["thread_reply"]:
+            assert message.thread_ts == parent.ts
+        else:
+            assert message.thread_ts is None
+            parent = message
+
+
+def test_two_repos_are_two_parents_each_with_its_own_thread_and_counts(
+        fake_github, fake_slack, write_config, run_cli, clock):
+    # the watch list names pytorch/xla first: its parent comes first
+    config = write_config(notifiers=digest_notifier("weekly", "#releases"),
+                          repos=("pytorch/xla", "pytorch/pytorch"), slack_url=fake_slack.api_url)
+    a_week(fake_github, run_cli, config, clock)
+    plan = planned(run_cli, config, "weekly")
+    assert run_cli("--config", str(config), "digest", env=ENV).code == 0
+    assert all(r.error is None for r in fake_slack.requests), [r.error for r in fake_slack.requests]
+    posted_as_planned(fake_slack, plan)
+    xla, torch = [m for m in fake_slack.messages if m.thread_ts is None]
+    assert xla.blocks[0]["text"]["text"].startswith("pytorch/xla: release digest ")
+    assert torch.blocks[0]["text"]["text"].startswith("pytorch/pytorch: release digest ")
+    assert "*1 release event, 42 changes*" in xla.all_text()
+    assert re.search(r"\*2 release events, 61\d changes \(11 BC-breaking changes, "
+                     r"2 deprecations, 10 highlights\)\*", torch.all_text())
+    assert "Most important: 11 BC-breaking changes" in torch.all_text()
+    assert "Most important" not in xla.all_text()  # XLA 2.0 has none of those kinds
+    xla_thread = message_text(fake_slack.thread(xla.ts))
+    torch_thread = message_text(fake_slack.thread(torch.ts))
+    assert "v2.0" in xla_thread and "LazyTensor" in xla_thread
+    assert "PyTorch 2.7.0" not in xla_thread and "Dropped support for Triton" not in xla_thread
+    assert "PyTorch 2.7.0" in torch_thread and "edited" in torch_thread
+    assert "LazyTensor" not in torch_thread
+    assert "*Changes per subsystem*" in xla_thread and "*Changes per subsystem*" in torch_thread
+    assert "more changes in pytorch/pytorch: see the release notes" in torch_thread
+    assert len(fake_slack.messages) == 2 + len(fake_slack.thread(xla.ts)) + len(
+        fake_slack.thread(torch.ts))
+
+
+def test_a_failure_before_the_second_parent_resumes_there_sending_each_message_once(
+        fake_github, fake_slack, write_config, run_cli, clock):
+    config = write_config(notifiers=digest_notifier("weekly", "#releases", "retries = 0"),
+                          slack_url=fake_slack.api_url)
+    a_week(fake_github, run_cli, config, clock)
+    plan = planned(run_cli, config, "weekly")
+    parents = [n for n, m in enumerate(plan) if not m["thread_reply"]]
+    assert len(parents) == 2 and parents[1] >= 2  # the first repo's parent and its thread
+    second = parents[1]
+    fake_slack.script("/api/chat.postMessage", *[Scripted()] * second, Scripted.server_error())
+    assert run_cli("--config", str(config), "digest", env=ENV).code == 1
+    assert len(fake_slack.messages) == second  # the first repo's parent and whole thread
+    assert run_cli("--config", str(config), "digest", env=ENV).code == 0
+    posted_as_planned(fake_slack, plan)
+    assert run_cli("--config", str(config), "digest", env=ENV).code == 0  # cleared: no more
+    assert len(fake_slack.messages) == len(plan)
+
+
+def test_a_crash_inside_the_second_repo_s_thread_resumes_after_the_last_message_sent(
+        fake_github, fake_slack, write_config, run_cli, clock):
+    config = write_config(notifiers=digest_notifier("weekly", "#releases",
+                                                    'min_interval = "0s"'),
+                          slack_url=fake_slack.api_url)
+    a_week(fake_github, run_cli, config, clock)
+    plan = planned(run_cli, config, "weekly")
+    parents = [n for n, m in enumerate(plan) if not m["thread_reply"]]
+    crash_after = parents[1] + 1  # the second parent went out and its progress was saved
+    crashed = subprocess.run(
+        [sys.executable, "-m", "watcher", "--config", str(config), "digest"],
+        env=environment(RELEASE_WATCH_CRASH_AT=f"slack:progress-saved:{crash_after}"),
+        cwd=config.parent, capture_output=True, text=True, timeout=120)
+    assert crashed.returncode == -9, crashed.stderr
+    assert len(fake_slack.messages) == crash_after
+    assert run_cli("--config", str(config), "digest", env=ENV).code == 0
+    posted_as_planned(fake_slack, plan)
 
 
 def test_nothing_pending_sends_nothing_unless_asked(fake_github, fake_slack, write_config,

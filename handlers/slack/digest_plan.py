@@ -1,6 +1,24 @@
-"""Plans a digest's Slack messages: ONE parent message however long the queue (the period,
-totals, what affects the configured code, the most important titles, a line per repository),
-and per repository its releases, subsystems and most important items whole in the thread.
+"""Plans a digest's Slack messages: ONE parent message per repository, in the digest's order
+(the config's watch list, then by name), each with its own thread, so a reader follows the
+repositories they care about. A repository with nothing pending has no message; an empty
+digest that is sent anyway (``send_empty_digest``) is one "nothing new" message.
+
+A repository's parent: the period, its totals and counts, what affects the configured code
+and the titles of its most important items. Its thread (a webhook: the same message, until
+full): its first releases and its changes per subsystem, then its shown items whole, most
+important first, then how many were left out, with links to the release notes that hold
+them. The item cap (``digest_max_items``) is the digest's, shared by its repositories by
+importance (``watcher.delivery.digest``).
+
+At most ``max_repos`` repositories (the notifier's ``digest_max_repos``) get a parent of their
+own, the most important of them (what breaks the configured code, then BC-breaking changes,
+deprecations, …), still in the digest's order; the others share one last message, a line each
+with its counts and a link to its releases, so a digest of a hundred repositories is not a
+hundred posts in the channel.
+
+Delivery posts these messages in order and saves after each how many went out and the thread
+of the last parent (``SlackNotifier._post_all``): a retry resumes after the last message sent,
+its replies in the right parent's thread.
 
 Items are laid out by ``handlers.slack.items``, as an event's are; this module only decides
 what a period's summary shows and in what order.
@@ -36,10 +54,11 @@ if TYPE_CHECKING:
     from watcher.delivery import Digest
     from watcher.delivery.digest import RepoDigest
 
-__all__ = ["plan_digest"]
+__all__ = ["DIGEST_MAX_REPOS", "plan_digest"]
 
 DIGEST_SUBSYSTEMS = 6  # a repository's subsystems with their counts in a digest, then "N more"
-_DIGEST_TAIL = 400  # room kept in the digest's one parent message for its closing line
+DIGEST_MAX_REPOS = 20  # repositories with a parent message of their own; the rest share one
+_DIGEST_TAIL = 400  # room kept in a parent message for its closing line
 
 
 def _period(digest: Digest) -> str:
@@ -53,32 +72,65 @@ def plan_digest(
     max_chars: int,
     threshold: float = UNSURE_BELOW,
     code_link: str | None = None,
+    max_repos: int = DIGEST_MAX_REPOS,
 ) -> list[SlackMessage]:
-    """ONE parent message, however long the queue: the period and totals, what affects the
-    configured code, the titles of the most important items, and a line per repository (as
-    many as fit; the others are in the thread). Thread (a webhook: the same message, until
-    full): per repository its first releases and its changes per subsystem, then its shown
-    items whole, most important first (at most the digest's item cap in all), then how many
-    were left out, with links to the release notes that hold them."""
+    """Per repository (at most ``max_repos``, the most important), its parent message then
+    its thread; then, if more repositories had releases, one message naming them with their
+    counts. An empty digest is one message saying so."""
     period = _period(digest)
+    if digest.empty:
+        fallback = escape(f"release-watch digest {period}: nothing new")
+        empty = Packer(max_chars, in_thread=False, fallback=fallback)
+        empty.add(header(f"Release digest {period}"))
+        empty.add(section("Nothing new in this period."))
+        return empty.messages
+    threaded, others = _with_threads(digest.repos, max_repos)
+    messages: list[SlackMessage] = []
+    for repo in threaded:
+        messages += _repo_messages(
+            repo, period, Style(threshold, repo.repo, code_link), threads=threads,
+            max_chars=max_chars,
+        )
+    if others:
+        messages += _others_messages(others, period, max_repos, threads=threads,
+                                     max_chars=max_chars)
+    return messages
+
+
+def _importance(repo: RepoDigest) -> tuple[int, ...]:
+    """Lower first: more that breaks the configured code, then more BC-breaking changes,
+    deprecations, … (``CALLED_OUT``), then more changes."""
+    return (-repo.affects.count, *(-repo.kinds[kind] for kind in CALLED_OUT), -repo.changes)
+
+
+def _with_threads(
+    repos: list[RepoDigest], max_repos: int
+) -> tuple[list[RepoDigest], list[RepoDigest]]:
+    """The ``max_repos`` most important repositories and the others, each in digest order
+    (a tie keeps the earlier repository)."""
+    if len(repos) <= max_repos:
+        return repos, []
+    ranked = sorted(range(len(repos)), key=lambda n: (_importance(repos[n]), n))
+    chosen = set(ranked[:max_repos])
+    return (
+        [repo for n, repo in enumerate(repos) if n in chosen],
+        [repo for n, repo in enumerate(repos) if n not in chosen],
+    )
+
+
+def _repo_messages(
+    repo: RepoDigest, period: str, style: Style, *, threads: bool, max_chars: int
+) -> list[SlackMessage]:
     fallback = escape(
-        f"release-watch digest {period}: {plural(digest.event_count, 'release event')}"
+        f"release-watch digest {period} for {repo.repo}: "
+        f"{plural(repo.events, 'release event')}, {plural(repo.changes, 'change')}"
     )
     parent = Packer(max_chars, in_thread=False, fallback=fallback)
-    parent.add(header(f"Release digest {period}"))
-    if digest.empty:
-        parent.add(section("Nothing new in this period."))
-        return parent.messages
-    _digest_parent(
-        digest,
-        _OneMessage(parent.messages[0], max_chars),
-        threshold,
-        code_link,
-        where="in the thread" if threads else "below",
-    )
+    parent.add(header(f"{repo.repo}: release digest {period}"))
+    _repo_parent(repo, _OneMessage(parent.messages[0], max_chars), style,
+                 where="in the thread" if threads else "below")
     detail = Packer(max_chars, in_thread=threads, fallback=fallback)
-    for repo in digest.repos:
-        _digest_repo(detail, repo, Style(threshold, repo.repo, code_link))
+    _digest_repo(detail, repo, style)
     if threads:
         return parent.messages + detail.messages
     return _digest_single(parent, detail, max_chars)
@@ -109,7 +161,7 @@ class _OneMessage:
     def lines(self, title: str, lines: list[str]) -> int:
         """``lines`` under ``*title*``, in a section of their own, as many as fit; how many
         did."""
-        heading, self._open = f"*{title}*", ""
+        heading, self._open = (f"*{title}*" if title else ""), ""
         for added, line in enumerate(lines):
             joined = f"{self._open}\n{line}"
             if self._open and len(joined) <= SECTION_CHARS:
@@ -127,76 +179,96 @@ class _OneMessage:
         self.message.blocks.append(section(mrkdwn))  # room was kept for it
 
 
-def _digest_parent(
-    digest: Digest, room: _OneMessage, threshold: float, code_link: str | None, *, where: str
-) -> None:
-    repos = digest.repos
-    totals = (
-        f"*{plural(digest.event_count, 'release event')} in "
-        f"{plural(len(repos), 'repository', 'repositories')}, "
-        f"{plural(digest.changes, 'change')}*"
-    )
-    if digest.more_items:
-        totals += f" · the {digest.shown} most important are {where}"
+def _repo_parent(repo: RepoDigest, room: _OneMessage, style: Style, *, where: str) -> None:
+    """One repository's totals and counts, what of it affects the configured code, and the
+    titles of its most important shown items, each naming its kind."""
+    totals = f"*{_counts(repo)}*"
+    if repo.more_items and repo.items:
+        totals += f" · the {len(repo.items)} most important are {where}"
+    elif repo.more_items:
+        totals += f" · counted per subsystem {where}, with links to the release notes"
     room.block(section(totals))
-    styles = {repo.repo: Style(threshold, repo.repo, code_link) for repo in repos}
-    affected = [repo for repo in repos if repo.affects.count]
-    if affected:
-        count = sum(repo.affects.count for repo in affected)
-        uses = sum(repo.affects.uses for repo in affected)
-        files = len({place for repo in affected for place in repo.affects.files})
-        title = f"{AFFECTS_TITLE} ({count}, {plural(uses, 'use')} in {plural(files, 'file')})"
-        room.lines(
-            escape(title),
-            [
-                line
-                for repo in affected
-                for line in affects_lines(repo.affects.items, styles[repo.repo])
-            ],
-        )
+    cut = False
+    if repo.affects.count:
+        title = f"{AFFECTS_TITLE} ({repo.affects.summary})"
+        lines = affects_lines(repo.affects.items, style)
+        cut = room.lines(escape(title), lines) < len(lines)
     called = sorted(
-        (shown for repo in repos for shown in repo.items if shown.item.kind in CALLED_OUT),
+        (shown for shown in repo.items if shown.item.kind in CALLED_OUT),
         key=lambda shown: (not shown.item.breaks_code, KIND_RANK[shown.item.kind]),
     )
-    if called:
-        kinds = digest.kinds()
-        title = "Most important: " + kinds_in_words((kind, kinds[kind]) for kind in CALLED_OUT)
-        room.lines(
-            escape(title),
-            [
-                f"{item_title(shown.item, styles[shown.release.repo], show_kind=True)} "
-                f"({escape(shown.release.title)})"
-                for shown in called[:CALLOUT_ITEMS]
-            ],
+    if called and not cut:
+        title = "Most important: " + kinds_in_words(
+            (kind, repo.kinds[kind]) for kind in CALLED_OUT
         )
-    listed = room.lines("By repository", [_repo_line(repo) for repo in repos])
-    if listed < len(repos):
-        left = len(repos) - listed
-        room.close(f"_…and {plural(left, 'more repository', 'more repositories')} {where}_")
+        lines = [
+            f"{item_title(shown.item, style, show_kind=True)} ({escape(shown.release.title)})"
+            for shown in called[:CALLOUT_ITEMS]
+        ]
+        cut = room.lines(escape(title), lines) < len(lines)
+    if cut:
+        room.close(f"_…more {where}_")
 
 
-def _repo_line(repo: RepoDigest) -> str:
-    """``• *pytorch/pytorch*: 2 release events, 610 changes (11 BC-breaking changes,
-    1 deprecation)``"""
+def _counts(repo: RepoDigest) -> str:
+    """``2 release events, 610 changes (11 BC-breaking changes, 1 deprecation)``"""
     called = kinds_in_words((kind, repo.kinds[kind]) for kind in CALLED_OUT)
     return (
-        f"• *{escape(repo.repo)}*: {plural(repo.events, 'release event')}, "
-        f"{plural(repo.changes, 'change')}" + (f" ({called})" if called else "")
+        f"{plural(repo.events, 'release event')}, {plural(repo.changes, 'change')}"
+        + (f" ({called})" if called else "")
     )
+
+
+def _others_messages(
+    others: list[RepoDigest], period: str, max_repos: int, *, threads: bool, max_chars: int
+) -> list[SlackMessage]:
+    """The repositories past ``max_repos``: one message, a line each with its counts and a
+    link to its releases (lines that do not fit go on in its thread; a webhook counts them)."""
+    what = plural(len(others), "more repository", "more repositories")
+    fallback = escape(f"release-watch digest {period}: {what}")
+    parent = Packer(max_chars, in_thread=False, fallback=fallback)
+    parent.add(header(f"Release digest {period}: {what}"))
+    room = _OneMessage(parent.messages[0], max_chars)
+    events = sum(repo.events for repo in others)
+    changes = sum(repo.changes for repo in others)
+    room.block(section(
+        f"*{plural(events, 'release event')}, {plural(changes, 'change')}* in repositories "
+        f"past the {max_repos} with a thread of their own (those with the most important "
+        "changes); each is counted here, with its releases"
+    ))
+    lines = [_other_line(repo) for repo in others]
+    listed = room.lines("", lines)
+    if listed == len(lines):
+        return parent.messages
+    if not threads:
+        room.close(f"_…and {plural(len(lines) - listed, 'more repository', 'more repositories')}"
+                   "_")
+        return parent.messages
+    room.close("_…more in the thread_")
+    rest = Packer(max_chars, in_thread=True, fallback=fallback)
+    rest.add_lines("", lines[listed:])
+    return parent.messages + rest.messages
+
+
+def _other_line(repo: RepoDigest) -> str:
+    """``• *org/repo*: 3 release events, 90 changes (1 BC-breaking change): all releases``"""
+    page = link(repo.releases_page, "all releases") if repo.releases_page else ""
+    return f"• *{escape(repo.repo)}*: {escape(_counts(repo))}" + (f": {page}" if page else "")
 
 
 def _digest_repo(packer: Packer, repo: RepoDigest, style: Style) -> None:
-    """A repository's releases and subsystems, then its shown items whole, per subsystem and
-    kind; then how many were left out, linked to the release notes."""
+    """A repository's thread: its releases and subsystems, then its shown items whole, per
+    subsystem and kind; then how many were left out, linked to the release notes."""
     page = link(repo.releases_page, "all releases") if repo.releases_page else ""
-    lines = [
+    releases = [
         f"• {link(release.url, release.title)} {escape(release.what)}" for release in repo.releases
     ]
     if repo.more_releases:
-        lines.append(
+        releases.append(
             f"• …and {plural(repo.more_releases, 'more release event')}"
             + (f": {page}" if page else "")
         )
+    packer.add_lines("Releases", releases)
     shown = repo.shown_by_subsystem()
     with_items = {group.subsystem for group, _ in shown}
     groups = repo.by_subsystem()
@@ -205,7 +277,7 @@ def _digest_repo(packer: Packer, repo: RepoDigest, style: Style) -> None:
         for rank, group in enumerate(groups)
         if rank < DIGEST_SUBSYSTEMS or group.subsystem in with_items
     ]
-    lines += [
+    lines = [
         f"• *{escape(group.name)}* {group.count}: "
         + escape(kinds_in_words(group.by_kind.most_common()))
         for group in listed
@@ -216,12 +288,13 @@ def _digest_repo(packer: Packer, repo: RepoDigest, style: Style) -> None:
             f"• …and {plural(len(groups) - len(listed), 'more subsystem')} "
             f"({plural(others, 'change')})"
         )
-    packer.add_lines(escape(repo.repo), lines)
+    if lines:
+        packer.add_lines("Changes per subsystem", lines)
     for group, items in shown:
         for kind, members in by_kind(items).items():
             add_items(
                 packer,
-                f"{escape(repo.repo)} · {escape(group.name)} · {KIND_TITLES.get(kind, kind)}",
+                f"{escape(group.name)} · {KIND_TITLES.get(kind, kind)}",
                 members,
                 style,
                 show_top=False,

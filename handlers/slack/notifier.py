@@ -36,7 +36,7 @@ from handlers.slack.answers import (
     webhook_url_problem,
 )
 from handlers.slack.blocks import SlackMessage, plan_event, plan_texts
-from handlers.slack.digest_plan import plan_digest
+from handlers.slack.digest_plan import DIGEST_MAX_REPOS, plan_digest
 from handlers.slack.followup import (
     FOLLOW_UPS,
     first_message,
@@ -72,6 +72,10 @@ class SlackNotifierConfig(NotifierConfig):
         default=20, ge=2, le=500,
         description="messages one event may post (parent and thread replies); the items "
                     "past them are counted, with a link to the release notes")
+    digest_max_repos: int = Field(
+        default=DIGEST_MAX_REPOS, ge=1, le=1_000,
+        description="repositories a digest gives a parent message and thread of their own "
+                    "(the most important); the others share one last message, a line each")
     min_interval: Duration = Field(default=1.0, ge=0, description="pause between posts")
     retries: int = Field(default=3, ge=0, le=10, description="retries of a 429, 5xx or "
                                                              "connection error per message")
@@ -212,6 +216,9 @@ class SlackNotifier(Notifier):
             progress.save(first_updated=True)
 
     def send_digest(self, digest: Digest, progress: Progress) -> None:
+        """A parent message per repository, each followed by its thread: ``_post_all`` saves
+        after every message how many went out and the last parent's thread, so a retry
+        resumes after the last message sent, under the right parent."""
         self._post_all(self._plan_digest(digest), progress)
 
     def preview(self, event: Event) -> str:
@@ -224,7 +231,8 @@ class SlackNotifier(Notifier):
         return plan_digest(digest, threads=self.threads,
                            max_chars=self.settings.max_message_chars,
                            threshold=self.config.min_confidence,
-                           code_link=self.context.code_link)
+                           code_link=self.context.code_link,
+                           max_repos=self.settings.digest_max_repos)
 
     # ---- posting ---------------------------------------------------------------------------
     def _pace(self) -> None:

@@ -17,7 +17,7 @@ from typing import Any
 
 from handlers.base import Notifier
 from watcher.crashpoints import crashpoint
-from watcher.delivery.digest import Digest, summarize_digest
+from watcher.delivery.digest import WATCH_ORDER, Digest, summarize_digest
 from watcher.delivery.routing import route
 from watcher.errors import HandlerError
 from watcher.models import Event
@@ -159,8 +159,9 @@ def deliver_pending(store: Store, notifiers: dict[str, Notifier], *,
 def digest_view(store: Store, notifier: Notifier, *, upto: int, since: datetime | None,
                 until: datetime) -> Digest:
     """The notifier's digest of its queue up to position ``upto``, summarised in one pass
-    that parses ``DIGEST_PAGE`` events at a time; the digest's ``events`` page through the
-    queue again when a notifier sends them one by one."""
+    that parses ``DIGEST_PAGE`` events at a time, its repositories in the watch list's order
+    (``WATCH_ORDER``); the digest's ``events`` page through the queue again when a notifier
+    sends them one by one."""
     def routed() -> Iterator[Event]:
         for bodies in store.digest_pages(notifier.name, upto, DIGEST_PAGE):
             for body in bodies:
@@ -169,7 +170,8 @@ def digest_view(store: Store, notifier: Notifier, *, upto: int, since: datetime 
                     yield view
 
     return summarize_digest(notifier.name, routed, since=since, now=until,
-                            max_items=notifier.config.digest_max_items)
+                            max_items=notifier.config.digest_max_items,
+                            order=notifier.context.extra.get(WATCH_ORDER, ()))
 
 
 def send_digests(store: Store, notifiers: dict[str, Notifier], now: datetime, *,

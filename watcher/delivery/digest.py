@@ -5,8 +5,12 @@ a page at a time (``deliver.py`` pages through the store) and folded into a ``Di
 counts per repository and subsystem, each repository's first releases, and the most important
 items, at most ``DIGEST_MAX_ITEMS`` of them (what breaks the configured code first, then
 BC-breaking changes, deprecations, security fixes, regressions, highlights, new features…).
-Everything past that is counted, and the digest links the release notes instead. What a
-digest costs is bounded by that cap and by the number of repositories, not by the queue.
+Everything past that is counted, and the digest links the release notes instead. The cap is
+the digest's, not each repository's: a repository's breaking changes are shown before another's
+bug fixes, equally important items are shared between the repositories in turn, and what a
+digest costs is bounded by that cap and by the number of repositories, not by the queue. The
+repositories come in the order of the config's watch list (``order``), those it does not name
+(an organisation's) after them by name.
 
 Notifiers that deliver a digest event by event (``jsonl``, and ``Notifier.send_digest`` by
 default) read ``Digest.events``, which reads the queue again, page by page, as it is iterated.
@@ -28,6 +32,9 @@ from watcher.untrusted import clean_line
 
 DIGEST_MAX_ITEMS = 200  # items a digest shows whole; the rest are counted and linked
 RELEASES_LISTED = 3  # a repository's releases named one by one, then counted and linked
+# The key of ``HandlerContext.extra`` that holds the config's watch list (``[[repos]]`` names in
+# order): a digest's repositories come in that order, the others after them by name.
+WATCH_ORDER = "watch_order"
 _RANK = {kind: rank for rank, kind in enumerate(KIND_ORDER)}
 
 
@@ -205,15 +212,19 @@ def _releases_page(url: str) -> str | None:
 
 class _Folder:
     """Folds routed events, in queue order, into per-repository tallies and the
-    ``max_items`` most important items (a bounded heap: ties keep the earlier item)."""
+    ``max_items`` most important items (a bounded heap). Items equally important (by
+    ``importance``) are shared between repositories in turn: each one's first such item
+    before any one's second, so a busy repository does not crowd a quiet one out of its
+    thread; then the earlier item."""
 
     def __init__(self, max_items: int) -> None:
         self.max_items = max_items
         self.repos: dict[str, RepoDigest] = {}
         self.first: datetime | None = None
         self.size = 0
-        self._heap: list[tuple[tuple[int, int, int], DigestItem]] = []
+        self._heap: list[tuple[tuple[int, int, int, int], DigestItem]] = []
         self._order = count()
+        self._turns: Counter[tuple[str, int, int]] = Counter()  # per repository and rank
 
     def add(self, event: Event) -> None:
         self.size += 1
@@ -245,19 +256,31 @@ class _Folder:
 
     def _keep(self, ref: ReleaseRef, item: EventItem) -> None:
         first, second = importance(item)
-        rank = (-first, -second)  # negated: the heap's top is the least important kept item
+        turn = self._turns[ref.repo, first, second]
+        self._turns[ref.repo, first, second] += 1
+        rank = (-first, -second, -turn)  # negated: the heap's top is the least important kept
         heap = self._heap
-        if len(heap) >= self.max_items and (not heap or rank <= heap[0][0][:2]):
+        if len(heap) >= self.max_items and (not heap or rank <= heap[0][0][:3]):
             return  # no more important than any kept one (a tie keeps the earlier item)
-        entry = ((-first, -second, -next(self._order)), DigestItem(ref, item))
+        entry = ((*rank, -next(self._order)), DigestItem(ref, item))
         if len(heap) < self.max_items:
             heapq.heappush(heap, entry)
         else:
             heapq.heapreplace(heap, entry)
 
     def kept(self) -> list[DigestItem]:
-        """The kept items, most important first, in queue order within a rank."""
+        """The kept items, most important first; a repository's equally important items in
+        queue order."""
         return [shown for _, shown in sorted(self._heap, key=lambda e: e[0], reverse=True)]
+
+
+def in_watch_order(repos: Iterable[RepoDigest], order: Sequence[str] = ()) -> list[RepoDigest]:
+    """``repos`` in the order of ``order`` (the config's watch list, names in any case), the
+    repositories it does not name after them, by name: a stable order, week after week."""
+    position = {name.lower(): rank for rank, name in enumerate(order)}
+    return sorted(
+        repos, key=lambda repo: (position.get(repo.repo.lower(), len(position)), repo.repo.lower())
+    )
 
 
 def summarize_digest(
@@ -267,9 +290,11 @@ def summarize_digest(
     since: datetime | None,
     now: datetime,
     max_items: int = DIGEST_MAX_ITEMS,
+    order: Sequence[str] = (),
 ) -> Digest:
     """One pass over ``read()``, the notifier's routed events in queue order; the digest's
-    ``events`` read them again when a notifier iterates them."""
+    ``events`` read them again when a notifier iterates them. ``order``: the watch list, as
+    ``in_watch_order`` takes it."""
     folder = _Folder(max_items)
     for event in read():
         folder.add(event)
@@ -281,7 +306,7 @@ def summarize_digest(
         period_start=start,
         period_end=now,
         events=QueuedEvents(read, folder.size),
-        repos=list(folder.repos.values()),
+        repos=in_watch_order(folder.repos.values(), order),
         max_items=max_items,
     )
 
@@ -293,18 +318,19 @@ def build_digest(
     since: datetime | None,
     now: datetime,
     max_items: int = DIGEST_MAX_ITEMS,
+    order: Sequence[str] = (),
 ) -> Digest:
     """A digest of events already in memory (tests, previews of a few events)."""
     ordered = sorted(events, key=lambda e: (e.detected_at, e.repo, e.release_id))
     digest = summarize_digest(
-        notifier, lambda: iter(ordered), since=since, now=now, max_items=max_items
+        notifier, lambda: iter(ordered), since=since, now=now, max_items=max_items, order=order
     )
     digest.events = ordered
     return digest
 
 
 def by_repo(digest: Digest) -> dict[str, RepoDigest]:
-    """The digest's repositories, in the order they first appear in the queue."""
+    """The digest's repositories, in its order (``in_watch_order``)."""
     return {repo.repo: repo for repo in digest.repos}
 
 

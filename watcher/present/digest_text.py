@@ -1,10 +1,11 @@
 """Digests as plain text: what the console prints for a digest notifier, what ``digest
 --dry-run`` previews, and what services with a title and a body show.
 
-Per repository: what affects the configured code, its first releases (then where the rest
-are), its changes per subsystem with their counts per kind, and under them the most important
-items whole, each saying its kind; at most the digest's item cap in all, the rest counted,
-with where to read them.
+Per repository, in the digest's order (the watch list's, then by name), as Slack gives each
+its own message: its totals and counts, what affects the configured code, its first releases
+(then where the rest are), its changes per subsystem with their counts per kind, and under
+them the most important items whole, each saying its kind; at most the digest's item cap in
+all, the rest counted, with where to read them.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import TYPE_CHECKING
 from watcher.present.plain import View, affects_lines, format_items
 from watcher.present.words import (
     AFFECTS_TITLE,
+    CALLED_OUT,
     UNSURE_BELOW,
     USES_SHOWN,
     kinds_in_words,
@@ -31,9 +33,10 @@ SUBSYSTEMS_LISTED = 6  # a digest's subsystems per repository with their counts,
 def format_digest(
     digest: Digest, threshold: float = UNSURE_BELOW, *, hyperlinks: bool = False
 ) -> str:
-    """Per repository: what affects the configured code, its first releases (then where the
-    rest are), its changes per subsystem, and under them the most important items whole, at
-    most the digest's item cap in all; what is left is counted, with where to read it."""
+    """Per repository: its counts, what affects the configured code, its first releases
+    (then where the rest are), its changes per subsystem, and under them the most important
+    items whole, at most the digest's item cap in all; what is left is counted, with where
+    to read it."""
     period = f"{digest.period_start:%Y-%m-%d} to {digest.period_end:%Y-%m-%d}"
     lines = [f"Digest for {clean_line(digest.notifier)}: {period}"]
     if digest.empty:
@@ -45,7 +48,7 @@ def format_digest(
     )
     for repo in digest.repos:
         view = View(threshold, repo.repo, hyperlinks)
-        lines.append(f"  {clean_line(repo.repo)}")
+        lines.append(f"  {clean_line(repo.repo)}: {_counts(repo)}")
         lines += _digest_affects(repo, "    ")
         for release in repo.releases:
             lines.append(
@@ -61,6 +64,16 @@ def format_digest(
                 f"notes: {', '.join(_release_urls(repo))}"
             )
     return "\n".join(lines)
+
+
+def _counts(repo: RepoDigest) -> str:
+    """``2 release events, 610 changes (11 BC-breaking changes, 1 deprecation)``: as the
+    repository's Slack parent counts them."""
+    called = kinds_in_words((kind, repo.kinds[kind]) for kind in CALLED_OUT)
+    return (
+        f"{plural(repo.events, 'release event')}, {plural(repo.changes, 'change')}"
+        + (f" ({called})" if called else "")
+    )
 
 
 def _digest_affects(repo: RepoDigest, indent: str) -> list[str]:
