@@ -120,7 +120,8 @@ def test_parents_past_digest_max_repos_share_one_last_message(fake_github, fake_
     """A digest of many repositories is not a post per repository: the ``digest_max_repos``
     most important get a parent and thread each, in the digest's order; one last message
     names the others with their counts and a link to their releases."""
-    config = write_config(notifiers=slack_notifier('mode = "digest"\ndigest_max_repos = 2'),
+    config = write_config(notifiers=slack_notifier('mode = "digest"\ndigest_max_repos = 2\n'
+                                                   'digest_max_items = 15'),
                           slack_url=fake_slack.api_url)
     store = Store.open(tmp_path / "store")
     with store.transaction():
@@ -130,10 +131,22 @@ def test_parents_past_digest_max_repos_share_one_last_message(fake_github, fake_
                 event = event.model_copy(update={
                     "repo": f"org/r{n}", "url": f"https://github.com/org/r{n}/releases/tag/v{k}"})
                 store.add_event(event, [], NOW, ["releases"])
+    # a second read of some repositories' events only: SQLite picks them from the bodies
+    upto = store.digest_upto("releases")
+    bodies = [json.loads(b) for page in store.digest_pages("releases", upto, 2, {"org/r5"})
+              for b in page]
+    assert [(b["repo"], b["tag"]) for b in bodies] == [("org/r5", f"v{n}") for n in
+                                                       range(500, 505)]
+    assert list(store.digest_pages("releases", upto, 2, set())) == []
     store.close()
     assert run_cli("--config", str(config), "digest", env=ENV).code == 0
     assert all(r.error is None for r in fake_slack.requests)
     parents = [m for m in fake_slack.messages if m.thread_ts is None]
+    # the item cap is spent on the two threads alone, shared between them
+    cases = [set(re.findall(r"Fix case (\d+)-(\d+)", message_text(fake_slack.thread(p.ts))))
+             for p in parents[:2]]
+    assert sum(map(len, cases)) == 15 and min(map(len, cases)) >= 7
+    assert [{int(n) // 100 for n, _ in found} for found in cases] == [{5}, {7}]
     headers = [m.blocks[0]["text"]["text"] for m in parents]
     # the most important: r5 (a BC-breaking change), then the most changes (r7); name order
     assert [h.split(":")[0] for h in headers[:2]] == ["org/r5", "org/r7"]

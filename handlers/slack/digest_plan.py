@@ -14,7 +14,8 @@ At most ``max_repos`` repositories (the notifier's ``digest_max_repos``) get a p
 own, the most important of them (what breaks the configured code, then BC-breaking changes,
 deprecations, …), still in the digest's order; the others share one last message, a line each
 with its counts and a link to its releases, so a digest of a hundred repositories is not a
-hundred posts in the channel.
+hundred posts in the channel. The item cap then goes to the repositories with a thread alone
+(``Digest.keep_items_of`` reads their events again, only theirs).
 
 Delivery posts these messages in order and saves after each how many went out and the thread
 of the last parent (``SlackNotifier._post_all``): a retry resumes after the last message sent,
@@ -85,6 +86,8 @@ def plan_digest(
         empty.add(section("Nothing new in this period."))
         return empty.messages
     threaded, others = _with_threads(digest.repos, max_repos)
+    if others:  # the item cap goes to the repositories with a thread, not to the others
+        digest.keep_items_of([repo.repo for repo in threaded])
     messages: list[SlackMessage] = []
     for repo in threaded:
         messages += _repo_messages(

@@ -10,7 +10,7 @@ is sent again on the next run.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -161,9 +161,10 @@ def digest_view(store: Store, notifier: Notifier, *, upto: int, since: datetime 
     """The notifier's digest of its queue up to position ``upto``, summarised in one pass
     that parses ``DIGEST_PAGE`` events at a time, its repositories in the watch list's order
     (``WATCH_ORDER``); the digest's ``events`` page through the queue again when a notifier
-    sends them one by one."""
-    def routed() -> Iterator[Event]:
-        for bodies in store.digest_pages(notifier.name, upto, DIGEST_PAGE):
+    sends them one by one, and ``Digest.keep_items_of`` reads only some repositories' events
+    again, picked in SQL."""
+    def routed(repos: Collection[str] | None = None) -> Iterator[Event]:
+        for bodies in store.digest_pages(notifier.name, upto, DIGEST_PAGE, repos):
             for body in bodies:
                 view = route(Event.model_validate_json(body), notifier.config)
                 if view is not None:
@@ -171,7 +172,8 @@ def digest_view(store: Store, notifier: Notifier, *, upto: int, since: datetime 
 
     return summarize_digest(notifier.name, routed, since=since, now=until,
                             max_items=notifier.config.digest_max_items,
-                            order=notifier.context.extra.get(WATCH_ORDER, ()))
+                            order=notifier.context.extra.get(WATCH_ORDER, ()),
+                            read_repos=routed)
 
 
 def send_digests(store: Store, notifiers: dict[str, Notifier], now: datetime, *,

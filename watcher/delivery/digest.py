@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import heapq
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from itertools import count, islice
@@ -169,6 +169,29 @@ class Digest:
     events: Sequence[Event]
     repos: list[RepoDigest] = field(default_factory=list)
     max_items: int = DIGEST_MAX_ITEMS
+    # The events of some repositories only, read again in queue order (``keep_items_of``).
+    read_repos: Callable[[frozenset[str]], Iterable[Event]] | None = field(
+        default=None, repr=False, compare=False
+    )
+
+    def keep_items_of(self, names: Collection[str]) -> None:
+        """Spends the item cap on the repositories ``names`` alone (those a notifier shows
+        items for, when it cannot show every repository's): their events are read again, only
+        theirs, and their most important items kept anew, shared as the first pass shares
+        them; the other repositories keep their counts and show no item. The same ``names``
+        give the same items, so a resumed delivery plans the same messages."""
+        chosen = frozenset(names)
+        if self.read_repos is None or chosen >= {repo.repo for repo in self.repos}:
+            return
+        folder = _Folder(self.max_items)
+        for event in self.read_repos(chosen):
+            folder.add(event)
+        for repo in self.repos:
+            repo.items = []
+        mine = by_repo(self)
+        for shown in folder.kept():
+            if shown.release.repo in mine:
+                mine[shown.release.repo].items.append(shown)
 
     @property
     def empty(self) -> bool:
@@ -291,10 +314,12 @@ def summarize_digest(
     now: datetime,
     max_items: int = DIGEST_MAX_ITEMS,
     order: Sequence[str] = (),
+    read_repos: Callable[[frozenset[str]], Iterable[Event]] | None = None,
 ) -> Digest:
     """One pass over ``read()``, the notifier's routed events in queue order; the digest's
     ``events`` read them again when a notifier iterates them. ``order``: the watch list, as
-    ``in_watch_order`` takes it."""
+    ``in_watch_order`` takes it; ``read_repos``: the events of some repositories only, in
+    queue order (for ``Digest.keep_items_of``)."""
     folder = _Folder(max_items)
     for event in read():
         folder.add(event)
@@ -308,6 +333,7 @@ def summarize_digest(
         events=QueuedEvents(read, folder.size),
         repos=in_watch_order(folder.repos.values(), order),
         max_items=max_items,
+        read_repos=read_repos,
     )
 
 
@@ -323,7 +349,13 @@ def build_digest(
     """A digest of events already in memory (tests, previews of a few events)."""
     ordered = sorted(events, key=lambda e: (e.detected_at, e.repo, e.release_id))
     digest = summarize_digest(
-        notifier, lambda: iter(ordered), since=since, now=now, max_items=max_items, order=order
+        notifier,
+        lambda: iter(ordered),
+        since=since,
+        now=now,
+        max_items=max_items,
+        order=order,
+        read_repos=lambda names: (event for event in ordered if event.repo in names),
     )
     digest.events = ordered
     return digest

@@ -8,7 +8,7 @@ A part of ``Store`` (which mixes it in) over the ledger's one connection, ``self
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from datetime import datetime
 
 from watcher.store.db import Database
@@ -28,17 +28,25 @@ class DigestLedger:
         return int(self.db.scalar("SELECT coalesce(max(seq), 0) FROM rw_digest_queue "
                                   "WHERE notifier = ?", (notifier,)))
 
-    def digest_pages(self, notifier: str, upto: int, page: int = 100) -> Iterator[list[str]]:
+    def digest_pages(self, notifier: str, upto: int, page: int = 100,
+                     repos: Collection[str] | None = None) -> Iterator[list[str]]:
         """``notifier``'s queued events up to queue position ``upto``, as their JSON, ``page``
         at a time in queue order: a digest never holds its whole queue. Each page is one
         indexed range read from where the last one ended (an event whose body is gone is
-        left out)."""
+        left out). ``repos``: only the events of those repositories, picked by SQLite from
+        the bodies (``json_extract``), so the others are not even parsed."""
+        where, names = "", tuple(sorted(repos)) if repos is not None else ()
+        if repos is not None:
+            if not names:
+                return
+            where = (" AND json_extract(e.body, '$.repo') IN ("
+                     + ", ".join("?" * len(names)) + ")")
         after = 0
         while True:
             rows = self.db.all(
                 "SELECT q.seq, e.body FROM rw_digest_queue q LEFT JOIN rw_event e "
-                "ON e.id = q.event_id WHERE q.notifier = ? AND q.seq > ? AND q.seq <= ? "
-                "ORDER BY q.seq LIMIT ?", (notifier, after, upto, page))
+                "ON e.id = q.event_id WHERE q.notifier = ? AND q.seq > ? AND q.seq <= ?"
+                f"{where} ORDER BY q.seq LIMIT ?", (notifier, after, upto, *names, page))
             if not rows:
                 return
             after = rows[-1][0]
