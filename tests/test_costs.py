@@ -99,6 +99,50 @@ def test_a_long_digest_queue_is_a_parent_per_repo_read_a_page_at_a_time(
     assert sum(map(len, threads)) <= 15
 
 
+def test_a_digest_of_many_repos_stays_a_page_at_a_time_and_bounded_in_posts(
+        fake_github, fake_slack, write_config, run_cli, tmp_path, monkeypatch):
+    """60 repositories: 20 parents and threads (``digest_max_repos``) and one last message
+    for the other 40; the second read, of those 20 repositories' events, pages too."""
+    import watcher.delivery.deliver as deliver
+
+    config = write_config(notifiers=slack_notifier('mode = "digest"'),
+                          slack_url=fake_slack.api_url)
+    store = Store.open(tmp_path / "store")
+    with store.transaction():
+        for n in range(600):
+            repo = f"org/r{n % 60:02d}"
+            event = queued_event(n).model_copy(update={
+                "repo": repo, "url": f"https://github.com/{repo}/releases/tag/v{n}"})
+            store.add_event(event, [], NOW, ["releases"])
+    store.close()
+    monkeypatch.setattr(deliver, "DIGEST_PAGE", 25, raising=False)
+    alive, most, reads = [0], [0], [0]
+    route = deliver.route
+
+    def gone() -> None:
+        alive[0] -= 1
+
+    def watched(event, notifier_config):
+        reads[0] += 1
+        view = route(event, notifier_config)
+        alive[0] += 1
+        most[0] = max(most[0], alive[0])
+        weakref.finalize(view, gone)
+        return view
+
+    monkeypatch.setattr(deliver, "route", watched)
+    assert run_cli("--config", str(config), "digest", env=ENV).code == 0
+    assert most[0] <= 50, f"{most[0]} events in memory at once"
+    assert reads[0] == 600 + 200  # the queue, then the 20 threaded repositories' events
+    assert all(r.error is None for r in fake_slack.requests)
+    parents = [m for m in fake_slack.messages if m.thread_ts is None]
+    assert len(parents) == 21
+    assert parents[-1].blocks[0]["text"]["text"].endswith(": 40 more repositories")
+    threads = [message_text(fake_slack.thread(p.ts)) for p in parents[:20]]
+    assert len(set(re.findall(r"Fix case (\d+)-(\d+)", "\n".join(threads)))) == 200
+    assert len(fake_slack.messages) <= 21 + 30
+
+
 def test_the_digest_cap_is_the_notifier_s_digest_max_items(fake_github, fake_slack, write_config,
                                                            run_cli, tmp_path):
     config = write_config(notifiers=slack_notifier('mode = "digest"\ndigest_max_items = 15'),

@@ -195,6 +195,24 @@ def test_a_crash_inside_the_second_repo_s_thread_resumes_after_the_last_message_
     posted_as_planned(fake_slack, plan)
 
 
+def test_a_webhook_digest_is_one_message_per_repo_within_slacks_limits(
+        fake_github, fake_slack, write_config, run_cli, clock):
+    notifiers = ('[[notifiers]]\nname = "hook"\ntype = "slack"\ndelivery = "webhook"\n'
+                 'mode = "digest"\n')
+    config = write_config(notifiers=notifiers, slack_url=fake_slack.api_url)
+    a_week(fake_github, run_cli, config, clock)
+    env = {"SLACK_WEBHOOK_URL": fake_slack.webhook_url}
+    assert run_cli("--config", str(config), "digest", env=env).code == 0
+    assert all(r.error is None for r in fake_slack.requests)  # the fake refuses past the limits
+    torch, xla = fake_slack.messages
+    assert torch.via == xla.via == "webhook"
+    assert torch.blocks[0]["text"]["text"].startswith("pytorch/pytorch: release digest ")
+    assert xla.blocks[0]["text"]["text"].startswith("pytorch/xla: release digest ")
+    assert "PyTorch 2.7.0" in torch.all_text() and "LazyTensor" not in torch.all_text()
+    assert "v2.0" in xla.all_text() and "PyTorch 2.7.0" not in xla.all_text()
+    assert "are below" in torch.all_text()  # no thread: the items follow in the message
+
+
 def test_nothing_pending_sends_nothing_unless_asked(fake_github, fake_slack, write_config,
                                                     run_cli):
     fake_github.add_repo("pytorch/xla")
