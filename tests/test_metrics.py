@@ -255,3 +255,31 @@ def test_without_a_listener_nothing_is_counted_and_prometheus_is_not_loaded(tmp_
     )
     assert result["codes"] == [0, 0]
     assert result["loaded"] == []
+
+
+def test_the_own_formatters_write_what_prometheus_client_writes():
+    """``Counts`` and the last-success family format their text themselves: byte for byte
+    what ``generate_latest`` makes of the same figures, awkward label values included."""
+    from datetime import UTC, datetime
+
+    from watcher.server.repos import LastSuccessCollector
+    from watcher.server.text import Counts
+
+    odd = ['pytorch/xla', 'a"quoted"/b', "back\\slash/x", "new\nline/y", "ünï/cödé", ""]
+    counts = Counts("release_watch_polls", 'Help with "quotes", \\ and\nlines', ("repo", "outcome"))
+    assert counts.render() == generate_latest(counts)  # no sample yet: the head alone
+    for index, repo in enumerate(odd):
+        counts.inc((repo, "changed"), [1, 999_999, 1_000_000, 123_456_789_012, 0, 7][index])
+        counts.inc((repo, "failed"))
+    assert counts.render() == generate_latest(counts)
+    counts.inc(("pytorch/xla", "changed"))
+    assert b'outcome="changed",repo="pytorch/xla"} 2.0\n' in counts.render()
+    assert counts.render() == generate_latest(counts)
+    assert counts.remove(lambda labels: labels[0] != "pytorch/xla")
+    assert counts.render() == generate_latest(counts)
+
+    stamps = [0.0, 1.5, 1764626927.0, 1764626927.123456, 99.0, 1e-7]
+    when = {repo: datetime.fromtimestamp(stamp, UTC) for repo, stamp in zip(odd, stamps)}
+    config = object()
+    collector = LastSuccessCollector(lambda: (config, lambda: odd), lambda repos: when)
+    assert collector.render() == generate_latest(collector)

@@ -19,10 +19,11 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from watcher.server.outbox import OutboxCollector
 from watcher.server.repos import LastSuccessCollector
+from watcher.server.text import Counts
 
 if TYPE_CHECKING:
     from prometheus_client import CollectorRegistry, Histogram
@@ -79,7 +80,10 @@ class PrometheusMetrics(Metrics):
     about 100,000 samples a second, and a 500-repo watch list has 1,000 per-repo samples, which
     would cost every scrape ~10 ms of the poll's interpreter time. The per-repo families change
     once per poll (at its end, when the store commits the repos' states too), so a scrape in
-    the middle of a poll re-renders only the few small families that did change.
+    the middle of a poll re-renders only the few small families that did change. Even that
+    first scrape after a poll would cost ~20 ms through prometheus_client, so the per-repo
+    families and the requests (which change all poll long) are formatted here instead
+    (``watcher.server.text.Counts``, ``watcher.server.repos``), to the same bytes.
     """
 
     def __init__(self, *, monotonic: Callable[[], float] = time.perf_counter) -> None:
@@ -93,27 +97,30 @@ class PrometheusMetrics(Metrics):
         self.registry: CollectorRegistry = CollectorRegistry()
         self.monotonic = monotonic
         reg = self.registry
-        self._polls = Counter(
+        # The per-repo and per-request families are plain integers with a formatter of
+        # their own (``watcher.server.text``): prometheus_client would take ~13 ms to render
+        # 1,000 per-repo samples after every poll, and the requests change all poll long.
+        self._polls = Counts(
             "release_watch_polls",
             "Polls of a repo, by outcome: unchanged "
             "(304 or the batched check), changed (read and planned), failed",
-            ["repo", "outcome"],
-            registry=reg,
+            ("repo", "outcome"),
         )
+        reg.register(self._polls)
         self._poll_seconds = Histogram(
             "release_watch_poll_duration_seconds",
             "How long one poll of every watched repo took",
             buckets=POLL_BUCKETS,
             registry=reg,
         )
-        self._requests = Counter(
+        self._requests = Counts(
             "release_watch_github_requests",
             "GitHub API requests by "
             "answer: the HTTP status (304: unchanged, no quota spent), or "
             "error when none came",
-            ["endpoint", "status"],
-            registry=reg,
+            ("endpoint", "status"),
         )
+        reg.register(self._requests)
         self._remaining = Gauge(
             "release_watch_github_rate_limit_remaining",
             "Requests left in GitHub's core rate limit",
@@ -167,7 +174,7 @@ class PrometheusMetrics(Metrics):
             ["root"],
             registry=reg,
         )
-        self._families: list[MetricWrapperBase] = [
+        self._families: list[MetricWrapperBase | Counts] = [
             self._polls,
             self._poll_seconds,
             self._requests,
@@ -184,27 +191,19 @@ class PrometheusMetrics(Metrics):
         # Read from the store at scrape time, in the registry's order (the order watched).
         self._collectors: list[OutboxCollector | LastSuccessCollector] = []
         self._rate: tuple[int, int | None] | None = None
-        self._children: dict[tuple[int, tuple[str, ...]], Any] = {}
-        self._dirty: set[MetricWrapperBase] = set(self._families)
+        self._dirty: set[MetricWrapperBase] = {
+            family for family in self._families if not isinstance(family, Counts)
+        }
         self._text: dict[MetricWrapperBase, bytes] = {}
         self._render_lock = threading.Lock()
+        self._pruned_for: frozenset[str] | None = None
 
     def _changed(self, family: MetricWrapperBase) -> None:
         self._dirty.add(family)
 
     # ---- the hooks ------------------------------------------------------------------------
-    def _child(self, family: Any, *labels: str) -> Any:
-        """``family.labels(*labels)``, remembered: ``labels`` checks its values and takes the
-        family's lock each time, and the hot hooks run once per request and per repo."""
-        key = (id(family), labels)
-        child = self._children.get(key)
-        if child is None:
-            child = self._children[key] = family.labels(*labels)
-        return child
-
     def github_response(self, endpoint: str, status: int | None) -> None:
-        self._child(self._requests, endpoint, "error" if status is None else str(status)).inc()
-        self._changed(self._requests)
+        self._requests.inc((endpoint, "error" if status is None else str(status)))
 
     def rate_limit(self, remaining: int, limit: int | None) -> None:
         if (remaining, limit) == self._rate:
@@ -230,8 +229,7 @@ class PrometheusMetrics(Metrics):
 
     def repos_polled(self, outcomes: Iterable[tuple[str, str]], now: datetime) -> None:
         for repo, outcome in outcomes:
-            self._child(self._polls, repo, outcome).inc()
-        self._changed(self._polls)
+            self._polls.inc((repo, outcome))
         for collector in self._collectors:
             if isinstance(collector, LastSuccessCollector):
                 collector.changed()  # the store has the poll's last successes now
@@ -299,14 +297,7 @@ class PrometheusMetrics(Metrics):
     def _prune(self, watched: frozenset[str]) -> None:
         """Drop the polls' series of repos not watched any more (a reload removed them), as
         Prometheus expects of a label set that is gone."""
-        gone = [
-            key for key in self._children if key[0] == id(self._polls) and key[1][0] not in watched
-        ]
-        for key in gone:
-            del self._children[key]
-            self._polls.remove(*key[1])
-        if gone:
-            self._changed(self._polls)
+        self._polls.remove(lambda labels: labels[0] not in watched)
 
     def render(self) -> bytes:
         """The registry in the text format; a family is rendered again only once changed."""
@@ -315,10 +306,15 @@ class PrometheusMetrics(Metrics):
         with self._render_lock:  # one render at a time: an older text never overwrites a newer
             read = [collector.render() for collector in self._collectors]  # may read the store
             for collector in self._collectors:
-                if isinstance(collector, LastSuccessCollector) and collector.repos is not None:
-                    self._prune(collector.repos)
+                watched = collector.repos if isinstance(collector, LastSuccessCollector) else None
+                if watched is not None and watched is not self._pruned_for:
+                    self._prune(watched)  # once per read of the watch list
+                    self._pruned_for = watched
             parts = []
             for family in self._families:
+                if isinstance(family, Counts):
+                    parts.append(family.render())  # keeps its own text until it changes
+                    continue
                 if family in self._dirty or family not in self._text:
                     self._dirty.discard(family)  # before rendering: a change from now on counts
                     self._text[family] = generate_latest(family)
