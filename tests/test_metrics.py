@@ -265,7 +265,7 @@ def test_the_own_formatters_write_what_prometheus_client_writes():
     from watcher.server.repos import LastSuccessCollector
     from watcher.server.text import Counts
 
-    odd = ['pytorch/xla', 'a"quoted"/b', "back\\slash/x", "new\nline/y", "ünï/cödé", ""]
+    odd = ["pytorch/xla", 'a"quoted"/b', "back\\slash/x", "new\nline/y", "ünï/cödé", ""]
     counts = Counts("release_watch_polls", 'Help with "quotes", \\ and\nlines', ("repo", "outcome"))
     assert counts.render() == generate_latest(counts)  # no sample yet: the head alone
     for index, repo in enumerate(odd):
@@ -279,7 +279,9 @@ def test_the_own_formatters_write_what_prometheus_client_writes():
     assert counts.render() == generate_latest(counts)
 
     stamps = [0.0, 1.5, 1764626927.0, 1764626927.123456, 99.0, 1e-7]
-    when = {repo: datetime.fromtimestamp(stamp, UTC) for repo, stamp in zip(odd, stamps)}
+    when = {
+        repo: datetime.fromtimestamp(stamp, UTC) for repo, stamp in zip(odd, stamps, strict=True)
+    }
     config = object()
     collector = LastSuccessCollector(lambda: (config, lambda: odd), lambda repos: when)
     assert collector.render() == generate_latest(collector)
