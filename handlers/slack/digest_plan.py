@@ -235,9 +235,9 @@ def _others_messages(
     events = sum(repo.events for repo in others)
     changes = sum(repo.changes for repo in others)
     room.block(section(
-        f"*{plural(events, 'release event')}, {plural(changes, 'change')}* in repositories "
-        f"past the {max_repos} with a thread of their own (those with the most important "
-        "changes); each is counted here, with its releases"
+        f"*{plural(events, 'release event')}, {plural(changes, 'change')}* in {what}. "
+        f"The {max_repos} with the most important changes have a message and thread of their "
+        "own above (`digest_max_repos`); these are counted here, each with its releases:"
     ))
     lines = [_other_line(repo) for repo in others]
     listed = room.lines("", lines)
