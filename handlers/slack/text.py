@@ -22,6 +22,7 @@ import unicodedata
 from bisect import bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass
+from itertools import accumulate
 from urllib.parse import urlsplit
 
 from watcher.notes import code_lines, unescape_markdown
@@ -86,48 +87,57 @@ def link(url: str | None, label: str) -> str:
     return f"<{safe}|{text}>" if safe else text
 
 
-@dataclass(frozen=True)
-class Piece:
-    """One unit of rendered mrkdwn; links and code spans are never cut in two."""
+# One unit of rendered mrkdwn, (text, atomic): links and code spans are atomic, never cut in
+# two. A plain tuple: a line of tens of thousands of code spans makes as many pieces, and a
+# named tuple or a frozen dataclass costs ten times a tuple to build.
+Piece = tuple[str, bool]
 
-    text: str
-    atomic: bool
+# Backtick runs, whole, as split points: a run starts at neither another backtick (so a match
+# is never the tail of a longer run) nor a backslash (an escaped run is text).
+_BACKTICKS = re.compile(r"((?<![\\`])`+)")
 
 
-def _code_spans(line: str) -> Iterator[tuple[int, int, int]]:
+def _code_spans(line: str) -> list[tuple[int, int, int]]:
     """(start, end, run length) of each code span, CommonMark-style: a run of n backticks
-    closes at the next run of exactly n. Each length's candidates are walked once, so this is
+    closes at the next run of exactly n, and the runs inside a span are code. One pass from
+    the end finds each run's next run of its length, one from the start pairs them, so this is
     linear in the line however many backticks it holds."""
-    runs = [(m.start(), len(m.group(0))) for m in re.finditer(r"`+", line)
-            if not (m.start() > 0 and line[m.start() - 1] == "\\")]
-    by_length: dict[int, list[int]] = {}
-    for index, (_, length) in enumerate(runs):
-        by_length.setdefault(length, []).append(index)
-    next_candidate: dict[int, int] = {}
-    position = 0
-    for index, (start, length) in enumerate(runs):
-        if start < position:
-            continue  # inside the span just closed
-        same = by_length[length]
-        cursor = next_candidate.get(length, 0)
-        while cursor < len(same) and same[cursor] <= index:
-            cursor += 1
-        next_candidate[length] = cursor + 1
-        if cursor == len(same):
-            continue  # no closing run: the backticks are literal
-        end = runs[same[cursor]][0] + length
-        yield start, end, length
-        position = end
+    parts = _BACKTICKS.split(line)  # text, run, text, run, ..., text
+    if len(parts) < 5:
+        return []  # fewer than two runs
+    offsets = list(accumulate(map(len, parts), initial=0))
+    starts, ends, lengths = offsets[1::2], offsets[2::2], list(map(len, parts[1::2]))
+    count = len(lengths)
+    if lengths.count(lengths[0]) == count:  # all alike (the usual): they pair in order
+        pairs = count // 2
+        return list(zip(starts[0:2 * pairs:2], ends[1:2 * pairs:2], lengths[:pairs],
+                        strict=True))
+    following = [-1] * count  # the index of the next run of the same length, or -1
+    latest: dict[int, int] = {}
+    for index in range(count - 1, -1, -1):
+        length = lengths[index]
+        following[index] = latest.get(length, -1)
+        latest[length] = index
+    spans = []
+    index = 0
+    while index < count:
+        closing = following[index]
+        if closing < 0:
+            index += 1  # no closing run: the backticks are literal
+            continue
+        spans.append((starts[index], ends[closing], lengths[index]))
+        index = closing + 1
+    return spans
 
 
 def _render_token(match: re.Match[str], repo: str) -> Piece:
     if match.group("bold") is not None:
-        return Piece(f"*{note_text(match.group('bold'))}*", False)
+        return (f"*{note_text(match.group('bold'))}*", False)
     if match.group("pr_url"):
         number, target = match.group("pr_num"), match.group("pr_repo")
-        return Piece(f"<{match.group('pr_url')}|{escape(target)}#{number}>", True)
+        return (f"<{match.group('pr_url')}|{escape(target)}#{number}>", True)
     number = match.group("pr")
-    return Piece(f"<https://github.com/{repo}/pull/{number}|#{number}>", True)
+    return (f"<https://github.com/{repo}/pull/{number}|#{number}>", True)
 
 
 def _reads_as_another_address(label: str, target_host: str) -> bool:
@@ -151,7 +161,7 @@ def _reads_as_another_address(label: str, target_host: str) -> bool:
 def _markdown_link(label: str, url: str) -> Piece:
     safe = safe_url(url)
     if safe is None:
-        return Piece(note_text(label), False)  # javascript:, data:, relative: the label only
+        return (note_text(label), False)  # javascript:, data:, relative: the label only
     pr_label = _PR_LABEL.fullmatch(label.strip())
     pr_target = re.fullmatch(r"https://github\.com/[\w.-]+/[\w.-]+/pull/(\d+)/?", url)
     target_host = (urlsplit(url).hostname or "").rstrip(".")
@@ -159,8 +169,8 @@ def _markdown_link(label: str, url: str) -> Piece:
             pr_label and (pr_target is None or pr_target.group(1) != pr_label.group(1))):
         # A label that reads like another address, or like a PR it does not lead to, must
         # show the address it goes to.
-        return Piece(f"<{safe}>", True)
-    return Piece(f"<{safe}|{note_text(label).replace('|', '¦')}>", True)
+        return (f"<{safe}>", True)
+    return (f"<{safe}|{note_text(label).replace('|', '¦')}>", True)
 
 
 _PLAIN = re.compile(r"[&<>@\\#*`\[]|https?:")  # what needs more than passing through
@@ -168,51 +178,62 @@ _PLAIN = re.compile(r"[&<>@\\#*`\[]|https?:")  # what needs more than passing th
 
 def _prose_pieces(text: str, repo: str) -> Iterator[Piece]:
     if not _PLAIN.search(text):
-        yield Piece(text, False)  # already clean (pieces cleaned the line), nothing to escape
+        yield (text, False)  # already clean (pieces cleaned the line), nothing to escape
         return
     position = 0
     for match in _TOKEN.finditer(text):
         if match.start() > position:
-            yield Piece(note_text(text[position:match.start()]), False)
+            yield (note_text(text[position:match.start()]), False)
         yield _render_token(match, repo)
         position = match.end()
     if position < len(text):
-        yield Piece(note_text(text[position:]), False)
+        yield (note_text(text[position:]), False)
 
 
 def pieces(markdown: str, repo: str) -> list[Piece]:
     """One line of markdown as escaped text runs and atomic code spans and links. A link's
-    label may hold code spans (``[`fn`](url)``); a link inside a code span is code."""
+    label may hold code spans (``[`fn`](url)``); a link inside a code span is code. (Empty
+    text runs are left out: they render as nothing.)"""
     line = clean_line(markdown)
-    spans = list(_code_spans(line))
-    starts = [start for start, _, _ in spans]
+    spans = _code_spans(line)
+    marks: list[tuple[int, int, re.Match[str] | int]] = list(spans)  # in order already
+    if "](" in line:  # else no markdown link can be there
+        starts = [start for start, _, _ in spans]
 
-    def in_code(position: int) -> bool:
-        index = bisect_right(starts, position) - 1
-        return index >= 0 and spans[index][0] < position < spans[index][1]
+        def in_code(position: int) -> bool:
+            index = bisect_right(starts, position) - 1
+            return index >= 0 and spans[index][0] < position < spans[index][1]
 
-    links = [(m.start(), m.end(), m) for m in _LINK.finditer(line)
-             if not in_code(m.start()) and not in_code(m.end() - 1)]
-    link_starts = [start for start, _, _ in links]
+        links = [(m.start(), m.end(), m) for m in _LINK.finditer(line)
+                 if not in_code(m.start()) and not in_code(m.end() - 1)]
+        link_starts = [start for start, _, _ in links]
 
-    def in_link(position: int) -> bool:
-        index = bisect_right(link_starts, position) - 1
-        return index >= 0 and links[index][0] < position < links[index][1]
+        def in_link(position: int) -> bool:
+            index = bisect_right(link_starts, position) - 1
+            return index >= 0 and links[index][0] < position < links[index][1]
 
-    marks: list[tuple[int, int, re.Match[str] | int]] = sorted(
-        [*links, *((s, e, n) for s, e, n in spans if not in_link(s))], key=lambda t: t[0])
+        if links:
+            marks = sorted([*links, *((s, e, n) for s, e, n in spans if not in_link(s))],
+                           key=lambda t: t[0])
     out: list[Piece] = []
+    append, search = out.append, _PLAIN.search
     position = 0
     for start, end, what in marks:
-        out.extend(_prose_pieces(line[position:start], repo))
+        if start > position:
+            prose = line[position:start]
+            if search(prose):
+                out.extend(_prose_pieces(prose, repo))
+            else:  # the common case, inline: already clean, nothing to escape
+                append((prose, False))
         if isinstance(what, int):
             body = line[start + what:end - what].strip() or " "
-            shown = body if not _PLAIN.search(body) else escape(body).replace("`", "\u2018")
-            out.append(Piece(f"`{shown}`", True))
+            shown = body if not search(body) else escape(body).replace("`", "\u2018")
+            append((f"`{shown}`", True))
         else:
-            out.append(_markdown_link(what.group("label").replace("`", ""), what.group("url")))
+            append(_markdown_link(what.group("label").replace("`", ""), what.group("url")))
         position = end
-    out.extend(_prose_pieces(line[position:], repo))
+    if position < len(line):
+        out.extend(_prose_pieces(line[position:], repo))
     return out
 
 
@@ -221,16 +242,16 @@ def to_mrkdwn(markdown: str, repo: str, *, limit: int | None = None) -> str:
     ellipsis, never inside a link or code span."""
     rendered = pieces(markdown, repo)
     if limit is None:
-        return "".join(p.text for p in rendered)
+        return "".join([text for text, _ in rendered])
     out, used = [], 0
-    for piece in rendered:
-        if used + len(piece.text) <= limit:
-            out.append(piece.text)
-            used += len(piece.text)
+    for text, atomic in rendered:
+        if used + len(text) <= limit:
+            out.append(text)
+            used += len(text)
             continue
         room = limit - used - 1
-        if not piece.atomic and room > 10:
-            cut = piece.text[:room]
+        if not atomic and room > 10:
+            cut = text[:room]
             cut = cut[: cut.rfind(" ")] if " " in cut else cut
             out.append(re.sub(r"&[a-z]*$", "", cut))  # never leave half an &amp;
         out.append("…")
