@@ -131,6 +131,8 @@ class HandlerContext:
     slack_api_url: str = "https://slack.com/api/"
     # ``[impact] link``: a use's link, "{path}" and "{line}" filled in; None: uses unlinked.
     code_link: str | None = None
+    # The watched repos in the config's order: a digest lists its repositories in it.
+    watch_order: tuple[str, ...] = ()
     sleep: Callable[[float], None] = time.sleep
     monotonic: Callable[[], float] = time.monotonic
     extra: dict[str, Any] = field(default_factory=dict)

@@ -57,12 +57,10 @@ def notifier_configs(config: Config, environ: Mapping[str, str] | None = None,
 
 
 def handler_context(config: Config, deps: Dependencies) -> HandlerContext:
-    from watcher.delivery import WATCH_ORDER  # the watch list, for digests' order
-
     return HandlerContext(secrets=deps.get_secrets(), base_dir=config.base_dir,
                           stdout=deps.stdout, slack_api_url=config.slack.api_url,
                           sleep=deps.sleep, monotonic=deps.epoch, code_link=config.impact.link,
-                          extra={WATCH_ORDER: tuple(repo.name for repo in config.repos)})
+                          watch_order=tuple(repo.name for repo in config.repos))
 
 
 def build_notifiers(config: Config, deps: Dependencies) -> dict[str, Notifier]:

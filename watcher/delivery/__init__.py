@@ -16,7 +16,6 @@ if TYPE_CHECKING:
     from watcher.delivery.deliver import deliver_pending as deliver_pending
     from watcher.delivery.deliver import send_digests as send_digests
     from watcher.delivery.digest import DIGEST_MAX_ITEMS as DIGEST_MAX_ITEMS
-    from watcher.delivery.digest import WATCH_ORDER as WATCH_ORDER
     from watcher.delivery.digest import Digest as Digest
     from watcher.delivery.digest import by_repo as by_repo
     from watcher.delivery.digest import by_subsystem as by_subsystem
@@ -40,7 +39,6 @@ _EXPORTS = {
     "previous": "events",
     "route": "routing",
     "send_digests": "deliver",
-    "WATCH_ORDER": "digest",
 }
 __all__ = sorted(_EXPORTS)
 __getattr__ = lazy_exports(__name__, _EXPORTS)

@@ -17,7 +17,7 @@ from typing import Any
 
 from handlers.base import Notifier
 from watcher.crashpoints import crashpoint
-from watcher.delivery.digest import WATCH_ORDER, Digest, summarize_digest
+from watcher.delivery.digest import Digest, summarize_digest
 from watcher.delivery.routing import route
 from watcher.errors import HandlerError
 from watcher.models import Event
@@ -160,9 +160,9 @@ def digest_view(store: Store, notifier: Notifier, *, upto: int, since: datetime 
                 until: datetime) -> Digest:
     """The notifier's digest of its queue up to position ``upto``, summarised in one pass
     that parses ``DIGEST_PAGE`` events at a time, its repositories in the watch list's order
-    (``WATCH_ORDER``); the digest's ``events`` page through the queue again when a notifier
-    sends them one by one, and ``Digest.keep_items_of`` reads only some repositories' events
-    again, picked in SQL."""
+    (``HandlerContext.watch_order``); the digest's ``events`` page through the queue again when
+    a notifier sends them one by one, and ``Digest.keep_items_of`` reads only some
+    repositories' events again, picked in SQL."""
     def routed(repos: Collection[str] | None = None) -> Iterator[Event]:
         for bodies in store.digest_pages(notifier.name, upto, DIGEST_PAGE, repos):
             for body in bodies:
@@ -172,7 +172,7 @@ def digest_view(store: Store, notifier: Notifier, *, upto: int, since: datetime 
 
     return summarize_digest(notifier.name, routed, since=since, now=until,
                             max_items=notifier.config.digest_max_items,
-                            order=notifier.context.extra.get(WATCH_ORDER, ()),
+                            order=notifier.context.watch_order,
                             read_repos=routed)
 
 

@@ -32,9 +32,6 @@ from watcher.untrusted import clean_line
 
 DIGEST_MAX_ITEMS = 200  # items a digest shows whole; the rest are counted and linked
 RELEASES_LISTED = 3  # a repository's releases named one by one, then counted and linked
-# The key of ``HandlerContext.extra`` that holds the config's watch list (``[[repos]]`` names in
-# order): a digest's repositories come in that order, the others after them by name.
-WATCH_ORDER = "watch_order"
 _RANK = {kind: rank for rank, kind in enumerate(KIND_ORDER)}
 
 
