@@ -9,19 +9,33 @@ bullets, headings or table rows, where a real note of that size has about 700 it
 cost is per block and per item; those beyond ``poll.max_items_per_release`` (2,000) are summed
 up in one item, so the rendering and the classifier see at most 2,001.
 
+Last, a 1,000,000-character body of one-word bullets (GitHub refuses bodies over 125,000; the
+issue measured it when ``poll.max_body_chars`` let all of it through), taken the way a poll
+takes it, with the default config: cut at ``poll.max_body_chars``, items past
+``poll.max_items_per_release`` summed up, then planned for Slack by the Slack notifier with its
+defaults (``max_messages_per_event``). Each figure is printed beside the issue's.
+
     python bench/bench_hostile.py [--markdown]
 """
 
 from __future__ import annotations
 
+import io
 import logging
 import sys
+import tempfile
+import tracemalloc
 from datetime import UTC, datetime
 from pathlib import Path
 
-from run_all import Row, print_table, seconds, timed, times, verdict
+from bench_first_poll import peak_of
+from run_all import TOKEN, Row, fake_github, print_table, seconds, timed, times, verdict
 
+from handlers.base import HandlerContext
 from handlers.slack.blocks import plan_event
+from handlers.slack.notifier import SlackNotifier, SlackNotifierConfig
+from watcher.config import Secrets
+from watcher.config.load import load_config
 from watcher.delivery.events import added, make_event
 from watcher.models import Event, Release
 from watcher.notes.analyze import Analyzer
@@ -131,7 +145,85 @@ def run() -> list[Row]:
                         f"{seconds(real_render)}",
                         f"{times(classify / real_classify)} / {times(render / real_render)}; "
                         + verdict(worst <= BOUND, f"<= {BOUND:g}x")))
+    return rows + megabyte_rows()
+
+
+MEGABYTE = 1_000_000
+# What the issue measured for that body, before the body and item caps (2 cores).
+ISSUE_CLASSIFY = "28 s, 720 MB (issue, classify)"
+ISSUE_POLL = "39 s, 895 MB (issue, poll)"
+ISSUE_SLACK = "917 messages (issue)"
+
+
+def megabyte_body() -> str:
+    return "- x\n" * (MEGABYTE // 4)
+
+
+def megabyte_rows() -> list[Row]:
+    """The 1 MB one-word-bullet body through a poll's caps: in process, as a whole ``classify``
+    process and a whole first ``poll`` of one repo (whose newest release it is, so announced),
+    and the Slack messages the notifier plans for its event."""
+    poll = load_config(None).poll
+    body = megabyte_body()
+    analyzer = Analyzer(builtin_taxonomy(), max_body_chars=poll.max_body_chars,
+                        max_items=poll.max_items_per_release)
+    analyzer.items(real_body(2000))  # the taxonomy and model, outside the figures
+    took = min(timed(lambda: analyzer.items(body, repo="pytorch/pytorch", url=_URL))
+               for _ in range(3))
+    tracemalloc.start()
+    items = analyzer.items(body, repo="pytorch/pytorch", url=_URL)
+    peak = tracemalloc.get_traced_memory()[1] / 2**20
+    tracemalloc.stop()
+    caps = (f"cut at max_body_chars = {poll.max_body_chars:,}, "
+            f"max_items_per_release = {poll.max_items_per_release:,}")
+    rows = [Row(f"1 MB one-word bullets ({len(body):,} chars), parse+classify in process: "
+                "wall, peak traced memory", f"{seconds(took)}, {peak:.0f} MiB",
+                ISSUE_CLASSIFY, f"{len(items):,} items ({caps})")]
+    with tempfile.TemporaryDirectory(prefix="bench-hostile-") as name:
+        tmp = Path(name)
+        (tmp / "body.md").write_text(body, encoding="utf-8")
+        env = {"PATH": "/usr/bin:/bin"}
+        rss, wall = peak_of([sys.executable, "-m", "watcher", "classify", "body.md"], env, tmp)
+        rows.append(Row("1 MB one-word bullets: `release-watch classify FILE`, whole process: "
+                        "wall, max RSS", f"{seconds(wall)}, {rss:.0f} MB", ISSUE_CLASSIFY,
+                        f"cut at max_body_chars; classify lists every item of the cut body "
+                        f"({poll.max_body_chars // 4:,})"))
+        rss, wall = _poll_process(body, tmp)
+        rows.append(Row("1 MB one-word bullets: first `release-watch poll` of its repo, whole "
+                        "process: wall, max RSS", f"{seconds(wall)}, {rss:.0f} MB", ISSUE_POLL,
+                        "against the fake GitHub; the release announced to a jsonl notifier"))
+    config = SlackNotifierConfig(name="releases", type="slack", channel="#releases")
+    context = HandlerContext(secrets=Secrets(SLACK_BOT_TOKEN="xoxb-bench-token-5678"),
+                             base_dir=Path("."), stdout=io.StringIO())
+    notifier = SlackNotifier(config, context)
+    planned = notifier.plan(_event(analyzer, body))
+    notifier.close()
+    rows.append(Row("1 MB one-word bullets: Slack messages planned for its event",
+                    f"{len(planned)} messages", ISSUE_SLACK,
+                    "bot token, parent and thread; "
+                    + verdict(len(planned) <= config.max_messages_per_event,
+                              f"<= max_messages_per_event ({config.max_messages_per_event})")))
     return rows
+
+
+def _poll_process(body: str, tmp: Path) -> tuple[float, float]:
+    """(max RSS in MB, wall seconds) of a first poll of one repo whose release has ``body``."""
+    fake = fake_github()
+    try:
+        fake.set_token(TOKEN)
+        fake.add_release("pytorch/pytorch", tag="v9", name="PyTorch 9", body=body)
+        config = tmp / "release-watch.toml"
+        config.write_text(f'[github]\napi_url = "{fake.url}"\n[store]\npath = "store"\n'
+                          '[[repos]]\nname = "pytorch/pytorch"\n[[notifiers]]\nname = "log"\n'
+                          'type = "jsonl"\npath = "events.jsonl"\n')
+        env = {"GITHUB_TOKEN": TOKEN, "PATH": "/usr/bin:/bin"}
+        found = peak_of([sys.executable, "-m", "watcher", "--config", str(config), "poll"],
+                        env, tmp)
+        if not (tmp / "events.jsonl").read_text().strip():
+            raise RuntimeError("the poll announced nothing")
+        return found
+    finally:
+        fake.stop()
 
 
 def main() -> int:
