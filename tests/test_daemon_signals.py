@@ -7,11 +7,10 @@ import json
 import signal
 import subprocess
 import sys
-import time
 from collections import Counter
 
 from conftest import release_notes
-from daemon_support import Daemon, daemon_config, environment, wait_for
+from daemon_support import CEILING, Daemon, daemon_config, environment, wait_for
 from fakes.slack import Scripted as SlackScripted
 from test_daemon import daemon_idle, expected, parents  # noqa: F401 - `expected`: a fixture
 
@@ -23,16 +22,17 @@ POSTS = "/api/chat.postMessage"
 def pending_deliveries(config) -> int:
     result = subprocess.run([sys.executable, "-m", "watcher", "--config", str(config), "status",
                              "--json"], capture_output=True, text=True, env=environment(),
-                            timeout=60)
+                            timeout=CEILING)
     return int(json.loads(result.stdout)["pending_deliveries"])
 
 
 def test_after_sigterm_no_new_post_starts_and_a_restart_sends_the_rest_once(
         fake_github, fake_slack, tmp_path, expected):  # noqa: F811 - the fixture imported
     """Slack answers each post after 1 s and a release's thread is many posts. SIGTERM while
-    the first is under way: that one finishes, no other starts, the process exits 0 at once
-    (not when the thread is done, nor at the 20 s timeout), and the delivery stays queued
-    with its progress, so a restart posts the rest with nothing twice."""
+    the first is under way: that one finishes, no other starts, the process exits 0 (not when
+    the thread is done, nor at the 20 s shutdown_timeout, which exits 1 with a warning), and
+    the delivery stays queued with its progress, so a restart posts the rest with nothing
+    twice. Every check is a condition, not a duration: a loaded machine only makes it slower."""
     fake_github.add_release("pytorch/pytorch", tag="v2.8.0", name="PyTorch 2.8.0", body=V28)
     fake_github.add_release("pytorch/xla", tag="v2.0", body=XLA)
     config = daemon_config(tmp_path / "rw.toml", fake_github.url, fake_slack.api_url,
@@ -40,24 +40,23 @@ def test_after_sigterm_no_new_post_starts_and_a_restart_sends_the_rest_once(
     fake_slack.script(POSTS, *[SlackScripted(delay=1.0)] * 200)
     slow = Daemon(config)
     try:
-        wait_for(lambda: fake_slack.requests_to(POSTS), timeout=60,
-                 what="the first post to be under way")
+        wait_for(lambda: fake_slack.requests_to(POSTS), what="the first post to be under way")
         slow.process.send_signal(signal.SIGTERM)
-        signalled = time.monotonic()
         started = len(fake_slack.requests_to(POSTS))
-        code = slow.wait(timeout=30)
-        gone_after = time.monotonic() - signalled
+        code = slow.wait()
     finally:
         slow.kill()
-    assert code == 0 and gone_after < 5, (code, gone_after)
+    assert code == 0, slow.log  # the post in flight finished: no shutdown_timeout reached
+    assert "poll.shutdown_timeout" not in slow.log
     assert len(fake_slack.requests_to(POSTS)) == started  # none began after the signal
+    assert started < sum(expected.values())  # the thread was not done
     assert "stays queued and resumes on the next run" in slow.log
     assert "attempt" not in slow.log and "Traceback" not in slow.log  # not counted a failure
     assert pending_deliveries(config) >= 1
     fake_slack.unscript(POSTS)
     daemon = Daemon(config)
     try:
-        wait_for(lambda: len(parents(fake_slack)) >= 2 and daemon_idle(config), timeout=60,
+        wait_for(lambda: len(parents(fake_slack)) >= 2 and daemon_idle(config),
                  what="every delivery after the restart")
     finally:
         assert daemon.terminate() == 0
