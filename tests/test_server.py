@@ -156,6 +156,33 @@ def test_keep_alive_serves_several_requests_on_one_connection(listener):
     assert answer.count(b"HTTP/1.1 200 OK") == 4
 
 
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"",
+        b"GET /a HTTP/1.1\r\n\r\n",  # answered, then idle on the kept-alive connection
+        b"GET /a HT",
+        b"GET /a HTTP/1.1\r\nHost: x\r\n",
+        b"POST /echo HTTP/1.1\r\nContent-Length: 10\r\n\r\nabc",
+    ],
+    ids=["idle", "idle-after-one", "part-of-the-line", "part-of-the-fields", "part-of-the-body"],
+)
+def test_a_client_that_stops_sending_is_dropped_unanswered_after_the_idle_timeout(
+    listener, monkeypatch, data
+):
+    """The kernel times each wait (SO_RCVTIMEO): a request that stops coming is never
+    answered as if it had ended, and the connection is closed (0.2 s here, 15 s for real)."""
+    import time
+
+    from watcher.server import listener as module
+
+    monkeypatch.setattr(module, "IDLE_TIMEOUT", 0.2)
+    start = time.monotonic()
+    answer = raw(listener, data)
+    assert 0.15 < time.monotonic() - start < 5
+    assert answer.count(b"HTTP/1.1") == (1 if data.startswith(b"GET /a HTTP/1.1\r\n\r\n") else 0)
+
+
 def test_a_port_in_use_is_one_clear_error():
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))

@@ -4,12 +4,17 @@ Routes are exact paths, or prefixes ending in ``/`` (the longest one wins); a pa
 knows is 404, a method its route does not take 405. Whatever an endpoint raises, the client
 gets a bare 500 and the log one line: never a traceback, never the error's text (it may name
 a path or quote a secret) on the wire.
+
+Each connection's socket blocks, its waits bounded by the kernel (``IDLE_TIMEOUT``: a
+request that stops coming is dropped unanswered), and an answer is one ``sendmsg``: a scrape
+during a poll gives up and takes back the interpreter's lock as few times as it can.
 """
 
 from __future__ import annotations
 
 import logging
 import socket
+import struct
 import sys
 import threading
 from collections.abc import Mapping
@@ -86,17 +91,41 @@ class _Server6(_Server):
     address_family = socket.AF_INET6
 
 
+def _bound_waits(connection: socket.socket, seconds: float) -> None:
+    """Each receive or send on ``connection`` gives up after ``seconds``, kept a blocking
+    socket: the kernel times the wait (SO_RCVTIMEO, SO_SNDTIMEO), so a receive is one system
+    call that gives up the interpreter's lock once. Python's own timeout would ``poll`` first
+    and then receive: two releases, and two waits to take the lock back from the poll's
+    threads, for every read and every write. Where the options are not to be had, Python's."""
+    whole = int(seconds)
+    timeval = struct.pack("@ll", whole, int((seconds - whole) * 1_000_000))
+    try:
+        connection.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, timeval)
+        connection.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, timeval)
+    except (OSError, AttributeError):  # not Linux or a BSD: a Python-level timeout
+        connection.settimeout(seconds)
+
+
+class _Incomplete(TimeoutError):
+    """The request stopped coming (its wait ran out, or the client closed mid-request): the
+    connection is dropped unanswered, as the standard library drops one that timed out."""
+
+
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive: Prometheus scrapes over one connection
     server_version = "release-watch"
     sys_version = ""
-    timeout = IDLE_TIMEOUT
+    timeout = None  # blocking: ``setup`` has the kernel bound each wait to IDLE_TIMEOUT
     # An answer is one write, but the standard library's error pages are several: with
     # Nagle's algorithm each later one waits for the client's delayed ACK (40 ms on Linux).
     disable_nagle_algorithm = True
     server: _Server
     raw_requestline: bytes  # read by handle_one_request
     fields: dict[str, str]  # the request's header fields, names lower-case
+
+    def setup(self) -> None:
+        super().setup()
+        _bound_waits(self.connection, IDLE_TIMEOUT)
 
     def log_message(self, format: str, *args: Any) -> None:
         if logger.isEnabledFor(logging.DEBUG):  # every request comes here: format it only then
@@ -107,6 +136,8 @@ class _Handler(BaseHTTPRequestHandler):
         the fields to the e-mail parser, half of what answering a scrape costs."""
         self.command, self.close_connection = "", True
         self.request_version = "HTTP/1.0"  # what an error answer to a bad line is sent as
+        if not self.raw_requestline.endswith(b"\n"):
+            raise _Incomplete("the request line stopped coming")  # a wait ran out mid-line
         self.requestline = str(self.raw_requestline, "iso-8859-1").rstrip("\r\n")
         words = self.requestline.split()
         if len(words) != 3 or words[2] not in ("HTTP/1.0", "HTTP/1.1"):
@@ -116,8 +147,12 @@ class _Handler(BaseHTTPRequestHandler):
         self.fields = {}
         for _ in range(MAX_FIELDS + 1):
             line = self.rfile.readline(MAX_LINE + 1)
-            if line in (b"\r\n", b"\n", b""):
+            if line in (b"\r\n", b"\n"):
                 break
+            if not line.endswith(b"\n") and len(line) <= MAX_LINE:
+                # b"" (a wait ran out: a receive timed by the kernel reads as nothing) or
+                # part of a line: the fields stopped coming
+                raise _Incomplete("the request's header fields stopped coming")
             name, colon, value = str(line, "iso-8859-1").partition(":")
             if len(line) > MAX_LINE or not colon or not name.strip() or name != name.strip():
                 self.send_error(HTTPStatus.BAD_REQUEST, "Bad header field")
@@ -141,6 +176,8 @@ class _Handler(BaseHTTPRequestHandler):
         if int(length) > MAX_BODY:
             return Response(413, b"request body too large\n")
         body = self.rfile.read(int(length)) if int(length) else b""
+        if body is None or len(body) < int(length):
+            raise _Incomplete("the request's body stopped coming")
         split = urlsplit(self.path)
         return Request(self.command, unquote(split.path) or "/", self.fields, body, split.query)
 
@@ -150,12 +187,17 @@ class _Handler(BaseHTTPRequestHandler):
             response, self.close_connection = request, True
         else:
             response = dispatch(self.server.routes, request)
-        self.wfile.write(self._answer(response))
+        head, body = self._answer(response)
+        gather = body and hasattr(self.connection, "sendmsg")
+        sent = self.connection.sendmsg([head, body]) if gather else self.connection.send(head)
+        if sent < len(head) + len(body):  # the kernel took part of it: the rest, as it takes it
+            self.connection.sendall((head + body)[sent:])
 
-    def _answer(self, response: Response) -> bytes:
-        """The whole answer as one write: each write gives up the interpreter's lock and
-        waits to take it back from the poll's threads (``send_response`` and ``send_header``
-        would write twice and format a log line and a date besides)."""
+    def _answer(self, response: Response) -> tuple[bytes, bytes]:
+        """The whole answer as one write (head and body gathered by ``sendmsg``, not copied
+        together): each write gives up the interpreter's lock and waits to take it back from
+        the poll's threads (``send_response`` and ``send_header`` would write twice and format
+        a log line and a date besides)."""
         headers = {
             "content-type": response.content_type,
             "cache-control": "no-store",
@@ -175,7 +217,7 @@ class _Handler(BaseHTTPRequestHandler):
             logger.debug(
                 "listener: %s %s %d", self.command, escape_controls(self.path), response.status
             )
-        return (head + "\r\n").encode("latin-1") + body
+        return (head + "\r\n").encode("latin-1"), body
 
     do_GET = do_HEAD = do_POST = do_PUT = do_PATCH = do_DELETE = do_OPTIONS = _serve
 
