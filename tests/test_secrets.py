@@ -46,7 +46,7 @@ def test_a_list_from_one_variable_splits_on_spaces_and_on_commas_before_a_url():
 
 
 def test_values_are_masked_everywhere_but_where_the_handler_reads_them(monkeypatch):
-    monkeypatch.setattr("handlers.base.notifier_class", lambda name: type(
+    monkeypatch.setattr("handlers.base.notifier_class", lambda name, where="": type(
         "P", (), {"Config": Plugin}))
     _, config = notifier_config({**BASE, "urls": ["json://h/s3cret"]}, "t",
                                 environ={"PLUGIN_TOKEN": "tok-s3cret"})
