@@ -15,6 +15,10 @@ Two polls: with no latency, where the poll is all CPU (the worst case for a scra
 poll with 100 scrapes against the same daemon's poll with none (target: under 5 % more wall
 time), with the daemon process's CPU per scrape; the poll of a daemon with metrics on but not
 scraped against one with no listener (the hooks' own cost); one scrape of an idle daemon.
+And the floor: the same 100 scrapes of the same body during the same poll, served by another
+process (a static answer over plain sockets), so the daemon does nothing for them: what
+scraping costs the machine (the scraper, the kernel's copies, the cores they take from the poll
+and the fake GitHub), which no listener in the daemon's process can go below.
 """
 
 from __future__ import annotations
@@ -147,6 +151,44 @@ class Scraper:
         self.process.wait(timeout=30)
 
 
+# The floor's server: the daemon's scrape body, answered to every request over keep-alive
+# connections, by a process of its own doing nothing else.
+STATIC = r"""
+import socket, sys, threading
+body = open(sys.argv[1], "rb").read()
+head = (f"HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\n"
+        f"content-length: {len(body)}\r\n\r\n").encode()
+server = socket.create_server(("127.0.0.1", 0))
+print(server.getsockname()[1], flush=True)
+
+def serve(conn):
+    buffer = b""
+    while data := conn.recv(65536):
+        buffer += data
+        while b"\r\n\r\n" in buffer:
+            buffer = buffer.partition(b"\r\n\r\n")[2]
+            conn.sendmsg([head, body])
+
+while True:
+    threading.Thread(target=serve, args=(server.accept()[0],), daemon=True).start()
+"""
+
+
+class StaticServer:
+    def __init__(self, body: bytes, tmp: Path) -> None:
+        path = tmp / "metrics-body"
+        path.write_bytes(body)
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", STATIC, str(path)], stdout=subprocess.PIPE, text=True
+        )
+        assert self.process.stdout is not None
+        self.port = int(self.process.stdout.readline())
+
+    def stop(self) -> None:
+        self.process.kill()
+        self.process.wait(timeout=30)
+
+
 # The fake GitHub in a process of its own: in the daemon's process there are then only the
 # poll's threads and the listener, as in production (in process, the fake's 20 server threads
 # would compete with the listener for the interpreter's lock too, which no deployment does).
@@ -190,7 +232,7 @@ class FakeProcess:
         self.process.wait(timeout=30)
 
 
-def measure(fake: FakeProcess, tmp: Path, repeat: int) -> dict[str, float]:
+def measure(fake: FakeProcess, tmp: Path, repeat: int, *, floor: bool = False) -> dict[str, float]:
     plain = started(daemon_config(fake.url, tmp / "plain" / "store", listen=False))
     listening = started(daemon_config(fake.url, tmp / "listening" / "store", listen=True))
     try:
@@ -200,26 +242,35 @@ def measure(fake: FakeProcess, tmp: Path, repeat: int) -> dict[str, float]:
         interval = 0.8 * statistics.median(poll(listening)[0] for _ in range(3)) / SCRAPES
         listener = listening.service.listener
         assert listener is not None
-        scraper = Scraper(listener.host, listener.port)
-        runs: dict[str, list[tuple[float, float]]] = {"plain": [], "quiet": [], "scraped": []}
+        kinds = ["plain", "quiet", "scraped"]
+        scrapers = {"scraped": Scraper(listener.host, listener.port)}
+        static = None
+        if floor:
+            static = StaticServer(listening_scrape(listener.url + "/metrics")[0], tmp)
+            scrapers["elsewhere"] = Scraper("127.0.0.1", static.port)
+            kinds.append("elsewhere")
+        runs: dict[str, list[tuple[float, float]]] = {kind: [] for kind in kinds}
         answered, spans = [], []
         try:
             for round_ in range(repeat):
-                # Each kind goes first, second and third in turn: a drift of the machine's
-                # load within a round falls on all three alike.
-                kinds = ["plain", "quiet", "scraped"]
-                for kind in kinds[round_ % 3 :] + kinds[: round_ % 3]:
+                # Each kind goes first, second... in turn: a drift of the machine's load
+                # within a round falls on all of them alike.
+                turn = round_ % len(kinds)
+                for kind in kinds[turn:] + kinds[:turn]:
                     fake.reset_requests()  # the fake's request log would grow all run long
                     gc.collect()  # each poll starts with nothing for the collector to do
-                    if kind == "scraped":
-                        scraper.start(interval)
+                    if kind in scrapers:
+                        scrapers[kind].start(interval)
                     runs[kind].append(poll(plain if kind == "plain" else listening))
-                    if kind == "scraped":
-                        ok, took = scraper.finished()
+                    if kind in scrapers:
+                        ok, took = scrapers[kind].finished()
                         answered.append(ok)
                         spans.append(took)
         finally:
-            scraper.close()
+            for scraper in scrapers.values():
+                scraper.close()
+            if static is not None:
+                static.stop()
         body = listening_scrape(listener.url + "/metrics")
     finally:
         plain.stop()
@@ -231,7 +282,9 @@ def measure(fake: FakeProcess, tmp: Path, repeat: int) -> dict[str, float]:
             a[index] / b[index] - 1 for a, b in zip(runs[kind], runs[base], strict=True)
         )
 
+    floor_figures = {"floor": added("elsewhere", "quiet", 0)} if floor else {}
     return {
+        **floor_figures,
         "scraped": statistics.median(w for w, _ in runs["scraped"]),
         "quiet": statistics.median(w for w, _ in runs["quiet"]),
         "plain": statistics.median(w for w, _ in runs["plain"]),
@@ -265,17 +318,17 @@ def listening_scrape(url: str) -> tuple[bytes, float]:
     return body, statistics.median(times)
 
 
-def scenario(latency: float, repeat: int, tmp: Path) -> dict[str, float]:
+def scenario(latency: float, repeat: int, tmp: Path, *, floor: bool = False) -> dict[str, float]:
     fake = FakeProcess(latency)
     try:
-        return measure(fake, tmp / f"latency-{latency}", repeat)
+        return measure(fake, tmp / f"latency-{latency}", repeat, floor=floor)
     finally:
         fake.stop()
 
 
 def run() -> list[Row]:
     with tempfile.TemporaryDirectory(prefix="bench-metrics-") as tmp:
-        worst = scenario(0.0, REPEAT, Path(tmp))
+        worst = scenario(0.0, REPEAT, Path(tmp), floor=True)
         real = scenario(LATENCY, REPEAT_LATENCY, Path(tmp))
     rows = []
     for figures, how in (
@@ -294,6 +347,14 @@ def run() -> list[Row]:
                 + verdict(added < TARGET, f"< {TARGET:.0%}"),
             )
         )
+    rows.append(
+        Row(
+            f"the floor: the same {SCRAPES} scrapes, no latency, served by another process",
+            f"wall {worst['floor']:+.1%}",
+            f"wall {worst['added']:+.1%} served by the daemon",
+            "what scraping costs this machine (scraper, kernel), the daemon doing nothing for it",
+        )
+    )
     rows.append(
         Row(
             f"no-change poll, {REPOS} repos, no latency, metrics on (listener, not scraped)",
