@@ -45,7 +45,9 @@ def test_the_shipped_model_has_pytorch_xlas_prior():
     assert prior.unless_named >= DEVICE_AREAS
 
 
-@pytest.mark.parametrize("path", XLA_NOTES, ids=lambda p: f"{p.parent.name}/{p.name}")
+@pytest.mark.parametrize(
+    "path", XLA_NOTES,
+    ids=lambda p: ("shared/" if SHARED in p.parents else "") + f"{p.parent.name}/{p.name}")
 def test_no_xla_item_gets_a_pytorch_device_area_it_does_not_name(path):
     """As the poller classifies a release of pytorch/xla: every item of every XLA notes file."""
     items = Analyzer(TAXONOMY).items(path.read_text(encoding="utf-8"), repo=XLA)
