@@ -194,6 +194,27 @@ def test_deliveries_sent_failed_and_pending_follow_the_outbox(
     assert len(fake_slack.messages) == 1
 
 
+def test_a_digest_notifier_s_queue_is_a_gauge_read_from_the_store(served, fake_github, clock):
+    """What a digest notifier holds for its next digest is pending work too: counted from the
+    store's queue, and back to 0 once the digest went out."""
+    fake_github.set_token(None)
+    fake_github.add_repo("pytorch/xla")
+    server = served(notifiers=JSONL + '\n[[notifiers]]\nname = "weekly"\ntype = "jsonl"\n'
+                    'path = "weekly.jsonl"\nmode = "digest"\n'
+                    'digest_schedule = "0 9 * * MON"\n')
+    server.poll()  # the baseline: nothing announced, nothing queued
+    assert value(server.metrics(), "release_watch_digest_queued_events", notifier="weekly") == 0
+    fake_github.add_release("pytorch/xla", tag="v1", body="- Fix a crash (#1)")
+    fake_github.add_release("pytorch/xla", tag="v2", body="- Fix a hang (#2)")
+    clock.sleep(600)
+    server.poll()
+    queued = server.metrics()
+    assert value(queued, "release_watch_digest_queued_events", notifier="weekly") == 2
+    assert value(queued, "release_watch_digest_queued_events", notifier="log") is None
+    server.job("digest:weekly")
+    assert value(server.metrics(), "release_watch_digest_queued_events", notifier="weekly") == 0
+
+
 def test_the_impact_scan_reports_its_files_and_seconds(served, fake_github, tmp_path):
     fake_github.set_token(None)
     code = tmp_path / "trainer"

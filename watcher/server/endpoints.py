@@ -144,7 +144,8 @@ class Service:
         if self.address is None or not isinstance(self.metrics, PrometheusMetrics):
             return
         host, port = self.address
-        self.metrics.watch_outbox(lambda: _pending(daemon), lambda: list(daemon.notifiers))
+        self.metrics.watch_outbox(lambda: _pending(daemon), lambda: list(daemon.notifiers),
+                                  lambda: _queued(daemon))
         self.metrics.watch_repos(
             lambda: (daemon.config, lambda: _watched(daemon)),
             lambda repos: _last_successes(daemon, repos),
@@ -183,6 +184,17 @@ class Service:
 def _pending(daemon: DaemonView) -> Mapping[str, tuple[int, datetime]]:
     runtime = daemon.runtime
     return {} if runtime is None else runtime.store.pending_by_notifier()
+
+
+def _queued(daemon: DaemonView) -> Mapping[str, int]:
+    """Events queued per digest notifier: every one in digest mode (0 before its first
+    event), and any other the store still holds a queue for."""
+    runtime = daemon.runtime
+    if runtime is None:
+        return {}
+    digests = {name: 0 for name, notifier in daemon.notifiers.items()
+               if notifier.config.mode == "digest"}
+    return digests | runtime.store.digest_sizes()
 
 
 def _watched(daemon: DaemonView) -> list[str]:

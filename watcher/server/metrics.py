@@ -270,10 +270,12 @@ class PrometheusMetrics(Metrics):
         self,
         pending: Callable[[], Mapping[str, tuple[int, datetime]]],
         notifiers: Callable[[], Iterable[str]],
+        queued: Callable[[], Mapping[str, int]] = dict,
     ) -> None:
-        """Deliveries pending per notifier, read from the store at scrape time (counting
-        them as they come and go would drift from the store after a restart)."""
-        collector = OutboxCollector(pending, notifiers, monotonic=self.monotonic)
+        """Deliveries pending per notifier and the events queued for each digest, read from
+        the store at scrape time (counting them as they come and go would drift from the
+        store after a restart)."""
+        collector = OutboxCollector(pending, notifiers, queued=queued, monotonic=self.monotonic)
         self.registry.register(collector)
         self._collectors.append(collector)
 

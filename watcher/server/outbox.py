@@ -1,6 +1,8 @@
-"""The outbox as metrics: deliveries pending per notifier, and when its oldest was queued, read
-from the store (``Store.pending_by_notifier``) rather than counted as deliveries come and go,
-which would drift from the store after a restart or a ``release-watch poll`` run by hand.
+"""The outbox as metrics: deliveries pending per notifier, when its oldest was queued, and the
+events a digest notifier holds for its next digest, read from the store
+(``Store.pending_by_notifier``, ``Store.digest_sizes``) rather than counted as deliveries come
+and go, which would drift from the store after a restart or a ``release-watch poll`` run by
+hand.
 
 A scrape reads the store when the daemon queued or sent something since the last read (its
 hooks say so), or when the last read is older than ``MAX_AGE`` (another process may have
@@ -21,22 +23,25 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 MAX_AGE = 5.0  # seconds a read is used for when the daemon itself changed nothing
-Row = tuple[str, int, datetime | None]  # notifier, pending, oldest queued
+Row = tuple[str, int, datetime | None, int | None]  # notifier, pending, oldest, digest queue
 
 
 class OutboxCollector:
-    """``release_watch_deliveries_pending`` and
-    ``release_watch_delivery_oldest_pending_timestamp_seconds``, per notifier."""
+    """``release_watch_deliveries_pending``,
+    ``release_watch_delivery_oldest_pending_timestamp_seconds`` and, for digest notifiers,
+    ``release_watch_digest_queued_events``, per notifier."""
 
     def __init__(
         self,
         pending: Callable[[], Mapping[str, tuple[int, datetime]]],
         notifiers: Callable[[], Iterable[str]],
         *,
+        queued: Callable[[], Mapping[str, int]] = dict,
         monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         self.pending = pending
         self.notifiers = notifiers
+        self.queued = queued
         self.monotonic = monotonic
         self._stale = True
         self._read_at = 0.0
@@ -47,7 +52,7 @@ class OutboxCollector:
         self._stale = True
 
     @staticmethod
-    def _families() -> tuple[GaugeMetricFamily, GaugeMetricFamily]:
+    def _families() -> tuple[GaugeMetricFamily, GaugeMetricFamily, GaugeMetricFamily]:
         from prometheus_client.core import GaugeMetricFamily
 
         return (
@@ -61,6 +66,11 @@ class OutboxCollector:
                 "When a notifier's oldest pending delivery was queued (Unix time)",
                 labels=["notifier"],
             ),
+            GaugeMetricFamily(
+                "release_watch_digest_queued_events",
+                "Events a digest notifier holds for its next digest",
+                labels=["notifier"],
+            ),
         )
 
     def describe(self) -> list[GaugeMetricFamily]:
@@ -69,22 +79,25 @@ class OutboxCollector:
     def _read(self) -> list[Row] | None:
         self._stale, self._read_at = False, self.monotonic()
         try:
-            pending = dict(self.pending())
+            pending, queued = dict(self.pending()), dict(self.queued())
         except Exception as error:  # a store closing under a reload: left out this once
             logger.warning("metrics: cannot read the outbox: %s", error)
             self._stale = True
             return None
         return [
-            (name, *pending.get(name, (0, None))) for name in sorted({*self.notifiers(), *pending})
+            (name, *pending.get(name, (0, None)), queued.get(name))
+            for name in sorted({*self.notifiers(), *pending, *queued})
         ]
 
     def _collect(self, rows: list[Row]) -> list[GaugeMetricFamily]:
-        count, oldest = self._families()
-        for name, number, queued in rows:
+        count, oldest, digest = self._families()
+        for name, number, since, queued in rows:
             count.add_metric([name], number)
-            if queued is not None:
-                oldest.add_metric([name], queued.timestamp())
-        return [count, oldest]
+            if since is not None:
+                oldest.add_metric([name], since.timestamp())
+            if queued is not None:  # a digest notifier (one in digest mode, or one that was)
+                digest.add_metric([name], queued)
+        return [count, oldest, digest]
 
     def collect(self) -> list[GaugeMetricFamily]:
         """What ``generate_latest(registry)`` shows: always a fresh read."""
