@@ -235,8 +235,8 @@ class Daemon:
                 report = self.runtime.poller.poll(repos)
                 delivery = deliver_pending(self.runtime.store, notifiers,
                                            metrics=self.deps.metrics)
-                logger.info("poll: %d events, %d sent, %d repos failed", report.event_count,
-                            delivery.sent, len(report.failed))
+                logger.info("poll: %s, %d sent, %s failed", plural(report.event_count, "event"),
+                            delivery.sent, plural(len(report.failed), "repo"))
 
     def _retry_job(self) -> None:
         with self._job("delivery") as running:

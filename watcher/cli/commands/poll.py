@@ -45,8 +45,11 @@ def run_poll(config: Config, deps: Dependencies, repo_names: list[str], *, dry_r
         for notifier in notifiers.values():
             notifier.close()
         runtime.close()
-    logger.info("polled %d repos: %d events, %d messages sent, %d repos failed",
-                len(repos), report.event_count, delivery.sent, len(report.failed))
+    from watcher.present import plural  # light (its words only), and only on this path
+
+    logger.info("polled %s: %s, %s sent, %s failed", plural(len(repos), "repo"),
+                plural(report.event_count, "event"), plural(delivery.sent, "message"),
+                plural(len(report.failed), "repo"))
     return 1 if report.failed or delivery.failed or org_failures else 0
 
 
