@@ -9,7 +9,6 @@ help texts are escaped as prometheus_client escapes them.
 
 from __future__ import annotations
 
-import math
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -31,18 +30,11 @@ def labels(pairs: dict[str, str]) -> str:
 
 
 def number(value: float) -> str:
-    """A sample's value as prometheus_client's ``floatToGoString`` writes it."""
-    d = float(value)
-    if math.isinf(d):
-        return "+Inf" if d > 0 else "-Inf"
-    if math.isnan(d):
-        return "NaN"
-    s = repr(d)
-    dot = s.find(".")
-    if d > 0 and dot > 6:  # Go switches to exponents sooner than Python
-        mantissa = f"{s[0]}.{s[1:dot]}{s[dot + 1 :]}".rstrip("0.")
-        return f"{mantissa}e+{dot - 1:02d}"
-    return s
+    """A sample's value as ``generate_latest`` writes it: prometheus_client's own formatter,
+    imported here since a run without a listener never loads prometheus_client."""
+    from prometheus_client.utils import floatToGoString
+
+    return str(floatToGoString(value))  # type: ignore[no-untyped-call]
 
 
 def count(value: int) -> str:
