@@ -49,7 +49,14 @@ from handlers.slack.layout import (
 )
 from handlers.slack.text import escape, link
 from watcher.models import KIND_TITLES
-from watcher.present import AFFECTS_TITLE, CALLED_OUT, UNSURE_BELOW, kinds_in_words, plural
+from watcher.present import (
+    AFFECTS_TITLE,
+    CALLED_OUT,
+    UNSURE_BELOW,
+    kinds_in_words,
+    period_counts,
+    plural,
+)
 
 if TYPE_CHECKING:
     from watcher.delivery import Digest
@@ -214,12 +221,7 @@ def _repo_parent(repo: RepoDigest, room: _OneMessage, style: Style, *, where: st
 
 
 def _counts(repo: RepoDigest) -> str:
-    """``2 release events, 610 changes (11 BC-breaking changes, 1 deprecation)``"""
-    called = kinds_in_words((kind, repo.kinds[kind]) for kind in CALLED_OUT)
-    return (
-        f"{plural(repo.events, 'release event')}, {plural(repo.changes, 'change')}"
-        + (f" ({called})" if called else "")
-    )
+    return period_counts(repo.events, repo.changes, repo.kinds)
 
 
 def _others_messages(

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from watcher.present.words import headline as headline
     from watcher.present.words import kind_count as kind_count
     from watcher.present.words import kinds_in_words as kinds_in_words
+    from watcher.present.words import period_counts as period_counts
     from watcher.present.words import plural as plural
     from watcher.present.words import release_title as release_title
     from watcher.present.words import renamed as renamed
@@ -72,6 +73,7 @@ _EXPORTS = {
     "KIND_NAMES": "words",
     "kinds_in_words": "words",
     "KIND_ORDER": "words",
+    "period_counts": "words",
     "plural": "words",
     "release_title": "words",
     "renamed": "words",

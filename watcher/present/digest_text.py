@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING
 from watcher.present.plain import View, affects_lines, format_items
 from watcher.present.words import (
     AFFECTS_TITLE,
-    CALLED_OUT,
     UNSURE_BELOW,
     USES_SHOWN,
     kinds_in_words,
+    period_counts,
     plural,
 )
 from watcher.untrusted import clean_line
@@ -48,7 +48,8 @@ def format_digest(
     )
     for repo in digest.repos:
         view = View(threshold, repo.repo, hyperlinks)
-        lines.append(f"  {clean_line(repo.repo)}: {_counts(repo)}")
+        lines.append(f"  {clean_line(repo.repo)}: "
+                     f"{period_counts(repo.events, repo.changes, repo.kinds)}")
         lines += _digest_affects(repo, "    ")
         for release in repo.releases:
             lines.append(
@@ -64,16 +65,6 @@ def format_digest(
                 f"notes: {', '.join(_release_urls(repo))}"
             )
     return "\n".join(lines)
-
-
-def _counts(repo: RepoDigest) -> str:
-    """``2 release events, 610 changes (11 BC-breaking changes, 1 deprecation)``: as the
-    repository's Slack parent counts them."""
-    called = kinds_in_words((kind, repo.kinds[kind]) for kind in CALLED_OUT)
-    return (
-        f"{plural(repo.events, 'release event')}, {plural(repo.changes, 'change')}"
-        + (f" ({called})" if called else "")
-    )
 
 
 def _digest_affects(repo: RepoDigest, indent: str) -> list[str]:

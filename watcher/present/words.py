@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 import tomllib
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import cache
 
 from watcher.models import Affect, ChangeType, Event, EventItem, top_level
@@ -226,6 +226,14 @@ def kind_count(count: int, kind: str) -> str:
 def kinds_in_words(counts: Iterable[tuple[str, int]]) -> str:
     """``11 BC-breaking changes, 1 deprecation``: counts per kind, as given, none left out."""
     return ", ".join(kind_count(count, kind) for kind, count in counts if count)
+
+
+def period_counts(events: int, changes: int, kinds: Mapping[str, int]) -> str:
+    """``2 release events, 610 changes (11 BC-breaking changes, 1 deprecation)``: what a
+    repository's part of a digest counts, the called-out kinds named."""
+    called = kinds_in_words((kind, kinds.get(kind, 0)) for kind in CALLED_OUT)
+    return (f"{plural(events, 'release event')}, {plural(changes, 'change')}"
+            + (f" ({called})" if called else ""))
 
 
 KIND_NAMES: dict[str, str] = {
