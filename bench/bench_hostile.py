@@ -32,7 +32,8 @@ from bench_first_poll import peak_of
 from run_all import TOKEN, Row, fake_github, print_table, seconds, timed, times, verdict
 
 from handlers.base import HandlerContext
-from handlers.slack.blocks import plan_event
+from handlers.slack.compose import Limits, event_messages
+from handlers.slack.items import Style
 from handlers.slack.notifier import SlackNotifier, SlackNotifierConfig
 from watcher.config import Secrets
 from watcher.config.load import load_config
@@ -123,7 +124,8 @@ def measure(analyzer: Analyzer, body: str, real: str) -> tuple[list[float], list
             best[which][0] = min(best[which][0], timed(
                 lambda text=text: analyzer.items(text, repo="pytorch/pytorch", url=_URL)))
             best[which][1] = min(best[which][1], timed(
-                lambda event=event: plan_event(event, threads=True, max_chars=10_000)))
+                lambda event=event: event_messages(event, Limits(True, 10_000),
+                                                   Style(repo=event.repo))))
     return best[0], best[1]
 
 

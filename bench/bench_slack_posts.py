@@ -28,7 +28,8 @@ from pathlib import Path
 from run_all import RELEASES, TESTS, Row, print_table, times, verdict
 
 from handlers.base import HandlerContext, MemoryProgress
-from handlers.slack.blocks import plan_event
+from handlers.slack.compose import Limits, event_messages
+from handlers.slack.items import Style
 from handlers.slack.notifier import SlackNotifier, SlackNotifierConfig
 from watcher.config import Secrets
 from watcher.delivery.events import added, make_event
@@ -95,7 +96,7 @@ def run() -> list[Row]:
         thread_text = sum(len(b["text"]["text"]) for m in replies for b in m.blocks or []
                           if b["type"] == "section")
         fewest = 1 + math.ceil(thread_json / config.max_message_chars)
-        old = len(plan_event(event, threads=True, max_chars=10_000))
+        old = len(event_messages(event, Limits(True, 10_000), Style(repo=event.repo)))
         text_only = 1 + math.ceil(thread_text / TEXT_CHARS)
         rows.append(Row(f"Slack posts, {name} ({count} items, every one whole)",
                         f"{len(sent)} posts", f"{fewest} the fewest the limits allow",
@@ -105,7 +106,8 @@ def run() -> list[Row]:
         before = len(slack.messages)
         send(big, slack.api_url)
         capped = slack.messages[before:]
-        whole = len(plan_event(big, threads=True, max_chars=config.max_message_chars))
+        whole = len(event_messages(big, Limits(True, config.max_message_chars),
+                                   Style(repo=big.repo)))
         last = capped[-1].all_text()
         rows.append(Row(f"Slack posts, synthetic release of {big_count:,} items",
                         f"{len(capped)} posts", f"{whole} for every item",

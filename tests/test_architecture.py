@@ -1,10 +1,13 @@
 """The layout is the architecture: packages by concern, each reached only through its
-``__init__``, and no import circle anywhere in ``watcher/`` or ``handlers/``.
+``__init__``, no import circle anywhere in ``watcher/`` or ``handlers/``, and one direction
+between the core and its plugins: ``handlers/`` imports the core, the core never imports
+``handlers/`` but in its composition root.
 
 Imports are read with ``ast`` (nothing is executed), function-level ones included, since a
 circle through a deferred import is still a circle a reader must untangle; imports under
-``if TYPE_CHECKING:`` are left out (they never run). ``from package import name`` is followed
-through the package's ``_EXPORTS`` to the module that defines the name.
+``if TYPE_CHECKING:`` are left out (they never run). A package counts as importing every module
+its ``__init__`` names, lazily or not (``_EXPORTS``): that is what a reader of the package sees,
+so importing a package from outside depends on all of them.
 """
 
 from __future__ import annotations
@@ -86,10 +89,22 @@ def targets(module: str, names: list[str]) -> set[str]:
 
 
 def import_graph() -> dict[str, set[str]]:
+    """Modules and packages as nodes. A package depends on every module it exports; a module
+    outside a package that imports it depends on the package as a whole, one inside it on the
+    sibling it names."""
     graph: dict[str, set[str]] = {name: set() for name in MODULES}
     for name, path in MODULES.items():
+        here = name if path.name == "__init__.py" else owning_package(name)
         for module, names, _ in imports(path):
-            graph[name] |= targets(module, names) - {name}
+            if module not in MODULES:
+                continue
+            inside = here is not None and (here == module or here.startswith(module + "."))
+            if MODULES[module].name == "__init__.py" and not inside:
+                graph[name].add(module)
+            else:
+                graph[name] |= targets(module, names) - {name}
+        if path.name == "__init__.py":
+            graph[name] |= {f"{name}.{module}" for module in set(exports(name).values())}
     return graph
 
 
@@ -117,6 +132,30 @@ def find_circle(graph: dict[str, set[str]]) -> list[str]:
 
 def test_there_is_no_import_circle():
     assert find_circle(import_graph()) == []
+
+
+def test_a_package_counts_as_importing_what_its_init_names():
+    graph = import_graph()
+    assert "watcher.delivery.notifier" in graph["watcher.delivery"]
+    assert "watcher.delivery" in graph["watcher.poller"]  # the package, not just one module
+
+
+def test_the_core_never_imports_a_notifier_but_in_its_composition_root():
+    """Ports and adapters: the core declares the notifier interface (``watcher.delivery``)
+    and the ways a slash command arrives (``watcher.subscribe``); only ``watcher.app`` knows
+    the adapters in ``handlers/`` and hands them in."""
+    reaching = [f"{path.relative_to(ROOT)}:{line} imports {module}"
+                for name, path in MODULES.items() if name.startswith("watcher")
+                and name != "watcher.app"
+                for module, _, line in imports(path)
+                if module == "handlers" or module.startswith("handlers.")]
+    assert reaching == []
+
+
+def test_the_server_imports_no_notifier_and_the_dependencies_no_server():
+    graph = import_graph()
+    assert not {m for m in graph["watcher.server.endpoints"] if m.startswith("handlers")}
+    assert not {m for m in graph["watcher.deps"] if m.startswith("watcher.server")}
 
 
 def test_the_circle_finder_finds_one():
@@ -158,11 +197,19 @@ def test_the_top_level_of_watcher_is_at_most_fifteen_modules():
 
 
 def test_plugin_names_keep_working():
-    """What "Write your own notifier" documents, and the entry points' spellings."""
-    from handlers.base import MemoryProgress, Notifier, NotifierConfig, Progress
+    """What "Write your own notifier" documents, and the entry points' spellings: the port
+    moved into the core, and ``handlers.base`` re-exports it for plugins already written."""
+    from handlers.base import HandlerError, MemoryProgress, Notifier, NotifierConfig, Progress
+    from handlers.base import secret_field as old_secret_field
+    from handlers.secrets import secret_values as old_secret_values
     from handlers.slack import SlackNotifier
+    from watcher import delivery
     from watcher.cli import console_script, main
 
-    assert issubclass(SlackNotifier, Notifier)
+    assert issubclass(SlackNotifier, Notifier) and Notifier is delivery.Notifier
     assert callable(main) and callable(console_script)
-    assert {NotifierConfig, Progress, MemoryProgress}
+    assert (NotifierConfig, Progress, MemoryProgress) == (
+        delivery.NotifierConfig, delivery.Progress, delivery.MemoryProgress)
+    assert old_secret_field is delivery.secret_field
+    assert old_secret_values is delivery.secret_values
+    assert issubclass(HandlerError, Exception)

@@ -13,7 +13,8 @@ from conftest import RELEASES
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from handlers.slack.blocks import plan_event
+from handlers.slack.compose import Limits, event_messages
+from handlers.slack.items import Style
 from watcher.delivery.events import added, make_event
 from watcher.models import Release
 from watcher.notes.analyze import MAX_ITEMS, Analyzer
@@ -73,7 +74,7 @@ def assert_safe(body: str) -> None:
     summed_up = bool(items) and "more items not shown" in items[-1].text  # past the item cap
     assert summed_up or not [p for p in report.problems if "in no item" in p and p.startswith(
         "#")], report.problems
-    messages = plan_event(event, threads=True, max_chars=10_000)
+    messages = event_messages(event, Limits(True, 10_000), Style(repo=event.repo))
     text = "\n".join(str(m.blocks) + m.text for m in messages)
     assert not _PING.search(text)
     assert not any(char in text for char in "\x1b\x07\u202e\r")

@@ -199,3 +199,35 @@ def test_an_unchanged_codebase_is_not_read_again(fake_github, write_config, run_
     finally:
         store.close()
     assert root.joinpath("ckpt.py").read_text() == CKPT
+
+
+def test_an_edit_that_adds_a_breaking_use_redraws_the_first_message_with_it(
+        fake_github, fake_slack, write_config, run_cli, tmp_path):
+    """The first message is drawn again from the release as it now is (issue 28: it kept the
+    old "Affects your code" count and list), in every channel, ``affects_only`` included."""
+    codebase(tmp_path)
+    first_notes = NOTES.replace("- `torch.ao.quantization` is deprecated and will be removed "
+                                "in 2.10 (#153892)\n", "")
+    assert "torch.ao.quantization" not in first_notes
+    release = fake_github.add_release("pytorch/pytorch", tag="v2.6.0", name="PyTorch 2.6.0",
+                                      body=first_notes)
+    config = write_config(IMPACT, repos=("pytorch/pytorch",), slack_url=fake_slack.api_url,
+                          notifiers=slack("releases", "#releases")
+                          + slack("breaking", "#breaking", "affects_only = true"))
+    assert run_cli("--config", str(config), "poll", env=ENV).code == 0
+    parents = {m.channel: m for m in fake_slack.messages if m.thread_ts is None}
+    assert set(parents) == {"releases", "breaking"}
+    for parent in parents.values():
+        assert "*Affects your code (1, 1 use in 1 file)*" in parent.all_text()
+
+    fake_github.edit_release("pytorch/pytorch", release["id"], body=NOTES)
+    assert run_cli("--config", str(config), "poll", env=ENV).code == 0
+    for channel, parent in parents.items():
+        updated = next(m for m in fake_slack.messages if m.ts == parent.ts)
+        text = updated.all_text()
+        assert updated.edits == 1, channel
+        assert "*Affects your code (2, 3 uses in 1 file)*" in text, channel
+        assert "`torch.ao.quantization` is deprecated" in text, channel
+        assert ("https://github.com/acme/trainer/blob/main/ckpt.py#L14", "ckpt.py:14") in \
+            updated.links, channel
+        assert "edited 1\u00d7" in text, channel

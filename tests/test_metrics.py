@@ -15,7 +15,8 @@ from prometheus_client import generate_latest
 from server_support import LISTEN, Served, value
 
 from watcher.config import load_config
-from watcher.server import Metrics, PrometheusMetrics
+from watcher.metrics import Metrics
+from watcher.server import PrometheusMetrics
 
 SLACK = (
     '[[notifiers]]\nname = "releases"\ntype = "slack"\nchannel = "#releases"\n'

@@ -7,7 +7,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from watcher.daemon.schedule import cron_weekdays, digest_trigger
+from watcher.config import cron_weekdays, digest_trigger
 from watcher.errors import ConfigError
 
 SUNDAY = datetime(2026, 11, 29, 12, 0, tzinfo=ZoneInfo("UTC"))  # a Sunday

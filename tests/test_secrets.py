@@ -1,5 +1,6 @@
-"""Where a notifier's secrets come from (handlers.secrets): the file, { env = NAME }, or the
-field's default variable; which one a message should name when it is missing."""
+"""Where a notifier's secrets come from (``watcher.delivery.secrets``, re-exported as
+``handlers.secrets``): the file, { env = NAME }, or the field's default variable; which one a
+message should name when it is missing."""
 
 from __future__ import annotations
 
@@ -46,7 +47,7 @@ def test_a_list_from_one_variable_splits_on_spaces_and_on_commas_before_a_url():
 
 
 def test_values_are_masked_everywhere_but_where_the_handler_reads_them(monkeypatch):
-    monkeypatch.setattr("handlers.base.notifier_class", lambda name, where="": type(
+    monkeypatch.setattr("watcher.delivery.plugins.notifier_class", lambda name, where="": type(
         "P", (), {"Config": Plugin}))
     _, config = notifier_config({**BASE, "urls": ["json://h/s3cret"]}, "t",
                                 environ={"PLUGIN_TOKEN": "tok-s3cret"})

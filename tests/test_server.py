@@ -335,7 +335,7 @@ def test_without_listen_there_is_no_listener_and_no_metrics(write_config):
     from watcher.app import Dependencies
     from watcher.config import load_config
     from watcher.daemon.loop import Daemon
-    from watcher.server import Metrics
+    from watcher.metrics import Metrics
 
     config = load_config(write_config())
     assert config.server.listen is None

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 
 import pytest
 from conftest import SLACK_TOKEN, release_notes
@@ -433,7 +434,9 @@ def test_a_deleted_release_says_so_in_its_thread(fake_github, fake_slack, write_
 
 
 def _counts(message) -> str:
-    (block,) = [b for b in message.blocks if b.get("block_id") == "release-watch-counts"]
+    """The parent's count line (``*609 changes: …*``), found by its shape."""
+    (block,) = [b for b in message.blocks if b["type"] == "section"
+                and re.fullmatch(r"\*\d+ changes?: .*\*", b["text"]["text"])]
     return block["text"]["text"]
 
 

@@ -1,7 +1,12 @@
 """The composition root: builds the store, client, analyzer and notifiers from a Config.
 
 Everything with I/O is created here and handed in; sleep, clock and transport can be replaced
-(tests use a loopback fake GitHub and never sleep).
+(tests use a loopback fake GitHub and never sleep). It is the one module of the core that knows
+the adapters: notifiers are found through their entry-point group and built here, and Slack's
+adapters for ``/release-watch`` (Socket Mode, the request URL) and for ``config check
+--online`` (``auth.test``) are handed from here to the daemon and the command line, which
+know them only by the core's ports (``watcher.delivery.Notifier``,
+``watcher.subscribe.CommandTransports``).
 """
 
 from __future__ import annotations
@@ -12,24 +17,31 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import httpx
+from pydantic import SecretStr
 
-from handlers.base import HandlerContext, Notifier, NotifierConfig, notifier_config
-from handlers.secrets import secret_values
 from watcher.config import Config
-from watcher.delivery import ImpactOf
+from watcher.delivery import (
+    HandlerContext,
+    ImpactOf,
+    Notifier,
+    NotifierConfig,
+    notifier_config,
+    secret_values,
+)
 from watcher.deps import Dependencies
 from watcher.errors import ConfigError
 from watcher.github import GitHubClient, Pacer, RetryPolicy
+from watcher.metrics import Metrics
 from watcher.notes import Analyzer
 from watcher.poller import Poller
-from watcher.server import Metrics
 from watcher.store import Store
 
 if TYPE_CHECKING:
     from watcher.notes import LabelSource, Taxonomy
+    from watcher.subscribe import CommandTransports
 
 __all__ = ["Dependencies", "Runtime", "build_notifiers", "build_runtime", "notifier_configs",
-           "subscribed_notifiers", "taxonomy_for"]
+           "slack_auth_test", "slack_command_transports", "subscribed_notifiers", "taxonomy_for"]
 
 logger = logging.getLogger(__name__)
 
@@ -189,3 +201,22 @@ def build_runtime(config: Config, deps: Dependencies) -> Runtime:
                     impact=impact_step(config, store, deps.metrics) if config.impact.code
                     else None, metrics=deps.metrics)
     return Runtime(config, store, client, analyzer, poller, http)
+
+
+def slack_command_transports() -> CommandTransports:
+    """Slack's adapters for ``/release-watch``, for the daemon (imported only when it starts,
+    so no other command loads slack_sdk for them)."""
+    from handlers.slack import SocketModeCommands, slash_command_endpoint
+    from watcher.subscribe import CommandTransports
+
+    return CommandTransports(
+        socket_mode=lambda token, api_url, respond, wait: SocketModeCommands(
+            token, api_url, respond, wait=wait),
+        request_url=slash_command_endpoint)
+
+
+def slack_auth_test(api_url: str, token: SecretStr) -> tuple[bool, str]:
+    """Slack's ``auth.test`` with the bot token, for ``config check --online``."""
+    from handlers.slack import auth_test
+
+    return auth_test(api_url, token)

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import IO, TYPE_CHECKING
 
-from watcher.server import Metrics
+from watcher.metrics import Metrics
 
 if TYPE_CHECKING:
     import httpx

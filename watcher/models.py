@@ -175,9 +175,14 @@ class Event(Frozen):
     # (its ``items`` stay the whole release, for readers who never saw the pre-release).
     previous: Previous | None = None
     changes: list[EventItem] | None = None
+    # Not in the event JSON: on an ``edited`` or ``deleted`` event, the release's items as
+    # they now are (as last known, for a deletion), so a notifier can redraw the release's
+    # first message from the release itself (``watcher.present.release_now``), not from the
+    # changes alone. None on events recorded before events carried it.
+    release_items: list[EventItem] | None = None
 
     def to_json_dict(self) -> dict[str, object]:
-        data = self.model_dump(mode="json")
+        data = self.model_dump(mode="json", exclude={"release_items"})
         for optional in ("previous", "changes"):
             if data[optional] is None:
                 del data[optional]

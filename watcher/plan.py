@@ -135,16 +135,12 @@ def _later_events(
         ]
     if not body_changed and was is None:
         return []
-    changes = (
-        _changes(old.release, analyzed(release), analyzer, repo, page, impact)
-        if body_changed
-        else []
+    new_items = analyzed(release)
+    changes = _changes(old.release, new_items, analyzer, repo, page, impact) if body_changed else []
+    event = make_event(
+        "edited", repo, release, _edit_hash(old, release, new_hash), changes, now, was=was
     )
-    return [
-        make_event(
-            "edited", repo, release, _edit_hash(old, release, new_hash), changes, now, was=was
-        )
-    ]
+    return [event.model_copy(update={"release_items": added(new_items, impact)})]
 
 
 def plan_repo(
@@ -226,5 +222,6 @@ def plan_repo(
             continue  # re-created under the same tag: nothing a reader had is gone
         record = known[release_id]
         plan.deleted.append(release_id)
-        plan.events.append(make_event("deleted", repo, record.release, record.body_hash, [], now))
+        event = make_event("deleted", repo, record.release, record.body_hash, [], now)
+        plan.events.append(event.model_copy(update={"release_items": all_items(record.release)}))
     return plan

@@ -14,10 +14,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
-from handlers.base import NotifierConfig
 from watcher.config import Config, RepoConfig
 from watcher.crashpoints import crashpoint
-from watcher.delivery import ImpactOf, route
+from watcher.delivery import ImpactOf, NotifierConfig, route
 from watcher.deps import utcnow
 from watcher.errors import StoreError, WatcherError
 from watcher.github import (
@@ -30,9 +29,9 @@ from watcher.github import (
     read_every_page,
     watched_repos,
 )
+from watcher.metrics import Metrics
 from watcher.models import Event
 from watcher.notes import Analyzer
-from watcher.server import Metrics
 from watcher.store import RepoState, Store
 
 if TYPE_CHECKING:

@@ -16,10 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from handlers.base import Notifier, NotifierConfig
 from watcher.app import Dependencies, configured_notifier, handler_context, taxonomy_for
-from watcher.config import Config, checked_file
-from watcher.daemon import digest_trigger, digest_zone
+from watcher.config import Config, checked_file, digest_trigger, digest_zone
+from watcher.delivery import Notifier, NotifierConfig
 from watcher.errors import ConfigError
 from watcher.subscribe import command_problems
 

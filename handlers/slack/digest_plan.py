@@ -21,28 +21,22 @@ Delivery posts these messages in order and saves after each how many went out an
 of the last parent (``SlackNotifier._post_all``): a retry resumes after the last message sent,
 its replies in the right parent's thread.
 
-Items are laid out by ``handlers.slack.items``, as an event's are; this module only decides
-what a period's summary shows and in what order.
+Items are drawn by ``handlers.slack.items``, as an event's are; this module only decides
+what a period's summary shows and in what order (the period's neutral value is
+``watcher.delivery.Digest``).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from handlers.slack.items import (
-    CALLOUT_ITEMS,
-    KIND_RANK,
-    Style,
-    add_items,
-    affects_lines,
-    by_kind,
-    item_title,
-)
+from handlers.slack.items import CALLOUT_ITEMS, Style, affects_lines, item_title, with_groups
 from handlers.slack.layout import (
     MAX_BLOCKS,
     SECTION_CHARS,
     Packer,
     SlackMessage,
+    Titled,
     block_chars,
     header,
     section,
@@ -52,7 +46,9 @@ from watcher.models import KIND_TITLES
 from watcher.present import (
     AFFECTS_TITLE,
     CALLED_OUT,
+    KIND_RANK,
     UNSURE_BELOW,
+    by_kind,
     kinds_in_words,
     period_counts,
     plural,
@@ -296,14 +292,9 @@ def _digest_repo(packer: Packer, repo: RepoDigest, style: Style) -> None:
     if lines:
         packer.add_lines("Changes per subsystem", lines)
     for group, items in shown:
-        for kind, members in by_kind(items).items():
-            add_items(
-                packer,
-                f"{escape(group.name)} · {KIND_TITLES.get(kind, kind)}",
-                members,
-                style,
-                show_top=False,
-            )
+        for kind in by_kind(items):
+            title = f"{escape(group.name)} · {KIND_TITLES.get(kind.key, kind.key)}"
+            packer.add_piece(Titled(title, with_groups(kind.items, style, show_top=False)))
     if repo.more_items:
         notes = [link(release.url, release.title) for release in repo.releases]
         if repo.more_releases and page:

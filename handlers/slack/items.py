@@ -1,6 +1,6 @@
 """Items as Slack mrkdwn: an item whole (its continuation lines, nested bullets, BC-breaking
 prose and code), its title for a parent message, a run of items under their group, and what of
-them affects the configured code. ``blocks`` plans events and ``digest_plan`` digests from these.
+them affects the configured code. ``render`` draws events and ``digest_plan`` digests with these.
 """
 
 from __future__ import annotations
@@ -8,25 +8,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 from urllib.parse import quote
 
-from handlers.slack.layout import Packer, titled_sections
 from handlers.slack.text import Line, escape, item_lines, link, to_mrkdwn
 from watcher.models import Affect, EventItem
 from watcher.present import (
-    AFFECTS_TITLE,
     KIND_NAMES,
-    KIND_ORDER,
     UNSURE_BELOW,
     USES_SHOWN,
     breaking,
     subsystem_tag,
     use_place,
-    uses_summary,
 )
 
 TITLE_CHARS = 300  # a called-out item's title in the parent (its thread has it whole)
 CALLOUT_ITEMS = 8  # BC-breaking/deprecation/… titles shown in the parent message
 GROUP_CHARS = 200  # a group's name above its items (some groups are a paragraph)
-KIND_RANK = {kind: index for index, kind in enumerate(KIND_ORDER)}
 
 
 @dataclass(frozen=True)
@@ -89,29 +84,6 @@ def with_groups(
     return entries
 
 
-def add_items(
-    packer: Packer,
-    title: str,
-    items: list[EventItem],
-    style: Style,
-    *,
-    show_top: bool,
-    show_kind: bool = False,
-) -> None:
-    """A titled list of items, whole, as many sections and messages as it takes;
-    ``show_kind``: each names its kind (the title does not)."""
-    packer.add_sections(
-        titled_sections(title, with_groups(items, style, show_top=show_top, show_kind=show_kind))
-    )
-
-
-def by_kind(items: list[EventItem]) -> dict[str, list[EventItem]]:
-    groups: dict[str, list[EventItem]] = {}
-    for item in sorted(items, key=lambda item: KIND_RANK.get(item.kind, len(KIND_ORDER))):
-        groups.setdefault(item.kind, []).append(item)
-    return groups
-
-
 def use_link(use: Affect, style: Style) -> str:
     """``path:line``, linked to the code when ``[impact] link`` is set (the path is the
     operator's own codebase, still made safe as any URL we build)."""
@@ -135,11 +107,3 @@ def affects_lines(items: list[EventItem], style: Style, *, limit: int = CALLOUT_
     if len(picked) > limit:
         lines.append(f"_…and {len(picked) - limit} more in the thread_")
     return lines
-
-
-def add_affects(packer: Packer, items: list[EventItem], style: Style) -> None:
-    """ "Affects your code (N)", first: what a team must look at before it upgrades."""
-    picked = breaking(items)
-    if picked:
-        title = f"{AFFECTS_TITLE} ({len(picked)}, {uses_summary(picked)})"
-        packer.add_lines(escape(title), affects_lines(items, style))

@@ -138,6 +138,19 @@ def titled_sections(title: str, entries: list[list[Line]],
     return out
 
 
+@dataclass(frozen=True)
+class Titled:
+    """A titled list of entries (an item's lines, or one line), cut into sections by the
+    packing; ``marks_cuts``: an entry cut between two messages says it goes on."""
+
+    title: str
+    entries: list[list[Line]]
+    marks_cuts: bool = True
+
+
+Piece = dict[str, Any] | Titled  # a Block Kit block, or a titled list of entries
+
+
 @dataclass
 class Packer:
     """Fills messages with blocks, starting a new message at the block or size limit."""
@@ -177,6 +190,31 @@ class Packer:
     def add_lines(self, title: str, lines: Iterable[str]) -> None:
         """A titled list of one-line entries."""
         self.add_sections(titled_sections(title, [[Line(line)] for line in lines]))
+
+    def add_piece(self, piece: Piece) -> None:
+        if not isinstance(piece, Titled):
+            self.add(piece)
+        elif piece.marks_cuts:
+            self.add_sections(titled_sections(piece.title, piece.entries))
+        else:
+            for part in titled_sections(piece.title, piece.entries):
+                self.add(section(part.text))
+
+
+def pack(pieces: Iterable[Piece], max_chars: int, *, in_thread: bool, fallback: str
+         ) -> list[SlackMessage]:
+    """The pieces in as few messages as Slack's limits allow, in order."""
+    packer = Packer(max_chars, in_thread=in_thread, fallback=fallback)
+    for piece in pieces:
+        packer.add_piece(piece)
+    return packer.messages
+
+
+def piece_blocks(piece: Piece) -> list[dict[str, Any]]:
+    """A piece as the blocks it becomes in a message with room for all of it."""
+    if not isinstance(piece, Titled):
+        return [piece]
+    return [section(part.text) for part in titled_sections(piece.title, piece.entries)]
 
 
 def plan_texts(messages: list[SlackMessage]) -> str:

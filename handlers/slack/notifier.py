@@ -26,7 +26,6 @@ from slack_sdk.http_retry import (
 )
 from slack_sdk.http_retry.builtin_handlers import ServerErrorRetryHandler
 
-from handlers.base import Notifier, NotifierConfig, Progress
 from handlers.slack.answers import (
     GONE,
     PERMANENT,
@@ -35,22 +34,22 @@ from handlers.slack.answers import (
     error_code,
     webhook_url_problem,
 )
-from handlers.slack.blocks import SlackMessage, plan_event, plan_texts
-from handlers.slack.digest_plan import DIGEST_MAX_REPOS, plan_digest
-from handlers.slack.followup import (
+from handlers.slack.compose import (
     FOLLOW_UPS,
+    Limits,
+    event_messages,
     first_message,
-    plan_follow_up,
+    follow_up_messages,
+    redrawn_first,
     thread_key,
-    updated_first_message,
 )
+from handlers.slack.digest_plan import DIGEST_MAX_REPOS, plan_digest
 from handlers.slack.items import Style
-from handlers.slack.layout import MESSAGE_CHARS
-from handlers.slack.recount import parent_counts
+from handlers.slack.layout import MESSAGE_CHARS, SlackMessage, plan_texts
 from handlers.slack.retries import PacedRateLimit, with_sleep
 from watcher.config import Duration
 from watcher.crashpoints import crashpoint
-from watcher.delivery import Digest
+from watcher.delivery import Digest, Notifier, NotifierConfig, Progress
 from watcher.errors import HandlerError
 from watcher.models import Event
 
@@ -167,17 +166,20 @@ class SlackNotifier(Notifier):
             problems.append(problem)
         return problems
 
+    def _limits(self) -> Limits:
+        return Limits(self.threads, self.settings.max_message_chars,
+                      self.settings.max_messages_per_event)
+
+    def _style(self, event: Event) -> Style:
+        return Style(self.config.min_confidence, event.repo, self.context.code_link)
+
     def plan(self, event: Event) -> list[SlackMessage]:
-        return plan_event(event, threads=self.threads,
-                          max_chars=self.settings.max_message_chars,
-                          threshold=self.config.min_confidence,
-                          code_link=self.context.code_link,
-                          max_messages=self.settings.max_messages_per_event)
+        return event_messages(event, self._limits(), self._style(event))
 
     def send(self, event: Event, progress: Progress) -> None:
         """A release's first message in the channel is remembered; what happens to the
         release later (an edit, a release, a deletion) is a reply in that message's thread,
-        and the message is updated. Without a thread (webhook, or the first message unknown)
+        and the message is redrawn. Without a thread (webhook, or the first message unknown)
         an event is posted on its own."""
         key = thread_key(event)
         first = progress.recall(key) if self.threads else None
@@ -190,16 +192,11 @@ class SlackNotifier(Notifier):
                             self.name, event.repo, event.tag)
                 progress.remember(key, {})
                 progress.save(sent=0)
-        counts = parent_counts(event, Style(self.config.min_confidence, event.repo,
-                                            self.context.code_link))
-        self._post_all(self.plan(event), progress, remember=key if self.threads else None,
-                       counts=counts)
+        self._post_all(self.plan(event), progress,
+                       remember=(key, event) if self.threads else None)
 
     def _follow_up(self, event: Event, first: dict[str, Any], progress: Progress) -> None:
-        replies = plan_follow_up(event, max_chars=self.settings.max_message_chars,
-                                 threshold=self.config.min_confidence,
-                                 code_link=self.context.code_link,
-                                 max_messages=self.settings.max_messages_per_event)
+        replies = follow_up_messages(event, self._limits(), self._style(event))
         for index in range(int(progress.state.get("sent", 0)), len(replies)):
             self._pace()
             self._post_web(replies[index], first["channel"], first["ts"],
@@ -207,10 +204,7 @@ class SlackNotifier(Notifier):
             crashpoint("slack:posted")  # the documented duplicate window
             progress.save(sent=index + 1)
         if not progress.state.get("first_updated"):
-            updated = updated_first_message(first, event,
-                                            max_chars=self.settings.max_message_chars,
-                                            threshold=self.config.min_confidence,
-                                            code_link=self.context.code_link)
+            updated = redrawn_first(first, event, self._limits(), self._style(event))
             self._update_web(first["channel"], first["ts"], updated)
             progress.remember(thread_key(event), updated)
             progress.save(first_updated=True)
@@ -253,9 +247,9 @@ class SlackNotifier(Notifier):
                                "on the next run", notifier=self.name)
 
     def _post_all(self, messages: list[SlackMessage], progress: Progress, *,
-                  remember: str | None = None, counts: dict[str, Any] | None = None) -> None:
-        """``remember``: where to keep the first message, for the release's follow-ups, with
-        ``counts``, what it counted (so they can keep it current)."""
+                  remember: tuple[str, Event] | None = None) -> None:
+        """``remember``: where to keep the first message, for the release's follow-ups, and
+        the event it announces."""
         sent = int(progress.state.get("sent", 0))
         for index in range(sent, len(messages)):
             message = messages[index]
@@ -272,8 +266,8 @@ class SlackNotifier(Notifier):
                 if not message.in_thread:
                     saved |= {"parent_ts": ts, "channel_id": channel_id}
                     if remember is not None:
-                        progress.remember(remember, first_message(channel_id, ts, message,
-                                                                  counts))
+                        key, event = remember
+                        progress.remember(key, first_message(channel_id, ts, message, event))
             else:
                 self._post_webhook(message)
             crashpoint("slack:posted")  # the documented duplicate window
@@ -296,7 +290,7 @@ class SlackNotifier(Notifier):
         return str(response["ts"]), str(response.get("channel") or channel)
 
     def _update_web(self, channel: str, ts: str, first: dict[str, Any]) -> None:
-        """Rewrite the release's first message with its new status line (chat.update)."""
+        """Rewrite the release's first message, drawn again (chat.update)."""
         try:
             self._pace()
             self._web().chat_update(channel=channel, ts=ts, text=first.get("text") or "",

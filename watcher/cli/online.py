@@ -12,9 +12,9 @@ from typing import Any
 
 import httpx
 
-from handlers.base import Notifier
 from watcher.app import Dependencies
 from watcher.config import Config
+from watcher.delivery import Notifier
 from watcher.errors import GitHubError, RateLimitError, WatcherError
 from watcher.github import GitHubClient, Pacer, RetryPolicy, why_unreachable
 from watcher.present import plural
@@ -166,9 +166,9 @@ def check_slack(config: Config, deps: Dependencies) -> Check:
     name = f"slack ({config.slack.api_url})"
     if token is None or not token.get_secret_value():
         return Check(name, None, "SLACK_BOT_TOKEN is not set and no notifier needs it")
-    from handlers.slack import auth_test
+    from watcher.app import slack_auth_test
 
-    works, detail = auth_test(config.slack.api_url, token)
+    works, detail = slack_auth_test(config.slack.api_url, token)
     return Check(name, works, detail)
 
 

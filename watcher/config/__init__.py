@@ -2,8 +2,9 @@
 
 A misspelled key is an error (``extra="forbid"``), never silently ignored. Secrets do not live in
 the file: they come from the environment (see ``Secrets``) and are ``SecretStr`` everywhere.
-``schema`` is the tables' models, ``durations`` how ``10m`` is read and shown, ``load`` reads and
-merges the file, ``problems`` says what is wrong with it in the file's own words.
+``schema`` is the tables' models, ``durations`` how ``10m`` is read and shown, ``cron`` how a
+digest schedule is read (APScheduler's own cron trigger), ``load`` reads and merges the file,
+``problems`` says what is wrong with it in the file's own words.
 """
 
 from __future__ import annotations
@@ -13,6 +14,9 @@ from typing import TYPE_CHECKING
 from watcher import lazy_exports
 
 if TYPE_CHECKING:
+    from watcher.config.cron import cron_weekdays as cron_weekdays
+    from watcher.config.cron import digest_trigger as digest_trigger
+    from watcher.config.cron import digest_zone as digest_zone
     from watcher.config.durations import Duration as Duration
     from watcher.config.durations import format_duration as format_duration
     from watcher.config.durations import parse_duration as parse_duration
@@ -47,6 +51,9 @@ _EXPORTS = {
     "ClassifyRule": "schema",
     "Config": "schema",
     "config_from_dict": "load",
+    "cron_weekdays": "cron",
+    "digest_trigger": "cron",
+    "digest_zone": "cron",
     "describe_validation_error": "problems",
     "Duration": "durations",
     "find_config_file": "load",

@@ -23,17 +23,17 @@ from typing import Any
 
 from apscheduler.schedulers.base import BaseScheduler
 
-from handlers.base import Notifier
-from handlers.slack import SocketModeCommands, slash_command_endpoint
 from watcher.app import Dependencies, Runtime
-from watcher.config import Config
-from watcher.daemon.schedule import digest_trigger
+from watcher.config import Config, digest_trigger
+from watcher.delivery import Notifier
 from watcher.server import Route
 from watcher.store import NOTIFIER_PREFIX, Store
 from watcher.subscribe import (
     Answer,
     CommandSettings,
+    CommandTransports,
     SlashCommands,
+    SocketConnection,
     secret_value,
     settings_from,
 )
@@ -46,15 +46,17 @@ SUBSCRIPTION_JOBS = f"digest:{NOTIFIER_PREFIX}"  # the scheduler's jobs for subs
 
 class SlackCommands:
     def __init__(
-        self, config: Callable[[], Config], deps: Dependencies, stopping: threading.Event
+        self, config: Callable[[], Config], deps: Dependencies, stopping: threading.Event,
+        transports: CommandTransports,
     ) -> None:
         """``config``: the daemon's configuration as it is now (a SIGHUP replaces it)."""
         self._config = config
         self.deps = deps
         self.stopping = stopping
+        self.transports = transports
         self.commands: SlashCommands | None = None
         self._store: Store | None = None
-        self._socket: SocketModeCommands | None = None
+        self._socket: SocketConnection | None = None
 
     def start(self, store_path: Path) -> None:
         """Answer commands from now on, if a transport is configured."""
@@ -72,12 +74,9 @@ class SlackCommands:
         self._store = Store.open(store_path)
         self.commands = SlashCommands(self._store, self._settings, self.deps.clock)
         if app_token is not None:
-            self._socket = SocketModeCommands(
-                app_token,
-                self._config().slack.api_url,
-                self.commands.respond,
-                wait=self.stopping.wait,
-            )
+            self._socket = self.transports.socket_mode(
+                app_token, self._config().slack.api_url, self.commands.respond,
+                self.stopping.wait)
             self._socket.start()
 
     def _settings(self) -> CommandSettings:
@@ -89,7 +88,7 @@ class SlackCommands:
         secret = secret_value(self.deps.get_secrets().slack_signing_secret)
         if secret is None:
             return {}
-        endpoint = slash_command_endpoint(secret, self._respond, self.deps.epoch)
+        endpoint = self.transports.request_url(secret, self._respond, self.deps.epoch)
         return {COMMANDS_PATH: Route(endpoint, frozenset({"POST"}))}
 
     def _respond(self, payload: Mapping[str, Any]) -> dict[str, Any]:

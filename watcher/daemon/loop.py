@@ -28,13 +28,11 @@ from apscheduler.schedulers.background import BackgroundScheduler
 from apscheduler.triggers.cron import CronTrigger
 from apscheduler.triggers.interval import IntervalTrigger
 
-from handlers.base import Notifier
-from watcher.app import Dependencies, Runtime, build_runtime
-from watcher.config import Config, format_duration, load_config
+from watcher.app import Dependencies, Runtime, build_runtime, slack_command_transports
+from watcher.config import Config, digest_trigger, format_duration, load_config
 from watcher.daemon.clock import ClockWatch, rearm_after_step
 from watcher.daemon.commands import SUBSCRIPTION_JOBS, SlackCommands, schedule_subscription_digests
-from watcher.daemon.schedule import digest_trigger
-from watcher.delivery import deliver_pending, send_digests
+from watcher.delivery import Notifier, deliver_pending, send_digests
 from watcher.errors import ConfigError, StoreDamaged, StoreReadOnly, WatcherError
 from watcher.present import plural
 from watcher.server import Service
@@ -59,7 +57,8 @@ class Daemon:
         self._lock: FileLock | None = None
         self.broken: WatcherError | None = None  # a store no job can use: the daemon stops
         self.clock_watch = ClockWatch(deps.clock, monotonic)
-        self.slack = SlackCommands(lambda: self.config, self.deps, self.stopping)  # /release-watch
+        self.slack = SlackCommands(lambda: self.config, self.deps, self.stopping,
+                                   slack_command_transports())  # /release-watch
 
     # ---- life cycle --------------------------------------------------------------------------
     def start(self, *, paused: bool = False) -> None:

@@ -4,6 +4,12 @@
 decides which notifier gets which event and which of its items (the per-notifier filters);
 ``deliver`` sends the store's outbox oldest first and digests when due, each delivery leaving the
 store only after its notifier returned; ``digest`` summarises a period's queued events.
+
+The notifier port is the core's: ``notifier`` is the interface every notifier implements (its
+config, the context it is handed, a delivery's progress), ``plugins`` finds notifier classes in
+the ``release_watch.notifiers`` entry-point group and validates their tables, ``secrets`` fills
+their secret fields from the environment. Notifiers (``handlers/``) import these; nothing here
+imports a notifier, and only the composition root (``watcher.app``) builds one.
 """
 
 from __future__ import annotations
@@ -24,10 +30,38 @@ if TYPE_CHECKING:
     from watcher.delivery.events import event_item as event_item
     from watcher.delivery.events import make_event as make_event
     from watcher.delivery.events import previous as previous
+    from watcher.delivery.notifier import EVENT_TYPES as EVENT_TYPES
+    from watcher.delivery.notifier import HandlerContext as HandlerContext
+    from watcher.delivery.notifier import MemoryProgress as MemoryProgress
+    from watcher.delivery.notifier import Notifier as Notifier
+    from watcher.delivery.notifier import NotifierConfig as NotifierConfig
+    from watcher.delivery.notifier import Progress as Progress
+    from watcher.delivery.plugins import ENTRY_POINT_GROUP as ENTRY_POINT_GROUP
+    from watcher.delivery.plugins import available_types as available_types
+    from watcher.delivery.plugins import notifier_class as notifier_class
+    from watcher.delivery.plugins import notifier_config as notifier_config
     from watcher.delivery.routing import route as route
+    from watcher.delivery.secrets import missing_secrets as missing_secrets
+    from watcher.delivery.secrets import resolve_secrets as resolve_secrets
+    from watcher.delivery.secrets import secret_field as secret_field
+    from watcher.delivery.secrets import secret_values as secret_values
 
 _EXPORTS = {
     "added": "events",
+    "available_types": "plugins",
+    "ENTRY_POINT_GROUP": "plugins",
+    "EVENT_TYPES": "notifier",
+    "HandlerContext": "notifier",
+    "MemoryProgress": "notifier",
+    "missing_secrets": "secrets",
+    "Notifier": "notifier",
+    "notifier_class": "plugins",
+    "notifier_config": "plugins",
+    "NotifierConfig": "notifier",
+    "Progress": "notifier",
+    "resolve_secrets": "secrets",
+    "secret_field": "secrets",
+    "secret_values": "secrets",
     "by_repo": "digest",
     "by_subsystem": "digest",
     "deliver_pending": "deliver",

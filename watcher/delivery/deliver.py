@@ -15,13 +15,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from handlers.base import Notifier
 from watcher.crashpoints import crashpoint
 from watcher.delivery.digest import Digest, summarize_digest
+from watcher.delivery.notifier import Notifier
 from watcher.delivery.routing import route
 from watcher.errors import HandlerError
+from watcher.metrics import Metrics
 from watcher.models import Event
-from watcher.server import Metrics
 from watcher.store import Delivery, DigestDelivery, Store
 
 logger = logging.getLogger(__name__)

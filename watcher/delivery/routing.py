@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from handlers.base import NotifierConfig
 from watcher.delivery.events import with_items
+from watcher.delivery.notifier import NotifierConfig
 from watcher.models import Event, EventItem
 
 
@@ -42,6 +42,9 @@ def route(event: Event, config: NotifierConfig) -> Event | None:
     if not items:
         return None
     changes = [item for item in event.changes or () if wanted(item)]
-    if len(items) == len(event.items) and len(changes) == len(event.changes or ()):
+    now = None if event.release_items is None else [
+        item for item in event.release_items if wanted(item)]
+    if (len(items) == len(event.items) and len(changes) == len(event.changes or ())
+            and now == event.release_items):
         return event
-    return with_items(event, items, changes)
+    return with_items(event, items, changes).model_copy(update={"release_items": now})

@@ -36,8 +36,8 @@ from watcher.github.jsonbody import decode
 from watcher.github.pacing import Pacer
 from watcher.github.ratelimit import RateLimitReading, is_rate_limited, rate_limit_wait
 from watcher.github.unreachable import why_unreachable
+from watcher.metrics import Metrics
 from watcher.models import Release
-from watcher.server import Metrics
 
 logger = logging.getLogger(__name__)
 

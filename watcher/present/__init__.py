@@ -1,10 +1,12 @@
 """How events read to people, the same in every notifier.
 
-``words`` holds the shared wording (names not ids, plurals, a release's title as people say it,
-guesses marked as guesses, the order of kinds); ``plain`` renders whole events and digests as
-plain text, for the console, ``--dry-run`` previews and services that take a title and a body;
-``html`` renders an event as HTML, for feeds. Notifiers with a richer format (Slack) build on
-``words``.
+``plan`` is the first stage of every message: what an event tells a reader, in order (its
+headline, what affects the configured code, the counts, the called-out kinds, every item per
+subsystem and kind), decided once for every notifier; ``words`` holds the shared wording (names
+not ids, plurals, a release's title as people say it, guesses marked as guesses, the order of
+kinds); ``plain`` renders whole events and digests as plain text, for the console,
+``--dry-run`` previews and services that take a title and a body; ``html`` renders an event as
+HTML, for feeds. Notifiers with a richer format (Slack) render the plan with ``words``.
 """
 
 from __future__ import annotations
@@ -19,6 +21,15 @@ if TYPE_CHECKING:
     from watcher.present.links import hyperlinks_for as hyperlinks_for
     from watcher.present.links import show_links as show_links
     from watcher.present.plain import format_event as format_event
+    from watcher.present.plan import KIND_RANK as KIND_RANK
+    from watcher.present.plan import EventPlan as EventPlan
+    from watcher.present.plan import Group as Group
+    from watcher.present.plan import Section as Section
+    from watcher.present.plan import by_kind as by_kind
+    from watcher.present.plan import plan_event as plan_event
+    from watcher.present.plan import ranked as ranked
+    from watcher.present.plan import release_now as release_now
+    from watcher.present.plan import sections_of as sections_of
     from watcher.present.words import AFFECTS_TITLE as AFFECTS_TITLE
     from watcher.present.words import CALLED_OUT as CALLED_OUT
     from watcher.present.words import CHANGE_SIGNS as CHANGE_SIGNS
@@ -55,6 +66,7 @@ _EXPORTS = {
     "AFFECTS_TITLE": "words",
     "breaking": "words",
     "by_change": "words",
+    "by_kind": "plan",
     "by_name_note": "words",
     "by_top_subsystem": "words",
     "CALLED_OUT": "words",
@@ -62,6 +74,8 @@ _EXPORTS = {
     "changes_in_words": "words",
     "count_line": "words",
     "event_html": "html",
+    "EventPlan": "plan",
+    "Group": "plan",
     "format_digest": "digest_text",
     "format_event": "plain",
     "happened": "words",
@@ -73,10 +87,16 @@ _EXPORTS = {
     "KIND_NAMES": "words",
     "kinds_in_words": "words",
     "KIND_ORDER": "words",
+    "KIND_RANK": "plan",
     "period_counts": "words",
+    "plan_event": "plan",
     "plural": "words",
+    "ranked": "plan",
+    "release_now": "plan",
     "release_title": "words",
     "renamed": "words",
+    "Section": "plan",
+    "sections_of": "plan",
     "subsystem_name": "words",
     "subsystem_tag": "words",
     "Tally": "words",

@@ -11,22 +11,23 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-from typing import TYPE_CHECKING, Any, Protocol
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from watcher.config import ServerConfig, is_loopback
+from watcher.metrics import Metrics
 from watcher.server.listener import Listener
-from watcher.server.metrics import CONTENT_TYPE, Metrics, PrometheusMetrics
+from watcher.server.metrics import CONTENT_TYPE, PrometheusMetrics
 from watcher.server.routes import Handler, Request, Response, Route
 
 if TYPE_CHECKING:
     import threading
     from collections.abc import Mapping
-    from datetime import datetime
 
-    from handlers.base import Notifier
     from watcher.app import Runtime
     from watcher.config import Config
     from watcher.daemon.commands import SlackCommands
+    from watcher.delivery import Notifier
     from watcher.deps import Dependencies
     from watcher.errors import WatcherError
 
@@ -109,16 +110,22 @@ def readyz(daemon: DaemonView) -> Handler:
     return serve
 
 
+@runtime_checkable
+class FeedSource(Protocol):
+    """A notifier whose deliveries are a document to serve (the feed notifier's Atom file):
+    the port the listener serves feeds through, so it never imports a notifier."""
+
+    def document(self, now: datetime) -> bytes: ...
+
+
 def feeds(daemon: DaemonView) -> Handler:
     """``/feeds/NAME.atom``: the feed notifier NAME's feed, with an ETag, so a reader polling
     it gets a 304 until it changes."""
 
     def serve(request: Request) -> Response:
-        from handlers.feed import FeedNotifier
-
         name = request.path.removeprefix("/feeds/")
         notifier = daemon.notifiers.get(name.removesuffix(".atom"))
-        if not name.endswith(".atom") or not isinstance(notifier, FeedNotifier):
+        if not name.endswith(".atom") or not isinstance(notifier, FeedSource):
             return Response(404, b"no such feed\n")
         document = notifier.document(daemon.deps.clock())
         etag = '"' + hashlib.sha256(document).hexdigest()[:32] + '"'

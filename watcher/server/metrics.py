@@ -1,9 +1,10 @@
 """What the daemon counts for ``/metrics``: the hooks the poller, the GitHub client, the delivery
 and the impact scan call, and their Prometheus families.
 
-``Metrics`` records nothing: it is what every run gets unless ``[server] listen`` is set, so a
-hook costs one method call. ``PrometheusMetrics`` keeps the families in a ``CollectorRegistry``
-of its own (never the process-wide default one) and renders them in the text format.
+``Metrics`` (the core's port, ``watcher.metrics``) records nothing: it is what every run gets
+unless ``[server] listen`` is set, so a hook costs one method call. ``PrometheusMetrics`` keeps
+the families in a ``CollectorRegistry`` of its own (never the process-wide default one) and
+renders them in the text format.
 
 Names follow Prometheus' conventions (``release_watch_`` prefix, ``_total`` counters, seconds,
 ``_timestamp_seconds``); labels take values from bounded sets only: a configured repo, notifier
@@ -17,10 +18,11 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from watcher.metrics import Metrics
 from watcher.server.outbox import OutboxCollector
 from watcher.server.repos import LastSuccessCollector
 from watcher.server.text import Counts
@@ -39,38 +41,6 @@ POLL_OUTCOMES = ("unchanged", "changed", "failed")
 POLL_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 600.0)
 # One delivery: a jsonl line in microseconds, a Slack thread of several posts in seconds.
 DELIVERY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
-
-
-class Metrics:
-    """The hooks, recording nothing. The poller, client and delivery call these whether or not
-    anything listens; ``PrometheusMetrics`` overrides every one."""
-
-    def github_response(self, endpoint: str, status: int | None) -> None:
-        """One GitHub request answered (``status``) or failed on the way (None)."""
-
-    def rate_limit(self, remaining: int, limit: int | None) -> None:
-        """GitHub's core rate limit as its last answer reported it."""
-
-    def poll_timer(self) -> AbstractContextManager[None]:
-        return nullcontext()
-
-    def repos_polled(self, outcomes: Iterable[tuple[str, str]], now: datetime) -> None:
-        """A poll's ``(repo, outcome)`` pairs, outcome one of ``POLL_OUTCOMES``."""
-
-    def events_recorded(self, events: Iterable[Event]) -> None:
-        """Events a poll recorded (a dry run records none)."""
-
-    def delivery_timer(self, notifier: str) -> AbstractContextManager[None]:
-        return nullcontext()
-
-    def delivered(self, notifier: str, outcome: str) -> None:
-        """One delivery of an event to ``notifier``: ``sent`` or ``failed``."""
-
-    def digest_delivered(self, notifier: str, outcome: str) -> None:
-        """One digest to ``notifier``: ``sent`` or ``failed``."""
-
-    def impact_scanned(self, root: str, files: int, seconds: float) -> None:
-        """One scan of an ``[impact] code`` root: files found, seconds taken."""
 
 
 class PrometheusMetrics(Metrics):

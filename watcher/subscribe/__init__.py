@@ -5,8 +5,9 @@ channel that is to get the news.
 a word it does not; ``parse`` reads a command's text; ``words`` says what a subscription posts;
 ``replies`` writes ``help`` and ``list``; ``settings`` is what the commands need of the
 configuration, and how a subscription becomes a Slack notifier's table; ``service`` answers one
-command, changing the store's subscriptions on the way. The transports (Socket Mode, the HTTP
-request URL with its signature check) are in ``handlers/slack``.
+command, changing the store's subscriptions on the way; ``transports`` is the port the ways a
+command arrives implement (Socket Mode, the HTTP request URL with its signature check: both in
+``handlers/slack``, handed to the daemon by the composition root).
 """
 
 from __future__ import annotations
@@ -25,6 +26,9 @@ if TYPE_CHECKING:
     from watcher.subscribe.settings import notifier_table as notifier_table
     from watcher.subscribe.settings import secret_value as secret_value
     from watcher.subscribe.settings import settings_from as settings_from
+    from watcher.subscribe.transports import CommandTransports as CommandTransports
+    from watcher.subscribe.transports import Respond as Respond
+    from watcher.subscribe.transports import SocketConnection as SocketConnection
     from watcher.subscribe.vocabulary import Vocabulary as Vocabulary
     from watcher.subscribe.words import schedule_words as schedule_words
     from watcher.subscribe.words import subscription_rows as subscription_rows
@@ -34,6 +38,9 @@ _EXPORTS = {
     "Answer": "service",
     "command_problems": "settings",
     "CommandSettings": "settings",
+    "CommandTransports": "transports",
+    "Respond": "transports",
+    "SocketConnection": "transports",
     "notifier_table": "settings",
     "parse_command": "parse",
     "schedule_words": "words",

@@ -10,7 +10,7 @@ import re
 import shlex
 from dataclasses import dataclass
 
-from watcher.daemon import digest_trigger
+from watcher.config import digest_trigger
 from watcher.errors import ConfigError
 from watcher.subscribe.vocabulary import Vocabulary
 

@@ -12,8 +12,8 @@ from typing import Any
 
 from pydantic import SecretStr
 
-from handlers.base import notifier_config
 from watcher.config import Config, Secrets
+from watcher.delivery import notifier_config
 from watcher.errors import ConfigError
 from watcher.store import Subscription
 from watcher.subscribe.vocabulary import Vocabulary

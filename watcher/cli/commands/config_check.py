@@ -9,9 +9,9 @@ from typing import Any
 
 import click
 
-from handlers.base import Notifier
 from watcher.app import Dependencies
 from watcher.config import Config, format_duration, is_loopback, parse_duration
+from watcher.delivery import Notifier
 from watcher.errors import ConfigError
 from watcher.validate import check_file
 

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from handlers.base import Notifier
 from watcher.app import Dependencies, build_notifiers, subscribed_notifiers
 from watcher.config import Config
-from watcher.delivery import send_digests
+from watcher.delivery import Notifier, send_digests
 from watcher.errors import ConfigError
 from watcher.store import NOTIFIER_PREFIX, Shape, Store, check_usable, writer_lock
 

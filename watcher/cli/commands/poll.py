@@ -7,10 +7,9 @@ import tempfile
 from pathlib import Path
 from typing import IO
 
-from handlers.base import Notifier
 from watcher.app import Dependencies, build_notifiers, build_runtime
 from watcher.config import Config
-from watcher.delivery import deliver_pending, route
+from watcher.delivery import Notifier, deliver_pending, route
 from watcher.models import Event
 from watcher.poller import RepoOutcome
 from watcher.store import Shape, check_usable, writer_lock

@@ -198,8 +198,7 @@ def _mask_errors(data: dict[str, Any], config: Config, deps: Dependencies) -> No
 
 def _masking(config: Config, deps: Dependencies) -> RedactSecrets:
     """The environment's tokens and every notifier's secrets."""
-    from handlers.base import notifier_config
-    from handlers.secrets import secret_values
+    from watcher.delivery import notifier_config, secret_values
     from watcher.errors import ConfigError
 
     secrets = deps.get_secrets()

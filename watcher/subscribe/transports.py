@@ -1,0 +1,36 @@
+"""How ``/release-watch`` reaches the daemon: the port its Slack adapters implement.
+
+Slack delivers a slash command over Socket Mode (a connection the app opens, no public URL) or
+to a request URL it signs. Both adapters are Slack's business (``handlers.slack``); the daemon
+knows them by these types only, and the composition root (``watcher.app``) hands them in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from watcher.server import Handler
+
+Respond = Callable[[Mapping[str, Any]], dict[str, Any]]
+
+
+class SocketConnection(Protocol):
+    """A Socket Mode connection answering commands on threads of its own until closed."""
+
+    def start(self) -> None: ...
+
+    def close(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class CommandTransports:
+    """The ways ``/release-watch`` reaches the daemon, Slack's adapters
+    (``handlers.slack``), handed in by the composition root so the daemon imports no notifier:
+    ``socket_mode(app_token, api_url, respond, wait)`` opens a Socket Mode connection and
+    ``request_url(signing_secret, respond, epoch)`` is the endpoint for ``/slack/commands``."""
+
+    socket_mode: Callable[[str, str, Respond, Callable[[float], bool]], SocketConnection]
+    request_url: Callable[[str, Respond, Callable[[], float]], Handler]
