@@ -21,13 +21,22 @@ from handlers.slack.layout import (
     MAX_BLOCKS,
     SlackMessage,
     block_chars,
+    header,
     pack,
     piece_blocks,
     section,
 )
 from handlers.slack.text import link
 from watcher.models import KIND_TITLES, Event, EventItem
-from watcher.present import EventPlan, by_kind, plan_event, ranked, release_now, sections_of
+from watcher.present import (
+    EventPlan,
+    by_kind,
+    plan_event,
+    ranked,
+    release_now,
+    release_title,
+    sections_of,
+)
 
 FOLLOW_UPS = frozenset({"edited", "released", "deleted"})
 STATUS_BLOCK = "release-watch-status"  # the first message's status line, replaced on a redraw
@@ -186,6 +195,8 @@ def redrawn_first(memory: dict[str, Any], event: Event, limits: Limits, style: S
         # release: the status line only
         kept = [block for block in memory.get("blocks") or []
                 if block.get("block_id") != STATUS_BLOCK]
+        if event.event == "released" and kept and kept[0].get("type") == "header":
+            kept[0] = header(f"{release_title(event)} released")
         return {**memory, "blocks": [*kept, status]}
     plan = plan_event(now, style.threshold)
     first = pack(render.parent(plan, style, threads=True), limits.max_chars - _STATUS_ROOM,

@@ -1,6 +1,7 @@
 """Events as HTML fragments, every item whole: what a feed entry's content shows.
 
-The same order as the plain text (``plain``): what affects the configured code, the counts,
+The event's plan (``plan``) in the same order as the plain text (``plain``): what affects the
+configured code, the counts,
 the called-out kinds, then every other item per subsystem and kind; an edit lists what it
 added, changed and removed. Every piece of text from the notes is escaped (``html.escape``
 after ``clean_text``), so a release body can add no markup, link or script to a reader's page.
@@ -11,21 +12,18 @@ from __future__ import annotations
 from html import escape
 
 from watcher.models import KIND_TITLES, Event, EventItem
+from watcher.present.plan import EventPlan, plan_event, sections_of
 from watcher.present.words import (
     AFFECTS_TITLE,
     CALLED_OUT,
     KIND_NAMES,
-    KIND_ORDER,
     UNSURE_BELOW,
-    breaking,
     by_change,
     by_name_note,
-    by_top_subsystem,
     changes_in_words,
-    count_line,
-    headline,
     plural,
     subsystem_tag,
+    tally_line,
     use_place,
     uses_summary,
 )
@@ -70,8 +68,7 @@ def _items(items: list[EventItem], threshold: float) -> list[str]:
     return html
 
 
-def _affects(items: list[EventItem]) -> list[str]:
-    picked = breaking(items)
+def _affects(picked: list[EventItem]) -> list[str]:
     if not picked:
         return []
     html = [f"<h3>{AFFECTS_TITLE} ({len(picked)}, {uses_summary(picked)})</h3>", "<ul>"]
@@ -88,40 +85,41 @@ def _affects(items: list[EventItem]) -> list[str]:
 
 def _by_subsystem(items: list[EventItem], threshold: float) -> list[str]:
     html: list[str] = []
-    for name, group in by_top_subsystem(items):
-        html.append(f"<h3>{escape(name)} ({plural(len(group), 'change')})</h3>")
-        for kind in KIND_ORDER:
-            picked = [item for item in group if item.kind == kind]
-            if picked:
-                html.append(f"<h4>{KIND_TITLES[kind]} ({len(picked)})</h4>")
-                html += _items(picked, threshold)
+    for part in sections_of(items, per_change=False):
+        html.append(f"<h3>{escape(part.name)} ({plural(part.count, 'change')})</h3>")
+        for group in part.groups:
+            html.append(f"<h4>{KIND_TITLES.get(group.key, group.key)} ({len(group.items)})</h4>")
+            html += _items(group.items, threshold)
     return html
 
 
 def event_html(event: Event, threshold: float = UNSURE_BELOW) -> str:
     """The event as an HTML fragment: its headline linked to the release, then its items."""
+    return plan_html(plan_event(event, threshold), threshold)
+
+
+def plan_html(plan: EventPlan, threshold: float) -> str:
+    event = plan.event
     html = [
         f'<p><a href="{escape(clean_line(event.url), quote=True)}">'
-        f"{escape(headline(event))}</a></p>"
+        f"{escape(plan.headline)}</a></p>"
     ]
-    html += _affects(event.items)
-    if event.event == "edited":
-        if not event.items:
+    html += _affects(plan.affects)
+    if plan.edited:
+        if not plan.changes:
             return "\n".join(
                 [*html, "<p>Title or prose edited; no item added, removed or changed.</p>"]
             )
-        html.append(f"<p>{escape(changes_in_words(event.items))}</p>")
-        for change, picked in by_change(event.items):
+        html.append(f"<p>{escape(changes_in_words(plan.changes))}</p>")
+        for change, picked in by_change(plan.changes):
             html.append(f"<h3>{change.capitalize()} ({len(picked)})</h3>")
             html += _items(picked, threshold)
         return "\n".join(html)
-    if not event.items:
+    if plan.counts is None:
         return "\n".join(html)
-    html.append(f"<p>{escape(count_line(event.items, threshold))}</p>")
-    for kind in CALLED_OUT:
-        picked = [item for item in event.items if item.kind == kind]
-        if picked:
-            html.append(f"<h3>{KIND_TITLES[kind]} ({len(picked)})</h3>")
-            html += _items(picked, threshold)
-    rest = [item for item in event.items if item.kind not in CALLED_OUT]
+    html.append(f"<p>{escape(tally_line(plan.counts))}</p>")
+    for group in plan.callouts:
+        html.append(f"<h3>{KIND_TITLES[group.key]} ({len(group.items)})</h3>")
+        html += _items(group.items, threshold)
+    rest = [item for item in plan.items if item.kind not in CALLED_OUT]
     return "\n".join(html + _by_subsystem(rest, threshold))

@@ -1,13 +1,14 @@
 """Events as plain text, every item whole: what the console prints, what ``--dry-run``
 previews for any notifier, and what services with a title and a body show.
 
-Most important first: the headline, the link, what a rename changed, the counts, BC-breaking
-changes, deprecations, security fixes, regressions and highlights, then every other item per
-subsystem and kind. The counts add up with the sections below them: an item listed under
-BC-breaking is counted there, not under its subsystem, and each subsystem says how many of its
-items were listed first. An item shows as the notes wrote it (continuation lines, nested
-bullets, code), indented under its bullet, its markdown links as ``#123`` (``links``); control
-characters from the notes show as visible escapes, so nothing printed can drive the terminal.
+The event's plan (``plan``), most important first: the headline, the link, what a rename
+changed, the counts, BC-breaking changes, deprecations, security fixes, regressions and
+highlights, then every other item per subsystem and kind. The counts add up with the sections
+below them: an item listed under BC-breaking is counted there, not under its subsystem, and each
+subsystem says how many of its items were listed first. An item shows as the notes wrote it
+(continuation lines, nested bullets, code), indented under its bullet, its markdown links as
+``#123`` (``links``); control characters from the notes show as visible escapes, so nothing
+printed can drive the terminal.
 
 The short form (``poll --short``) is the headline, the counts, the BC-breaking changes and
 deprecations by their first lines, and how many more there are with the release's address.
@@ -20,22 +21,20 @@ from dataclasses import dataclass
 
 from watcher.models import KIND_TITLES, Event, EventItem
 from watcher.present.links import show_links
+from watcher.present.plan import EventPlan, plan_event, sections_of
 from watcher.present.words import (
     AFFECTS_TITLE,
     CALLED_OUT,
     CHANGE_SIGNS,
     KIND_NAMES,
-    KIND_ORDER,
     UNSURE_BELOW,
     breaking,
     by_change,
     by_name_note,
     by_top_subsystem,
     changes_in_words,
-    headline,
     is_unsure,
     plural,
-    renamed,
     subsystem_tag,
     use_place,
     uses_summary,
@@ -169,20 +168,19 @@ def _by_subsystem(items: list[EventItem], view: View) -> list[str]:
         name: group
         for name, group in by_top_subsystem(item for item in items if item.kind in CALLED_OUT)
     }
-    for name, group in by_top_subsystem(item for item in items if item.kind not in CALLED_OUT):
-        moved = elsewhere.get(name, [])
+    for part in sections_of([item for item in items if item.kind not in CALLED_OUT],
+                            per_change=False):
+        moved = elsewhere.get(part.name, [])
         note = ""
         if moved:
             kinds = ", ".join(
                 KIND_TITLES[kind] for kind in CALLED_OUT if any(item.kind == kind for item in moved)
             )
             note = f"; {len(moved)} more under {kinds}"
-        lines.append(f"  {name} ({plural(len(group), 'change')}{note}):")
-        for kind in KIND_ORDER:
-            picked = [item for item in group if item.kind == kind]
-            if picked:
-                lines.append(f"    {KIND_TITLES[kind]} ({len(picked)}):")
-                lines += format_items(picked, "      ", view)
+        lines.append(f"  {part.name} ({plural(part.count, 'change')}{note}):")
+        for group in part.groups:
+            lines.append(f"    {KIND_TITLES.get(group.key, group.key)} ({len(group.items)}):")
+            lines += format_items(group.items, "      ", view)
     return lines
 
 
@@ -209,15 +207,16 @@ def affects_lines(
     return lines
 
 
-def _opening(event: Event, view: View, *, short: bool) -> list[str]:
+def _opening(plan: EventPlan, view: View, *, short: bool) -> list[str]:
     """The headline, the link (the short form ends with it instead), what a rename changed,
     what affects the configured code, and for an edit or a promotion what its notes changed."""
-    lines = [clean_line(headline(event))]
+    event, rename = plan.event, plan.rename
+    lines = [clean_line(plan.headline)]
     if not short:
         lines.append(f"  {clean_line(event.url)}")
-    if (rename := renamed(event)) is not None:
+    if rename is not None:
         lines.append(f"  {rename}")
-    lines += affects_lines(event.items, "  ", uses_shown=3 if short else None)
+    lines += affects_lines(plan.affects, "  ", uses_shown=3 if short else None)
     if event.event == "edited" and not event.items and rename is None:
         lines.append("  prose edited; no item added, removed or changed")
     if event.changes and not short:
@@ -235,22 +234,21 @@ def format_event(
     kinds, then every other item. ``short``: the terminal's summary (``poll --short``);
     ``hyperlinks``: links as OSC 8 hyperlinks, for a terminal."""
     view = View(threshold, event.repo, hyperlinks)
-    lines = _opening(event, view, short=short)
+    plan = plan_event(event, threshold)
+    lines = _opening(plan, view, short=short)
     if short:
         return "\n".join(lines + _short_rest(event, view))
-    if event.event == "edited":
-        if event.items:
-            lines += _change_lines(event.items, view, "  ")
+    if plan.edited:
+        if plan.changes:
+            lines += _change_lines(plan.changes, view, "  ")
         return "\n".join(lines)
-    if not event.items:
+    if not plan.items:
         return "\n".join(lines)
-    lines.append(f"  {sections_line(event.items, threshold)}")
-    for kind in CALLED_OUT:
-        picked = [item for item in event.items if item.kind == kind]
-        if picked:
-            lines.append(f"  {KIND_TITLES[kind]} ({len(picked)}):")
-            lines += format_items(picked, "    ", view)
-    return "\n".join(lines + _by_subsystem(event.items, view))
+    lines.append(f"  {sections_line(plan.items, threshold)}")
+    for group in plan.callouts:
+        lines.append(f"  {KIND_TITLES[group.key]} ({len(group.items)}):")
+        lines += format_items(group.items, "    ", view)
+    return "\n".join(lines + _by_subsystem(plan.items, view))
 
 
 def _short_rest(event: Event, view: View) -> list[str]:
