@@ -17,7 +17,7 @@ from pathlib import Path
 from bench_store import NOW, an_event, status_config
 from run_all import Row, median_time, print_table, seconds, times, verdict
 
-from watcher.cli.commands.status import collect
+from watcher.health import collect
 from watcher.store.store import Store
 
 SIZES = (10, 10_000)

@@ -21,9 +21,9 @@ from pathlib import Path
 
 from run_all import Row, median_time, print_table, seconds, times, verdict
 
-from watcher.cli.commands.status import collect
 from watcher.config import Config, config_from_dict
 from watcher.delivery.events import make_event
+from watcher.health import collect
 from watcher.models import Event, EventItem, Release
 from watcher.store.store import Store
 

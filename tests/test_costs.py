@@ -17,9 +17,9 @@ from conftest import SLACK_TOKEN, release_notes
 from readable import message_text, missing_items, slack_words
 from test_pacing import busiest_minute
 
-from watcher.cli.commands.status import collect
 from watcher.config import load_config
 from watcher.delivery.events import make_event
+from watcher.health import collect
 from watcher.models import EventItem, Release
 from watcher.notes.analyze import Analyzer
 from watcher.notes.taxonomy import builtin_taxonomy

@@ -10,8 +10,8 @@ import pytest
 from conftest import TOKEN
 
 from watcher.app import Dependencies, Runtime, build_runtime
-from watcher.cli.commands.status import collect
 from watcher.config import Secrets, load_config
+from watcher.health import collect
 from watcher.poller import Poller
 
 

@@ -136,7 +136,7 @@ def test_every_metric_and_label_the_alert_rules_use_is_in_a_real_scrape(
 
 def test_the_no_successful_poll_alert_waits_as_status_check_does():
     """``> 1800`` is 3 intervals of the default poll.interval, as its comment says."""
-    from watcher.cli.commands.status import STALE_INTERVALS
+    from watcher.health import STALE_INTERVALS
 
     (rule,) = [r for r in _rules() if r["alert"] == "ReleaseWatchNoSuccessfulPoll"]
     threshold = float(re.search(r">\s*(\d+)", rule["expr"]).group(1))

@@ -96,7 +96,7 @@ def readyz(daemon: DaemonView) -> Handler:
     the daemon's own store; the body says why, as ``status`` does."""
 
     def serve(request: Request) -> Response:
-        from watcher.cli.commands import status_report
+        from watcher.health import status_report
 
         runtime = daemon.runtime
         if runtime is None:
