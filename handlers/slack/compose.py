@@ -16,16 +16,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from handlers.slack import render
+from handlers.slack.blocks import header, section
 from handlers.slack.items import Style
-from handlers.slack.layout import (
-    MAX_BLOCKS,
-    SlackMessage,
-    block_chars,
-    header,
-    pack,
-    piece_blocks,
-    section,
-)
+from handlers.slack.layout import MAX_BLOCKS, SlackMessage, block_chars, pack, piece_blocks
 from handlers.slack.text import link
 from watcher.models import KIND_TITLES, Event, EventItem
 from watcher.present import (
@@ -85,8 +78,9 @@ def event_messages(event: Event, limits: Limits, style: Style) -> list[SlackMess
         return parent
 
     def thread(items: list[EventItem], closing: str | None) -> list[SlackMessage]:
-        pieces = render.thread(sections_of(items, per_change=plan.edited), style,
-                               edited=plan.edited)
+        sections = (plan.sections if items is plan.items
+                    else sections_of(items, per_change=plan.edited))  # what a cap keeps
+        pieces = render.thread(sections, style, edited=plan.edited)
         if closing is not None:
             pieces.append(section(closing))
         return pack(pieces, limits.max_chars, in_thread=True, fallback=fallback)

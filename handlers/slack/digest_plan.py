@@ -30,17 +30,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from handlers.slack.blocks import Titled, header, section
 from handlers.slack.items import CALLOUT_ITEMS, Style, affects_lines, item_title, with_groups
-from handlers.slack.layout import (
-    MAX_BLOCKS,
-    SECTION_CHARS,
-    Packer,
-    SlackMessage,
-    Titled,
-    block_chars,
-    header,
-    section,
-)
+from handlers.slack.layout import MAX_BLOCKS, SECTION_CHARS, Packer, SlackMessage, block_chars
 from handlers.slack.text import escape, link
 from watcher.models import KIND_TITLES
 from watcher.present import (

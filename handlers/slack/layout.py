@@ -1,5 +1,5 @@
-"""Slack's message layout: blocks built and validated with slack_sdk's models, and content
-packed into sections and messages within Slack's limits, cut on line boundaries only.
+"""Slack's message layout: pieces (``blocks``) packed into sections and messages within
+Slack's limits, cut on line boundaries only.
 
 Slack's limits, and how close we pack to them:
   * 50 blocks a message, at most 3,000 characters in a section's text and 150 in a header
@@ -28,19 +28,10 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from slack_sdk.models.blocks import (
-    Block,
-    ContextBlock,
-    HeaderBlock,
-    MarkdownTextObject,
-    PlainTextObject,
-    SectionBlock,
-)
-
-from handlers.slack.text import FENCE, Line, plain
+from handlers.slack.blocks import Piece, Titled, context, section
+from handlers.slack.text import FENCE, Line
 
 SECTION_CHARS = 2950       # Slack's 3,000, less room for characters it may count twice
-HEADER_CHARS = 150
 MAX_BLOCKS = 50            # Slack's own limit; a "continues" marker is reserved when one is due
 MESSAGE_CHARS = 12_000     # block JSON per message: Slack's undocumented msg_blocks_too_long
 CONTINUES = "_…continues in the next message_"
@@ -60,26 +51,6 @@ class SlackMessage:
 def block_chars(block: dict[str, Any]) -> int:
     """What a block adds to its message's block JSON (Slack's size limit counts that)."""
     return len(json.dumps(block, separators=(",", ":"))) + 1
-
-
-def _checked(block: Block) -> dict[str, Any]:
-    block.validate_json()  # raises SlackObjectFormationError on a limit we got wrong
-    return block.to_dict()
-
-
-def header(text: str) -> dict[str, Any]:
-    text = plain(text)
-    if len(text) > HEADER_CHARS:
-        text = text[: HEADER_CHARS - 1] + "…"
-    return _checked(HeaderBlock(text=PlainTextObject(text=text, emoji=False)))
-
-
-def section(mrkdwn: str) -> dict[str, Any]:
-    return _checked(SectionBlock(text=MarkdownTextObject(text=mrkdwn)))
-
-
-def context(mrkdwn: str) -> dict[str, Any]:
-    return _checked(ContextBlock(elements=[MarkdownTextObject(text=mrkdwn)]))
 
 
 def _wrap(text: str, limit: int) -> Iterator[str]:
@@ -136,19 +107,6 @@ def titled_sections(title: str, entries: list[list[Line]],
                 in_code = not in_code
     flush(False, "")
     return out
-
-
-@dataclass(frozen=True)
-class Titled:
-    """A titled list of entries (an item's lines, or one line), cut into sections by the
-    packing; ``marks_cuts``: an entry cut between two messages says it goes on."""
-
-    title: str
-    entries: list[list[Line]]
-    marks_cuts: bool = True
-
-
-Piece = dict[str, Any] | Titled  # a Block Kit block, or a titled list of entries
 
 
 @dataclass

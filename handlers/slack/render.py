@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from handlers.slack.blocks import Piece, Titled, context, header, section
 from handlers.slack.items import (
     CALLOUT_ITEMS,
     TITLE_CHARS,
@@ -22,7 +23,6 @@ from handlers.slack.items import (
     kind_label,
     with_groups,
 )
-from handlers.slack.layout import Piece, Titled, context, header, section
 from handlers.slack.text import Line, escape, link, to_mrkdwn
 from watcher.models import KIND_TITLES, EventItem
 from watcher.present import (
@@ -56,7 +56,7 @@ def summary_text(plan: EventPlan) -> str:
     """The notification line: ``PyTorch 2.7.0 released: 609 changes; 11 BC-breaking changes,
     2 deprecations``."""
     kinds = Counter(item.kind for item in plan.items)
-    called = kinds_in_words((kind, kinds[kind]) for kind in ("bc_breaking", "deprecation"))
+    called = kinds_in_words([(kind, kinds[kind]) for kind in ("bc_breaking", "deprecation")])
     total = len(plan.items)
     detail = f": {plural(total, 'change')}" + (f"; {called}" if called else "")
     return escape(f"{plan.headline}{detail if total else ''}")

@@ -59,14 +59,8 @@ class EventPlan:
     callouts: list[Group]         # the called-out kinds (``CALLED_OUT``) with their items
     sections: list[Section]       # every item, per subsystem, per kind or change
     changes: list[EventItem]      # an edit's items, a promotion's changes; else none
-
-    @property
-    def items(self) -> list[EventItem]:
-        return self.event.items
-
-    @property
-    def edited(self) -> bool:
-        return self.event.event == "edited"
+    items: list[EventItem]        # the event's, as the channel sees them
+    edited: bool                  # an edit: its items are changes, counted per change
 
 
 def by_kind(items: list[EventItem]) -> list[Group]:
@@ -110,6 +104,8 @@ def plan_event(event: Event, threshold: float = UNSURE_BELOW) -> EventPlan:
         callouts=callouts,
         sections=sections_of(items, per_change=edited),
         changes=items if edited else list(event.changes or ()),
+        items=items,
+        edited=edited,
     )
 
 
