@@ -1,16 +1,15 @@
-"""Digests: a notifier's queued events for a period, summarised in one pass over the queue.
-
-A digest's queue may hold thousands of events, so it is never held whole: the events are read
-a page at a time (``deliver.py`` pages through the store) and folded into a ``Digest`` of
-counts per repository and subsystem, each repository's first releases, and the most important
-items, at most ``DIGEST_MAX_ITEMS`` of them (what breaks the configured code first, then
-BC-breaking changes, deprecations, security fixes, regressions, highlights, new features…).
-Everything past that is counted, and the digest links the release notes instead. The cap is
-the digest's, not each repository's: a repository's breaking changes are shown before another's
-bug fixes, equally important items are shared between the repositories in turn, and what a
-digest costs is bounded by that cap and by the number of repositories, not by the queue. The
-repositories come in the order of the config's watch list (``order``), those it does not name
-(an organisation's) after them by name.
+"""Digests: a notifier's queued events for a period, summarised in one pass over the queue. A
+digest's queue may hold thousands of events, so it is never held whole: the events are read a
+page at a time (``deliver.py`` pages through the store) and folded into a ``Digest`` of counts
+per repository and subsystem (a release's events of the period as one entry: ``fold``), each
+repository's first releases, and the most important items, at most ``DIGEST_MAX_ITEMS`` of them
+(what breaks the configured code first, then BC-breaking changes, deprecations, security fixes,
+regressions, highlights, new features…). Everything past that is counted, and the digest links
+the release notes instead. The cap is the digest's, not each repository's: a repository's
+breaking changes are shown before another's bug fixes, equally important items are shared
+between the repositories in turn, and what a digest costs is bounded by that cap and by the
+number of repositories, not by the queue. The repositories come in the order of the config's
+watch list (``order``), those it does not name (an organisation's) after them by name.
 
 Notifiers that deliver a digest event by event (``jsonl``, and ``Notifier.send_digest`` by
 default) read ``Digest.events``, which reads the queue again, page by page, as it is iterated.
@@ -26,6 +25,7 @@ from datetime import datetime
 from itertools import count, islice
 from typing import overload
 
+from watcher.delivery.fold import ReleaseFold
 from watcher.models import ChangeType, Event, EventItem, top_level
 from watcher.present import KIND_ORDER, happened, plural, release_title, subsystem_name
 from watcher.untrusted import clean_line
@@ -181,8 +181,9 @@ class Digest:
         if self.read_repos is None or chosen >= {repo.repo for repo in self.repos}:
             return
         folder = _Folder(self.max_items)
-        for event in self.read_repos(chosen):
-            folder.add(event)
+        read = self.read_repos
+        for event, note in ReleaseFold(lambda: read(chosen)):
+            folder.add(event, note)
         for repo in self.repos:
             repo.items = []
         mine = by_repo(self)
@@ -214,14 +215,18 @@ class Digest:
         return sum((repo.kinds for repo in self.repos), Counter())
 
 
-def _what(event: Event) -> str:
+def _what(event: Event, note: str | None = None) -> str:
+    """``released: 609 changes``; ``note``: what a folded entry's other events did
+    (``edited twice``)."""
     verb = happened(event)
     if event.previous is not None and event.previous.tag != event.tag:
         verb += f" (was {clean_line(event.previous.tag)})"  # a pre-release's tag, usually
     if event.event == "edited":
         changes: Counter[ChangeType] = Counter(item.change for item in event.items)
-        return f"{verb}: " + ", ".join(f"{n} {c}" for c, n in changes.items()) if changes else verb
-    return f"{verb}: {plural(len(event.items), 'change')}"
+        said = f"{verb}: " + ", ".join(f"{n} {c}" for c, n in changes.items()) if changes else verb
+    else:
+        said = f"{verb}: {plural(len(event.items), 'change')}"
+    return f"{said} ({note})" if note else said
 
 
 def _releases_page(url: str) -> str | None:
@@ -246,7 +251,8 @@ class _Folder:
         self._order = count()
         self._turns: Counter[tuple[str, int, int]] = Counter()  # per repository and rank
 
-    def add(self, event: Event) -> None:
+    def add(self, event: Event, note: str | None = None) -> None:
+        """One entry of the queue (``note``: what happened to a folded release besides)."""
         self.size += 1
         self.first = min(self.first or event.detected_at, event.detected_at)
         repo = self.repos.get(event.repo)
@@ -254,7 +260,7 @@ class _Folder:
             repo = self.repos[event.repo] = RepoDigest(
                 event.repo, releases_page=_releases_page(event.url)
             )
-        ref = ReleaseRef(event.repo, release_title(event), event.url, _what(event))
+        ref = ReleaseRef(event.repo, release_title(event), event.url, _what(event, note))
         repo.events += 1
         if len(repo.releases) < RELEASES_LISTED:
             repo.releases.append(ref)
@@ -318,8 +324,9 @@ def summarize_digest(
     ``in_watch_order`` takes it; ``read_repos``: the events of some repositories only, in
     queue order (for ``Digest.keep_items_of``)."""
     folder = _Folder(max_items)
-    for event in read():
-        folder.add(event)
+    fold = ReleaseFold(read)
+    for event, note in fold:
+        folder.add(event, note)
     for shown in folder.kept():
         folder.repos[shown.release.repo].items.append(shown)
     start = min([when for when in (folder.first, since) if when is not None], default=now)
@@ -327,7 +334,7 @@ def summarize_digest(
         notifier=notifier,
         period_start=start,
         period_end=now,
-        events=QueuedEvents(read, folder.size),
+        events=QueuedEvents(read, fold.size),
         repos=in_watch_order(folder.repos.values(), order),
         max_items=max_items,
         read_repos=read_repos,

@@ -1,0 +1,90 @@
+"""A release's events of one digest period fold into one entry: the release as it is at the
+period's end, its edits noted (``watcher.delivery.fold``)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from watcher.delivery.digest import build_digest
+from watcher.delivery.events import make_event
+from watcher.delivery.fold import ReleaseFold, compose_changes
+from watcher.models import EventItem, Release
+
+NOW = datetime(2026, 11, 30, tzinfo=UTC)
+
+
+def item(text: str, change: str = "added", old: str | None = None,
+         kind: str = "bc_breaking") -> EventItem:
+    return EventItem(subsystem="nn", kind=kind, text=text, section=[], prs=[1], change=change,
+                     old_text=old)
+
+
+def event(kind: str, items: list[EventItem], now: list[EventItem] | None = None, *,
+          hours: int = 0, release_id: int = 7):
+    made = make_event(kind, "pytorch/pytorch", Release(id=release_id, tag_name="v2.7.0",
+                                                       name="PyTorch 2.7.0"),
+                      f"{hours:064d}", items, NOW + timedelta(hours=hours))
+    return made.model_copy(update={"release_items": now})
+
+
+@pytest.mark.parametrize(("edits", "expected"), [
+    ([[item("A")], [item("A", "removed")]], []),
+    ([[item("A")], [item("B", "changed", "A")]], [("B", "added", None)]),
+    ([[item("B", "changed", "A")], [item("C", "changed", "B")]], [("C", "changed", "A")]),
+    ([[item("B", "changed", "A")], [item("B", "removed")]], [("A", "removed", None)]),
+    ([[item("A", "removed")], [item("A")]], []),
+    ([[item("A")], [item("X")]], [("A", "added", None), ("X", "added", None)]),
+], ids=["added-then-removed", "added-then-changed", "changed-twice", "changed-then-removed",
+        "removed-then-added-back", "two-additions"])
+def test_edits_compose_into_what_changed_over_the_period(edits, expected):
+    assert [(i.text, i.change, i.old_text) for i in compose_changes(edits)] == expected
+
+
+def test_a_release_and_its_edits_are_one_entry_as_it_now_is():
+    whole = [item("A"), item("B")]
+    queue = [event("published", whole, hours=1),
+             event("edited", [item("C")], [*whole, item("C")], hours=2),
+             event("edited", [item("D", "changed", "C")], [*whole, item("D")], hours=3)]
+    fold = ReleaseFold(lambda: iter(queue))
+    (entry, note), = list(fold)
+    assert fold.size == 3  # the queue's events, for notifiers that send them one by one
+    assert entry.event == "published" and [i.text for i in entry.items] == ["A", "B", "D"]
+    assert note == "edited twice"
+    digest = build_digest("weekly", queue, since=None, now=NOW + timedelta(days=1))
+    (repo,) = digest.repos
+    assert (repo.events, repo.changes, repo.kinds["bc_breaking"]) == (1, 3, 3)
+    assert repo.releases[0].what == "released: 3 changes (edited twice)"
+    assert len(digest.events) == 3
+
+
+def test_a_release_only_edited_in_the_period_shows_its_edits_composed():
+    queue = [event("edited", [item("C")], [item("A"), item("C")], hours=1),
+             event("edited", [item("C", "removed"), item("E")], [item("A"), item("E")],
+                   hours=2)]
+    (entry, note), = list(ReleaseFold(lambda: iter(queue)))
+    assert entry.event == "edited" and [(i.text, i.change) for i in entry.items] == [
+        ("E", "added")]
+    assert note == "edited twice"
+
+
+def test_events_from_before_they_carried_the_release_are_not_folded():
+    queue = [event("published", [item("A")], hours=1),
+             event("edited", [item("C")], None, hours=2)]  # no release_items: an old event
+    assert [e.event for e, _ in ReleaseFold(lambda: iter(queue))] == ["published", "edited"]
+
+
+def test_a_release_published_and_deleted_in_the_period_is_its_deletion():
+    queue = [event("published", [item("A")], hours=1), event("deleted", [], [item("A")], hours=2)]
+    (entry, note), = list(ReleaseFold(lambda: iter(queue)))
+    assert entry.event == "deleted" and note == "announced earlier in this period"
+
+
+def test_other_releases_keep_their_place_in_the_queue():
+    queue = [event("published", [item("A")], hours=1, release_id=1),
+             event("published", [item("B")], hours=2, release_id=2),
+             event("edited", [item("C")], [item("A"), item("C")], hours=3, release_id=1)]
+    folded = ReleaseFold(lambda: iter(queue))
+    entries = [(e.release_id, [i.text for i in e.items]) for e, _ in folded]
+    assert entries == [(2, ["B"]), (1, ["A", "C"])]  # a folded release at its last event
