@@ -309,7 +309,7 @@ def test_config_check_shows_server_and_refuses_a_bad_listen(write_config, run_cl
     config = write_config('[server]\nlisten = "127.0.0.1:9464"\n')
     result = run_cli("--config", str(config), "config", "check")
     assert result.code == 0, result.stderr
-    assert '"server": {\n    "listen": "127.0.0.1:9464"\n  }' in result.stdout
+    assert '"server": {\n    "listen": "127.0.0.1:9464",\n    "backlog": 1024\n  }' in result.stdout
     assert "reachable from other machines" not in result.stdout
     outside = run_cli(
         "--config", str(write_config('[server]\nlisten = "0.0.0.0:9464"\n')), "config", "check"
