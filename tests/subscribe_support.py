@@ -4,11 +4,14 @@ notes whose items fall in known subsystems and kinds."""
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import io
 import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from urllib.parse import urlencode
 
 from conftest import SLACK_TOKEN, TOKEN, Clock
 
@@ -92,3 +95,29 @@ def store_locked(daemon: Daemon, budget: float = 0.3) -> Iterator[None]:
 
 def channel_text(fake_slack, channel_id: str) -> str:
     return "\n".join(m.all_text() for m in fake_slack.channel_messages(channel_id))
+
+
+def form(text: str, channel: str, user: str = "U111") -> bytes:
+    return urlencode(
+        {
+            "token": "x",
+            "team_id": "T000",
+            "channel_id": channel,
+            "channel_name": "team-dist",
+            "user_id": user,
+            "command": "/release-watch",
+            "text": text,
+            "response_url": "https://hooks.slack.com/commands/1/2/3",
+        }
+    ).encode()
+
+
+def signed(body: bytes, timestamp: float, secret: str = SIGNING_SECRET) -> dict[str, str]:
+    """Slack's v0 signature (api.slack.com/authentication/verifying-requests-from-slack)."""
+    base = f"v0:{int(timestamp)}:".encode() + body
+    signature = "v0=" + hmac.new(secret.encode(), base, hashlib.sha256).hexdigest()
+    return {
+        "content-type": "application/x-www-form-urlencoded",
+        "x-slack-request-timestamp": str(int(timestamp)),
+        "x-slack-signature": signature,
+    }

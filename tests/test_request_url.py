@@ -5,12 +5,9 @@ stale or replayed signature is 401 and a log line, and nothing is done."""
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import json
 import logging
 import time
-from urllib.parse import urlencode
 
 import httpx
 import pytest
@@ -23,38 +20,14 @@ from subscribe_support import (
     NEW_RELEASE,
     SIGNING_SECRET,
     channel_text,
+    form,
     running_daemon,
+    signed,
     store_locked,
 )
 
 from handlers.slack import SignatureCheck
 from watcher.subscribe.service import OTHER_PROGRAM, busy
-
-
-def form(text: str, channel: str, user: str = "U111") -> bytes:
-    return urlencode(
-        {
-            "token": "x",
-            "team_id": "T000",
-            "channel_id": channel,
-            "channel_name": "team-dist",
-            "user_id": user,
-            "command": "/release-watch",
-            "text": text,
-            "response_url": "https://hooks.slack.com/commands/1/2/3",
-        }
-    ).encode()
-
-
-def signed(body: bytes, timestamp: float, secret: str = SIGNING_SECRET) -> dict[str, str]:
-    """Slack's v0 signature (api.slack.com/authentication/verifying-requests-from-slack)."""
-    base = f"v0:{int(timestamp)}:".encode() + body
-    signature = "v0=" + hmac.new(secret.encode(), base, hashlib.sha256).hexdigest()
-    return {
-        "content-type": "application/x-www-form-urlencoded",
-        "x-slack-request-timestamp": str(int(timestamp)),
-        "x-slack-signature": signature,
-    }
 
 
 @pytest.fixture

@@ -19,6 +19,7 @@ during a poll gives up and takes back the interpreter's lock as few times as it 
 
 from __future__ import annotations
 
+import _thread
 import logging
 import re
 import socket
@@ -87,6 +88,15 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True  # a client holding a connection never keeps the process alive
     request_queue_size = BACKLOG  # the standard library's 5 drops a burst's connects
     routes: Routes
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        """Each connection on a thread of its own, started without waiting for it to run:
+        ``threading.Thread.start`` waits, and on a busy machine each wait costs a switch of
+        the interpreter's lock (5 ms), so accepting a burst of 500 connects took seconds and
+        a probe queued behind them timed out. The threads are daemons, as
+        ``daemon_threads`` makes ``ThreadingMixIn``'s (``process_request_thread`` closes the
+        connection and reports what it raised)."""
+        _thread.start_new_thread(self.process_request_thread, (request, client_address))
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """Outside an endpoint (a client hanging up mid-answer): one line, no traceback."""
