@@ -222,9 +222,8 @@ def test_a_duplicated_signature_header_is_refused(served, fake_slack, clock):
 # ---- 4. the backlog: a probe during a burst of 500 connects ---------------------------------
 
 
-def test_a_probe_during_a_burst_of_500_connects_answers_within_100ms():
-    server = Listener("127.0.0.1", 0, {"/healthz": lambda request: Response(200, b"ok\n")})
-    server.start()
+def probe_during_a_burst(server: Listener) -> float:
+    """Seconds a probe takes to be answered right after 500 connects were sent at once."""
     burst: list[socket.socket] = []
     try:
         for _ in range(500):  # at once: no connect waits for the one before it
@@ -236,13 +235,27 @@ def test_a_probe_during_a_burst_of_500_connects_answers_within_100ms():
         with socket.create_connection(("127.0.0.1", server.port), timeout=5) as probe:
             probe.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
             answer = probe.recv(4096)
-        took = time.monotonic() - start
+        assert answer.startswith(b"HTTP/1.1 200 OK"), answer
+        return time.monotonic() - start
     finally:
         for client in burst:
             client.close()
+
+
+def test_a_probe_during_a_burst_of_500_connects_answers_within_100ms():
+    """A connect the backlog has no room for waits a 1 s SYN retry (with 5, or 128, every
+    probe took 1.0 s); the best of three bursts keeps a loaded machine's stray pause out."""
+    server = Listener("127.0.0.1", 0, {"/healthz": lambda request: Response(200, b"ok\n")})
+    server.start()
+    try:
+        took = []
+        for _ in range(3):
+            took.append(probe_during_a_burst(server))
+            if took[-1] < 0.1:
+                break
+    finally:
         server.stop()
-    assert answer.startswith(b"HTTP/1.1 200 OK"), answer
-    assert took < 0.1, f"the probe took {took * 1000:.0f} ms"
+    assert min(took) < 0.1, f"the probes took {[round(t * 1000) for t in took]} ms"
 
 
 def test_the_backlog_is_configurable(write_config, run_cli, served):
