@@ -19,6 +19,7 @@ import io
 import logging
 import socket
 import statistics
+import sys
 import tempfile
 import threading
 import time
@@ -27,7 +28,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import urlencode
 
-from run_all import Row, print_table, seconds
+from run_all import TESTS, Row, print_table, seconds
 
 from handlers.slack import slash_command_endpoint
 from watcher.server import Listener, Response, Route
@@ -88,12 +89,12 @@ def signed_request(text: str, channel: str, *, timestamp: str | None = None,
 
 
 def send(port: int, data: bytes) -> bytes:
-    with socket.create_connection(("127.0.0.1", port), timeout=10) as conn:
-        conn.sendall(data)
-        answer = b""
-        while chunk := conn.recv(65536):
-            answer += chunk
-    return answer
+    """What the listener answers to ``data`` sent as it is (``tests/fakes/loopback.py``)."""
+    if str(TESTS) not in sys.path:
+        sys.path.insert(0, str(TESTS))
+    from fakes.loopback import exchange
+
+    return exchange(port, data)
 
 
 def status(answer: bytes) -> int:

@@ -14,6 +14,7 @@ import time
 import httpx
 import pytest
 from conftest import SLACK_TOKEN
+from fakes.loopback import exchange
 from subscribe_support import CHANNEL, SIGNING_SECRET, form, running_daemon, signed
 
 from watcher.server import Listener, Response, Route
@@ -42,16 +43,6 @@ def served(daemon_factory):
         assert daemon.service.listener is not None
         with httpx.Client(base_url=daemon.service.listener.url) as http:
             yield daemon, http
-
-
-def raw(port: int, data: bytes) -> bytes:
-    """What the listener answers to ``data`` sent as is, until it closes the connection."""
-    with socket.create_connection(("127.0.0.1", port), timeout=10) as conn:
-        conn.sendall(data)
-        answer = b""
-        while chunk := conn.recv(65536):
-            answer += chunk
-    return answer
 
 
 # ---- 1. a replay is refused across restarts, and of two at once exactly one is done --------
@@ -167,18 +158,21 @@ FRAMING = [
     (_post("Transfer-Encoding: gzip\r\n"), b"501"),
     (_post("Transfer-Encoding: chunked\r\n", b"0\r\n\r\n"), b"411"),
     (_post("X: a\x00b\r\n"), b"400"),
+    (_post("Content-Length: 0\x0c\r\n"), b"400"),
+    (_post("Content-Length: 0\r\r\n"), b"400"),
     (_post("Bad Name: x\r\n"), b"400"),
     (b"GET //[ HTTP/1.1\r\n\r\n", b"400"),
 ]
 FRAMING_IDS = ["length-superscript", "length-5000-digits", "length-negative", "length-plus",
                "length-empty", "length-twice", "length-conflicting", "length-and-chunked",
-               "gzip", "chunked", "nul-in-value", "space-in-name", "unclosed-ipv6-target"]
+               "gzip", "chunked", "nul-in-value", "form-feed-after-length", "bare-cr",
+               "space-in-name", "unclosed-ipv6-target"]
 
 
 @pytest.mark.parametrize(("data", "status"), FRAMING, ids=FRAMING_IDS)
 def test_malformed_framing_is_answered_and_logged_at_debug_only(listener, caplog, data, status):
     with caplog.at_level(logging.DEBUG):
-        answer = raw(listener.port, data)
+        answer = exchange(listener.port, data)
     assert answer.split(b" ", 2)[1] == status, answer[:200]
     assert answer.count(b"HTTP/1.") == 1  # nothing hidden in a body was answered too
     assert [r for r in caplog.records if r.levelno >= logging.INFO] == []
@@ -199,7 +193,7 @@ def test_a_malformed_timestamp_is_401_and_one_warning(served, fake_slack, clock,
                           if k != "content-type")
                + f"Content-Length: {len(body)}\r\n\r\n".encode() + body)
     with caplog.at_level(logging.INFO):
-        answer = raw(daemon.service.listener.port, request)
+        answer = exchange(daemon.service.listener.port, request)
     assert answer.split(b" ", 2)[1] == b"401", answer[:200]
     (line,) = [r for r in caplog.records if r.levelno >= logging.WARNING]
     assert line.levelno == logging.WARNING and line.exc_info is None
@@ -215,7 +209,7 @@ def test_a_duplicated_signature_header_is_refused(served, fake_slack, clock):
                + b"".join(f"{k}: {v}\r\n".encode() for k, v in headers.items())
                + f"X-Slack-Signature: {headers['x-slack-signature']}\r\n".encode()
                + f"Content-Length: {len(body)}\r\n\r\n".encode() + body)
-    assert raw(daemon.service.listener.port, request).split(b" ", 2)[1] == b"401"
+    assert exchange(daemon.service.listener.port, request).split(b" ", 2)[1] == b"401"
     assert daemon.runtime.store.subscriptions() == []
 
 

@@ -12,6 +12,7 @@ import httpx
 import pytest
 from conftest import SLACK_TOKEN, TOKEN
 from fakes.github import Scripted
+from fakes.loopback import exchange
 from fakes.slack import WEBHOOK_PATH
 from fakes.slack import Scripted as SlackScripted
 from server_support import LISTEN, Served
@@ -111,12 +112,7 @@ def test_a_body_past_the_limit_is_refused(listener):
 
 def raw(listener, data: bytes) -> bytes:
     """What the listener answers to ``data`` sent as is, until it closes the connection."""
-    with socket.create_connection((listener.host, listener.port), timeout=10) as conn:
-        conn.sendall(data)
-        answer = b""
-        while chunk := conn.recv(65536):
-            answer += chunk
-    return answer
+    return exchange(listener.port, data, listener.host)
 
 
 @pytest.mark.parametrize(

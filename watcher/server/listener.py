@@ -178,7 +178,9 @@ class _Handler(BaseHTTPRequestHandler):
                 # part of a line: the fields stopped coming
                 raise _Incomplete("the request's header fields stopped coming")
             name, colon, value = str(line, "iso-8859-1").partition(":")
-            value = value.strip()
+            # Only spaces and tabs surround a value (RFC 9110 §5.6.3): str.strip would also
+            # take a form feed or \x1f, so "1\x1f" would read as a length a proxy may not see.
+            value = value.removesuffix("\n").removesuffix("\r").strip(" \t")
             if (len(line) > MAX_LINE or not colon or not _TOKEN.fullmatch(name)
                     or _FIELD_VALUE_CONTROL.search(value)):
                 self.send_error(HTTPStatus.BAD_REQUEST, "Bad header field")

@@ -10,16 +10,18 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from watcher.subscribe.parse import escape
 from watcher.untrusted import clean_line, clean_text
 
-# Slack's clients send at most 4,000 characters in one message (api.slack.com/rtm#limits:
-# "Clients should limit messages sent to channels to 4000 characters"), and a slash command is
-# typed as one; any command of ours is a few dozen.
+# Slack's clients keep one message to 4,000 characters (api.slack.com/rtm, Limits: "Clients
+# should limit messages sent to channels to 4000 characters"; the Web API truncates a message's
+# text past 40,000, api.slack.com/changelog/2018-04-truncating-really-long-messages), and a
+# slash command is typed as one message; any command of ours is a few dozen characters.
 MAX_TEXT = 4000
 MAX_NAME = 80  # characters of a channel name (Slack's limit for channel names)
-# Slack's ids (api.slack.com/reference/surfaces/formatting: "C", "G" channels, "D" direct
-# messages; "U", "W" users; "T" workspaces, "E" Enterprise Grid organisations): upper-case
-# letters and digits; bounded, since nothing Slack issues is longer.
+# Slack's ids: "C" public channels, "G" private ones and group DMs, "D" direct messages; "U"
+# users ("W" on Enterprise Grid); "T" workspaces, "E" Enterprise Grid organisations; the rest
+# upper-case letters and digits, 8 to 11 of them today, bounded here since none is longer.
 SLACK_IDS = {
     "channel_id": re.compile(r"[CDG][A-Z0-9]{2,31}"),
     "user_id": re.compile(r"[UW][A-Z0-9]{2,31}"),
@@ -70,7 +72,7 @@ class SlashCommand:
             value = getattr(self, name)
             if (value or name != "team_id") and not shape.fullmatch(value):
                 return (f"The command came with a {name} that is not a Slack id "
-                        f"({clean_line(value[:40]) or 'none'}); nothing was done.")
+                        f"({escape(clean_line(value[:40])) or 'none'}); nothing was done.")
         if len(self.channel_name) > MAX_NAME:
             return (f"The command came with a channel name past {MAX_NAME} characters; "
                     "nothing was done.")
