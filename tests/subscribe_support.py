@@ -11,8 +11,10 @@ import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlencode
 
+import httpx
 from conftest import SLACK_TOKEN, TOKEN, Clock
 
 from watcher.app import Dependencies
@@ -121,3 +123,23 @@ def signed(body: bytes, timestamp: float, secret: str = SIGNING_SECRET) -> dict[
         "x-slack-request-timestamp": str(int(timestamp)),
         "x-slack-signature": signature,
     }
+
+
+@contextmanager
+def serving_request_url(fake_github, fake_slack, write_config, clock) -> Iterator[Any]:
+    """Start daemons serving the request URL on loopback, on one store, one after the other
+    (a restart): each ``start()`` is ``running_daemon``'s context."""
+    fake_slack.add_token(SLACK_TOKEN, channels=[CHANNEL])
+    fake_github.add_release("pytorch/pytorch", tag="v2.5.0", body="## CUDA\n- Fix (#1)\n")
+    yield lambda: running_daemon(write_config, fake_slack.api_url, clock,
+                                 {"SLACK_SIGNING_SECRET": SIGNING_SECRET},
+                                 extra='[server]\nlisten = "127.0.0.1:0"\n')
+
+
+@contextmanager
+def served_request_url(*fakes: Any) -> Iterator[tuple[Daemon, httpx.Client]]:
+    """One such daemon, and an httpx client on its listener."""
+    with serving_request_url(*fakes) as start, start() as daemon:
+        assert daemon.service.listener is not None
+        with httpx.Client(base_url=daemon.service.listener.url) as http:
+            yield daemon, http
