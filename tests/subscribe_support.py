@@ -4,12 +4,17 @@ notes whose items fall in known subsystems and kinds."""
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import io
 import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
 
+import httpx
 from conftest import SLACK_TOKEN, TOKEN, Clock
 
 from watcher.app import Dependencies
@@ -92,3 +97,49 @@ def store_locked(daemon: Daemon, budget: float = 0.3) -> Iterator[None]:
 
 def channel_text(fake_slack, channel_id: str) -> str:
     return "\n".join(m.all_text() for m in fake_slack.channel_messages(channel_id))
+
+
+def form(text: str, channel: str, user: str = "U111") -> bytes:
+    return urlencode(
+        {
+            "token": "x",
+            "team_id": "T000",
+            "channel_id": channel,
+            "channel_name": "team-dist",
+            "user_id": user,
+            "command": "/release-watch",
+            "text": text,
+            "response_url": "https://hooks.slack.com/commands/1/2/3",
+        }
+    ).encode()
+
+
+def signed(body: bytes, timestamp: float, secret: str = SIGNING_SECRET) -> dict[str, str]:
+    """Slack's v0 signature (api.slack.com/authentication/verifying-requests-from-slack)."""
+    base = f"v0:{int(timestamp)}:".encode() + body
+    signature = "v0=" + hmac.new(secret.encode(), base, hashlib.sha256).hexdigest()
+    return {
+        "content-type": "application/x-www-form-urlencoded",
+        "x-slack-request-timestamp": str(int(timestamp)),
+        "x-slack-signature": signature,
+    }
+
+
+@contextmanager
+def serving_request_url(fake_github, fake_slack, write_config, clock) -> Iterator[Any]:
+    """Start daemons serving the request URL on loopback, on one store, one after the other
+    (a restart): each ``start()`` is ``running_daemon``'s context."""
+    fake_slack.add_token(SLACK_TOKEN, channels=[CHANNEL])
+    fake_github.add_release("pytorch/pytorch", tag="v2.5.0", body="## CUDA\n- Fix (#1)\n")
+    yield lambda: running_daemon(write_config, fake_slack.api_url, clock,
+                                 {"SLACK_SIGNING_SECRET": SIGNING_SECRET},
+                                 extra='[server]\nlisten = "127.0.0.1:0"\n')
+
+
+@contextmanager
+def served_request_url(*fakes: Any) -> Iterator[tuple[Daemon, httpx.Client]]:
+    """One such daemon, and an httpx client on its listener."""
+    with serving_request_url(*fakes) as start, start() as daemon:
+        assert daemon.service.listener is not None
+        with httpx.Client(base_url=daemon.service.listener.url) as http:
+            yield daemon, http

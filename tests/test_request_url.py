@@ -5,12 +5,9 @@ stale or replayed signature is 401 and a log line, and nothing is done."""
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import json
 import logging
 import time
-from urllib.parse import urlencode
 
 import httpx
 import pytest
@@ -23,38 +20,14 @@ from subscribe_support import (
     NEW_RELEASE,
     SIGNING_SECRET,
     channel_text,
+    form,
     running_daemon,
+    signed,
     store_locked,
 )
 
 from handlers.slack import SignatureCheck
-from watcher.subscribe.service import BUSY
-
-
-def form(text: str, channel: str, user: str = "U111") -> bytes:
-    return urlencode(
-        {
-            "token": "x",
-            "team_id": "T000",
-            "channel_id": channel,
-            "channel_name": "team-dist",
-            "user_id": user,
-            "command": "/release-watch",
-            "text": text,
-            "response_url": "https://hooks.slack.com/commands/1/2/3",
-        }
-    ).encode()
-
-
-def signed(body: bytes, timestamp: float, secret: str = SIGNING_SECRET) -> dict[str, str]:
-    """Slack's v0 signature (api.slack.com/authentication/verifying-requests-from-slack)."""
-    base = f"v0:{int(timestamp)}:".encode() + body
-    signature = "v0=" + hmac.new(secret.encode(), base, hashlib.sha256).hexdigest()
-    return {
-        "content-type": "application/x-www-form-urlencoded",
-        "x-slack-request-timestamp": str(int(timestamp)),
-        "x-slack-signature": signature,
-    }
+from watcher.subscribe.service import OTHER_PROGRAM, busy
 
 
 @pytest.fixture
@@ -142,7 +115,7 @@ def test_a_command_while_the_store_is_locked_is_answered_busy_in_time_and_does_n
         answer = http.post("/slack/commands", content=body, headers=signed(body, clock.epoch()))
         took = time.monotonic() - start
     assert answer.status_code == 200
-    assert answer.json() == {"response_type": "ephemeral", "text": BUSY}
+    assert answer.json() == {"response_type": "ephemeral", "text": busy(OTHER_PROGRAM)}
     assert 0.3 <= took < 0.3 + 0.5  # BUDGET (2 s) + 0.5 < Slack's 3 s: test_socket_mode
     assert daemon.runtime.store.subscriptions() == []
     fake_github.add_release("pytorch/pytorch", tag="v2.7.0", body=NEW_RELEASE)

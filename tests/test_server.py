@@ -12,6 +12,7 @@ import httpx
 import pytest
 from conftest import SLACK_TOKEN, TOKEN
 from fakes.github import Scripted
+from fakes.loopback import exchange
 from fakes.slack import WEBHOOK_PATH
 from fakes.slack import Scripted as SlackScripted
 from server_support import LISTEN, Served
@@ -111,12 +112,7 @@ def test_a_body_past_the_limit_is_refused(listener):
 
 def raw(listener, data: bytes) -> bytes:
     """What the listener answers to ``data`` sent as is, until it closes the connection."""
-    with socket.create_connection((listener.host, listener.port), timeout=10) as conn:
-        conn.sendall(data)
-        answer = b""
-        while chunk := conn.recv(65536):
-            answer += chunk
-    return answer
+    return exchange(listener.port, data, listener.host)
 
 
 @pytest.mark.parametrize(
@@ -309,7 +305,7 @@ def test_config_check_shows_server_and_refuses_a_bad_listen(write_config, run_cl
     config = write_config('[server]\nlisten = "127.0.0.1:9464"\n')
     result = run_cli("--config", str(config), "config", "check")
     assert result.code == 0, result.stderr
-    assert '"server": {\n    "listen": "127.0.0.1:9464"\n  }' in result.stdout
+    assert '"server": {\n    "listen": "127.0.0.1:9464",\n    "backlog": 1024\n  }' in result.stdout
     assert "reachable from other machines" not in result.stdout
     outside = run_cli(
         "--config", str(write_config('[server]\nlisten = "0.0.0.0:9464"\n')), "config", "check"

@@ -26,7 +26,7 @@ from subscribe_support import (
     store_locked,
 )
 
-from watcher.subscribe.service import BUDGET, BUSY
+from watcher.subscribe.service import BUDGET, OTHER_PROGRAM, busy
 
 
 @pytest.fixture
@@ -98,9 +98,10 @@ def test_a_command_while_the_store_is_locked_is_acked_busy_in_time_and_changes_n
             took = time.monotonic() - start
             listed = socket_mode.command("list", channel_id=channel)["payload"]["text"]
             unsubscribed = socket_mode.command("unsubscribe all", channel_id=channel)
-        assert ack["payload"] == {"response_type": "ephemeral", "text": BUSY}
+        answered_busy = {"response_type": "ephemeral", "text": busy(OTHER_PROGRAM)}
+        assert ack["payload"] == answered_busy
         assert 0.3 <= took < 0.3 + 0.5
-        assert unsubscribed["payload"] == {"response_type": "ephemeral", "text": BUSY}
+        assert unsubscribed["payload"] == answered_busy
         assert "• 1: pytorch/pytorch: every item in torch.export" in listed  # reads never wait
         assert daemon.runtime.store.subscriptions() == [kept]  # nothing done, once unlocked
         fake_github.add_release("pytorch/pytorch", tag="v2.7.0", body=NEW_RELEASE)

@@ -196,13 +196,13 @@ def commands(
     return SlashCommands(store, lambda: settings_from(config, secrets, {}), lambda: NOW), store
 
 
-def typed(text: str, *, user: str = "U1", channel: str = "C0DIST") -> dict[str, str]:
+def typed(text: str, *, user: str = "U01", channel: str = "C0DIST") -> dict[str, str]:
     return {
         "text": text,
         "channel_id": channel,
         "channel_name": "dist",
         "user_id": user,
-        "team_id": "T1",
+        "team_id": "T01",
         "command": "/release-watch",
     }
 
@@ -224,8 +224,8 @@ def test_subscribe_says_exactly_what_will_be_posted(tmp_path):
     assert "1 other subscription" in weekly["text"]
     stored = store.subscriptions("C0DIST")
     assert [(s.repos, s.subsystems, s.kinds, s.digest_schedule, s.created_by) for s in stored] == [
-        (["pytorch/pytorch"], ["distributed"], ["bc_breaking"], None, "U1"),
-        (["pytorch/xla"], ["spmd"], None, "0 9 * * MON", "U1"),
+        (["pytorch/pytorch"], ["distributed"], ["bc_breaking"], None, "U01"),
+        (["pytorch/xla"], ["spmd"], None, "0 9 * * MON", "U01"),
     ]
     again = service.respond(typed("subscribe bc_breaking pytorch/pytorch distributed"))
     assert "already subscribed" in again["text"] and len(store.subscriptions()) == 2

@@ -1,9 +1,11 @@
-"""Logging setup: plain text or JSON lines on stderr, with every known secret masked."""
+"""Logging setup: plain text or JSON lines on stderr, with every known secret masked, and the
+credentials any URL carries (``user:pass@``, ``?token=``)."""
 
 from __future__ import annotations
 
 import json
 import logging
+import re
 import sys
 from collections.abc import Iterable
 from datetime import UTC, datetime
@@ -17,6 +19,24 @@ _FRAGMENT = 8  # a piece of a secret this long identifies it on its own
 # What an HTTP client leaves unencoded in a URL it prints (RFC 3986 §2.2 reserved, §2.3
 # unreserved, and "%"), as requests' requote_uri does.
 _URL_SAFE = "/:?#[]@!$&'()*+,;=%~"
+
+
+# Credentials a URL carries whatever the configuration says of them: the user information
+# before the host (RFC 3986 §3.2.1, ``https://user:pass@host``), and the query parameters
+# services take tokens in (``?token=``, ``&access_token=``, ``api_key``, ``sig``...).
+_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/?#\s@]+@")
+_QUERY_SECRET = re.compile(
+    r"(?i)([?&;](?:[a-z0-9_.-]*[_.-])?(?:access_?token|token|api_?key|apikey|key|secret|"
+    r"password|passwd|pwd|auth|sig|signature|credentials?)=)[^&#\s\"'<>]+")
+
+
+def mask_url_credentials(text: str) -> str:
+    """``text`` with every URL's credentials shown as ``***``: its user and password
+    (``https://***@host/``) and the values of its token-like query parameters (``?token=***``),
+    wherever a URL sits in the text (a config value, an error quoting a request)."""
+    if "://" not in text and "=" not in text:
+        return text
+    return _QUERY_SECRET.sub(rf"\1{MASK}", _USERINFO.sub(rf"\1{MASK}@", text))
 
 
 def _request_target(url: str) -> str:
@@ -70,11 +90,12 @@ class RedactSecrets(logging.Filter):
     def redact(self, text: str) -> str:
         for secret in self.secrets:
             text = text.replace(secret, MASK)
-        return text
+        return mask_url_credentials(text)
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if self.secrets:
-            record.msg, record.args = self.redact(record.getMessage()), None
+        message = record.getMessage()
+        if self.secrets or mask_url_credentials(message) != message:
+            record.msg, record.args = self.redact(message), None
             if record.exc_info and not record.exc_text:
                 record.exc_text = logging.Formatter().formatException(record.exc_info)
             if record.exc_text:
@@ -176,4 +197,4 @@ def redact(text: str) -> str:
         for log_filter in handler.filters:
             if isinstance(log_filter, RedactSecrets):
                 text = log_filter.redact(text)
-    return text
+    return mask_url_credentials(text)

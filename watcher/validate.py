@@ -151,10 +151,27 @@ def impact_problems(config: Config) -> list[str]:
     return problems
 
 
+def blank_secrets(config: Config, deps: Dependencies,
+                  notifiers: dict[str, Notifier]) -> list[str]:
+    """One line per secret variable set to nothing but whitespace, the environment's and
+    the notifiers' (a webhook URL's variable: named by a table's ``{ env = "NAME" }``, or a
+    notifier type's default), naming the variable and never its value."""
+    names = deps.get_secrets().blank()
+    sources = [env for notifier in notifiers.values()
+               for env in notifier.config.secret_sources.values()]
+    sources += [value["env"] for raw in config.notifiers for value in raw.values()
+                if isinstance(value, dict) and set(value) == {"env"}
+                and isinstance(value["env"], str)]
+    names += [env for env in sources if deps.environ.get(env, "").isspace()]
+    return [f"{name} is set to nothing but whitespace: set it to the real value, or unset it"
+            for name in dict.fromkeys(names)]
+
+
 def _check(config: Config, deps: Dependencies) -> tuple[dict[str, Notifier], list[str]]:
     notifiers, problems = _notifiers(config, deps)
     problems += impact_problems(config)
     problems += command_problems(deps.get_secrets())  # /release-watch's tokens
+    problems += blank_secrets(config, deps, notifiers)
     try:
         taxonomy_for(config)  # user rules must compile and name real subsystems
     except ConfigError as error:

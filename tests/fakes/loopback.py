@@ -156,3 +156,14 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
 
     do_GET = do_HEAD = do_POST = do_PUT = do_PATCH = do_DELETE = _serve
+
+
+def exchange(port: int, data: bytes, host: str = "127.0.0.1") -> bytes:
+    """What a server on ``host:port`` answers to ``data`` sent as it is (no HTTP client to
+    tidy it up), read until the server closes the connection."""
+    with socket.create_connection((host, port), timeout=10) as conn:
+        conn.sendall(data)
+        answer = b""
+        while chunk := conn.recv(65536):
+            answer += chunk
+    return answer

@@ -202,6 +202,10 @@ class ServerConfig(Section):
 
     # None: no listener. A host other than loopback is reachable from other machines.
     listen: str | None = None
+    # Connections the kernel completes and holds until the listener accepts them; the
+    # standard library's 5 makes every sixth connect of a burst wait a 1 s SYN retry, longer
+    # than a probe's timeout. Linux caps it at net.core.somaxconn (4096).
+    backlog: int = Field(default=1024, ge=1, le=65535)
 
     @field_validator("listen")
     @classmethod
@@ -316,3 +320,15 @@ class Secrets(BaseModel):
             found = {name.upper(): value for name, value in os.environ.items()}
             values = {name: found[name] for name in _SECRET_NAMES if name in found}
         super().__init__(**values)
+
+    def blank(self) -> list[str]:
+        """The variables set to nothing but whitespace. An empty one counts as unset; one of
+        spaces is a mistake (a signing secret of one space is a key anyone can sign with),
+        refused by ``config check`` and ``run`` rather than used."""
+        names = []
+        for name, info in type(self).model_fields.items():
+            value = getattr(self, name)
+            if isinstance(value, SecretStr) and value.get_secret_value().isspace():
+                alias = info.validation_alias
+                names.append(alias.choices[0] if isinstance(alias, AliasChoices) else str(alias))
+        return [str(name) for name in names]

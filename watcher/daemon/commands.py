@@ -88,13 +88,16 @@ class SlackCommands:
         secret = secret_value(self.deps.get_secrets().slack_signing_secret)
         if secret is None:
             return {}
-        endpoint = self.transports.request_url(secret, self._respond, self.deps.epoch)
+        endpoint = self.transports.request_url(secret, self._respond_once, self.deps.epoch)
         return {COMMANDS_PATH: Route(endpoint, frozenset({"POST"}))}
 
-    def _respond(self, payload: Mapping[str, Any]) -> dict[str, Any]:
+    def _respond_once(
+        self, payload: Mapping[str, Any], signature: str, until: float
+    ) -> dict[str, Any] | None:
+        """A signed request's answer, None once the store saw its signature (a replay)."""
         if self.commands is None:  # the listener may be up before the daemon's store
             return Answer("release-watch is starting; try again in a moment.").payload()
-        return self.commands.respond(payload)
+        return self.commands.respond_once(payload, signature, until)
 
     def close(self) -> None:
         if self._socket is not None:

@@ -212,7 +212,8 @@ class Daemon:
             yield False
             return
         try:
-            with writer_lock(self.config.store_path(), wait=self.config.poll.lock_wait):
+            with writer_lock(self.config.store_path(), wait=self.config.poll.lock_wait,
+                             doing=f"the daemon's {name} job"):
                 yield True
         except (StoreDamaged, StoreReadOnly) as error:
             logger.error("%s job: %s; stopping the daemon", name, error)

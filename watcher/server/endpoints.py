@@ -143,6 +143,7 @@ class Service:
 
     def __init__(self, server: ServerConfig) -> None:
         self.address = server.address
+        self.backlog = server.backlog
         self.metrics: Metrics = PrometheusMetrics() if self.address is not None else Metrics()
         self.listener: Listener | None = None
 
@@ -157,7 +158,8 @@ class Service:
             lambda: (daemon.config, lambda: _watched(daemon)),
             lambda repos: _last_successes(daemon, repos),
         )
-        self.listener = Listener(host, port, daemon_routes(daemon, self.metrics))
+        self.listener = Listener(host, port, daemon_routes(daemon, self.metrics),
+                                 backlog=self.backlog)
         self.listener.start()
         if not is_loopback(host):
             logger.warning(

@@ -5,6 +5,13 @@ knows is 404, a method its route does not take 405. Whatever an endpoint raises,
 gets a bare 500 and the log one line: never a traceback, never the error's text (it may name
 a path or quote a secret) on the wire.
 
+Framing is strict, so that no proxy in front can read a request differently from us (a
+request hidden in a body): a ``Content-Length`` is ASCII digits, at most ``MAX_DIGITS`` of them,
+and given once; a ``Transfer-Encoding`` is refused (411 for ``chunked``, 501 for any other,
+400 beside a ``Content-Length``); a field value holding a control character is 400. Whatever
+cannot be read is answered 400 (never a 500, never a close without an answer, but where the
+client stops sending), and logged at debug level only: it is the client's mistake, not ours.
+
 Each connection's socket blocks, its waits bounded by the kernel (``IDLE_TIMEOUT``: a
 request that stops coming is dropped unanswered), and an answer is one ``sendmsg``: a scrape
 during a poll gives up and takes back the interpreter's lock as few times as it can.
@@ -12,7 +19,9 @@ during a poll gives up and takes back the interpreter's lock as few times as it 
 
 from __future__ import annotations
 
+import _thread
 import logging
+import re
 import socket
 import struct
 import sys
@@ -33,6 +42,11 @@ MAX_BODY = 1 << 20  # what a POST may carry (a Slack slash command is a few hund
 IDLE_TIMEOUT = 15.0  # seconds a kept-alive connection may sit idle, or a request dribble in
 MAX_LINE = 8192  # bytes of one header field line
 MAX_FIELDS = 100  # header fields of one request
+MAX_DIGITS = 16  # of a Content-Length: enough for any body, too few to be slow to read
+BACKLOG = 1024  # connections the kernel completes before we accept them ([server] backlog)
+_DIGITS = re.compile(f"[0-9]{{1,{MAX_DIGITS}}}")  # str.isdigit takes "²"
+_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")  # a field name (RFC 9110 §5.1)
+_FIELD_VALUE_CONTROL = re.compile("[\x00-\x08\x0a-\x1f\x7f]")  # RFC 9110 §5.5: no CTL but tab
 Routes = Mapping[str, Handler | Route]
 _KNOWN = frozenset(status.value for status in HTTPStatus)
 
@@ -72,7 +86,17 @@ def dispatch(routes: Routes, request: Request) -> Response:
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True  # a client holding a connection never keeps the process alive
+    request_queue_size = BACKLOG  # the standard library's 5 drops a burst's connects
     routes: Routes
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        """Each connection on a thread of its own, started without waiting for it to run:
+        ``threading.Thread.start`` waits, and on a busy machine each wait costs a switch of
+        the interpreter's lock (5 ms), so accepting a burst of 500 connects took seconds and
+        a probe queued behind them timed out. The threads are daemons, as
+        ``daemon_threads`` makes ``ThreadingMixIn``'s (``process_request_thread`` closes the
+        connection and reports what it raised)."""
+        _thread.start_new_thread(self.process_request_thread, (request, client_address))
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """Outside an endpoint (a client hanging up mid-answer): one line, no traceback."""
@@ -154,10 +178,20 @@ class _Handler(BaseHTTPRequestHandler):
                 # part of a line: the fields stopped coming
                 raise _Incomplete("the request's header fields stopped coming")
             name, colon, value = str(line, "iso-8859-1").partition(":")
-            if len(line) > MAX_LINE or not colon or not name.strip() or name != name.strip():
+            # Only spaces and tabs surround a value (RFC 9110 §5.6.3): str.strip would also
+            # take a form feed or \x1f, so "1\x1f" would read as a length a proxy may not see.
+            value = value.removesuffix("\n").removesuffix("\r").strip(" \t")
+            if (len(line) > MAX_LINE or not colon or not _TOKEN.fullmatch(name)
+                    or _FIELD_VALUE_CONTROL.search(value)):
                 self.send_error(HTTPStatus.BAD_REQUEST, "Bad header field")
                 return False
-            self.fields[name.lower()] = value.strip()
+            key = name.lower()
+            if key in self.fields:
+                if key == "content-length":  # which one a proxy honours is anyone's guess
+                    self.send_error(HTTPStatus.BAD_REQUEST, "Content-Length given twice")
+                    return False
+                value = f"{self.fields[key]}, {value}"  # RFC 9110 §5.3: one list, in order
+            self.fields[key] = value
         else:
             self.send_error(HTTPStatus.REQUEST_HEADER_FIELDS_TOO_LARGE, "Too many fields")
             return False
@@ -168,17 +202,19 @@ class _Handler(BaseHTTPRequestHandler):
         return True
 
     def _request(self) -> Request | Response:
-        if "transfer-encoding" in self.fields:
-            return Response(411, b"send a content-length\n")
-        length = self.fields.get("content-length") or "0"
-        if not length.isdigit():
-            return Response(400, b"bad content-length\n")
-        if int(length) > MAX_BODY:
+        framing = _framing_problem(self.fields)
+        if framing is not None:
+            return framing
+        length = int(self.fields.get("content-length", "0"))
+        if length > MAX_BODY:
             return Response(413, b"request body too large\n")
-        body = self.rfile.read(int(length)) if int(length) else b""
-        if body is None or len(body) < int(length):
+        body = self.rfile.read(length) if length else b""
+        if body is None or len(body) < length:
             raise _Incomplete("the request's body stopped coming")
-        split = urlsplit(self.path)
+        try:
+            split = urlsplit(self.path)
+        except ValueError:  # "//[": an IPv6 authority never closed
+            return Response(400, b"bad request target\n")
         return Request(self.command, unquote(split.path) or "/", self.fields, body, split.query)
 
     def _serve(self) -> None:
@@ -222,22 +258,43 @@ class _Handler(BaseHTTPRequestHandler):
     do_GET = do_HEAD = do_POST = do_PUT = do_PATCH = do_DELETE = do_OPTIONS = _serve
 
 
-class Listener:
-    """``routes`` served on ``host:port`` from a daemon thread, until ``stop``."""
+def _framing_problem(fields: Mapping[str, str]) -> Response | None:
+    """Why the body's length cannot be known for sure, as the answer; None when it can."""
+    coding = fields.get("transfer-encoding")
+    if coding is not None:
+        if "content-length" in fields:  # RFC 9112 §6.1: a smuggling attempt, or a broken proxy
+            return Response(400, b"content-length and transfer-encoding together\n")
+        if coding.lower() == "chunked":
+            return Response(411, b"send a content-length\n")
+        return Response(501, b"transfer-encoding not supported\n")
+    length = fields.get("content-length")
+    if length is not None and not _DIGITS.fullmatch(length):
+        return Response(400, b"bad content-length\n")
+    return None
 
-    def __init__(self, host: str, port: int, routes: Routes) -> None:
+
+class Listener:
+    """``routes`` served on ``host:port`` from a daemon thread, until ``stop``; ``backlog``
+    connections wait for their turn in the kernel (``[server] backlog``)."""
+
+    def __init__(self, host: str, port: int, routes: Routes, *, backlog: int = BACKLOG) -> None:
         self.host = host
         self.port = port
         self.routes = routes
+        self.backlog = backlog
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
 
     def start(self) -> None:
         """Bind now, so a port in use is an error at start, not a silent missing endpoint."""
         kind = _Server6 if ":" in self.host else _Server
+        server = kind((self.host, self.port), _Handler, bind_and_activate=False)
+        server.request_queue_size = self.backlog  # what server_activate hands to listen()
         try:
-            server = kind((self.host, self.port), _Handler)
+            server.server_bind()
+            server.server_activate()
         except OSError as error:
+            server.server_close()
             raise WatcherError(
                 f"cannot listen on {self._where()} ([server] listen): "
                 f"{error.strerror or error}; is another process using the "

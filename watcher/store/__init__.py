@@ -5,8 +5,9 @@ in one ledger, and diskcache keys for what is a cache); ``storedir`` says what i
 ``store.path`` before anything opens it; ``db`` is the SQLite connection and its transactions;
 ``schema`` creates the ledger's tables and runs the upgrades (``migrate_v1``, ``migrate_v2``);
 ``cachekeys`` and ``cacherows`` are diskcache's keys and rows; ``records`` the values it keeps;
-``locks`` the cross-process locks on the directory; ``digests``, ``pace`` and ``subscriptions``
-are parts of ``Store`` (digest queues, the shared pacing window, channels' Slack subscriptions).
+``locks`` the cross-process locks on the directory; ``digests``, ``pace``, ``seen`` and
+``subscriptions`` are parts of ``Store`` (digest queues, the shared pacing window, the signed
+requests seen, channels' Slack subscriptions).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
     from watcher.store.locks import FileLock as FileLock
     from watcher.store.locks import daemon_lock as daemon_lock
     from watcher.store.locks import running_daemon as running_daemon
+    from watcher.store.locks import writer_activity as writer_activity
     from watcher.store.locks import writer_lock as writer_lock
     from watcher.store.records import Delivery as Delivery
     from watcher.store.records import DigestDelivery as DigestDelivery
@@ -55,6 +57,7 @@ _EXPORTS = {
     "Shape": "storedir",
     "Store": "store",
     "Subscription": "subscriptions",
+    "writer_activity": "locks",
     "writer_lock": "locks",
 }
 __all__ = sorted(_EXPORTS)

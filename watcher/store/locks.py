@@ -27,7 +27,9 @@ class FileLock:
         self.path = path
         self._fd: int | None = None
 
-    def try_acquire(self) -> bool:
+    def try_acquire(self, doing: str = "") -> bool:
+        """Take the lock without waiting; the file then says who holds it (the pid) and,
+        on a second line, ``doing`` (what for)."""
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
@@ -42,15 +44,25 @@ class FileLock:
                 return False
             raise StoreError(f"cannot lock {self.path}: {error.strerror}") from None
         os.ftruncate(fd, 0)
-        os.write(fd, f"{os.getpid()}\n".encode())
+        os.write(fd, f"{os.getpid()}\n{doing}\n".encode() if doing else f"{os.getpid()}\n".encode())
         self._fd = fd
         return True
 
     def holder(self) -> str:
+        """The holder's pid, as the file says."""
+        return self._lines()[0] or "unknown"
+
+    def doing(self) -> str:
+        """What the holder said it holds the lock for; "" when it said nothing."""
+        return self._lines()[1]
+
+    def _lines(self) -> tuple[str, str]:
         try:
-            return self.path.read_text().strip() or "unknown"
+            lines = self.path.read_text().splitlines()
         except OSError:
-            return "unknown"
+            lines = []
+        first, second = [*lines, "", ""][:2]
+        return first.strip(), second.strip()
 
     def release(self) -> None:
         if self._fd is not None:
@@ -114,15 +126,26 @@ def daemon_lock(store_path: Path) -> FileLock:
     return lock
 
 
+def writer_activity(store_path: Path) -> str | None:
+    """What holds the store's writer lock now, as its holder said ("the daemon's poll job
+    (pid 12)"); None when nothing does (or it cannot be told)."""
+    lock = FileLock(store_path / "writer.lock")
+    if _locked(lock.path) is not True:
+        return None
+    return f"{lock.doing() or 'a poll, delivery or digest'} (pid {lock.holder()})"
+
+
 @contextmanager
 def writer_lock(store_path: Path, *, wait: float, sleep: Callable[[float], None] = time.sleep,
                 monotonic: Callable[[], float] = time.monotonic,
-                on_wait: Callable[[str], None] | None = None) -> Iterator[None]:
-    """Hold the store's writer lock, waiting up to ``wait`` seconds for another holder."""
+                on_wait: Callable[[str], None] | None = None,
+                doing: str = "") -> Iterator[None]:
+    """Hold the store's writer lock, waiting up to ``wait`` seconds for another holder;
+    ``doing`` says what for, to whoever finds the store busy (``writer_activity``)."""
     lock = FileLock(store_path / "writer.lock")
     deadline = monotonic() + wait
     told = False
-    while not lock.try_acquire():
+    while not lock.try_acquire(doing):
         if monotonic() >= deadline:
             raise StoreError(f"the store {store_path} is busy (pid {lock.holder()} is polling "
                              f"or delivering); gave up after {wait:.0f}s, try again later")

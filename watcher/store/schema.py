@@ -12,8 +12,8 @@ Schema 1 kept everything as diskcache keys, the outbox and digest queues as sing
 rewritten on every event. Schema 2 moved everything into tables and dropped diskcache's.
 Both are upgraded on open, each in one transaction (``watcher/store/migrate_v1.py``,
 ``watcher/store/migrate_v2.py``). Tables added since schema 3 came out (``ADDITIONS``: the
-shared pacing window, the Slack subscriptions) are created by every writable open that misses
-them, in the same transaction, without a version of their own.
+shared pacing window, the Slack subscriptions, the signed requests seen) are created by every
+writable open that misses them, in the same transaction, without a version of their own.
 """
 
 from __future__ import annotations
@@ -58,7 +58,9 @@ LEDGER = frozenset(re.findall(r"CREATE TABLE (\w+)", TABLES))  # schema 2 has th
 # the store (nothing in it outlives a minute); the outbox's indexes let ``status`` count
 # deliveries per notifier and find the failing ones without reading every queued record (a
 # store without them is read by scans); rw_subscription holds the channels' Slack
-# subscriptions (``watcher/store/subscriptions.py``). Neither a damaged ledger nor a bare file
+# subscriptions (``watcher/store/subscriptions.py``); rw_seen_request the Slack request URL's
+# signatures of the last five minutes (``watcher/store/seen.py``: nothing in it outlives them).
+# Neither a damaged ledger nor a bare file
 # is judged by these tables.
 ADDITIONS = """
 CREATE TABLE IF NOT EXISTS rw_pace (key TEXT NOT NULL, at REAL NOT NULL);
@@ -69,6 +71,8 @@ CREATE INDEX IF NOT EXISTS rw_delivery_failing ON rw_delivery (seq)
 CREATE TABLE IF NOT EXISTS rw_subscription (id INTEGER PRIMARY KEY AUTOINCREMENT,
                                             channel TEXT NOT NULL, record TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS rw_subscription_channel ON rw_subscription (channel, id);
+CREATE TABLE IF NOT EXISTS rw_seen_request (key TEXT PRIMARY KEY, until REAL NOT NULL);
+CREATE INDEX IF NOT EXISTS rw_seen_request_until ON rw_seen_request (until);
 """
 ADDED = frozenset(re.findall(r"CREATE TABLE IF NOT EXISTS (\w+)", ADDITIONS))
 DISKCACHE = frozenset({"Settings", "Cache"})

@@ -25,6 +25,8 @@ In tables (schema 3, ``schema.py``; values are JSON so a future version can read
   rw_pace           the send times of the last minute's GitHub requests, from every process on
                     this store (``watcher/github/pacing.py``); created by any schema-3 open
   rw_subscription   channels' Slack subscriptions (``subscriptions.py``); likewise
+  rw_seen_request   the Slack request URL's signatures until they expire (``seen.py``), so a
+                    replay is refused across restarts and processes; likewise
 
 Adding an event is a few row inserts and sending one a row delete, whatever is stored; queues
 are read in order without being rewritten; ``status`` reads per repo, counts the outbox per
@@ -55,6 +57,7 @@ from watcher.store.digests import DigestLedger
 from watcher.store.pace import PaceLedger
 from watcher.store.records import Delivery, DigestDelivery, ReleaseRecord, RepoState, delivery_id
 from watcher.store.schema import SCHEMA_VERSION
+from watcher.store.seen import SeenLedger
 from watcher.store.storedir import open_database
 from watcher.store.subscriptions import SubscriptionLedger
 
@@ -62,7 +65,7 @@ __all__ = ["SCHEMA_VERSION", "Delivery", "DigestDelivery", "ReleaseRecord", "Rep
            "Store", "delivery_id"]
 
 
-class Store(DigestLedger, PaceLedger, SubscriptionLedger):
+class Store(DigestLedger, PaceLedger, SeenLedger, SubscriptionLedger):
     def __init__(self, db: Database, keys: CacheKeys | None = None) -> None:
         self.db = db
         self.keys = keys  # None: read-only, the ledger alone

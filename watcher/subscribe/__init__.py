@@ -1,8 +1,9 @@
 """Subscriptions from Slack: ``/release-watch subscribe|unsubscribe|list|help``, typed in the
 channel that is to get the news.
 
-``vocabulary`` knows the words (subsystems, kinds, watched repositories) and the nearest ones to
-a word it does not; ``parse`` reads a command's text; ``words`` says what a subscription posts;
+``command`` is what Slack sends for one command, checked, and its answer; ``vocabulary`` knows
+the words (subsystems, kinds, watched repositories) and the nearest ones to a word it does not;
+``parse`` reads a command's text; ``words`` says what a subscription posts;
 ``replies`` writes ``help`` and ``list``; ``settings`` is what the commands need of the
 configuration, and how a subscription becomes a Slack notifier's table; ``service`` answers one
 command, changing the store's subscriptions on the way; ``transports`` is the port the ways a
@@ -17,9 +18,9 @@ from typing import TYPE_CHECKING
 from watcher import lazy_exports
 
 if TYPE_CHECKING:
+    from watcher.subscribe.command import Answer as Answer
+    from watcher.subscribe.command import SlashCommand as SlashCommand
     from watcher.subscribe.parse import parse_command as parse_command
-    from watcher.subscribe.service import Answer as Answer
-    from watcher.subscribe.service import SlashCommand as SlashCommand
     from watcher.subscribe.service import SlashCommands as SlashCommands
     from watcher.subscribe.settings import CommandSettings as CommandSettings
     from watcher.subscribe.settings import command_problems as command_problems
@@ -35,7 +36,7 @@ if TYPE_CHECKING:
     from watcher.subscribe.words import subscription_words as subscription_words
 
 _EXPORTS = {
-    "Answer": "service",
+    "Answer": "command",
     "command_problems": "settings",
     "CommandSettings": "settings",
     "CommandTransports": "transports",
@@ -46,7 +47,7 @@ _EXPORTS = {
     "schedule_words": "words",
     "secret_value": "settings",
     "settings_from": "settings",
-    "SlashCommand": "service",
+    "SlashCommand": "command",
     "SlashCommands": "service",
     "subscription_rows": "words",
     "subscription_words": "words",

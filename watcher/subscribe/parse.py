@@ -83,8 +83,13 @@ def escape(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
+MAX_SHOWN = 60  # characters of a word shown back; what someone typed need not be echoed whole
+MAX_NAMED = 3  # unknown words an answer names (with what was meant); the rest are counted
+
+
 def code(text: str) -> str:
-    return f"`{escape(text).replace('`', '')}`"
+    shown = text if len(text) <= MAX_SHOWN else text[: MAX_SHOWN - 1] + "…"
+    return f"`{escape(shown).replace('`', '')}`"
 
 
 def parse_command(text: str, vocabulary: Vocabulary) -> Command:
@@ -197,14 +202,22 @@ def _take_digest(words: list[str]) -> tuple[list[str], str | None, str | None]:
 
 def _filters(words: list[str], vocabulary: Vocabulary) -> tuple[Filters, list[str]]:
     found: dict[str, list[str]] = {"repo": [], "subsystem": [], "kind": []}
-    problems: list[str] = []
+    unknown: list[str] = []
     for word in words:
         meaning = vocabulary.meaning(word)
         if meaning is not None:
             if meaning.value not in found[meaning.kind]:
                 found[meaning.kind].append(meaning.value)
-        else:
-            problems.append(_unknown(word, vocabulary))
+        elif word not in unknown:
+            unknown.append(word)
+    if len(unknown) <= MAX_NAMED:  # each one's nearest words are worth their cost
+        problems = [_unknown(word, vocabulary) for word in unknown]
+    else:  # an answer as long as the command helps nobody: the first few, and a count
+        named = ", ".join(code(word) for word in unknown[:MAX_NAMED])
+        problems = [
+            f"I don't know these words: {named} and {len(unknown) - MAX_NAMED} more "
+            "(`/release-watch help` lists the subsystems, kinds and repositories)."
+        ]
     filters = Filters(
         repos=found["repo"] or None,
         subsystems=found["subsystem"] or None,

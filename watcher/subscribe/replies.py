@@ -14,7 +14,7 @@ from watcher.subscribe.settings import CommandSettings
 from watcher.subscribe.words import subscription_words
 
 if TYPE_CHECKING:
-    from watcher.subscribe.service import SlashCommand
+    from watcher.subscribe.command import SlashCommand
 
 
 def words_of(sub: Subscription, settings: CommandSettings) -> str:

@@ -8,9 +8,13 @@ configuration (SIGHUP) applies to the next one.
 Slack shows "failed" when the answer is not back within 3 seconds, whatever happened. So a
 command waits at most ``BUDGET`` seconds in all, one at a time, for the store's write lock (a
 poll recording what it found holds it); past that its transaction never began, and the answer
-says the store was busy and nothing changed. Reads (``list``) never wait: the store is in WAL
-mode. (Acking at once and answering through ``response_url`` would instead leave a change in
-flight that Slack's user cannot see, and lose it on a SIGTERM.)
+says the store was busy, what kept it busy (another command, the daemon's poll job, another
+program), and that nothing changed. Reads (``list``) never wait: the store is in WAL mode.
+A command Slack could not have sent (``watcher.subscribe.command``) is refused before the lock
+is waited for. A signed request's signature is recorded in the store before anything it asks
+for is done (``respond_once``), so a replay does nothing. (Acking at once and answering
+through ``response_url`` would instead leave a change in flight that Slack's user cannot see,
+and lose it on a SIGTERM.)
 """
 
 from __future__ import annotations
@@ -19,12 +23,12 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from watcher.errors import StoreBusy, WatcherError
-from watcher.store import Subscription
+from watcher.store import Subscription, writer_activity
+from watcher.subscribe.command import Answer, SlashCommand
 from watcher.subscribe.parse import (
     Filters,
     Help,
@@ -44,52 +48,16 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 BUDGET = 2.0  # seconds a command may wait for the store, of the 3 Slack waits for its answer
-BUSY = (
-    "release-watch is busy writing to its store (a poll is recording what it found), so "
-    "nothing was changed. Try again in a moment."
-)
+ANOTHER_COMMAND = "another /release-watch command was being answered"
+OTHER_PROGRAM = "another program held its write lock (no poll, delivery or digest was running)"
 
 
-@dataclass(frozen=True)
-class SlashCommand:
-    """The fields of Slack's slash-command payload that matter here
-    (api.slack.com/interactivity/slash-commands#app_command_handling)."""
-
-    text: str
-    channel_id: str
-    channel_name: str = ""
-    user_id: str = ""
-    team_id: str = ""
-    command: str = "/release-watch"
-
-    @classmethod
-    def from_payload(cls, payload: Mapping[str, Any]) -> SlashCommand:
-        def text(key: str, default: str = "") -> str:
-            value = payload.get(key)
-            return value if isinstance(value, str) else default
-
-        return cls(
-            text=text("text"),
-            channel_id=text("channel_id"),
-            channel_name=text("channel_name"),
-            user_id=text("user_id"),
-            team_id=text("team_id"),
-            command=text("command") or "/release-watch",
-        )
-
-    @property
-    def channel(self) -> str:
-        """How answers name the channel: Slack shows ``<#C…>`` as its current name."""
-        return f"<#{self.channel_id}>"
-
-
-@dataclass(frozen=True)
-class Answer:
-    text: str
-
-    def payload(self) -> dict[str, Any]:
-        """Only the person who typed the command sees it."""
-        return {"response_type": "ephemeral", "text": self.text}
+def busy(reason: str) -> str:
+    """The answer when the store could not be written in time, saying what held it."""
+    return (
+        f"release-watch could not change its store in time ({reason}), so nothing was "
+        "changed. Try again in a moment."
+    )
 
 
 class SlashCommands:
@@ -114,23 +82,48 @@ class SlashCommands:
         """``answer`` as the body Slack shows, within ``budget`` seconds and a little; whatever
         fails is a log line and an answer saying so, never a command half done (each change is
         one transaction)."""
+        answered = self._respond(payload, None)
+        assert answered is not None  # only a signed request can have been seen before
+        return answered
+
+    def respond_once(
+        self, payload: Mapping[str, Any], key: str, until: float
+    ) -> dict[str, Any] | None:
+        """``respond``, once per ``key`` (a request's signature, stale from the epoch second
+        ``until``): the key is recorded in the store before anything is done, and None is the
+        answer when the store saw it before (a replay: nothing is done)."""
+        return self._respond(payload, (key, until))
+
+    def _respond(
+        self, payload: Mapping[str, Any], once: tuple[str, float] | None
+    ) -> dict[str, Any] | None:
+        command = SlashCommand.from_payload(payload)
+        refused = command.problem()
+        if refused is not None:  # at once: neither the lock nor the store is waited for
+            logger.info("slack: /release-watch refused: %s", refused)
+            return Answer(refused).payload()
         start = self.monotonic()
         if not self._one_at_a_time.acquire(timeout=self.budget):
             logger.warning(
-                "slack: /release-watch answered busy: other commands took %.1fs", self.budget
+                "slack: /release-watch answered busy: %s for %.1fs", ANOTHER_COMMAND, self.budget
             )
-            return Answer(BUSY).payload()
+            return Answer(busy(ANOTHER_COMMAND)).payload()
         try:
             left = self.budget - (self.monotonic() - start)
             self.store.db.wait_at_most(max(0.05, left))
+            if once is not None and not self.store.first_sighting(
+                once[0], self.clock().timestamp(), once[1]
+            ):
+                return None
             return self.answer(payload).payload()
         except StoreBusy:
+            reason = self._holder()
             logger.warning(
-                "slack: /release-watch answered busy: another writer held the store for "
-                "%.1fs; nothing was changed",
+                "slack: /release-watch answered busy after %.1fs: %s; nothing was changed",
                 self.monotonic() - start,
+                reason,
             )
-            return Answer(BUSY).payload()
+            return Answer(busy(reason)).payload()
         except WatcherError as error:
             logger.error("slack: /release-watch failed: %s", error)
         except Exception:
@@ -141,8 +134,17 @@ class SlashCommands:
             "Sorry, release-watch could not do that (its log says why); nothing was changed."
         ).payload()
 
+    def _holder(self) -> str:
+        """Who holds the store's write lock, as far as can be told: the holder of its writer
+        lock (a poll, a delivery run, a digest), else some other program."""
+        doing = writer_activity(self.store.db.path.parent)
+        return f"{doing} held its write lock" if doing else OTHER_PROGRAM
+
     def answer(self, payload: Mapping[str, Any]) -> Answer:
         command = SlashCommand.from_payload(payload)
+        refused = command.problem()
+        if refused is not None:
+            return Answer(refused)
         settings = self.settings()
         parsed = parse_command(command.text, settings.vocabulary)
         if isinstance(parsed, Help):

@@ -15,6 +15,9 @@ if TYPE_CHECKING:
     from watcher.server import Handler
 
 Respond = Callable[[Mapping[str, Any]], dict[str, Any]]
+# A signed request's answer, given its signature and until when that signature is valid; None
+# when the store has seen the signature before (a replay, refused).
+RespondOnce = Callable[[Mapping[str, Any], str, float], dict[str, Any] | None]
 
 
 class SocketConnection(Protocol):
@@ -30,7 +33,8 @@ class CommandTransports:
     """The ways ``/release-watch`` reaches the daemon, Slack's adapters
     (``handlers.slack``), handed in by the composition root so the daemon imports no notifier:
     ``socket_mode(app_token, api_url, respond, wait)`` opens a Socket Mode connection and
-    ``request_url(signing_secret, respond, epoch)`` is the endpoint for ``/slack/commands``."""
+    ``request_url(signing_secret, respond_once, epoch)`` is the endpoint for
+    ``/slack/commands``."""
 
     socket_mode: Callable[[str, str, Respond, Callable[[float], bool]], SocketConnection]
-    request_url: Callable[[str, Respond, Callable[[], float]], Handler]
+    request_url: Callable[[str, RespondOnce, Callable[[], float]], Handler]

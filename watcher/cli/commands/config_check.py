@@ -13,6 +13,7 @@ from watcher.app import Dependencies
 from watcher.config import Config, format_duration, is_loopback, parse_duration
 from watcher.delivery import Notifier
 from watcher.errors import ConfigError
+from watcher.logs import mask_url_credentials
 from watcher.validate import check_file
 
 _MASK = "*** (set)"
@@ -63,19 +64,29 @@ def _effective(config: Config, deps: Dependencies,
     return effective
 
 
+def _masked(shown: Any) -> Any:
+    """Every string of the dump with the credentials a URL in it carries masked
+    (``[github] api_url = "https://user:pass@ghe.example/api/v3"``)."""
+    if isinstance(shown, dict):
+        return {key: _masked(value) for key, value in shown.items()}
+    if isinstance(shown, list):
+        return [_masked(value) for value in shown]
+    return mask_url_credentials(shown) if isinstance(shown, str) else shown
+
+
 def run_config_check(path: Path | None, deps: Dependencies, *, online: bool = False) -> int:
     """Every problem is one line on stderr (a ConfigError: exit 2), warnings too; a sound
     config is printed with its secrets masked."""
     checked = check_file(path, deps)
     for warning in checked.warnings:
-        click.echo(f"release-watch: warning: {warning}", err=True)
+        click.echo(f"release-watch: warning: {mask_url_credentials(warning)}", err=True)
     if checked.problems or checked.config is None:
         raise ConfigError("\n".join(checked.problems))
     config, notifiers = checked.config, checked.notifiers
     out = deps.stdout
     out.write(f"# {config.source}: valid\n")
-    out.write(json.dumps(_effective(config, deps, notifiers), indent=2, ensure_ascii=False)
-              + "\n")
+    shown = _masked(_effective(config, deps, notifiers))
+    out.write(json.dumps(shown, indent=2, ensure_ascii=False) + "\n")
     for notifier in notifiers.values():
         cfg = notifier.config
         if cfg.digest_schedule and cfg.mode != "digest":
@@ -98,5 +109,5 @@ def run_config_check(path: Path | None, deps: Dependencies, *, online: bool = Fa
     out.write("# online checks\n")
     checks = online_checks(config, deps, notifiers)
     for check in checks:
-        out.write(check.line() + "\n")
+        out.write(mask_url_credentials(check.line()) + "\n")
     return 1 if any(check.ok is False for check in checks) else 0

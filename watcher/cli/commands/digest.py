@@ -33,7 +33,8 @@ def run_digest(config: Config, deps: Dependencies, *, notifier: str | None,
         # Channels' /release-watch subscriptions with --digest are digest notifiers too.
         notifiers |= subscribed_notifiers(config, deps, store, notifiers)
         _require(notifier, notifiers)
-        with writer_lock(path, wait=config.poll.lock_wait, sleep=deps.sleep):
+        with writer_lock(path, wait=config.poll.lock_wait, sleep=deps.sleep,
+                         doing="`release-watch digest`"):
             report = send_digests(store, notifiers, deps.clock(), only=notifier,
                                   dry_run=dry_run)
     finally:

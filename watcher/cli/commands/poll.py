@@ -33,7 +33,8 @@ def run_poll(config: Config, deps: Dependencies, repo_names: list[str], *, dry_r
         # Beside a running daemon this waits for its job to finish, then sees its records:
         # the same change is never polled and posted twice.
         with writer_lock(config.store_path(), wait=config.poll.lock_wait, sleep=deps.sleep,
-                         on_wait=lambda why: logger.warning("%s", why)):
+                         on_wait=lambda why: logger.warning("%s", why),
+                         doing="`release-watch poll`"):
             notifiers = runtime.with_subscriptions(notifiers, deps)  # channels' /release-watch
             repos, org_failures = runtime.poller.watched(repo_names)
             report = runtime.poller.poll(repos)

@@ -67,8 +67,9 @@ def _text(data: dict[str, Any], now: datetime) -> str:
         lines.append(f"digest queue {name}: {size} event{'' if size == 1 else 's'}")
     if data["subscriptions"]:
         lines.append(f"subscriptions from Slack (/release-watch): {len(data['subscriptions'])}")
-    lines += [f"  {sub['notifier']}: #{clean_line(sub['channel_name'])} ({sub['channel']}): "
-              f"{sub['what']}" for sub in data["subscriptions"]]
+    lines += [f"  {sub['notifier']}: #{clean_line(sub['channel_name'])} "  # Slack's, as sent
+              f"({clean_line(sub['channel'])}): {clean_line(sub['what'])}"
+              for sub in data["subscriptions"]]
     lines += _daemon_lines(data["daemon"])
     lines.append(f"health: {'ok' if data['healthy'] else 'UNHEALTHY'}: "
                  f"{clean_line(data['health'])}")

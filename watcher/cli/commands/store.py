@@ -90,7 +90,8 @@ def run_store_reinit(config: Config, deps: Dependencies, *, force: bool) -> int:
         raise StoreError(f"a release-watch daemon (pid {daemon.holder()}) is running on {path}; "
                          "stop it first")
     try:
-        with writer_lock(path, wait=config.poll.lock_wait, sleep=deps.sleep):
+        with writer_lock(path, wait=config.poll.lock_wait, sleep=deps.sleep,
+                         doing="`release-watch store reinit`"):
             moved = set_aside(path) if path.is_dir() else []
             Store.open(path, fresh=True).close()
     finally:
