@@ -100,7 +100,7 @@ def rejoined(wanted: list[str], pieces: list[list[str]]) -> list[tuple[int, int]
     return starts
 
 
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(title=TITLES, items=entries(), limit=LIMITS)
 def test_sections_are_cut_at_the_limit_and_joined_give_back_every_line(
         title: str, items: list[list[Line]], limit: int) -> None:
@@ -147,7 +147,7 @@ def chars(blocks: list[dict[str, Any]]) -> int:
     return len(json.dumps(blocks, separators=(",", ":")))
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(title=TITLES, items=entries(most=80), limit=LIMITS,
        max_chars=st.one_of(st.just(MESSAGE_CHARS), st.integers(3_500, MESSAGE_CHARS)))
 def test_messages_hold_at_most_slacks_blocks_and_chars_and_start_only_when_full(
