@@ -3,6 +3,7 @@ which URL can be an incoming webhook (without ever repeating it: it is the secre
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from urllib.parse import urlsplit
 
@@ -66,6 +67,12 @@ class ThreadGone(Exception):
     """The release's first message is no longer there to reply to or update."""
 
 
+_CODE = re.compile(r"[a-z][a-z0-9_]{0,79}")
+
+
 def error_code(error: SlackApiError) -> str:
-    """Slack's ``error`` field (``channel_not_found``, ``invalid_auth``…), or "" if none."""
-    return str(error.response.get("error", "")) if error.response is not None else ""
+    """Slack's ``error`` field (``channel_not_found``, ``invalid_auth``…), or "" if none or
+    not a code: for an answer that is not JSON (a proxy's page, a 5xx) slack-sdk puts the
+    whole body there, and a body may quote the token back."""
+    code = str(error.response.get("error", "")) if error.response is not None else ""
+    return code if _CODE.fullmatch(code) else ""

@@ -129,10 +129,13 @@ class Packer:
         return (len(message.blocks) < MAX_BLOCKS - (1 if reserve else 0)
                 and message.payload_chars() + size + reserve <= self.max_chars)
 
-    def add(self, block: dict[str, Any], *, after_cut: bool = False) -> None:
+    def add(self, block: dict[str, Any], *, after_cut: bool = False,
+            goes_on: bool = False) -> None:
         """``after_cut``: the block goes on with an item the previous block began; if a new
-        message must start, the old one says the item continues."""
-        reserve = block_chars(context(CONTINUES)) if after_cut else 0
+        message must start, the old one says the item continues. ``goes_on``: the next block
+        goes on with this one's item, so room for that line is kept after it (a full message
+        given the line anyway would be refused: a 51st block, or blocks past ``max_chars``)."""
+        reserve = block_chars(context(CONTINUES)) if goes_on else 0
         if self._current().blocks and not self.fits(block, reserve):
             if after_cut:
                 self._current().blocks.append(context(CONTINUES))
@@ -142,7 +145,7 @@ class Packer:
     def add_sections(self, sections: Iterable[Section]) -> None:
         previous_mid = False
         for part in sections:
-            self.add(section(part.text), after_cut=previous_mid)
+            self.add(section(part.text), after_cut=previous_mid, goes_on=part.mid_item)
             previous_mid = part.mid_item
 
     def add_lines(self, title: str, lines: Iterable[str]) -> None:

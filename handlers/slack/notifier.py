@@ -51,6 +51,7 @@ from watcher.config import Duration
 from watcher.crashpoints import crashpoint
 from watcher.delivery import Digest, Notifier, NotifierConfig, Progress
 from watcher.errors import HandlerError
+from watcher.logs import RedactSecrets
 from watcher.models import Event
 
 logger = logging.getLogger(__name__)
@@ -281,26 +282,34 @@ class SlackNotifier(Notifier):
                 channel=channel or "", text=message.text, blocks=message.blocks,
                 thread_ts=thread_ts, reply_broadcast=broadcast or None, unfurl_links=False,
                 unfurl_media=False)
-        except SlackApiError as error:
-            if thread_ts is not None and error_code(error) in GONE:
-                raise ThreadGone from None
-            raise self._api_error(error) from None
         except (SlackClientError, URLError, OSError) as error:
-            raise self._unreachable(f"slack notifier {self.name!r}", error) from None
-        return str(response["ts"]), str(response.get("channel") or channel)
+            failure = self._failure(error, thread=thread_ts is not None)
+        else:
+            return str(response["ts"]), str(response.get("channel") or channel)
+        raise failure
 
     def _update_web(self, channel: str, ts: str, first: dict[str, Any]) -> None:
         """Rewrite the release's first message, drawn again (chat.update)."""
+        self._pace()
         try:
-            self._pace()
             self._web().chat_update(channel=channel, ts=ts, text=first.get("text") or "",
                                     blocks=first.get("blocks"))
-        except SlackApiError as error:
-            if error_code(error) in GONE:
-                raise ThreadGone from None
-            raise self._api_error(error) from None
         except (SlackClientError, URLError, OSError) as error:
-            raise self._unreachable(f"slack notifier {self.name!r}", error) from None
+            failure = self._failure(error, thread=True)
+        else:
+            return
+        raise failure
+
+    def _failure(self, error: Exception, *, thread: bool) -> Exception:
+        """What a failed Web API call raises: ``ThreadGone`` (``thread``: replying or updating
+        in a release's thread, and its first message is gone), else a HandlerError. Raised by
+        the caller after its ``except``, so that slack-sdk's error, whose text quotes Slack's
+        whole answer (a token echoed in it too), is not kept as the HandlerError's context."""
+        if not isinstance(error, SlackApiError):
+            return self._unreachable(f"slack notifier {self.name!r}", error)
+        if thread and error_code(error) in GONE:
+            return ThreadGone()
+        return self._api_error(error)
 
     def _unreachable(self, where: str, error: Exception) -> HandlerError:
         """A connection that failed, retries spent. The error names only its type: the text
@@ -327,7 +336,9 @@ class SlackNotifier(Notifier):
             raise self._unreachable(where, error) from None
         if response.status_code == 200:
             return
-        body = (response.body or "").strip()[:80]
+        # Quoted masked (a proxy's error page may quote the URL, the secret) before it is cut.
+        url = self._webhook().url
+        body = RedactSecrets([url]).redact((response.body or "").strip())[:80]
         if response.status_code in WEBHOOK_PERMANENT:
             raise HandlerError(f"{where}: HTTP {response.status_code} {body}: "
                                f"{WEBHOOK_PERMANENT[response.status_code]}", notifier=self.name,

@@ -36,6 +36,7 @@ from watcher.github.jsonbody import decode
 from watcher.github.pacing import Pacer
 from watcher.github.ratelimit import RateLimitReading, is_rate_limited, rate_limit_wait
 from watcher.github.unreachable import why_unreachable
+from watcher.logs import RedactSecrets
 from watcher.metrics import Metrics
 from watcher.models import Release
 
@@ -129,6 +130,12 @@ class GitHubClient:
         self._names: dict[int, str] = {}  # repository id → full name, once looked up
         self._replaced: set[tuple[str, int]] = set()  # (repo, release id) said to be mangled
 
+    def _masked(self, text: str) -> str:
+        """``text`` with the token masked: an error carries URLs GitHub sent us to (a redirect,
+        a next page) and GitHub's own words, either of which may quote the token back."""
+        token = self.http.headers.get("authorization", "").partition(" ")[2]
+        return RedactSecrets([token]).redact(text) if token else text
+
     @property
     def authenticated(self) -> bool:
         """Whether requests carry a token (GitHub's GraphQL API needs one)."""
@@ -219,7 +226,8 @@ class GitHubClient:
         _, answer = self._fetch(label, self.graphql_url(), None, _GRAPHQL, post=body)
         data = answer.get("data")
         if not isinstance(data, dict):
-            errors = "; ".join(str(e.get("message")) for e in answer.get("errors") or [])
+            errors = self._masked("; ".join(str(e.get("message"))
+                                            for e in answer.get("errors") or []))
             raise MalformedResponse(f"{label}: GraphQL gave no data ({errors or 'no data'})",
                                     repo=label, url=self.graphql_url(), status=200)
         return data
@@ -257,6 +265,15 @@ class GitHubClient:
         """GET (or POST ``post`` as JSON) with every retry rule; returns the response and its
         decoded body (None for 304/404). A body that is not the documented JSON is retried
         like a 5xx."""
+        try:
+            return self._fetch_retried(repo, url, etag, shape, allow_404, post)
+        except GitHubError as error:
+            error.url = self._masked(error.url or "")  # a redirect's or next page's URL
+            raise
+
+    def _fetch_retried(self, repo: str, url: str, etag: str | None, shape: Any,
+                       allow_404: bool, post: dict[str, Any] | None
+                       ) -> tuple[httpx.Response, Any]:
         attempt = redirects = 0
         waited_for_rate_limit = False
         while True:
@@ -285,16 +302,19 @@ class GitHubClient:
                     value, replaced = decode(adapter(shape), response.content)
                 except ValidationError as error:
                     problem = self._shape_problem(error)
-                    if attempt >= self.policy.retries:
-                        raise MalformedResponse(
-                            f"{repo}: GitHub's answer is not a release listing ({problem}), "
-                            f"{attempt + 1} times", repo=repo, url=url, status=status) from None
-                    self._backoff(repo, attempt, f"a malformed body ({problem})")
-                    attempt += 1
-                    continue
-                if replaced:
-                    self._say_replaced(repo, value)
-                return response, value
+                else:
+                    if replaced:
+                        self._say_replaced(repo, value)
+                    return response, value
+                # Raised out here, not in the except: pydantic's error quotes the body's values,
+                # which may echo the token, and would stay attached as this one's context.
+                if attempt >= self.policy.retries:
+                    raise MalformedResponse(
+                        f"{repo}: GitHub's answer is not a release listing ({problem}), "
+                        f"{attempt + 1} times", repo=repo, url=url, status=status)
+                self._backoff(repo, attempt, f"a malformed body ({problem})")
+                attempt += 1
+                continue
             if is_rate_limited(response):
                 self._wait_for_rate_limit(repo, url, response, waited_for_rate_limit)
                 waited_for_rate_limit = True
