@@ -27,8 +27,8 @@ from watcher.github.client import (
     Listing,
     RetryPolicy,
     parse_link_header,
-    rate_limit_wait,
 )
+from watcher.github.ratelimit import rate_limit_wait
 from watcher.github.unreachable import why_unreachable
 from watcher.models import Release
 

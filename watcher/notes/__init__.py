@@ -1,7 +1,7 @@
 """The notes pipeline: a release body in, classified items and item-level changes out.
 
-``parse`` splits markdown into items (``blocks`` reads markdown-it's tokens, ``runs`` has it
-read a run of same-shaped lines once and ``expand`` builds the rest of the run, ``tables``
+``parse`` splits markdown into items (``blocks`` reads markdown-it's tokens, the ``runs``
+package has it read a run of same-shaped lines once and builds the rest of the run, ``tables``
 reads HTML tables, ``flat`` restores the structure of notes that lost their line breaks),
 ``headings`` normalises heading names, ``taxonomy`` holds what the headings and rules mean,
 ``classify`` decides each item's subsystem and kind from headings, PR ``labels``, rules and the

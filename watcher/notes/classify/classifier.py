@@ -19,139 +19,34 @@ What the figures are, and how they were measured: scripts/eval_classifier.py and
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
-from enum import Enum
 from typing import TYPE_CHECKING
 
-from watcher.models import ClassifiedItem, DecidedBy, Item, top_level
+from watcher.models import ClassifiedItem, Item, top_level
+from watcher.notes.classify.evidence import (
+    HEADING_REASON,
+    LABEL_REASON,
+    NO_RULE,
+    Builtin,
+    Decision,
+    Headings,
+    RuleScores,
+    Verdict,
+)
+from watcher.notes.classify.kinds import SECTION_REASON, Kinds, kind_of_sections
 from watcher.notes.headings import CATCH_ALL
 from watcher.notes.model import RULE_CUE, SubsystemModel, builtin_model, features, top_features
-from watcher.notes.prefilter import any_of
-from watcher.notes.taxonomy import DECISIVE, USER_RULE, KindRule, Taxonomy
+from watcher.notes.taxonomy import DECISIVE, USER_RULE, Taxonomy
 from watcher.notes.text import strip_code, unescape_markdown
-
-WORDS_READ = 5_000  # characters of an item's text the rules and the model read
 
 if TYPE_CHECKING:
     from watcher.notes.labels import LabelMap
 
-_BULLET = re.compile(r"^\s*[-*+]\s+(.*)")
-_TAGS = re.compile(r"^(?:\s*\[[^\]]{1,30}\](?!\())+\s*")  # commit-title tags: "[MPS][BE] Fix …"
-
-HEADING_REASON = "heading "  # how a reason decided by the notes' own headings begins
-LABEL_REASON = "PR label "
-SECTION_REASON = "section "
+WORDS_READ = 5_000  # characters of an item's text the rules and the model read
 RULE_CONFIDENCE = 0.9  # a decisive rule's precision, where no model file measured it
 SECTIONS_KEPT = 4096  # heading paths remembered; a release has a few hundred at most
 GUESSES_KEPT = 4096  # the model's guesses remembered, by the features it weighs
-
-
-class Builtin(Enum):
-    """Stands for the shipped model, loaded on first use (``builtin_model``)."""
-
-    MODEL = "builtin"
-
-
-def _leading_lines(text: str) -> list[str]:
-    """The item's first line without "[MPS] "-style tags, then its first nested bullet: a
-    "DTensor" line above "- Fixed …" bullets is a label, and the bullet's verb says the kind."""
-    if "\n" not in text:  # one line (most items): no nested bullet
-        return [_TAGS.sub("", text)]
-    lines = text.split("\n")
-    bullet = next((m.group(1) for line in lines[1:] if (m := _BULLET.match(line))), None)
-    return [_TAGS.sub("", lines[0])] + ([bullet] if bullet else [])
-
-
-def _section_kind(section: tuple[str, ...], kinds: list[str | None], group_depth: int
-                  ) -> tuple[str, str] | None:
-    """(kind, heading) the sections give. A Highlights section holds highlights whatever its
-    sub-sections say ("Beta Features"); otherwise the nearest heading that names a kind, then
-    the nearest group bullet that does ("- Bug fixes"), but a group never outranks a heading
-    ("Improvements > … > - Miscellaneous" are improvements). A catch-all ("Miscellaneous")
-    names no kind: its items keep the kind of the section above it ("Performance >
-    Miscellaneous" are performance changes), and are "other" only when nothing else says."""
-    cut = len(section) - group_depth
-    named = list(zip(section, kinds, strict=True))
-    headings, groups = named[:cut], named[cut:]
-    for heading, kind in headings:
-        if kind == "highlight":
-            return "highlight", heading
-    for names in (headings, groups):
-        for heading, kind in reversed(names):
-            if kind and kind != CATCH_ALL:
-                return kind, heading
-    return next(((kind, heading) for heading, kind in reversed(named) if kind), None)
-
-
-DECIDERS: tuple[DecidedBy, ...] = ("heading", "label", "rule", "model")  # strongest first
-_KindRules = tuple[list[KindRule], re.Pattern[str] | None]  # rules, and all of them at once
-
-
-def _first(rules: _KindRules, text: str) -> KindRule | None:
-    """The first rule (in file order) that matches; one search when none does."""
-    group, together = rules
-    if together is not None and not together.search(text):
-        return None
-    return next((rule for rule in group if rule.pattern.search(text)), None)
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """A subsystem, what set it (the contract's ``decided_by``), how sure that is, and why."""
-
-    subsystem: str
-    decided_by: DecidedBy
-    confidence: float
-    reason: str
-
-    def refined(self, finer: str | None, rule: str) -> Verdict:
-        if not finer:
-            return self
-        return replace(self, subsystem=finer, reason=f"{self.reason}, refined by rule {rule!r}")
-
-
-@dataclass(frozen=True)
-class Headings:
-    """What the headings above an item say, read once per heading path: the area verdict, else a
-    context-only heading's (id, heading); the headings that are neither areas nor sections (a BC
-    entry's title); and the kind the sections give, with the heading that gave it."""
-
-    area: Verdict | None
-    fallback: tuple[str, str] | None
-    extra: tuple[str, ...]
-    kind: tuple[str, str] | None
-
-
-@dataclass(frozen=True)
-class Decision:
-    item: ClassifiedItem
-    subsystem_reason: str
-    kind_reason: str
-
-
-@dataclass(frozen=True)
-class RuleScores:
-    tops: dict[str, float]
-    finer: dict[str, float]
-    strongest_rule: dict[str, str]
-
-    def best(self, order: dict[str, int]) -> tuple[str | None, float]:
-        if not self.tops:
-            return None, 0.0
-        top = max(self.tops, key=lambda s: (self.tops[s], -order.get(s, 0)))
-        return top, self.tops[top]
-
-    def cues(self, order: dict[str, int]) -> list[str]:
-        """The model's view of the rules: which subsystems matched and which matched best."""
-        best, _ = self.best(order)
-        matched = [f"{RULE_CUE}{top}" for top in sorted(self.tops)]
-        return matched + ([f"rule_best:{best}"] if best else [])
-
-
-_NO_RULE = RuleScores({}, {}, {})
 
 
 class Classifier:
@@ -166,8 +61,7 @@ class Classifier:
         # Heading paths seen, and what they say (the taxonomy is not changed once in use).
         self._by_section: dict[tuple[tuple[str, ...], int], Headings] = {}
         self._guesses: dict[tuple[str | None, tuple[str, ...], int], Verdict] = {}
-        self._split_rules: tuple[tuple[int, int], tuple[
-            _KindRules, _KindRules, _KindRules]] | None = None
+        self.kinds = Kinds(taxonomy)
 
     @property
     def model(self) -> SubsystemModel | None:
@@ -206,7 +100,7 @@ class Classifier:
         headings = self._headings(item.section, item.group_depth)
         words = self._words(item, headings)
         verdict = self._subsystem(headings, words, repo)
-        kind, kind_reason = self._kind(item, headings, words)
+        kind, kind_reason = self.kinds.decide(item, headings.kind, words)
         if labels and label_map is not None:
             by_label, kind_by_label = label_map.decide(labels)
             if by_label and verdict.decided_by != "heading":
@@ -269,7 +163,7 @@ class Classifier:
                       if not ids and kind is None)
         verdict = Verdict(area, "heading", 1.0, reason) if area is not None else None
         kinds = [kind for _, kind in meanings]
-        return Headings(verdict, fallback, extra, _section_kind(section, kinds, group_depth))
+        return Headings(verdict, fallback, extra, kind_of_sections(section, kinds, group_depth))
 
     def _subsystem(self, headings: Headings, words: str, repo: str | None = None) -> Verdict:
         area = headings.area
@@ -304,7 +198,7 @@ class Classifier:
         the taxonomy's prefilter skips the rules whose literal is not in the text."""
         matched = list(self.taxonomy.matching_rules(words, finer_of))
         if not matched:
-            return _NO_RULE  # most items a heading does not place
+            return NO_RULE  # most items a heading does not place
         tops: dict[str, float] = defaultdict(float)
         finer: dict[str, float] = defaultdict(float)
         strongest: dict[str, tuple[float, str]] = {}  # the rule an explanation names
@@ -384,39 +278,3 @@ class Classifier:
         if rule_top is not None:
             return self._rule_decision(scores, rule_top, confidence=0.0)
         return Verdict("other", "rule", 0.0, "no heading or rule matched")
-
-    def _kind(self, item: Item, headings: Headings, words: str) -> tuple[str, str]:
-        if headings.kind is not None:
-            kind, heading = headings.kind
-            return kind, f"{SECTION_REASON}{heading!r}"
-        strong, anchored, anywhere = self._kind_rules
-        found = _first(strong, words)
-        if found is not None:
-            return found.kind, f"rule {found.pattern.pattern!r}"
-        if item.lead:
-            for rule in self.taxonomy.lead_rules:
-                if rule.pattern.search(item.lead):
-                    return rule.kind, f"introduced by {item.lead[:60]!r}"
-        for line in _leading_lines(item.text):
-            found = _first(anchored, line)
-            if found is not None:
-                return found.kind, f"rule {found.pattern.pattern!r}"
-        found = _first(anywhere, words)
-        if found is not None:
-            return found.kind, f"rule {found.pattern.pattern!r}"
-        return "other", "no section or rule matched"
-
-    @property
-    def _kind_rules(self) -> tuple[_KindRules, _KindRules, _KindRules]:
-        """The kind rules split by how they are tried (strong, anchored, anywhere), each in
-        file order; split once, since every item not under a section asks."""
-        rules = self.taxonomy.kind_rules
-        if self._split_rules is None or self._split_rules[0] != (id(rules), len(rules)):
-            strong, anchored = [r for r in rules if r.strong], [r for r in rules if r.anchored]
-            anywhere = [r for r in rules if not r.anchored]
-            split = ((strong, any_of([r.pattern for r in strong])),
-                     (anchored, any_of([r.pattern for r in anchored])),
-                     (anywhere, any_of([r.pattern for r in anywhere])))
-            self._split_rules = (id(rules), len(rules)), split
-            return split
-        return self._split_rules[1]
