@@ -77,7 +77,8 @@ class Walker:
                 index = self.citing_paragraph(index)
                 continue
             elif isinstance(block, Paragraph):
-                self.paragraph(block, self._next(index))
+                index = self.paragraph(index)
+                continue
             elif isinstance(block, Table):
                 self.table(block)
             elif isinstance(block, Other) and self.open is None and self.refs.find(block.text):
@@ -241,8 +242,22 @@ class Walker:
         self.drafts.append(Draft(chunks, self.section, group=self.topic))
         return end
 
-    def paragraph(self, paragraph: Paragraph, following: Block | None) -> None:
-        if isinstance(following, ListBlock):
+    def paragraph(self, index: int) -> int:
+        """Prose: a lead-in to the list it introduces, the notes of the BC-breaking or
+        deprecation entry still open, or text outside any item. Under an open entry, a list
+        whose bullets cite nothing of their own is part of the entry's notes with the paragraph
+        above it (the functions it deprecates), and a paragraph that introduces nothing (no
+        closing colon) before the next entries' list is the entry's closing note ("User code
+        calling these APIs does not need to change"), not their lead-in."""
+        paragraph = self.blocks[index]
+        assert isinstance(paragraph, Paragraph)
+        following = self._next(index)
+        if self.open is not None and isinstance(following, ListBlock) and not any(
+                carries(bullet, self.refs) for bullet in following.bullets):
+            self.open.chunks.append(self._source(paragraph.start, following))
+            return index + 2
+        if isinstance(following, ListBlock) and (
+                self.open is None or paragraph.text.rstrip().endswith(":")):
             self.lead = paragraph.text
             self.prose.append(paragraph.text)
             self.open = None
@@ -250,6 +265,7 @@ class Walker:
             self.open.chunks.append(paragraph.text)
         else:
             self.prose.append(paragraph.text)
+        return index + 1
 
     def loose(self, text: str) -> None:
         if self.open is not None:
