@@ -19,6 +19,7 @@ from watcher import lazy_exports
 if TYPE_CHECKING:
     from watcher.notes.analyze import Analyzer as Analyzer
     from watcher.notes.analyze import body_hash as body_hash
+    from watcher.notes.analyze import is_patch_release as is_patch_release
     from watcher.notes.classify import Classifier as Classifier
     from watcher.notes.classify import Decision as Decision
     from watcher.notes.diff import ItemChange as ItemChange
@@ -38,6 +39,7 @@ _EXPORTS = {
     "code_lines": "text",
     "Decision": "classify",
     "diff_items": "diff",
+    "is_patch_release": "analyze",
     "ItemChange": "diff",
     "label_map": "labels",
     "LabelSource": "labels",

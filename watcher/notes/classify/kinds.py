@@ -66,16 +66,25 @@ class Kinds:
             KindRules, KindRules, KindRules]] | None = None
 
 
-    def decide(self, item: Item, section_kind: tuple[str, str] | None, words: str
-               ) -> tuple[str, str]:
-        """(kind, why): the sections' kind (``section_kind``), else the rules'."""
-        if section_kind is not None:
+    def decide(self, item: Item, section_kind: tuple[str, str] | None, words: str, *,
+               patch: bool = False) -> tuple[str, str]:
+        """(kind, why): the sections' kind (``section_kind``), else the rules'. In a patch
+        release every item is a fix: a catch-all section ("Other") says nothing more, and
+        an item no section names is the patch's kind (``bug_fix``) unless a strong rule
+        (a security fix) or a patch rule (a regression fixed) says otherwise."""
+        if section_kind is not None and not (patch and section_kind[0] == CATCH_ALL):
             kind, heading = section_kind
             return kind, f"{SECTION_REASON}{heading!r}"
         strong, anchored, anywhere = self._kind_rules
         found = first_match(strong, words)
         if found is not None:
             return found.kind, f"rule {found.pattern.pattern!r}"
+        if patch:
+            said = next((rule for rule in self.taxonomy.patch_rules
+                         if rule.pattern.search(words)), None)
+            if said is not None:
+                return said.kind, f"patch release, rule {said.pattern.pattern!r}"
+            return self.taxonomy.patch_kind, "a patch release's item"
         if item.lead:
             for rule in self.taxonomy.lead_rules:
                 if rule.pattern.search(item.lead):
