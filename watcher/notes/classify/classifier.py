@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from watcher.models import ClassifiedItem, Item, top_level
@@ -49,6 +50,11 @@ RULE_CONFIDENCE = 0.9  # a decisive rule's precision, where no model file measur
 # subsystem's heading: 151 of 191 such items of the shared notes; where it overrules a decisive
 # rule, 4 of 7 (README "Classification").
 API_CONFIDENCE = 0.79
+# A guess's candidates (``ClassifiedItem.candidates``): the model's likeliest subsystems down to
+# this probability, at most ``MAX_CANDIDATES``, calibrated on held-out releases
+# (scripts/calibrate_candidates.py; README "Classification").
+CANDIDATE_FLOOR = 0.08
+MAX_CANDIDATES = 3
 SECTIONS_KEPT = 4096  # heading paths remembered; a release has a few hundred at most
 GUESSES_KEPT = 4096  # the model's guesses remembered, by the features it weighs
 
@@ -93,7 +99,8 @@ class Classifier:
             elif earlier.prs != item.prs or earlier.group != item.group:
                 earlier = ClassifiedItem(**{
                     **item.__dict__, "subsystem": earlier.subsystem, "kind": earlier.kind,
-                    "decided_by": earlier.decided_by, "confidence": earlier.confidence})
+                    "decided_by": earlier.decided_by, "confidence": earlier.confidence,
+                    "candidates": earlier.candidates})
             out.append(earlier)
         return out
 
@@ -120,7 +127,8 @@ class Classifier:
         # Its fields as they are (dumping them first would cost more than all the rest).
         classified = ClassifiedItem(**{
             **item.__dict__, "subsystem": verdict.subsystem, "kind": kind,
-            "decided_by": verdict.decided_by, "confidence": round(verdict.confidence, 3)})
+            "decided_by": verdict.decided_by, "confidence": round(verdict.confidence, 3),
+            "candidates": verdict.candidates or None})
         return Decision(classified, verdict.reason, kind_reason)
 
     def words(self, item: Item) -> str:
@@ -240,6 +248,14 @@ class Classifier:
         api = (finer or named[0]).api
         return Verdict(chosen, "rule", API_CONFIDENCE, f"names {api!r}")
 
+    def _with_apis(self, guess: Verdict, words: str) -> Verdict:
+        """The guess's candidates and the subsystems of the APIs the item names (each top-level
+        subsystem once): where an unsure item may belong, for routing."""
+        listed = {top_level(name) for name, _ in guess.candidates}
+        extra = tuple((named.subsystem, 0.0) for named in self.taxonomy.apis.named(words)
+                      if top_level(named.subsystem) not in listed)
+        return replace(guess, candidates=guess.candidates + extra) if extra else guess
+
     def decisive(self, scores: RuleScores) -> str | None:
         """The subsystem the rules name beyond doubt (a decisive pattern's score), if any."""
         top, score = scores.best(self.order)
@@ -290,8 +306,11 @@ class Classifier:
             pulls = ", ".join(repr(f) for f in top_features(model, found, guess.subsystem))
             sure = f"p={guess.probability:.2f}" + (f", {home}'s prior" if home else "")
             reason = f"model ({sure})" + (f" from {pulls}" if pulls else "")
-            verdict = self._guesses[key] = Verdict(guess.subsystem, "model", guess.probability,
-                                                   reason)
+            ranked = [(name, round(p, 3)) for name, p in guess.ranked if p >= CANDIDATE_FLOOR]
+            verdict = self._guesses[key] = Verdict(
+                guess.subsystem, "model", guess.probability, reason,
+                tuple(ranked[:MAX_CANDIDATES]) or ((guess.subsystem, round(guess.probability, 3)),),
+            )
         return verdict.refined(*self._best_finer(scores, verdict.subsystem))
 
     def _by_text(self, words: str, repo: str | None = None) -> Verdict:
@@ -307,7 +326,7 @@ class Classifier:
             return self._rule_decision(scores, top)  # measured per subsystem: its sureness
         model = self.model
         if model is not None:
-            return self._model_decision(model, scores, words, repo)
+            return self._with_apis(self._model_decision(model, scores, words, repo), words)
         rule_top, _ = scores.best(self.order)
         if rule_top is not None:
             return self._rule_decision(scores, rule_top, confidence=0.0)

@@ -29,6 +29,7 @@ class Verdict:
     decided_by: DecidedBy
     confidence: float
     reason: str
+    candidates: tuple[tuple[str, float], ...] = ()  # where a guess may also belong
 
     def refined(self, finer: str | None, rule: str) -> Verdict:
         if not finer:
