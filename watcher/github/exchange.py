@@ -34,7 +34,7 @@ from watcher.github.answers import OrgRepo, RetryPolicy, adapter
 from watcher.github.jsonbody import decode
 from watcher.github.pacing import Pacer
 from watcher.github.ratelimit import RateLimitReading, is_rate_limited, rate_limit_wait
-from watcher.github.unreachable import why_unreachable
+from watcher.github.unreachable import does_not_resolve, why_unreachable
 from watcher.models import Release
 from watcher.server import Metrics
 
@@ -118,7 +118,7 @@ class Exchange:
                 response = self._send(url, etag, post)
             except httpx.RequestError as error:  # timeouts, refused/dropped connections, bad gzip
                 failure = type(error).__name__
-                if attempt >= self.policy.retries:
+                if attempt >= self.policy.retries or does_not_resolve(error):
                     tries = f"{attempt + 1} tries" if attempt else "1 try"
                     raise GitHubError(f"{repo}: GitHub unreachable after {tries}: "
                                       f"{why_unreachable(error, self.api_url)}", repo=repo,
