@@ -23,25 +23,23 @@ class FakeTime:
         self.now += seconds
 
 
-def busiest_minute(times: list[float]) -> int:
-    """The most send times in any 60 s window [t, t + 60), t anywhere."""
+def busiest(times: list[float], span: float) -> int:
+    """The most send times in any window [t, t + span), t anywhere."""
     times = sorted(times)
     most, start = 0, 0
     for end, when in enumerate(times):
-        while times[start] <= when - 60:
+        while times[start] <= when - span:
             start += 1
         most = max(most, end - start + 1)
     return most
+
+
+def busiest_minute(times: list[float]) -> int:
+    return busiest(times, 60)
 
 
 def busiest_second(times: list[float]) -> int:
-    times = sorted(times)
-    most, start = 0, 0
-    for end, when in enumerate(times):
-        while times[start] <= when - 1:
-            start += 1
-        most = max(most, end - start + 1)
-    return most
+    return busiest(times, 1)
 
 
 def test_requests_are_spread_over_the_minute_not_sent_in_one_burst():

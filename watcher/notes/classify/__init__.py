@@ -7,17 +7,21 @@ sure it is, ``confidence``, the contract's "Subsystems and kinds"):
              label: ``label``, 1.0; else a context-only heading with nothing above it ("Ongoing
              Dynamic Shape implementation"), unless a decisive rule names another subsystem;
              else the item's words: a decisive rule (an API namespace or a name beyond doubt):
-             ``rule``, as sure as decisive rules were on releases held out of training; else the
+             ``rule``, as sure as decisive rules were on releases held out of training, unless
+             the APIs the item names are another single subsystem's (``named``); else the
              statistical model's best guess, which weighs the weaker rules with the words and
              starts from the prior of the release's repository (PyTorch/XLA: XLA's areas first):
-             ``model``, its probability calibrated on held-out releases;
+             ``model``, its probability calibrated on held-out releases, with its candidates;
+             in a patch release a catch-all heading ("Other") decides nothing;
   kind:      the nearest section heading, else a strong text rule (security), else the paragraph
-             introducing the item's list ("fix the following issues"), else the item's own words.
+             introducing the item's list ("fix the following issues"), else the item's own words;
+             in a patch release, ``bug_fix`` unless a section, a strong rule or a regression
+             fixed says otherwise.
 
 What the figures are, and how they were measured: scripts/eval_classifier.py and the README.
 
-``classifier`` weighs the evidence (``evidence`` holds what it weighs and says), ``kinds``
-decides an item's kind.
+``classifier`` weighs the evidence (``evidence`` holds what it weighs and says, ``named``
+what the APIs an item names say), ``kinds`` decides an item's kind.
 """
 
 from __future__ import annotations

@@ -1,27 +1,13 @@
-"""Gives every item a subsystem and a kind, and can say why.
-
-Order of evidence, strongest first (each verdict says what decided, ``decided_by``, and how
-sure it is, ``confidence``, the contract's "Subsystems and kinds"):
-  subsystem: the first area heading above the item (refined by deeper headings of the same area,
-             then by the text rules of that area): ``heading``, 1.0; else the PR's maintainer
-             label: ``label``, 1.0; else a context-only heading with nothing above it ("Ongoing
-             Dynamic Shape implementation"), unless a decisive rule names another subsystem;
-             else the item's words: a decisive rule (an API namespace or a name beyond doubt):
-             ``rule``, as sure as decisive rules were on releases held out of training; else the
-             statistical model's best guess, which weighs the weaker rules with the words and
-             starts from the prior of the release's repository (PyTorch/XLA: XLA's areas first):
-             ``model``, its probability calibrated on held-out releases;
-  kind:      the nearest section heading, else a strong text rule (security), else the paragraph
-             introducing the item's list ("fix the following issues"), else the item's own words.
-
-What the figures are, and how they were measured: scripts/eval_classifier.py and the README.
+"""The classifier: weighs the evidence for each item's subsystem (headings, PR labels, the APIs
+it names, rules, the statistical model; strongest first, as the package docstring says) and
+asks ``kinds`` for its kind. What the figures are, and how they were measured:
+scripts/eval_classifier.py and the README.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from watcher.models import ClassifiedItem, Item, top_level
@@ -36,6 +22,7 @@ from watcher.notes.classify.evidence import (
     Verdict,
 )
 from watcher.notes.classify.kinds import SECTION_REASON, Kinds, kind_of_sections
+from watcher.notes.classify.named import api_verdict, with_apis
 from watcher.notes.headings import CATCH_ALL
 from watcher.notes.model import RULE_CUE, SubsystemModel, builtin_model, features, top_features
 from watcher.notes.taxonomy import DECISIVE, USER_RULE, Taxonomy
@@ -46,10 +33,6 @@ if TYPE_CHECKING:
 
 WORDS_READ = 5_000  # characters of an item's text the rules and the model read
 RULE_CONFIDENCE = 0.9  # a decisive rule's precision, where no model file measured it
-# How often an item that names one subsystem's APIs (config/apis.toml) stands under that
-# subsystem's heading: 151 of 191 such items of the shared notes; where it overrules a decisive
-# rule, 4 of 7 (README "Classification").
-API_CONFIDENCE = 0.79
 # A guess's candidates (``ClassifiedItem.candidates``): the model's likeliest subsystems down to
 # this probability, at most ``MAX_CANDIDATES``, calibrated on held-out releases
 # (scripts/calibrate_candidates.py; README "Classification").
@@ -229,33 +212,6 @@ class Classifier:
                     strongest[key] = rule.weight, rule.pattern.pattern
         return RuleScores(dict(tops), dict(finer), {k: p for k, (_, p) in strongest.items()})
 
-    def api_verdict(self, words: str, scores: RuleScores) -> Verdict | None:
-        """The subsystem of the APIs the item names, when they are one subsystem's
-        (``torch.export.Dim``, "with `torch.export`"); APIs of two subsystems (the ONNX
-        exporter naming ``torch.export``) say nothing. An API namespace is its owner's own
-        name, so it outranks a decisive rule that names another subsystem's feature ("automatic
-        dynamic shapes" is Dynamo's words). It does not outrank the model's guess: held out,
-        that cost 0.2 points of top-1 (README "Classification"). Sure as the API map measured
-        on the notes' own area headings (``API_CONFIDENCE``).
-        """
-        named = self.taxonomy.apis.named(words)
-        if not named or len({top_level(n.subsystem) for n in named}) > 1:
-            return None
-        top = top_level(named[0].subsystem)
-        finer = next((n for n in named if "/" in n.subsystem), None)
-        chosen = finer.subsystem if finer is not None else (
-            self._best_finer(scores, top)[0] or top)
-        api = (finer or named[0]).api
-        return Verdict(chosen, "rule", API_CONFIDENCE, f"names {api!r}")
-
-    def _with_apis(self, guess: Verdict, words: str) -> Verdict:
-        """The guess's candidates and the subsystems of the APIs the item names (each top-level
-        subsystem once): where an unsure item may belong, for routing."""
-        listed = {top_level(name) for name, _ in guess.candidates}
-        extra = tuple((named.subsystem, 0.0) for named in self.taxonomy.apis.named(words)
-                      if top_level(named.subsystem) not in listed)
-        return replace(guess, candidates=guess.candidates + extra) if extra else guess
-
     def decisive(self, scores: RuleScores) -> str | None:
         """The subsystem the rules name beyond doubt (a decisive pattern's score), if any."""
         top, score = scores.best(self.order)
@@ -320,13 +276,15 @@ class Classifier:
         scores = self.rule_scores(words)
         top = self.decisive(scores)
         if top is not None:
-            named = self.api_verdict(words, scores)
+            named = api_verdict(self.taxonomy.apis, words,
+                                lambda top: self._best_finer(scores, top)[0])
             if named is not None and top_level(named.subsystem) != top:
                 return named
             return self._rule_decision(scores, top)  # measured per subsystem: its sureness
         model = self.model
         if model is not None:
-            return self._with_apis(self._model_decision(model, scores, words, repo), words)
+            return with_apis(self.taxonomy.apis, self._model_decision(model, scores, words, repo),
+                             words)
         rule_top, _ = scores.best(self.order)
         if rule_top is not None:
             return self._rule_decision(scores, rule_top, confidence=0.0)
