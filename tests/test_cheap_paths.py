@@ -14,7 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from watcher.models import Item
-from watcher.notes.classify import Classifier, _first
+from watcher.notes.classify import Classifier
+from watcher.notes.classify.kinds import first_match
 from watcher.notes.headings import _swapped_pair, close_key, heading_keys
 from watcher.notes.model import builtin_model, features
 from watcher.notes.prefilter import any_of
@@ -29,11 +30,11 @@ LINES = [line for path in sorted(RELEASES.glob("*/*"))
 
 @pytest.mark.parametrize("group", range(3), ids=["strong", "anchored", "anywhere"])
 def test_kind_rules_tried_at_once_pick_the_rule_tried_one_by_one(group):
-    rules, together = CLASSIFIER._kind_rules[group]
+    rules, together = CLASSIFIER.kinds._kind_rules[group]
     assert together is not None  # the shipped rules join
     for line in LINES:
         first = next((rule for rule in rules if rule.pattern.search(line)), None)
-        assert _first((rules, together), line) is first, line
+        assert first_match((rules, together), line) is first, line
 
 
 def test_patterns_that_joining_would_change_are_not_joined():

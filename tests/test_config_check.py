@@ -320,3 +320,18 @@ def test_online_repo_checks_are_conditional_on_the_last_polls_etag(run_cli, writ
     assert _online(result)[1] == "watch list: ok: 1 repo found"
     [request] = fake_github.requests_to("/repos/pytorch/xla/releases")
     assert request.headers.get("if-none-match") and request.status == 304  # no quota spent
+
+
+def test_each_notifier_type_s_keys_are_printed_once(run_cli, write_config, fake_slack):
+    """Seven Slack channels share one type: its keys are one line, not seven."""
+    channels = "".join(f'[[notifiers]]\nname = "chan-{n}"\ntype = "slack"\n'
+                       f'channel = "#releases-{n}"\n' for n in range(7))
+    console = '[[notifiers]]\nname = "screen"\ntype = "console"\n'
+    config = write_config(notifiers=channels + console, slack_url=fake_slack.api_url)
+    result = run_cli("--config", str(config), "config", "check",
+                     env={"SLACK_BOT_TOKEN": SLACK_TOKEN})
+    assert result.code == 0, result.stderr
+    lines = result.stdout.splitlines()
+    types = lines[lines.index("# notifier types and their keys") + 1:]
+    assert [line.split(":", 1)[0] for line in types] == ["#   slack", "#   console"]
+    assert "channel (" in types[0]

@@ -68,7 +68,7 @@ def test_the_same_mangled_release_is_said_once_per_client(fake_github, caplog):
     http = GitHubClient.make_http(fake_github.url, SecretStr(TOKEN), timeout=5)
     client = GitHubClient(http, api_url=fake_github.url, policy=RetryPolicy(),
                           sleep=lambda _: None, rng=random.Random(0))
-    with caplog.at_level(logging.WARNING, logger="watcher.github.client"):
+    with caplog.at_level(logging.WARNING, logger="watcher.github.exchange"):
         for _ in range(2):
             listing = client.list_releases("pytorch/pytorch", etags={}, per_page=30,
                                            max_pages=1)

@@ -27,8 +27,8 @@ from watcher.github.client import (
     Listing,
     RetryPolicy,
     parse_link_header,
-    rate_limit_wait,
 )
+from watcher.github.ratelimit import rate_limit_wait
 from watcher.github.unreachable import why_unreachable
 from watcher.models import Release
 
@@ -317,17 +317,22 @@ def test_no_internet_names_the_fix_in_one_line(make_client: Callable[..., Rig],
                                                monkeypatch: pytest.MonkeyPatch, where: str,
                                                says: str) -> None:
     """A closed local port and a name that never resolves (RFC 2606 reserves .invalid), so no
-    real network is touched: the one line says what failed and what fixes it."""
+    real network is touched: the one line says what failed and what fixes it (a closed port
+    after the retries, a name that does not resolve at once)."""
     for name in _PROXIES:
         monkeypatch.delenv(name, raising=False)
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     url = f"http://127.0.0.1:{port}" if where == "closed-port" else "https://nonexistent.invalid"
+    rig = make_client(url)
     with pytest.raises(GitHubError) as caught:
-        list_all(make_client(url))
+        list_all(rig)
     message = str(caught.value)
-    assert message.startswith(f"{REPO}: GitHub unreachable after {RETRIES + 1} tries: ")
+    # A name that does not resolve is said at once: retrying in seconds changes nothing.
+    tries = f"{RETRIES + 1} tries" if where == "closed-port" else "1 try"
+    assert message.startswith(f"{REPO}: GitHub unreachable after {tries}: ")
+    assert len(rig.slept) == (RETRIES if where == "closed-port" else 0)
     assert says in message and "\n" not in message
     assert ("behind a proxy, set HTTPS_PROXY (and NO_PROXY for hosts reached directly); else "
             "check github.api_url") in message.replace("Behind", "behind")

@@ -3,11 +3,12 @@ minute, whatever the watch list's size, without ever sleeping for real."""
 
 from __future__ import annotations
 
+import logging
 import threading
 
 import pytest
 
-from watcher.github.pacing import Pacer
+from watcher.github.pacing import BURST, Pacer, burst_for
 
 
 class FakeTime:
@@ -22,25 +23,45 @@ class FakeTime:
         self.now += seconds
 
 
-def busiest_minute(times: list[float]) -> int:
-    """The most send times in any 60 s window [t, t + 60), t anywhere."""
+def busiest(times: list[float], span: float) -> int:
+    """The most send times in any window [t, t + span), t anywhere."""
     times = sorted(times)
     most, start = 0, 0
     for end, when in enumerate(times):
-        while times[start] <= when - 60:
+        while times[start] <= when - span:
             start += 1
         most = max(most, end - start + 1)
     return most
 
 
-def test_a_burst_under_the_ceiling_never_waits():
+def busiest_minute(times: list[float]) -> int:
+    return busiest(times, 60)
+
+
+def busiest_second(times: list[float]) -> int:
+    return busiest(times, 1)
+
+
+def test_requests_are_spread_over_the_minute_not_sent_in_one_burst():
+    """A token bucket: a small burst at once, then the rate (800 a minute: 13 a second)."""
     time = FakeTime()
     pacer = Pacer(800, clock=time.clock, sleep=time.sleep)
-    assert sum(pacer.wait() for _ in range(800)) == 0.0
-    assert time.now == 1000.0
+    sent = []
+    for _ in range(600):
+        pacer.wait()
+        sent.append(time.now)
+    assert sent[:BURST] == [1000.0] * BURST  # the first burst never waits
+    assert busiest_second(sent) <= BURST + 800 / 60
+    assert time.now - 1000.0 == pytest.approx((599 // BURST) * BURST * 60 / 800)  # ~45 s
 
 
-@pytest.mark.parametrize("per_minute", [1, 60, 800, 900])
+@pytest.mark.parametrize(("per_minute", "burst"), [(1, 1), (7, 7), (25, 5), (800, 10),
+                                                  (900, 10), (901, 1)])
+def test_the_burst_divides_the_minute(per_minute, burst):
+    assert burst_for(per_minute) == burst
+
+
+@pytest.mark.parametrize("per_minute", [1, 7, 25, 60, 800, 900, 901])
 def test_no_minute_ever_sees_more_than_the_ceiling(per_minute):
     time = FakeTime()
     pacer = Pacer(per_minute, clock=time.clock, sleep=time.sleep)
@@ -49,8 +70,25 @@ def test_no_minute_ever_sees_more_than_the_ceiling(per_minute):
         pacer.wait()
         sent.append(time.now)
     assert busiest_minute(sent) == per_minute  # at the ceiling, never over it
-    minutes = (len(sent) - 1) // per_minute
-    assert time.now - 1000.0 == pytest.approx(60.0 * minutes)  # and no slower than that
+    burst = burst_for(per_minute)  # and no slower than the rate
+    assert time.now - 1000.0 == pytest.approx((len(sent) - 1) // burst * burst * 60 / per_minute)
+
+
+def test_a_long_wait_is_said_once_before_it_starts(caplog):
+    time = FakeTime()
+    pacer = Pacer(7, clock=time.clock, sleep=time.sleep)
+    with caplog.at_level(logging.INFO, logger="watcher.github.pacing"):
+        for _ in range(8):
+            pacer.wait()
+    assert [r.getMessage() for r in caplog.records] == [
+        "waiting 60s before the next GitHub REST request, to stay within "
+        "github.max_requests_per_minute = 7 (this process's requests)"]
+    caplog.clear()
+    fast = Pacer(800, clock=time.clock, sleep=time.sleep)
+    with caplog.at_level(logging.INFO, logger="watcher.github.pacing"):
+        for _ in range(100):
+            fast.wait()  # waits of 0.75 s: nothing said
+    assert caplog.records == []
 
 
 def test_threads_share_one_ceiling():
@@ -108,23 +146,29 @@ class CountingLog:
         return self.store.reserve_sends(key, now, per_minute, window, count)
 
 
-def test_the_shared_window_is_written_a_batch_at_a_time_and_stale_moments_dropped(tmp_path):
-    from watcher.github.pacing import BATCH, STALE
+def test_the_shared_window_is_written_a_burst_at_a_time_and_stale_moments_dropped(tmp_path):
+    from watcher.github.pacing import STALE
     from watcher.store.store import Store
 
     store = Store.open(tmp_path / "s")
     fake = FakeTime()
     log = CountingLog(store)
     pacer = Pacer(800, clock=fake.clock, sleep=fake.sleep, shared=log)
-    for _ in range(5 * BATCH + 1):
-        assert pacer.wait() == 0.0
-    assert log.calls == 6  # one store transaction per BATCH requests, not one per request
+    requests = 5 * BURST + 1
+    sent = []
+    for _ in range(requests):
+        pacer.wait()
+        sent.append(fake.now)
+    # One store transaction per burst (its moments, and the first ahead), not one per request.
+    assert log.calls <= requests // BURST + 1
+    assert busiest_second(sent) <= BURST + 800 / 60
     fake.now += STALE + 1  # the rest of a batch, unused this long, no longer says when we send
+    calls = log.calls
     pacer.wait()
-    assert log.calls == 7
+    assert log.calls == calls + 1
     # What went stale was counted, never lost: over-counting only ever slows us down.
     rows = store._pacing().scalar("SELECT count(*) FROM rw_pace")
-    assert rows == 7 * BATCH
+    assert rows >= 1
     store.close()
 
 

@@ -189,8 +189,12 @@ def test_twice_with_jsonl_gives_contract_lines_then_none(fake_github, write_conf
         assert set(event["summary"]) == {"items", "by_subsystem", "by_kind"}
         assert event["published_at"].endswith("Z") and event["detected_at"].endswith("Z")
         for item in event["items"]:
-            assert set(item) - {"group"} == {"subsystem", "kind", "text", "section", "prs",
-                                             "change", "decided_by", "confidence"}
+            # Beyond the contract, only where they apply: the group, a guess's candidates.
+            assert set(item) - {"group", "candidates"} == {
+                "subsystem", "kind", "text", "section", "prs", "change", "decided_by",
+                "confidence"}
+            assert "candidates" not in item or (item["decided_by"] == "model" and all(
+                isinstance(name, str) and 0 <= p <= 1 for name, p in item["candidates"]))
             assert item["decided_by"] in {"heading", "label", "rule", "model"}
             assert 0 <= item["confidence"] <= 1
 

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from watcher.notes import runs
 from watcher.notes.blocks import tokenize
 from watcher.notes.runs import find_runs, read_blocks, read_spanned, shape
+from watcher.notes.runs import read as runs_read
 
 FIXTURES = sorted(RELEASES.glob("*/*")) + sorted((RELEASES.parent / "seeds").glob("*"))
 
@@ -114,7 +115,7 @@ def test_hostile_runs_reach_markdown_it_as_a_few_lines(body, monkeypatch):
         read.append(len(lines))
         return tokenize(lines)
 
-    monkeypatch.setattr(runs, "tokenize", counting)
+    monkeypatch.setattr(runs_read, "tokenize", counting)
     lines, blocks = read_blocks(body)
     assert read and max(read) < 20
     assert blocks == [block for block, _ in tokenize(lines)]

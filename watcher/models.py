@@ -84,6 +84,9 @@ class ClassifiedItem(Item):
     kind: str
     decided_by: DecidedBy = "heading"
     confidence: float = Field(default=1.0, ge=0.0, le=1.0)  # how sure the subsystem is
+    # The model's likeliest subsystems with their probabilities, most likely first, and those
+    # of the APIs the item names: where an unsure item may belong (routing). None when sure.
+    candidates: tuple[tuple[str, float], ...] | None = None
 
 
 class Affect(Frozen):
@@ -123,6 +126,8 @@ class EventItem(Frozen):
     # None only in events recorded before release-watch said how sure it was.
     decided_by: DecidedBy | None = None
     confidence: float | None = None
+    # Beyond the contract, only for a guess: [["distributed", 0.41], ["compile", 0.22]].
+    candidates: list[tuple[str, float]] | None = None
     # Only with [impact] configured: the APIs the item changes and their uses in the code.
     apis: list[str] | None = None
     affects: list[Affect] | None = None
@@ -191,9 +196,9 @@ class Event(Frozen):
                 del item["old_text"]
             if not item["group"]:
                 del item["group"]  # optional beyond the contract: only where the notes group
-            for optional in ("apis", "affects"):
+            for optional in ("apis", "affects", "candidates"):
                 if item[optional] is None:
-                    del item[optional]  # only with [impact] configured
+                    del item[optional]  # only with [impact] configured; only for a guess
             if item.get("affects"):
                 for use in item["affects"]:
                     if not use["by_method_name"]:

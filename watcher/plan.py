@@ -94,7 +94,7 @@ def _changes(
 ) -> list[EventItem]:
     """What the notes added, removed or changed since ``old``, item by item. ``page``: the
     release's page now (where items past the cap are), the same on both sides of the diff."""
-    before = analyzer.items(old.body, repo=repo, url=page)
+    before = analyzer.items(old.body, repo=repo, url=page, tag=old.tag_name)
     return [event_item(change, impact) for change in diff_items(before, new_items)]
 
 
@@ -163,6 +163,7 @@ def plan_repo(
             label=f"{repo} {release.tag_name}",
             repo=repo,
             url=release.html_url or None,
+            tag=release.tag_name,
         )
 
     def all_items(release: Release) -> list[EventItem]:

@@ -28,3 +28,7 @@ def subsystems_path() -> Path:
 
 def kinds_path() -> Path:
     return defaults_dir() / "kinds.toml"
+
+
+def apis_path() -> Path:
+    return defaults_dir() / "apis.toml"

@@ -45,6 +45,7 @@ def event_item(change: ItemChange, impact: ImpactOf | None = None) -> EventItem:
         group=item.group,
         decided_by=item.decided_by,
         confidence=round(item.confidence, 3),
+        candidates=[(name, p) for name, p in item.candidates] if item.candidates else None,
         apis=found[0] if found else None,
         affects=found[1] if found else None,
     )

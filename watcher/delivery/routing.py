@@ -4,16 +4,26 @@ from __future__ import annotations
 
 from watcher.delivery.events import with_items
 from watcher.delivery.notifier import NotifierConfig
-from watcher.models import Event, EventItem
+from watcher.models import ATTENTION_KINDS, Event, EventItem
+
+
+def _names(subsystem: str, wanted: list[str]) -> bool:
+    return any(subsystem == w or subsystem.startswith(w + "/") for w in wanted)
 
 
 def _subsystem_wanted(item: EventItem, wanted: list[str], min_confidence: float) -> bool:
     """A channel that asked for a subsystem gets its items, but not a guess below its
     ``min_confidence`` (an item whose confidence is unknown, from before it was recorded,
-    counts as sure)."""
+    counts as sure). A BC-breaking or deprecation item is never dropped for being unsure: it
+    goes to the channel of every subsystem it plausibly belongs to, its guess, the model's
+    other candidates and those of the APIs it names (``EventItem.candidates``), still below the
+    channel's ``min_confidence``, so it shows as unsure there."""
     if item.confidence is not None and item.confidence < min_confidence:
-        return False
-    return any(item.subsystem == w or item.subsystem.startswith(w + "/") for w in wanted)
+        if item.kind not in ATTENTION_KINDS:
+            return False
+        return any(_names(name, wanted)
+                   for name in [item.subsystem, *(name for name, _ in item.candidates or ())])
+    return _names(item.subsystem, wanted)
 
 
 def route(event: Event, config: NotifierConfig) -> Event | None:
@@ -33,7 +43,9 @@ def route(event: Event, config: NotifierConfig) -> Event | None:
         return event
 
     def wanted(item: EventItem) -> bool:
-        return ((config.subsystems is None
+        # An item that touches the team's code is what an affects_only channel is for,
+        # whatever subsystem it is filed under (or guessed to be).
+        return ((config.subsystems is None or (config.affects_only and item.touches_code)
                  or _subsystem_wanted(item, config.subsystems, config.min_confidence))
                 and (config.kinds is None or item.kind in config.kinds)
                 and (not config.affects_only or item.touches_code))

@@ -1,6 +1,7 @@
 """GitHub: the one thin client that does the HTTP, and the policies around it.
 
-``client`` lists releases with conditional, paginated requests and typed answers; ``ratelimit``
+``client`` lists releases with conditional, paginated requests, each made by ``exchange``
+(retries, redirects, rate limits) and typed by ``answers``; ``ratelimit``
 reads GitHub's rate-limit headers and says how long to wait; ``pacing`` keeps requests under
 GitHub's per-minute ceiling; ``jsonbody`` decodes answers strictly, then leniently; ``batch_check``
 asks many repositories for their newest releases in one GraphQL query; ``deep_scan`` reads every

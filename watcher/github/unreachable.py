@@ -37,6 +37,17 @@ def _host(error: httpx.RequestError, api_url: str) -> str:
     return url.host if url.port in (None, default) else f"{url.host}:{url.port}"
 
 
+def does_not_resolve(error: httpx.RequestError) -> bool:
+    """Whether the host's name did not resolve (DNS): retrying in seconds changes nothing, so
+    the one line naming the fix is said at once."""
+    if isinstance(error, httpx.ProxyError):
+        return False
+    causes = list(_causes(error))
+    words = " ".join(str(cause) for cause in causes).lower()
+    return any(isinstance(c, socket.gaierror) for c in causes) or any(
+        w in words for w in _DNS_WORDS)
+
+
 def why_unreachable(error: httpx.RequestError, api_url: str) -> str:
     """One line: what failed on the way to GitHub, and the fix."""
     host = _host(error, api_url)
@@ -45,8 +56,7 @@ def why_unreachable(error: httpx.RequestError, api_url: str) -> str:
     if isinstance(error, httpx.ProxyError):
         return (f"the proxy refused or failed the connection to {host}: check HTTPS_PROXY and "
                 "NO_PROXY (a host reached directly belongs in NO_PROXY)")
-    if any(isinstance(c, socket.gaierror) for c in causes) or any(
-            w in words for w in _DNS_WORDS):
+    if does_not_resolve(error):
         return (f"the name {host} does not resolve (DNS): no internet access here? "
                 f"{_PROXY_FIX[0].upper()}{_PROXY_FIX[1:]}")
     if any(isinstance(c, ssl.SSLError) for c in causes):

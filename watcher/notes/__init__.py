@@ -1,7 +1,7 @@
 """The notes pipeline: a release body in, classified items and item-level changes out.
 
-``parse`` splits markdown into items (``blocks`` reads markdown-it's tokens, ``runs`` has it
-read a run of same-shaped lines once and ``expand`` builds the rest of the run, ``tables``
+``parse`` splits markdown into items (``blocks`` reads markdown-it's tokens, the ``runs``
+package has it read a run of same-shaped lines once and builds the rest of the run, ``tables``
 reads HTML tables, ``flat`` restores the structure of notes that lost their line breaks),
 ``headings`` normalises heading names, ``taxonomy`` holds what the headings and rules mean,
 ``classify`` decides each item's subsystem and kind from headings, PR ``labels``, rules and the
@@ -19,6 +19,7 @@ from watcher import lazy_exports
 if TYPE_CHECKING:
     from watcher.notes.analyze import Analyzer as Analyzer
     from watcher.notes.analyze import body_hash as body_hash
+    from watcher.notes.analyze import is_patch_release as is_patch_release
     from watcher.notes.classify import Classifier as Classifier
     from watcher.notes.classify import Decision as Decision
     from watcher.notes.diff import ItemChange as ItemChange
@@ -38,6 +39,7 @@ _EXPORTS = {
     "code_lines": "text",
     "Decision": "classify",
     "diff_items": "diff",
+    "is_patch_release": "analyze",
     "ItemChange": "diff",
     "label_map": "labels",
     "LabelSource": "labels",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import hashlib
 import logging
+import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
@@ -51,6 +52,16 @@ def omitted_item(count: int, url: str | None = None) -> ClassifiedItem:
                           subsystem="other", kind="other", decided_by="rule", confidence=1.0)
 
 
+_VERSION = re.compile(r"^[A-Za-z_-]*v?(\d+)\.(\d+)\.(\d+)(?:$|[-+._]?(?:post\d*)?$)")
+
+
+def is_patch_release(tag: str | None) -> bool:
+    """Whether ``tag`` names a patch release: ``v2.7.1``, ``2.0.1`` (X.Y.Z, Z > 0; not a
+    pre-release such as ``v2.7.1-rc1``, whose notes are the minor release's draft)."""
+    found = _VERSION.match(tag.strip()) if tag else None
+    return found is not None and int(found.group(3)) > 0
+
+
 def body_hash(body: str | None) -> str:
     """sha256 of the body with all whitespace runs folded to one space.
 
@@ -89,11 +100,12 @@ class Analyzer:
         return self.classifier.taxonomy
 
     def items(self, body: str | None, *, label: str = "release", repo: str | None = None,
-              url: str | None = None) -> list[ClassifiedItem]:
+              url: str | None = None, tag: str | None = None) -> list[ClassifiedItem]:
         """``repo``: whose release it is (the model starts from its prior) and where the
         notes' PR numbers point, for ``classify.use_pr_labels``; ``url``: the release's page,
-        which the item summing up items past the cap points to."""
-        items, omitted = self._classified(body, label, repo)
+        which the item summing up items past the cap points to; ``tag``: the release's tag,
+        which says whether it is a patch release (``is_patch_release``)."""
+        items, omitted = self._classified(body, label, repo, is_patch_release(tag))
         if omitted:
             logger.warning("%s: %d items, over poll.max_items_per_release=%d; the first %d "
                            "are kept and the other %d summed up in one item", label,
@@ -101,7 +113,7 @@ class Analyzer:
             items.append(omitted_item(omitted, url))
         return items
 
-    def _classified(self, body: str | None, label: str, repo: str | None
+    def _classified(self, body: str | None, label: str, repo: str | None, patch: bool = False
                     ) -> tuple[list[ClassifiedItem], int]:
         """The items up to the cap, classified, and how many more there are."""
         from watcher.notes.parse import parse_notes
@@ -119,11 +131,12 @@ class Analyzer:
                            self.max_body_chars, self.max_body_chars)
         if self.labels is None or repo is None:
             with _collector_paused():
-                return self.classifier.classify_all(notes.items, repo=repo), notes.omitted
+                return (self.classifier.classify_all(notes.items, repo=repo, patch=patch),
+                        notes.omitted)
         # The look-up may wait on GitHub: the collector runs meanwhile.
         found = self.labels.labels(repo, {pr for item in notes.items for pr in item.prs})
         with _collector_paused():
             return [self.classifier.explain(item, [name for pr in item.prs
                                                    for name in found.get(pr, [])],
-                                            self.labels.mapping, repo=repo).item
+                                            self.labels.mapping, repo=repo, patch=patch).item
                     for item in notes.items], notes.omitted

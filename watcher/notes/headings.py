@@ -5,13 +5,15 @@ API``, ``NN Frontend``; ``Bug fixes``, ``## **Bug Fixes:**``; ``[Beta] FlexAtten
 ``FlexAttention (Prototype)``; ``Compostability`` (sic). A name is looked up by its key (case,
 emphasis, backticks and punctuation dropped, words singular), then by the key without release
 qualifiers, the ``torch.`` prefix and ``API``/``Frontend`` suffixes, then by either side of a
-parenthesised part, and last by a close spelling (one typo in a long name).
+parenthesised part, then by a close spelling (one typo in a long name), and last by its words
+(``spelled_keys``): a name that combines known names in a new way (``CUDA / ROCm``,
+``torch.compile + Inductor``, ``BC-Breaking changes and deprecations``) means what they mean.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from functools import lru_cache
 from typing import Protocol
 
@@ -138,3 +140,41 @@ def close_key(key: str, known: Iterable[str]) -> str | None:
         len(key) >= TYPO_MIN_CHARS and len(other) >= TYPO_MIN_CHARS
         and _within_one_edit(key, other)) or _swapped_pair(key, other))]
     return matches[0] if len(set(matches)) == 1 else None
+
+
+# Words that join names in a heading without naming anything ("CUDA / ROCm", "Improvements &
+# fixes": ``heading_key`` spells "&" as "and").
+_JOINERS = frozenset({"and", "or", "with", "for", "in", "of", "on", "the", "+", "/", "-", "vs",
+                      "plus", ","})
+MAX_SPELLED_WORDS = 8  # longer names are sentences (an entry's title), not combined names
+MAX_UNKNOWN_RUN = 2  # words of a product name between two known names ("Distributed X DTensor")
+
+
+def spelled_keys(key: str, is_known: Callable[[str], bool], longest: int) -> list[str]:
+    """The known keys a heading's words spell, left to right, or [] when its words are not
+    only known names and joiners. At each word the longest known phrase (up to ``longest``
+    words) is taken; a word of no known name may only stand between two known names (a
+    product name: "Distributed FooTensor DeviceMesh"), never first or last, so an entry's title
+    ("Remove torch.compile support") is not read as a name. ``cuda/rocm`` is two words."""
+    words = [part for token in key.split()
+             for part in ([token] if is_known(token) or "/" not in token
+                          else token.replace("/", " / ").split())]
+    if len(words) > MAX_SPELLED_WORDS:
+        return []
+    found: list[str] = []
+    unknown = 0
+    index = 0
+    while index < len(words):
+        for end in range(min(len(words), index + longest), index, -1):
+            phrase = " ".join(words[index:end])
+            if is_known(phrase):
+                found.append(phrase)
+                unknown, index = 0, end
+                break
+        else:
+            if words[index] not in _JOINERS:
+                unknown += 1
+                if not found or unknown > MAX_UNKNOWN_RUN:
+                    return []
+            index += 1
+    return found if found and not unknown else []

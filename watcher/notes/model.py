@@ -117,10 +117,14 @@ def word_features(prose: str) -> list[str]:
     return list(found)
 
 
+RANKED = 5  # classes a prediction lists beside its best, most likely first
+
+
 @dataclass(frozen=True)
 class Prediction:
     subsystem: str
     probability: float
+    ranked: tuple[tuple[str, float], ...] = ()  # the likeliest ``RANKED`` classes
 
 
 Row = tuple[float, ...]  # class index, weight, class index, weight, …: compact and fast to load
@@ -226,7 +230,9 @@ class SubsystemModel:
         """``calibrated``'s first class without sorting them all (asked once per item)."""
         probabilities = self._probabilities(self.feature_scores(found), prior, found)
         best = max(range(len(probabilities)), key=probabilities.__getitem__)  # first of ties
-        return Prediction(self.classes[best], probabilities[best])
+        order = sorted(range(len(probabilities)), key=lambda c: -probabilities[c])[:RANKED]
+        return Prediction(self.classes[best], probabilities[best],
+                          tuple((self.classes[c], probabilities[c]) for c in order))
 
     def to_json(self, **meta: Any) -> dict[str, Any]:
         """The shipped form: features sorted, so retraining on the same data gives the same

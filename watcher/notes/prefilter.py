@@ -1,6 +1,6 @@
 """Which text rules can match a text, found without trying each of the ~600 rules.
 
-Every rule whose pattern has a literal part (``taxonomy.literal_hint``: ``\\bPJRT\\b`` → "pjrt")
+Every rule whose pattern has a literal part (``literal_hint``: ``\\bPJRT\\b`` → "pjrt")
 can only match a text that contains that literal, lower-cased. Rather than test ~600 literals
 one by one per item, the rules are indexed by the first three characters of their literal: an
 item's distinct three-character substrings (one pass over its text) pick out the few literals
@@ -15,6 +15,53 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from typing import Protocol
+
+_LITERAL = re.compile(r"(?:\\[.\-_/ +]|[A-Za-z0-9_ ])+")
+
+
+def _has_top_level_alternation(pattern: str) -> bool:
+    depth, escaped = 0, False
+    for char in pattern:
+        if escaped:
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        elif char in "([":
+            depth += 1
+        elif char in ")]":
+            depth -= 1
+        elif char == "|" and depth == 0:
+            return True
+    return False
+
+
+def literal_hint(pattern: str) -> str | None:
+    """A lower-case substring every match of ``pattern`` must contain, or None if unsure.
+
+    Checking ``hint in text`` first skips the regex for the ~95% of rules that cannot match an
+    item, which is what keeps classifying a 700-item release well under 0.2 s.
+    """
+    if _has_top_level_alternation(pattern) or pattern.startswith(("(?=", "(?!", "\\b(?")):
+        return None
+    body = pattern.removeprefix("^")
+    groups = 0
+    while body.startswith(("\\b", "(?:")):
+        groups += body.startswith("(?:")
+        body = body[3:] if body.startswith("(?:") else body[2:]
+    match = _LITERAL.match(body)
+    if not match:
+        return None
+    literal = match.group(0)
+    following = body[match.end():match.end() + 2]
+    optional = {"?", "*", "{"}
+    if following[:1] == "|" or (groups and following[:1] == ")" and following[1:] in optional):
+        return None  # "(?:Update|Bump)" or "(?:foo)?bar": the literal is only one option
+    if following[:1] in optional:  # the last character (or escape, "\\.?") is optional
+        literal = literal[:-2] if literal[-2:-1] == "\\" else literal[:-1]
+    hint = re.sub(r"\\(.)", r"\1", literal).lower()
+    return hint if len(hint) >= 2 else None
+
+
 
 PREFIX = 3
 

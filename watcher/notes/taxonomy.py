@@ -17,65 +17,21 @@ from typing import Any
 
 from watcher.errors import ConfigError
 from watcher.models import KINDS, SUBSYSTEMS, top_level
+from watcher.notes.apis import ApiOwners
 from watcher.notes.headings import (
     CATCH_ALL,
     TYPO_MIN_CHARS,
     close_key,
     heading_key,
     heading_keys,
+    spelled_keys,
 )
-from watcher.notes.prefilter import RuleIndex, any_of
-from watcher.resources import kinds_path, subsystems_path
+from watcher.notes.prefilter import RuleIndex, any_of, literal_hint
+from watcher.resources import apis_path, kinds_path, subsystems_path
 
 HEADINGS_KEPT = 4096  # headings whose meaning is remembered; a release has a few hundred
 DECISIVE = 6.0  # the score of a `decisive` pattern: enough to decide without the model
 USER_RULE = 100.0  # the score of a user's own rule ([classify] rules): it always decides
-
-
-_LITERAL = re.compile(r"(?:\\[.\-_/ +]|[A-Za-z0-9_ ])+")
-
-
-def _has_top_level_alternation(pattern: str) -> bool:
-    depth, escaped = 0, False
-    for char in pattern:
-        if escaped:
-            escaped = False
-        elif char == "\\":
-            escaped = True
-        elif char in "([":
-            depth += 1
-        elif char in ")]":
-            depth -= 1
-        elif char == "|" and depth == 0:
-            return True
-    return False
-
-
-def literal_hint(pattern: str) -> str | None:
-    """A lower-case substring every match of ``pattern`` must contain, or None if unsure.
-
-    Checking ``hint in text`` first skips the regex for the ~95% of rules that cannot match an
-    item, which is what keeps classifying a 700-item release well under 0.2 s.
-    """
-    if _has_top_level_alternation(pattern) or pattern.startswith(("(?=", "(?!", "\\b(?")):
-        return None
-    body = pattern.removeprefix("^")
-    groups = 0
-    while body.startswith(("\\b", "(?:")):
-        groups += body.startswith("(?:")
-        body = body[3:] if body.startswith("(?:") else body[2:]
-    match = _LITERAL.match(body)
-    if not match:
-        return None
-    literal = match.group(0)
-    following = body[match.end():match.end() + 2]
-    optional = {"?", "*", "{"}
-    if following[:1] == "|" or (groups and following[:1] == ")" and following[1:] in optional):
-        return None  # "(?:Update|Bump)" or "(?:foo)?bar": the literal is only one option
-    if following[:1] in optional:  # the last character (or escape, "\\.?") is optional
-        literal = literal[:-2] if literal[-2:-1] == "\\" else literal[:-1]
-    hint = re.sub(r"\\(.)", r"\1", literal).lower()
-    return hint if len(hint) >= 2 else None
 
 
 @dataclass(frozen=True)
@@ -120,6 +76,9 @@ class Taxonomy:
     kind_headings: dict[str, str] = field(default_factory=dict)
     kind_rules: list[KindRule] = field(default_factory=list)
     lead_rules: list[KindRule] = field(default_factory=list)
+    apis: ApiOwners = field(default_factory=lambda: ApiOwners({}))  # config/apis.toml
+    patch_rules: list[KindRule] = field(default_factory=list)  # kinds a patch's item may say
+    patch_kind: str = "bug_fix"  # what a patch release's items are unless they say otherwise
 
     _found: dict[str, tuple[list[str], str | None]] = field(default_factory=dict, repr=False)
     _by_length: tuple[tuple[tuple[int, int], ...], dict[int, list[str]]] | None = field(
@@ -140,10 +99,35 @@ class Taxonomy:
             typo = close_key(keys[0], self._keys_near(len(keys[0])))
             if typo is not None:
                 ids, kind = self.area_headings.get(typo, []), self.kind_headings.get(typo)
+            else:
+                ids, kind = self._by_words(keys[0])
         if len(self._found) >= HEADINGS_KEPT:
             self._found.clear()  # a body of 30,000 made-up headings must not stay in memory
         self._found[heading] = ids, kind
         return ids, kind
+
+    def _by_words(self, key: str) -> tuple[list[str], str | None]:
+        """What a name made of known names means (``spelled_keys``), when they are all area
+        names or all section names (a mix, "Compile time improvements" under Performance,
+        names a topic: its section says the kind). Areas: the first named first (``CUDA /
+        ROCm`` is CUDA's; the classifier then takes the finer id of that area, so
+        ``torch.compile + Inductor`` is compile/inductor). Sections: the first kind named
+        (``BC-Breaking changes and deprecations`` holds BC-breaking changes). A catch-all
+        ("Other") beside a name that says more names nothing."""
+        def known(phrase: str) -> bool:
+            return phrase in self.area_headings or phrase in self.kind_headings
+        spelled = spelled_keys(key, known, self._longest_key())
+        if spelled and all(k in self.kind_headings for k in spelled):
+            kinds = [self.kind_headings[k] for k in spelled]
+            return [], next((k for k in kinds if k != CATCH_ALL), kinds[0])
+        if spelled and all(k in self.area_headings for k in spelled):
+            ids = list(dict.fromkeys(i for k in spelled for i in self.area_headings[k]))
+            return [i for i in ids if i != CATCH_ALL] or ids, None
+        return [], None
+
+    def _longest_key(self) -> int:
+        return max((len(k.split()) for k in [*self.area_headings, *self.kind_headings]),
+                   default=1)
 
     def _keys_near(self, length: int) -> list[str]:
         """The known keys a typo of a ``length``-character key can be (one letter more, less
@@ -270,6 +254,15 @@ def _load_kinds(taxonomy: Taxonomy, table: Mapping[str, Any], where: str) -> Non
                                    for p in entry.get("patterns", []))
         taxonomy.lead_rules.extend(KindRule(kind, _compile(p, f"{where} {kind}"))
                                    for p in entry.get("lead_patterns", []))
+        taxonomy.patch_rules.extend(KindRule(kind, _compile(p, f"{where} {kind}"))
+                                    for p in entry.get("patch_patterns", []))
+        if entry.get("patch_default"):
+            taxonomy.patch_kind = kind
+
+
+def _load_apis(table: Mapping[str, Any], where: str) -> ApiOwners:
+    return ApiOwners({prefix: _check_subsystem(subsystem, f"{where} {prefix}")
+                      for prefix, subsystem in table.items()})
 
 
 @cache
@@ -277,6 +270,7 @@ def builtin_taxonomy() -> Taxonomy:
     taxonomy = Taxonomy()
     _load_subsystems(taxonomy, _read(subsystems_path())["subsystems"], "subsystems.toml")
     _load_kinds(taxonomy, _read(kinds_path())["kinds"], "kinds.toml")
+    taxonomy.apis = _load_apis(_read(apis_path())["apis"], "apis.toml")
     return taxonomy
 
 
@@ -290,7 +284,8 @@ def with_overrides(headings: Mapping[str, str], rules: Iterable[tuple[str, list[
         names=dict(base.names), descriptions=dict(base.descriptions),
         area_headings={key: list(ids) for key, ids in base.area_headings.items()},
         context_only=set(base.context_only), text_rules=[], kind_headings=dict(base.kind_headings),
-        kind_rules=list(base.kind_rules), lead_rules=list(base.lead_rules))
+        kind_rules=list(base.kind_rules), lead_rules=list(base.lead_rules), apis=base.apis,
+        patch_rules=list(base.patch_rules), patch_kind=base.patch_kind)
     for heading, subsystem in headings.items():
         _check_subsystem(subsystem, "classify.headings")
         taxonomy.add_heading(heading, subsystem, first=True)

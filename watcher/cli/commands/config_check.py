@@ -97,11 +97,12 @@ def run_config_check(path: Path | None, deps: Dependencies, *, online: bool = Fa
         out.write(f"# note: [server] listen = {config.server.listen} is reachable from other "
                   "machines, not only this one (/metrics, /readyz and the feeds hold no secret)\n")
     out.write("# notifier types and their keys\n")
-    for notifier in notifiers.values():
-        fields = type(notifier).Config.model_fields
+    # Once per type, however many notifiers share it (seven Slack channels: one line).
+    types = {notifier.config.type: type(notifier) for notifier in notifiers.values()}
+    for type_name, cls in types.items():
         keys = ", ".join(f"{name}" + (f" ({info.description})" if info.description else "")
-                         for name, info in fields.items())
-        out.write(f"#   {notifier.config.type}: {keys}\n")
+                         for name, info in cls.Config.model_fields.items())
+        out.write(f"#   {type_name}: {keys}\n")
     if not online:
         return 0
     from watcher.cli.online import online_checks

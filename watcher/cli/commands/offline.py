@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 from collections import Counter
+from pathlib import PurePath
 from typing import IO
 
 from watcher.app import taxonomy_for
@@ -12,7 +13,14 @@ from watcher.cli.inputs import read_text
 from watcher.config import Config
 from watcher.delivery import event_item
 from watcher.models import ClassifiedItem
-from watcher.notes import Analyzer, Classifier, Decision, diff_items, parse_notes
+from watcher.notes import (
+    Analyzer,
+    Classifier,
+    Decision,
+    diff_items,
+    is_patch_release,
+    parse_notes,
+)
 from watcher.present import CHANGE_SIGNS, UNSURE_BELOW, hyperlinks_for, plural, show_links
 from watcher.untrusted import clean_line
 
@@ -55,7 +63,8 @@ def run_classify(config: Config, out: IO[str], path: str, *, repo: str | None, f
                        "(poll.max_body_chars)", path, f"{len(body):,}",
                        f"{config.poll.max_body_chars:,}")
     classifier = Classifier(taxonomy)
-    decisions = [classifier.explain(item, repo=repo) for item in notes.items]
+    patch = is_patch_release(PurePath(path).stem)  # "v2.7.1.md": a patch release's notes
+    decisions = [classifier.explain(item, repo=repo, patch=patch) for item in notes.items]
     if fmt == "json":
         items = []
         for decision in decisions:

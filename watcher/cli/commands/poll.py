@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import logging
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
 
@@ -27,6 +29,30 @@ def run_poll(config: Config, deps: Dependencies, repo_names: list[str], *, dry_r
             for raw in config.notifiers]})
     if dry_run:
         return _dry_run(config, deps, repo_names, short=short)
+    with _progress_shown():
+        return _poll(config, deps, repo_names)
+
+
+# What a person running ``poll`` by hand is told on stderr though only warnings are shown by
+# default: the outcome in one line, and a wait for GitHub's per-minute ceiling before it starts.
+_PROGRESS = (__name__, "watcher.github.pacing")
+
+
+@contextmanager
+def _progress_shown() -> Iterator[None]:
+    loggers = [logging.getLogger(name) for name in _PROGRESS]
+    levels = [each.level for each in loggers]
+    for each in loggers:
+        if each.getEffectiveLevel() > logging.INFO:
+            each.setLevel(logging.INFO)
+    try:
+        yield
+    finally:
+        for each, level in zip(loggers, levels, strict=True):
+            each.setLevel(level)
+
+
+def _poll(config: Config, deps: Dependencies, repo_names: list[str]) -> int:
     notifiers = build_notifiers(config, deps)
     runtime = build_runtime(config, deps)
     try:
@@ -47,9 +73,16 @@ def run_poll(config: Config, deps: Dependencies, repo_names: list[str], *, dry_r
         runtime.close()
     from watcher.present import plural  # light (its words only), and only on this path
 
-    logger.info("polled %s: %s, %s sent, %s failed", plural(len(repos), "repo"),
-                plural(report.event_count, "event"), plural(delivery.sent, "message"),
-                plural(len(report.failed), "repo"))
+    unchanged = sum(1 for outcome in report.outcomes if outcome.not_modified)
+    quiet = not (report.event_count or report.failed or delivery.sent or delivery.failed
+                 or org_failures or any(o.baseline is not None for o in report.outcomes))
+    if quiet:  # else a poll that found nothing looks like one that did nothing
+        logger.info("nothing new (%s checked, %d unchanged)", plural(len(repos), "repo"),
+                    unchanged)
+    else:  # what was found shows on stdout, or in the notifiers; this with --verbose
+        logger.debug("polled %s: %s, %s sent, %s failed", plural(len(repos), "repo"),
+                    plural(report.event_count, "event"), plural(delivery.sent, "message"),
+                    plural(len(report.failed), "repo"))
     return 1 if report.failed or delivery.failed or org_failures else 0
 
 

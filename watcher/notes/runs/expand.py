@@ -1,4 +1,4 @@
-"""The blocks of a text whose runs markdown-it read once (``watcher.notes.runs``), put back at
+"""The blocks of a text whose runs markdown-it read once (``watcher.notes.runs.read``), put back at
 their source lines, with the blocks of the units it did not read built from their own lines.
 
 Each run is checked first, in markdown-it's reading of the collapsed text: the second unit's
@@ -11,7 +11,6 @@ from __future__ import annotations
 import bisect
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from markdown_it.common.utils import mdTrim
 
@@ -27,11 +26,9 @@ from watcher.notes.blocks import (
     Span,
     plain_text,
 )
+from watcher.notes.runs.shapes import Run
 from watcher.notes.tables import Table, row_cells
 from watcher.notes.text import markdown_it_text, trim_blank
-
-if TYPE_CHECKING:
-    from watcher.notes.runs import Run
 
 
 def _atx_content(line: str) -> str:

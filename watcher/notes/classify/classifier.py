@@ -1,157 +1,45 @@
-"""Gives every item a subsystem and a kind, and can say why.
-
-Order of evidence, strongest first (each verdict says what decided, ``decided_by``, and how
-sure it is, ``confidence``, the contract's "Subsystems and kinds"):
-  subsystem: the first area heading above the item (refined by deeper headings of the same area,
-             then by the text rules of that area): ``heading``, 1.0; else the PR's maintainer
-             label: ``label``, 1.0; else a context-only heading with nothing above it ("Ongoing
-             Dynamic Shape implementation"), unless a decisive rule names another subsystem;
-             else the item's words: a decisive rule (an API namespace or a name beyond doubt):
-             ``rule``, as sure as decisive rules were on releases held out of training; else the
-             statistical model's best guess, which weighs the weaker rules with the words and
-             starts from the prior of the release's repository (PyTorch/XLA: XLA's areas first):
-             ``model``, its probability calibrated on held-out releases;
-  kind:      the nearest section heading, else a strong text rule (security), else the paragraph
-             introducing the item's list ("fix the following issues"), else the item's own words.
-
-What the figures are, and how they were measured: scripts/eval_classifier.py and the README.
+"""The classifier: weighs the evidence for each item's subsystem (headings, PR labels, the APIs
+it names, rules, the statistical model; strongest first, as the package docstring says) and
+asks ``kinds`` for its kind. What the figures are, and how they were measured:
+scripts/eval_classifier.py and the README.
 """
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
-from enum import Enum
 from typing import TYPE_CHECKING
 
-from watcher.models import ClassifiedItem, DecidedBy, Item, top_level
+from watcher.models import ClassifiedItem, Item, top_level
+from watcher.notes.classify.evidence import (
+    HEADING_REASON,
+    LABEL_REASON,
+    NO_RULE,
+    Builtin,
+    Decision,
+    Headings,
+    RuleScores,
+    Verdict,
+)
+from watcher.notes.classify.kinds import SECTION_REASON, Kinds, kind_of_sections
+from watcher.notes.classify.named import api_verdict, with_apis
 from watcher.notes.headings import CATCH_ALL
 from watcher.notes.model import RULE_CUE, SubsystemModel, builtin_model, features, top_features
-from watcher.notes.prefilter import any_of
-from watcher.notes.taxonomy import DECISIVE, USER_RULE, KindRule, Taxonomy
+from watcher.notes.taxonomy import DECISIVE, USER_RULE, Taxonomy
 from watcher.notes.text import strip_code, unescape_markdown
-
-WORDS_READ = 5_000  # characters of an item's text the rules and the model read
 
 if TYPE_CHECKING:
     from watcher.notes.labels import LabelMap
 
-_BULLET = re.compile(r"^\s*[-*+]\s+(.*)")
-_TAGS = re.compile(r"^(?:\s*\[[^\]]{1,30}\](?!\())+\s*")  # commit-title tags: "[MPS][BE] Fix …"
-
-HEADING_REASON = "heading "  # how a reason decided by the notes' own headings begins
-LABEL_REASON = "PR label "
-SECTION_REASON = "section "
+WORDS_READ = 5_000  # characters of an item's text the rules and the model read
 RULE_CONFIDENCE = 0.9  # a decisive rule's precision, where no model file measured it
+# A guess's candidates (``ClassifiedItem.candidates``): the model's likeliest subsystems down to
+# this probability, at most ``MAX_CANDIDATES``, calibrated on held-out releases
+# (scripts/calibrate_candidates.py; README "Classification").
+CANDIDATE_FLOOR = 0.08
+MAX_CANDIDATES = 3
 SECTIONS_KEPT = 4096  # heading paths remembered; a release has a few hundred at most
 GUESSES_KEPT = 4096  # the model's guesses remembered, by the features it weighs
-
-
-class Builtin(Enum):
-    """Stands for the shipped model, loaded on first use (``builtin_model``)."""
-
-    MODEL = "builtin"
-
-
-def _leading_lines(text: str) -> list[str]:
-    """The item's first line without "[MPS] "-style tags, then its first nested bullet: a
-    "DTensor" line above "- Fixed …" bullets is a label, and the bullet's verb says the kind."""
-    if "\n" not in text:  # one line (most items): no nested bullet
-        return [_TAGS.sub("", text)]
-    lines = text.split("\n")
-    bullet = next((m.group(1) for line in lines[1:] if (m := _BULLET.match(line))), None)
-    return [_TAGS.sub("", lines[0])] + ([bullet] if bullet else [])
-
-
-def _section_kind(section: tuple[str, ...], kinds: list[str | None], group_depth: int
-                  ) -> tuple[str, str] | None:
-    """(kind, heading) the sections give. A Highlights section holds highlights whatever its
-    sub-sections say ("Beta Features"); otherwise the nearest heading that names a kind, then
-    the nearest group bullet that does ("- Bug fixes"), but a group never outranks a heading
-    ("Improvements > … > - Miscellaneous" are improvements). A catch-all ("Miscellaneous")
-    names no kind: its items keep the kind of the section above it ("Performance >
-    Miscellaneous" are performance changes), and are "other" only when nothing else says."""
-    cut = len(section) - group_depth
-    named = list(zip(section, kinds, strict=True))
-    headings, groups = named[:cut], named[cut:]
-    for heading, kind in headings:
-        if kind == "highlight":
-            return "highlight", heading
-    for names in (headings, groups):
-        for heading, kind in reversed(names):
-            if kind and kind != CATCH_ALL:
-                return kind, heading
-    return next(((kind, heading) for heading, kind in reversed(named) if kind), None)
-
-
-DECIDERS: tuple[DecidedBy, ...] = ("heading", "label", "rule", "model")  # strongest first
-_KindRules = tuple[list[KindRule], re.Pattern[str] | None]  # rules, and all of them at once
-
-
-def _first(rules: _KindRules, text: str) -> KindRule | None:
-    """The first rule (in file order) that matches; one search when none does."""
-    group, together = rules
-    if together is not None and not together.search(text):
-        return None
-    return next((rule for rule in group if rule.pattern.search(text)), None)
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """A subsystem, what set it (the contract's ``decided_by``), how sure that is, and why."""
-
-    subsystem: str
-    decided_by: DecidedBy
-    confidence: float
-    reason: str
-
-    def refined(self, finer: str | None, rule: str) -> Verdict:
-        if not finer:
-            return self
-        return replace(self, subsystem=finer, reason=f"{self.reason}, refined by rule {rule!r}")
-
-
-@dataclass(frozen=True)
-class Headings:
-    """What the headings above an item say, read once per heading path: the area verdict, else a
-    context-only heading's (id, heading); the headings that are neither areas nor sections (a BC
-    entry's title); and the kind the sections give, with the heading that gave it."""
-
-    area: Verdict | None
-    fallback: tuple[str, str] | None
-    extra: tuple[str, ...]
-    kind: tuple[str, str] | None
-
-
-@dataclass(frozen=True)
-class Decision:
-    item: ClassifiedItem
-    subsystem_reason: str
-    kind_reason: str
-
-
-@dataclass(frozen=True)
-class RuleScores:
-    tops: dict[str, float]
-    finer: dict[str, float]
-    strongest_rule: dict[str, str]
-
-    def best(self, order: dict[str, int]) -> tuple[str | None, float]:
-        if not self.tops:
-            return None, 0.0
-        top = max(self.tops, key=lambda s: (self.tops[s], -order.get(s, 0)))
-        return top, self.tops[top]
-
-    def cues(self, order: dict[str, int]) -> list[str]:
-        """The model's view of the rules: which subsystems matched and which matched best."""
-        best, _ = self.best(order)
-        matched = [f"{RULE_CUE}{top}" for top in sorted(self.tops)]
-        return matched + ([f"rule_best:{best}"] if best else [])
-
-
-_NO_RULE = RuleScores({}, {}, {})
 
 
 class Classifier:
@@ -166,8 +54,7 @@ class Classifier:
         # Heading paths seen, and what they say (the taxonomy is not changed once in use).
         self._by_section: dict[tuple[tuple[str, ...], int], Headings] = {}
         self._guesses: dict[tuple[str | None, tuple[str, ...], int], Verdict] = {}
-        self._split_rules: tuple[tuple[int, int], tuple[
-            _KindRules, _KindRules, _KindRules]] | None = None
+        self.kinds = Kinds(taxonomy)
 
     @property
     def model(self) -> SubsystemModel | None:
@@ -175,38 +62,45 @@ class Classifier:
             self._model = builtin_model()
         return self._model
 
-    def classify(self, item: Item, *, repo: str | None = None) -> ClassifiedItem:
-        return self.explain(item, repo=repo).item
+    def classify(self, item: Item, *, repo: str | None = None, patch: bool = False
+                 ) -> ClassifiedItem:
+        return self.explain(item, repo=repo, patch=patch).item
 
-    def classify_all(self, items: list[Item], *, repo: str | None = None
+    def classify_all(self, items: list[Item], *, repo: str | None = None, patch: bool = False
                      ) -> list[ClassifiedItem]:
         """Each item classified; one that reads the same as an earlier one (its text, headings
         and lead-in) takes that one's verdict, so a body repeating one line costs one.
-        ``repo`` (``owner/name``): whose release it is, for the model's prior."""
+        ``repo`` (``owner/name``): whose release it is, for the model's prior; ``patch``: the
+        release is a patch (``explain``)."""
         done: dict[tuple[str, tuple[str, ...], int, str], ClassifiedItem] = {}
         out: list[ClassifiedItem] = []
         for item in items:
             key = item.text, item.section, item.group_depth, item.lead
             earlier = done.get(key)
             if earlier is None:
-                earlier = done[key] = self.classify(item, repo=repo)
+                earlier = done[key] = self.classify(item, repo=repo, patch=patch)
             elif earlier.prs != item.prs or earlier.group != item.group:
                 earlier = ClassifiedItem(**{
                     **item.__dict__, "subsystem": earlier.subsystem, "kind": earlier.kind,
-                    "decided_by": earlier.decided_by, "confidence": earlier.confidence})
+                    "decided_by": earlier.decided_by, "confidence": earlier.confidence,
+                    "candidates": earlier.candidates})
             out.append(earlier)
         return out
 
     def explain(self, item: Item, labels: Sequence[str] = (),
-                label_map: LabelMap | None = None, *, repo: str | None = None) -> Decision:
+                label_map: LabelMap | None = None, *, repo: str | None = None,
+                patch: bool = False) -> Decision:
         """``labels``: the item's PRs' labels (``classify.use_pr_labels``). They are the
         maintainers' own verdict, so they win over rules and the model, but not over the
         headings the release notes were written under. ``repo``: whose release it is; the
-        model starts from that repository's prior (PyTorch/XLA's own areas first)."""
+        model starts from that repository's prior (PyTorch/XLA's own areas first).
+        ``patch``: a patch release (``is_patch_release``), whose generic headings ("Other",
+        "Fixes") say what its items are, not whose: a catch-all heading leaves the subsystem
+        to the item's words, and the kind is the patch's (``Kinds.decide``)."""
         headings = self._headings(item.section, item.group_depth)
         words = self._words(item, headings)
-        verdict = self._subsystem(headings, words, repo)
-        kind, kind_reason = self._kind(item, headings, words)
+        verdict = self._subsystem(headings, words, repo, patch)
+        kind, kind_reason = self.kinds.decide(item, headings.kind, words, patch=patch)
         if labels and label_map is not None:
             by_label, kind_by_label = label_map.decide(labels)
             if by_label and verdict.decided_by != "heading":
@@ -216,7 +110,8 @@ class Classifier:
         # Its fields as they are (dumping them first would cost more than all the rest).
         classified = ClassifiedItem(**{
             **item.__dict__, "subsystem": verdict.subsystem, "kind": kind,
-            "decided_by": verdict.decided_by, "confidence": round(verdict.confidence, 3)})
+            "decided_by": verdict.decided_by, "confidence": round(verdict.confidence, 3),
+            "candidates": verdict.candidates or None})
         return Decision(classified, verdict.reason, kind_reason)
 
     def words(self, item: Item) -> str:
@@ -269,11 +164,12 @@ class Classifier:
                       if not ids and kind is None)
         verdict = Verdict(area, "heading", 1.0, reason) if area is not None else None
         kinds = [kind for _, kind in meanings]
-        return Headings(verdict, fallback, extra, _section_kind(section, kinds, group_depth))
+        return Headings(verdict, fallback, extra, kind_of_sections(section, kinds, group_depth))
 
-    def _subsystem(self, headings: Headings, words: str, repo: str | None = None) -> Verdict:
+    def _subsystem(self, headings: Headings, words: str, repo: str | None = None,
+                   patch: bool = False) -> Verdict:
         area = headings.area
-        if area is not None:
+        if area is not None and not (patch and area.subsystem == CATCH_ALL):
             if "/" in area.subsystem:
                 return area
             top = area.subsystem
@@ -304,7 +200,7 @@ class Classifier:
         the taxonomy's prefilter skips the rules whose literal is not in the text."""
         matched = list(self.taxonomy.matching_rules(words, finer_of))
         if not matched:
-            return _NO_RULE  # most items a heading does not place
+            return NO_RULE  # most items a heading does not place
         tops: dict[str, float] = defaultdict(float)
         finer: dict[str, float] = defaultdict(float)
         strongest: dict[str, tuple[float, str]] = {}  # the rule an explanation names
@@ -366,57 +262,30 @@ class Classifier:
             pulls = ", ".join(repr(f) for f in top_features(model, found, guess.subsystem))
             sure = f"p={guess.probability:.2f}" + (f", {home}'s prior" if home else "")
             reason = f"model ({sure})" + (f" from {pulls}" if pulls else "")
-            verdict = self._guesses[key] = Verdict(guess.subsystem, "model", guess.probability,
-                                                   reason)
+            ranked = [(name, round(p, 3)) for name, p in guess.ranked if p >= CANDIDATE_FLOOR]
+            verdict = self._guesses[key] = Verdict(
+                guess.subsystem, "model", guess.probability, reason,
+                tuple(ranked[:MAX_CANDIDATES]) or ((guess.subsystem, round(guess.probability, 3)),),
+            )
         return verdict.refined(*self._best_finer(scores, verdict.subsystem))
 
     def _by_text(self, words: str, repo: str | None = None) -> Verdict:
-        """A decisive rule, else the model's best guess with its calibrated probability (from
+        """A decisive rule, unless the item names another subsystem's APIs (``api_verdict``);
+        else the model's best guess with its calibrated probability (from
         ``repo``'s prior); with no model (measurements), the best-scoring rule, unmeasured."""
         scores = self.rule_scores(words)
         top = self.decisive(scores)
         if top is not None:
-            return self._rule_decision(scores, top)
+            named = api_verdict(self.taxonomy.apis, words,
+                                lambda top: self._best_finer(scores, top)[0])
+            if named is not None and top_level(named.subsystem) != top:
+                return named
+            return self._rule_decision(scores, top)  # measured per subsystem: its sureness
         model = self.model
         if model is not None:
-            return self._model_decision(model, scores, words, repo)
+            return with_apis(self.taxonomy.apis, self._model_decision(model, scores, words, repo),
+                             words)
         rule_top, _ = scores.best(self.order)
         if rule_top is not None:
             return self._rule_decision(scores, rule_top, confidence=0.0)
         return Verdict("other", "rule", 0.0, "no heading or rule matched")
-
-    def _kind(self, item: Item, headings: Headings, words: str) -> tuple[str, str]:
-        if headings.kind is not None:
-            kind, heading = headings.kind
-            return kind, f"{SECTION_REASON}{heading!r}"
-        strong, anchored, anywhere = self._kind_rules
-        found = _first(strong, words)
-        if found is not None:
-            return found.kind, f"rule {found.pattern.pattern!r}"
-        if item.lead:
-            for rule in self.taxonomy.lead_rules:
-                if rule.pattern.search(item.lead):
-                    return rule.kind, f"introduced by {item.lead[:60]!r}"
-        for line in _leading_lines(item.text):
-            found = _first(anchored, line)
-            if found is not None:
-                return found.kind, f"rule {found.pattern.pattern!r}"
-        found = _first(anywhere, words)
-        if found is not None:
-            return found.kind, f"rule {found.pattern.pattern!r}"
-        return "other", "no section or rule matched"
-
-    @property
-    def _kind_rules(self) -> tuple[_KindRules, _KindRules, _KindRules]:
-        """The kind rules split by how they are tried (strong, anchored, anywhere), each in
-        file order; split once, since every item not under a section asks."""
-        rules = self.taxonomy.kind_rules
-        if self._split_rules is None or self._split_rules[0] != (id(rules), len(rules)):
-            strong, anchored = [r for r in rules if r.strong], [r for r in rules if r.anchored]
-            anywhere = [r for r in rules if not r.anchored]
-            split = ((strong, any_of([r.pattern for r in strong])),
-                     (anchored, any_of([r.pattern for r in anchored])),
-                     (anywhere, any_of([r.pattern for r in anywhere])))
-            self._split_rules = (id(rules), len(rules)), split
-            return split
-        return self._split_rules[1]

@@ -1,121 +1,21 @@
-"""Release-notes markdown → items, each with the section path it stands under.
-
-Built for the family of styles PyTorch and PyTorch/XLA notes are written in, recognised by
-structure and by name, never by heading level or by file:
-
-* a bullet is an item, with its continuation lines, code and nested explanation;
-* a bullet that only names a group (``- c10d``, ``- DTensor:``: no reference of its own) whose
-  nested bullets carry references is split: each nested bullet is an item and the group's name
-  joins the section path; a short reference-less label followed by sibling bullets that carry
-  references (a flattened group) governs those siblings the same way;
-* a heading followed by prose or code is an entry (``### title`` + prose + code in BC-breaking
-  notes, ``#### [Beta] Title`` + prose in highlights); a heading whose title cites PRs is an
-  entry whatever follows; other headings are context (section, area, or a topic of the notes);
-* a paragraph of only a bold title followed by prose is an entry as such a heading is
-  (``**[Beta] torch.library.triton_op**`` + prose, PyTorch 2.6's highlights); over a list of
-  changes it names their group, and stays what it was read as before;
-* in BC-breaking and deprecation sections, prose, code and sub-headings after a bullet belong to
-  that bullet (the migration notes), so nothing a reader needs is left outside an item;
-* tables of contents (anchor links, or bullets naming the document's own sections) are skipped;
-  table cells (PyTorch's highlight tables) are items unless an entry tells the same story.
-
-Which names are sections or areas is the taxonomy's business; the parser asks it through
-``HeadingLookup``. Flattened notes (one huge line, or one line per paragraph) are first given
-their structure back by ``watcher.notes.flat``.
+"""The walk over a body's blocks that turns them into drafts: headings kept as a stack of
+sections, areas and topics; entries (a heading or bold title and what follows it); prose that
+cites PRs; tables; and lists (``watcher.notes.parse.lists``). What each shape is read as:
+the package docstring.
 """
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass, field
-
-from watcher.models import Item
-from watcher.notes.blocks import (
-    Block,
-    Bullet,
-    Code,
-    Heading,
-    ListBlock,
-    Other,
-    Paragraph,
-    plain_text,
-)
-from watcher.notes.bullets import (
-    carries,
-    cites_beyond,
-    group_name,
-    label_like,
-    lead_group,
-    split_lazy,
-)
-from watcher.notes.flat import restructure
+from watcher.notes.blocks import Block, Code, Heading, ListBlock, Other, Paragraph
 from watcher.notes.headings import CATCH_ALL, HeadingLookup, heading_keys
-from watcher.notes.runs import read_blocks
-from watcher.notes.tables import Retold, Table
-from watcher.notes.text import (
-    References,
-    bold_title,
-    home_repository,
-    normalise_body,
-    trim_blank,
-)
-
-CONTINUED_KINDS = frozenset({"bc_breaking", "deprecation"})  # entries run on in prose
-_ANCHOR = re.compile(r"^\[[^\]]*\]\(#[^)\s]*\)$")
+from watcher.notes.parse.bullets import carries, cites_beyond, group_name, lead_group
+from watcher.notes.parse.drafts import CONTINUED_KINDS, Draft
+from watcher.notes.parse.lists import ListReader
+from watcher.notes.tables import Table
+from watcher.notes.text import References, bold_title, trim_blank
 
 
-class _KnowsNothing:
-    def area_ids(self, heading: str) -> list[str]:
-        return []
-
-    def kind_of_heading(self, heading: str) -> str | None:
-        return None
-
-
-@dataclass
-class ParsedNotes:
-    items: list[Item]
-    prose: list[str] = field(default_factory=list)  # text outside any item (intro, outro)
-    truncated: bool = False
-    unknown_headings: list[str] = field(default_factory=list)  # topics: no section, no area
-    omitted: int = 0  # items past ``max_items``, counted but not built
-
-
-@dataclass(slots=True)
-class _Draft:
-    chunks: list[str]
-    section: tuple[str, ...]
-    lead: str = ""
-    group: str = ""
-    title: str = ""         # an entry's heading, to match highlight-table cells against
-    bold: bool = False      # its title is a bold line's markdown (read as text where needed)
-    from_table: bool = False
-    group_depth: int = 0    # how many of the section's last names are group bullets
-
-    @property
-    def text(self) -> str:
-        if len(self.chunks) == 1:  # a bullet or a cell: asked of every item of the body
-            return self.chunks[0]
-        return "\n\n".join(chunk for chunk in self.chunks if chunk)
-
-    def item(self, refs: References, lookup: HeadingLookup | None = None) -> Item:
-        """``lookup``: what names an area, for an entry whose title is one ("[Prototype]
-        FlexAttention"); asked only of the items built, not of every entry of a body."""
-        text = self.text
-        prs = refs.find(text)
-        section = self.section
-        if self.title:  # an entry's first line is its heading: prose, never a code fence
-            rest = "\n\n".join(chunk for chunk in self.chunks[1:] if chunk)
-            prs = tuple(dict.fromkeys((*refs.in_prose_line(self.chunks[0]), *refs.find(rest))))
-            if lookup is not None and lookup.area_ids(self.title):  # its own area
-                section = (*section, plain_text(self.title) if self.bold else self.title)
-        elif self.from_table:
-            prs = refs.in_prose_line(text)
-        return Item(text=text, section=section, prs=prs, lead=self.lead,
-                    group=self.group, group_depth=self.group_depth)
-
-
-class _Walker:
+class Walker:
     """One pass over the document's blocks, keeping the heading stack."""
 
     def __init__(self, lines: list[str], blocks: list[Block], lookup: HeadingLookup,
@@ -125,10 +25,10 @@ class _Walker:
         self.blocks = blocks
         self.lookup = lookup
         self.stack: list[tuple[int, str, bool]] = []  # level, title, names only a topic
-        self.drafts: list[_Draft] = []
+        self.drafts: list[Draft] = []
         self.prose: list[str] = []
         self.lead = ""
-        self.open: _Draft | None = None  # the bullet later prose continues (BC/deprecation)
+        self.open: Draft | None = None  # the bullet later prose continues (BC/deprecation)
         self.unknown: dict[str, None] = {}
         self.document_keys = {key for block in blocks if isinstance(block, Heading)
                               for key in heading_keys(block.title)}
@@ -137,6 +37,7 @@ class _Walker:
         self.bold = [isinstance(block, Paragraph) and bold_title(block.text) is not None
                      for block in blocks]
         self.titled: dict[int, bool] = {}
+        self.lists = ListReader(lines, refs, lookup, self.document_keys, self.prose)
 
     @property
     def section(self) -> tuple[str, ...]:
@@ -176,11 +77,12 @@ class _Walker:
                 index = self.citing_paragraph(index)
                 continue
             elif isinstance(block, Paragraph):
-                self.paragraph(block, self._next(index))
+                index = self.paragraph(index)
+                continue
             elif isinstance(block, Table):
                 self.table(block)
             elif isinstance(block, Other) and self.open is None and self.refs.find(block.text):
-                self.drafts.append(_Draft([block.text], self.section, group=self.topic))
+                self.drafts.append(Draft([block.text], self.section, group=self.topic))
             elif isinstance(block, (Code, Other)):
                 self.loose(block.text)
             index += 1
@@ -301,8 +203,8 @@ class _Walker:
             end += 1
         body = self._source(self.blocks[index + 1].start, self.blocks[end - 1]) \
             if end > index + 1 else ""
-        # "[Prototype] FlexAttention" is an area of its own: its item says so (``_Draft.item``).
-        self.drafts.append(_Draft([source, body], self.section, title=title,
+        # "[Prototype] FlexAttention" is an area of its own: its item says so (``Draft.item``).
+        self.drafts.append(Draft([source, body], self.section, title=title,
                                   bold=not isinstance(heading, Heading)))
         self.lead = ""
         self.open = None
@@ -337,11 +239,25 @@ class _Walker:
             else:
                 chunks.append(self._source(following.start, following))
                 end += 1
-        self.drafts.append(_Draft(chunks, self.section, group=self.topic))
+        self.drafts.append(Draft(chunks, self.section, group=self.topic))
         return end
 
-    def paragraph(self, paragraph: Paragraph, following: Block | None) -> None:
-        if isinstance(following, ListBlock):
+    def paragraph(self, index: int) -> int:
+        """Prose: a lead-in to the list it introduces, the notes of the BC-breaking or
+        deprecation entry still open, or text outside any item. Under an open entry, a list
+        whose bullets cite nothing of their own is part of the entry's notes with the paragraph
+        above it (the functions it deprecates), and a paragraph that introduces nothing (no
+        closing colon) before the next entries' list is the entry's closing note ("User code
+        calling these APIs does not need to change"), not their lead-in."""
+        paragraph = self.blocks[index]
+        assert isinstance(paragraph, Paragraph)
+        following = self._next(index)
+        if self.open is not None and isinstance(following, ListBlock) and not any(
+                carries(bullet, self.refs) for bullet in following.bullets):
+            self.open.chunks.append(self._source(paragraph.start, following))
+            return index + 2
+        if isinstance(following, ListBlock) and (
+                self.open is None or paragraph.text.rstrip().endswith(":")):
             self.lead = paragraph.text
             self.prose.append(paragraph.text)
             self.open = None
@@ -349,6 +265,7 @@ class _Walker:
             self.open.chunks.append(paragraph.text)
         else:
             self.prose.append(paragraph.text)
+        return index + 1
 
     def loose(self, text: str) -> None:
         if self.open is not None:
@@ -364,120 +281,22 @@ class _Walker:
                 if not cell:
                     continue
                 section = sections[column] if column < len(sections) else above
-                self.drafts.append(_Draft([cell], section, from_table=True))
+                self.drafts.append(Draft([cell], section, from_table=True))
         if self.refs.in_prose_line(table.outside):  # text in no cell that still cites PRs
-            self.drafts.append(_Draft([table.outside], self.section, group=self.topic,
+            self.drafts.append(Draft([table.outside], self.section, group=self.topic,
                                       from_table=True))
         self.open = None
 
     def list_block(self, block: ListBlock) -> None:
-        if self._is_contents(block.bullets):
+        if self.lists.is_contents(block.bullets):
             self.prose.append(self._source(block.start, block))
             return
         section = self.section
-        drafts = self.bullet_items(block.bullets, section, self.lead,
-                                   lead_group(self.lead) or self.topic)
+        continued = self._continued()
+        drafts = self.lists.bullet_items(block.bullets, section, self.lead,
+                                         lead_group(self.lead) or self.topic,
+                                         continued=continued)
         for draft in drafts:
             draft.group_depth = len(draft.section) - len(section)
         self.drafts.extend(drafts)
-        self.open = drafts[-1] if drafts and self._continued() else None
-
-    def _is_contents(self, bullets: list[Bullet]) -> bool:
-        """A table of contents: every entry an anchor link or the name of a section."""
-        if len(bullets) < 2:
-            return False
-        for bullet in bullets:
-            text = bullet.own_text()
-            if self.refs.find(text) or "\n" in text:
-                return False
-            named = (_ANCHOR.match(text) or self.lookup.kind_of_heading(text)
-                     or set(heading_keys(text)) & self.document_keys)
-            if not named or (bullet.children and not self._is_contents(bullet.children)):
-                return False
-        return True
-
-    def _adjacent(self, bullet: Bullet) -> bool:
-        """Whether no blank line separates the bullet from the one above it."""
-        return bullet.start > 0 and bool(self.lines[bullet.start - 1].strip())
-
-    def bullet_items(self, bullets: list[Bullet], section: tuple[str, ...], lead: str,
-                     group: str) -> list[_Draft]:
-        """The items of a list's bullets (a body may hold 30,000: each step counts)."""
-        out: list[_Draft] = []
-        label = ""
-        previous: _Draft | None = None
-        continued = self._continued()
-        refs = self.refs
-        final = len(bullets) - 1
-        for position, original in enumerate(bullets):
-            last = position == final
-            # A bullet of one line has no lazy lines to split off (most of them).
-            bullet, lazy = split_lazy(original, last) if len(original.own) > 1 else (original, "")
-            own_refs = refs.find(bullet.prose())
-            # Whether a blank line parts it from the bullet above: asked only where it counts.
-            adjacent = bool(own_refs or continued) and self._adjacent(bullet)
-            if not own_refs or not adjacent:
-                label = ""  # a label governs the bullets right below it, up to a blank line
-            children = bullet.children
-            if (continued and previous is not None and adjacent and not own_refs
-                    and previous.item(refs).prs and not label_like(bullet, refs)
-                    and not any(carries(child, refs) for child in children)):
-                # "- Users should supply `dynamic_shapes` instead." under a deprecation: the
-                # migration note of the bullet above, not a change of its own.
-                previous.chunks.append(bullet.text())
-            elif not own_refs and children and any(carries(child, refs) for child in children):
-                name = group_name(bullet.first_line)
-                rest = "\n".join(bullet.own_text().split("\n")[1:]).strip()
-                if rest:
-                    self.prose.append(rest)
-                out.extend(self.bullet_items(children, (*section, name), lead, name))
-            elif not own_refs and not last and self._adjacent(bullets[position + 1]) and carries(
-                    bullets[position + 1], refs) and label_like(bullet, refs):
-                label = group_name(bullet.first_line)
-            else:
-                previous = _Draft([bullet.text()], (*section, label) if label else section,
-                                  lead=lead, group=label or group)
-                out.append(previous)
-            if lazy:
-                self.prose.append(lazy)
-                lead, group, label = lazy, lead_group(lazy), ""
-        return out
-
-
-def _without_retold_cells(drafts: list[_Draft]) -> list[_Draft]:
-    """A highlight table often lists the entries the notes then tell in full: keep those."""
-    titles = [d.title for d in drafts if d.title]
-    if not titles or not any(d.from_table for d in drafts):
-        return drafts
-    told = Retold(titles)
-    return [d for d in drafts if not d.from_table or not told.retells(" ".join(d.chunks))]
-
-
-def parse_notes(body: str | None, *, lookup: HeadingLookup | None = None,
-                max_chars: int | None = None, repo: str | None = None,
-                max_items: int | None = None) -> ParsedNotes:
-    """Split a release body into items. Bodies over ``max_chars`` are cut at a line boundary.
-    ``repo`` (``owner/name``): whose PR links are this release's; else the one most linked.
-    Past ``max_items`` items the rest are only counted (``omitted``): what they would cost to
-    build, classify and deliver is what the cap bounds."""
-    source = normalise_body(body)
-    truncated = max_chars is not None and len(source) > max_chars
-    if truncated:
-        source = source[: source.rfind("\n", 0, max_chars) + 1 or max_chars]
-    lookup = lookup or _KnowsNothing()
-    lines, blocks = read_blocks(restructure(source, lookup))
-    refs = References(repo.lower() if repo else home_repository(source))
-    walker = _Walker(lines, blocks, lookup, refs)
-    walker.walk()
-    drafts = iter(_without_retold_cells(walker.drafts))
-    items: list[Item] = []
-    omitted = 0
-    for draft in drafts:
-        if not any(draft.chunks):
-            continue  # its text is empty: no item
-        if max_items is not None and len(items) >= max_items:
-            omitted = 1 + sum(1 for rest in drafts if any(rest.chunks))  # counted, not built
-            break
-        items.append(draft.item(refs, lookup))
-    return ParsedNotes(items=items, prose=[p for p in walker.prose if p], truncated=truncated,
-                       unknown_headings=list(walker.unknown), omitted=omitted)
+        self.open = drafts[-1] if drafts and continued else None

@@ -1,0 +1,44 @@
+"""What the APIs an item names say about its subsystem (``config/apis.toml``): a verdict of their
+own where they name one subsystem's only, and the subsystems an unsure item may also belong to.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+
+from watcher.models import top_level
+from watcher.notes.apis import ApiOwners
+from watcher.notes.classify.evidence import Verdict
+
+# How often an item that names one subsystem's APIs stands under that subsystem's heading: 151
+# of 191 such items of the shared notes; where it overrules a decisive rule, 4 of 7 (README
+# "Classification").
+API_CONFIDENCE = 0.79
+
+
+def api_verdict(apis: ApiOwners, words: str, finer: Callable[[str], str | None]
+                ) -> Verdict | None:
+    """The subsystem of the APIs the item names, when they are one subsystem's
+    (``torch.export.Dim``, "with `torch.export`"); APIs of two subsystems (the ONNX exporter
+    naming ``torch.export``) say nothing. An API namespace is its owner's own name, so it
+    outranks a decisive rule that names another subsystem's feature ("automatic dynamic
+    shapes" is Dynamo's words). It does not outrank the model's guess: held out, that cost 0.2
+    points of top-1 (README "Classification"). ``finer``: the finer id the rules give a top-level
+    subsystem, when no API named one."""
+    named = apis.named(words)
+    if not named or len({top_level(n.subsystem) for n in named}) > 1:
+        return None
+    top = top_level(named[0].subsystem)
+    precise = next((n for n in named if "/" in n.subsystem), None)
+    chosen = precise.subsystem if precise is not None else (finer(top) or top)
+    return Verdict(chosen, "rule", API_CONFIDENCE, f"names {(precise or named[0]).api!r}")
+
+
+def with_apis(apis: ApiOwners, guess: Verdict, words: str) -> Verdict:
+    """The guess's candidates and the subsystems of the APIs the item names (each top-level
+    subsystem once, probability 0.0: named, not guessed): where an unsure item may belong."""
+    listed = {top_level(name) for name, _ in guess.candidates}
+    extra = tuple((named.subsystem, 0.0) for named in apis.named(words)
+                  if top_level(named.subsystem) not in listed)
+    return replace(guess, candidates=guess.candidates + extra) if extra else guess
