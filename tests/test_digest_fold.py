@@ -69,10 +69,32 @@ def test_a_release_only_edited_in_the_period_shows_its_edits_composed():
     assert note == "edited twice"
 
 
-def test_events_from_before_they_carried_the_release_are_not_folded():
+def test_edits_from_before_they_carried_the_release_apply_to_what_was_announced():
+    queue = [event("published", [item("A"), item("B"), item("C")], hours=1),
+             event("edited", [item("C", "removed"), item("B2", "changed", "B"), item("D")],
+                   None, hours=2)]  # no release_items: recorded by an earlier version
+    (entry, note), = list(ReleaseFold(lambda: iter(queue)))
+    assert entry.event == "published" and note == "edited once"
+    assert [(i.text, i.change) for i in entry.items] == [
+        ("A", "added"), ("B2", "added"), ("D", "added")]
+
+
+def test_the_queue_ids_say_how_many_events_a_release_has():
+    """Read from the store's queue, so the events are parsed once; an event its notifier no
+    longer takes still lets the release's entry out, at the end."""
     queue = [event("published", [item("A")], hours=1),
-             event("edited", [item("C")], None, hours=2)]  # no release_items: an old event
-    assert [e.event for e, _ in ReleaseFold(lambda: iter(queue))] == ["published", "edited"]
+             event("edited", [item("C")], [item("A"), item("C")], hours=2)]
+    ids = [e.id for e in queue] + [queue[1].id.replace(":edited:", ":deleted:")]
+    reads = []
+
+    def read():
+        reads.append(1)
+        return iter(queue)
+
+    entries = list(ReleaseFold(read, lambda: ids))
+    assert len(reads) == 1
+    assert [(e.event, [i.text for i in e.items], n) for e, n in entries] == [
+        ("published", ["A", "C"], "edited once")]
 
 
 def test_a_release_published_and_deleted_in_the_period_is_its_deletion():

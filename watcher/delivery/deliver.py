@@ -173,7 +173,8 @@ def digest_view(store: Store, notifier: Notifier, *, upto: int, since: datetime 
     return summarize_digest(notifier.name, routed, since=since, now=until,
                             max_items=notifier.config.digest_max_items,
                             order=notifier.context.watch_order,
-                            read_repos=routed)
+                            read_repos=routed,
+                            read_ids=lambda: store.digest_queue(notifier.name, upto))
 
 
 def send_digests(store: Store, notifiers: dict[str, Notifier], now: datetime, *,

@@ -25,7 +25,7 @@ from datetime import datetime
 from itertools import count, islice
 from typing import overload
 
-from watcher.delivery.fold import ReleaseFold
+from watcher.delivery.fold import ReleaseFold, key_of_id
 from watcher.models import ChangeType, Event, EventItem, top_level
 from watcher.present import KIND_ORDER, happened, plural, release_title, subsystem_name
 from watcher.untrusted import clean_line
@@ -170,6 +170,8 @@ class Digest:
     read_repos: Callable[[frozenset[str]], Iterable[Event]] | None = field(
         default=None, repr=False, compare=False
     )
+    # The queue's event ids (``ReleaseFold``: how many events each release has), if cheap.
+    read_ids: Callable[[], Iterable[str]] | None = field(default=None, repr=False, compare=False)
 
     def keep_items_of(self, names: Collection[str]) -> None:
         """Spends the item cap on the repositories ``names`` alone (those a notifier shows
@@ -181,8 +183,10 @@ class Digest:
         if self.read_repos is None or chosen >= {repo.repo for repo in self.repos}:
             return
         folder = _Folder(self.max_items)
-        read = self.read_repos
-        for event, note in ReleaseFold(lambda: read(chosen)):
+        read, ids = self.read_repos, self.read_ids
+        theirs = None if ids is None else (
+            lambda: (i for i in ids() if key_of_id(i)[0] in chosen))
+        for event, note in ReleaseFold(lambda: read(chosen), theirs):
             folder.add(event, note)
         for repo in self.repos:
             repo.items = []
@@ -318,13 +322,14 @@ def summarize_digest(
     max_items: int = DIGEST_MAX_ITEMS,
     order: Sequence[str] = (),
     read_repos: Callable[[frozenset[str]], Iterable[Event]] | None = None,
+    read_ids: Callable[[], Iterable[str]] | None = None,
 ) -> Digest:
     """One pass over ``read()``, the notifier's routed events in queue order; the digest's
     ``events`` read them again when a notifier iterates them. ``order``: the watch list, as
     ``in_watch_order`` takes it; ``read_repos``: the events of some repositories only, in
     queue order (for ``Digest.keep_items_of``)."""
     folder = _Folder(max_items)
-    fold = ReleaseFold(read)
+    fold = ReleaseFold(read, read_ids)
     for event, note in fold:
         folder.add(event, note)
     for shown in folder.kept():
@@ -338,6 +343,7 @@ def summarize_digest(
         repos=in_watch_order(folder.repos.values(), order),
         max_items=max_items,
         read_repos=read_repos,
+        read_ids=read_ids,
     )
 
 
