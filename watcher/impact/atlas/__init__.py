@@ -5,7 +5,7 @@ markers; its compact file form; the diff of two releases; and where atlases come
 ``wheel`` lists a wheel's modules; ``extract`` reads one module's facts (``signature`` and
 ``markers`` the parameters and the deprecation markers); ``link`` follows names across modules
 into an ``Atlas`` (``model``); ``build`` puts these behind one call; ``codec`` is the file
-form; ``diff`` compares two atlases; ``index`` is the package index's JSON API; ``source``
+form; ``compare`` diffs two atlases; ``index`` is the package index's JSON API; ``source``
 finds an atlas bundled, in the store, or from the index. All is pure but ``wheel``, ``index``
 and ``source``.
 """
@@ -22,9 +22,9 @@ if TYPE_CHECKING:
     from watcher.impact.atlas.codec import FORMAT as FORMAT
     from watcher.impact.atlas.codec import dumps as dumps
     from watcher.impact.atlas.codec import loads as loads
-    from watcher.impact.atlas.diff import CHANGES as CHANGES
-    from watcher.impact.atlas.diff import ApiChange as ApiChange
-    from watcher.impact.atlas.diff import diff as diff
+    from watcher.impact.atlas.compare import CHANGES as CHANGES
+    from watcher.impact.atlas.compare import ApiChange as ApiChange
+    from watcher.impact.atlas.compare import diff as diff
     from watcher.impact.atlas.errors import AtlasError as AtlasError
     from watcher.impact.atlas.errors import ChecksumMismatch as ChecksumMismatch
     from watcher.impact.atlas.errors import IndexUnreachable as IndexUnreachable
@@ -36,13 +36,13 @@ if TYPE_CHECKING:
 
 _EXPORTS = {
     "Api": "model",
-    "ApiChange": "diff",
+    "ApiChange": "compare",
     "Atlas": "model",
     "AtlasError": "errors",
     "build_atlas": "build",
-    "CHANGES": "diff",
+    "CHANGES": "compare",
     "ChecksumMismatch": "errors",
-    "diff": "diff",
+    "diff": "compare",
     "dumps": "codec",
     "FORMAT": "codec",
     "IndexUnreachable": "errors",
