@@ -14,8 +14,8 @@ or only its module (ending in a dot) where the name is the same there, or 0 for 
 definition the module exports (``__all__``).
 Grouping by module spares repeating the dotted prefixes that would otherwise fill the file.
 
-An API is ``[kind, params, deprecated, bases, deprecated_params, members]``, trailing empties
-left out; a parameter is one string: a kind prefix (none: positional or keyword; ``/``
+An API is ``[kind, params, deprecated, bases, deprecated_params, members, raises]``, trailing
+empties left out; a parameter is one string: a kind prefix (none: positional or keyword; ``/``
 positional-only; ``~`` keyword-only; ``*``, ``**``), its name, and ``=default`` when it has one.
 """
 
@@ -71,7 +71,7 @@ def dumps(atlas: Atlas) -> bytes:
         rows = modules[module][1]
         if dot and owner in rows:
             row = rows[owner]
-            row.extend([None, None, [], {}, {}][len(row) - 1:])
+            row.extend([None, None, [], {}, {}][len(row) - 1:])  # up to its members
             row[5][member] = _encode(api)
         elif not dot:
             rows[qualname] = _encode(api)
@@ -233,14 +233,15 @@ def _names(entry: list[Any]) -> dict[str, Any]:
 
 def _trim(row: list[Any]) -> None:
     """Trailing empties off a row (None up to the deprecation message, empty after it)."""
-    while len(row) > 1 and (row[-1] is None if len(row) <= 3 else not row[-1]):
+    while len(row) > 1 and (row[-1] is None if len(row) in (2, 3) else not row[-1]):
         row.pop()
 
 
 def _encode(api: Api) -> list[Any]:
     row: list[Any] = [_KINDS[api.kind],
                       None if api.params is None else [_param(p) for p in api.params],
-                      api.deprecated, list(api.bases), dict(api.deprecated_params)]
+                      api.deprecated, list(api.bases), dict(api.deprecated_params), {},
+                      api.raises]
     _trim(row)
     return row
 
@@ -251,7 +252,8 @@ def _decode(row: list[Any]) -> Api:
                None if params is None else tuple(_unparam(text) for text in params),
                row[2] if len(row) > 2 else None,
                tuple(row[3]) if len(row) > 3 else (),
-               tuple(sorted(row[4].items())) if len(row) > 4 else ())
+               tuple(sorted(row[4].items())) if len(row) > 4 else (),
+               row[6] if len(row) > 6 else None)
 
 
 def _param(param: Param) -> str:

@@ -101,12 +101,16 @@ def _changed(old: Atlas, new: Atlas) -> Iterator[ApiChange]:
         if now is None or new.kind(now) != kind:
             continue
         names = tuple(new.names_of(now)) or (spelled[0],)
+        if _became_a_stub(old, new, canonical, now):
+            yield _named(REMOVED, list(names), new=new.raises(now))
+            continue
         if kind in CALLABLE or kind == CLASS:
             yield from _call_changes(old.signature(canonical), new.signature(now), names)
             yield from _param_markers(old.deprecated_params(canonical),
                                       new.deprecated_params(now), names)
-        if old.deprecated(canonical) is None and new.deprecated(now) is not None:
-            yield _named(DEPRECATED, list(names), new=new.deprecated(now))
+        # Its own marker: a module newly deprecated is one change, not one per name in it.
+        if old.deprecated(canonical) is None and new.deprecated(now, module=False) is not None:
+            yield _named(DEPRECATED, list(names), new=new.deprecated(now, module=False))
         if kind == CLASS:
             for member, was in old.members(canonical).items():
                 if member != "__init__" and not member.startswith("_"):
@@ -121,8 +125,8 @@ def _member_changes(old: Atlas, new: Atlas, methods: dict[tuple[str, str], list[
     their spellings named."""
     for (was, now), spelled in methods.items():
         names = _owner_first(old, was, set(spelled))
-        if not now:
-            yield _named(REMOVED, names, ordered=True)
+        if not now or _became_a_stub(old, new, was, now):
+            yield _named(REMOVED, names, new=new.raises(now) if now else None, ordered=True)
             continue
         yield from _call_changes(old.apis[was].params, new.apis[now].params, tuple(names),
                                  ordered=True)
@@ -130,6 +134,11 @@ def _member_changes(old: Atlas, new: Atlas, methods: dict[tuple[str, str], list[
                                   tuple(names), ordered=True)
         if old.apis[was].deprecated is None and new.apis[now].deprecated is not None:
             yield _named(DEPRECATED, names, new=new.apis[now].deprecated, ordered=True)
+
+
+def _became_a_stub(old: Atlas, new: Atlas, was: str, now: str) -> bool:
+    """A function kept only to raise "removed" (its name resolves, its call cannot work)."""
+    return old.raises(was) is None and new.raises(now) is not None
 
 
 def _owner_first(old: Atlas, method: str, spelled: set[str]) -> list[str]:

@@ -12,7 +12,7 @@ import ast
 import bisect
 from dataclasses import dataclass, field
 
-from watcher.impact.atlas.markers import body_markers, decorator_marker, dotted
+from watcher.impact.atlas.markers import body_markers, decorator_marker, dotted, message_text
 from watcher.impact.atlas.model import CLASS, DATA, FUNCTION, METHOD, PROPERTY, Param
 from watcher.impact.atlas.signature import FunctionNode, merge_overloads, params_of
 
@@ -32,6 +32,7 @@ class Definition:
     deprecated: str | None = None
     deprecated_params: dict[str, str] = field(default_factory=dict)
     bases: tuple[str, ...] = ()
+    raises: str | None = None
 
 
 @dataclass
@@ -69,6 +70,7 @@ def _overlay(facts: ModuleFacts, stub: ModuleFacts) -> None:
                 else source.deprecated
             definition.deprecated_params = {**source.deprecated_params,
                                             **definition.deprecated_params}
+            definition.raises = source.raises  # the stub's body is ``...``
         facts.definitions[qualname] = definition
     facts.bindings.update(stub.bindings)
     facts.explicit |= stub.explicit
@@ -211,7 +213,7 @@ class _Reader:
         self.facts.definitions[qualname] = Definition(
             kind, merge_overloads(variants) if variants and kind != PROPERTY else params,
             deprecated if deprecated is not None else found.deprecated if found else None,
-            found.params if found else {})
+            found.params if found else {}, raises=_only_raises(node))
 
     def cls(self, node: ast.ClassDef) -> None:
         bases = tuple(base for base in (dotted(_unsubscripted(b)) for b in node.bases) if base)
@@ -221,6 +223,26 @@ class _Reader:
             if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef) and \
                     (not child.name.startswith("_") or child.name == "__init__"):
                 self.function(child, f"{node.name}.{child.name}", owner=node.name)
+
+
+def _only_raises(node: FunctionNode) -> str | None:
+    """The message of a body that does nothing but ``raise SomeError("...")`` (after its
+    docstring and assignments that build the message): what a removed function left as a
+    stub says. ``NotImplementedError`` is an
+    abstract method's, not a removal."""
+    *before, last = node.body
+    if not isinstance(last, ast.Raise) or last.exc is None or not all(
+            isinstance(step, ast.Assign | ast.AnnAssign) or (
+                isinstance(step, ast.Expr) and isinstance(step.value, ast.Constant))
+            for step in before):
+        return None
+    error = last.exc
+    raised = dotted(error.func if isinstance(error, ast.Call) else error)
+    if not raised or raised.rpartition(".")[2] in ("NotImplementedError", "NotImplemented"):
+        return None
+    if isinstance(error, ast.Call) and error.args:
+        return message_text(error.args[0])
+    return raised
 
 
 def _absolute(facts: ModuleFacts, module: str | None, level: int) -> str:

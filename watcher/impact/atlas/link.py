@@ -183,7 +183,8 @@ def _kept(linker: Linker, names: dict[str, str]) -> dict[str, Api]:
         if module not in apis:
             pending.append(module)
         apis[canonical] = Api(definition.kind, definition.params, definition.deprecated,
-                              tuple(bases), tuple(sorted(definition.deprecated_params.items())))
+                              tuple(bases), tuple(sorted(definition.deprecated_params.items())),
+                              definition.raises)
     return apis
 
 

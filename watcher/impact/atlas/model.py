@@ -47,13 +47,16 @@ class Api:
     """One API. ``params``: a function's or method's (``self``/``cls`` left out), None where
     the source does not say; ``deprecated``: the marker's message ("" when it gives none);
     ``bases``: a class's bases, canonical where the package defines them, else as written
-    (``enum.Enum``); ``deprecated_params``: parameters a warning is raised for, with its text."""
+    (``enum.Enum``); ``deprecated_params``: parameters a warning is raised for, with its text;
+    ``raises``: the message of a function whose body does nothing but raise (torch keeps a
+    removed function as such a stub, ``torch.cholesky`` in 2.14), None for any other."""
 
     kind: str
     params: tuple[Param, ...] | None = None
     deprecated: str | None = None
     bases: tuple[str, ...] = ()
     deprecated_params: tuple[tuple[str, str], ...] = ()
+    raises: str | None = None
 
 
 @dataclass(frozen=True)
@@ -121,9 +124,10 @@ class Atlas:
             return self.signature(init) if init is not None else None
         return found.params
 
-    def deprecated(self, api: str) -> str | None:
+    def deprecated(self, api: str, *, module: bool = True) -> str | None:
         """The deprecation message ``api`` carries ("" when its marker gives none): its own,
-        a class's constructor's, or its module's; None when it carries none."""
+        a class's constructor's, or (unless not ``module``) its module's; None when it
+        carries none."""
         found = self.apis.get(api)
         if found is None:
             return None
@@ -135,10 +139,15 @@ class Atlas:
                 own = self.apis[init].deprecated
                 if own is not None:
                     return own
-        module = self.module_of(api)
-        if module is not None and module != api:
-            return self.apis[module].deprecated
+        home = self.module_of(api) if module else None
+        if home is not None and home != api:
+            return self.apis[home].deprecated
         return None
+
+    def raises(self, api: str) -> str | None:
+        """The message ``api`` always raises with, when its body does nothing else."""
+        found = self.apis.get(api)
+        return found.raises if found is not None else None
 
     def deprecated_params(self, api: str) -> dict[str, str]:
         """The parameters of ``api`` (a class: of its constructor) a warning is raised for."""
