@@ -14,7 +14,8 @@ from watcher.impact.atlas import ApiChange, Atlas, build_atlas, diff
 @pytest.fixture(scope="module")
 def changes(tmp_path_factory: pytest.TempPathFactory) -> list[ApiChange]:
     folder = tmp_path_factory.mktemp("wheels")
-    return diff(build_atlas(write_wheel(folder, "2.6.0")), build_atlas(write_wheel(folder, "2.7.0")))
+    return diff(build_atlas(write_wheel(folder, "2.6.0")),
+                build_atlas(write_wheel(folder, "2.7.0")))
 
 
 def _find(changes: list[ApiChange], api: str, change: str,

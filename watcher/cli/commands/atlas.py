@@ -14,13 +14,14 @@ from watcher.impact.atlas import (
     ApiChange,
     Atlas,
     AtlasError,
+    AtlasSource,
+    PackageIndex,
     build_atlas,
     diff,
     dumps,
     loads,
+    normal_version,
 )
-from watcher.impact.atlas.index import PackageIndex
-from watcher.impact.atlas.source import AtlasSource, normal_version
 from watcher.present import plural
 from watcher.store import Store
 from watcher.untrusted import clean_line

@@ -32,13 +32,22 @@ if TYPE_CHECKING:
     from watcher.impact.atlas.errors import WheelUnreadable as WheelUnreadable
     from watcher.impact.atlas.model import Api as Api
     from watcher.impact.atlas.model import Atlas as Atlas
+    from watcher.impact.atlas.index import PackageIndex as PackageIndex
+    from watcher.impact.atlas.index import WheelFile as WheelFile
     from watcher.impact.atlas.model import Param as Param
+    from watcher.impact.atlas.source import AtlasSource as AtlasSource
+    from watcher.impact.atlas.source import Shelf as Shelf
+    from watcher.impact.atlas.source import bundled_dir as bundled_dir
+    from watcher.impact.atlas.source import normal_version as normal_version
+    from watcher.impact.atlas.source import previous_minor as previous_minor
 
 _EXPORTS = {
     "Api": "model",
     "ApiChange": "compare",
     "Atlas": "model",
     "AtlasError": "errors",
+    "AtlasSource": "source",
+    "bundled_dir": "source",
     "build_atlas": "build",
     "CHANGES": "compare",
     "ChecksumMismatch": "errors",
@@ -47,9 +56,14 @@ _EXPORTS = {
     "FORMAT": "codec",
     "IndexUnreachable": "errors",
     "loads": "codec",
+    "normal_version": "source",
     "NotYetPublished": "errors",
+    "PackageIndex": "index",
     "Param": "model",
+    "previous_minor": "source",
+    "Shelf": "source",
     "wheel_version": "build",
+    "WheelFile": "index",
     "WheelUnreadable": "errors",
 }
 __all__ = sorted(_EXPORTS)
