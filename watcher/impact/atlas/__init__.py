@@ -30,10 +30,10 @@ if TYPE_CHECKING:
     from watcher.impact.atlas.errors import IndexUnreachable as IndexUnreachable
     from watcher.impact.atlas.errors import NotYetPublished as NotYetPublished
     from watcher.impact.atlas.errors import WheelUnreadable as WheelUnreadable
-    from watcher.impact.atlas.model import Api as Api
-    from watcher.impact.atlas.model import Atlas as Atlas
     from watcher.impact.atlas.index import PackageIndex as PackageIndex
     from watcher.impact.atlas.index import WheelFile as WheelFile
+    from watcher.impact.atlas.model import Api as Api
+    from watcher.impact.atlas.model import Atlas as Atlas
     from watcher.impact.atlas.model import Param as Param
     from watcher.impact.atlas.source import AtlasSource as AtlasSource
     from watcher.impact.atlas.source import Shelf as Shelf
