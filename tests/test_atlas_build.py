@@ -153,7 +153,7 @@ def test_the_file_form_round_trips_small_and_versioned(old: Atlas, new: Atlas) -
         assert back.version == atlas.version and back.package == "torch"
         assert len(data) < 3_000  # this small package; a torch release is ~120 KB
         assert dumps(back) == data  # the same atlas, the same bytes
-    assert json.loads(gzip.decompress(dumps(old)))["format"] == FORMAT
+    assert json.loads(gzip.decompress(dumps(old)).partition(b"\n")[0])["format"] == FORMAT
 
 
 def test_an_atlas_of_another_format_or_none_is_refused() -> None:

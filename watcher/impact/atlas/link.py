@@ -168,6 +168,7 @@ def _kept(linker: Linker, names: dict[str, str]) -> dict[str, Api]:
         if facts is None or definition is None:
             continue
         bases: list[str] = []
+        members: list[str] = []
         if definition.kind == CLASS:
             for base in definition.bases:
                 target = linker.dotted(module, base)
@@ -180,11 +181,12 @@ def _kept(linker: Linker, names: dict[str, str]) -> dict[str, Api]:
                 if member.startswith(qualname + ".") and found.kind in (METHOD, PROPERTY) \
                         and member.count(".") == qualname.count(".") + 1:
                     pending.append(f"{module}.{member}")
+                    members.append(member.rpartition(".")[2])
         if module not in apis:
             pending.append(module)
         apis[canonical] = Api(definition.kind, definition.params, definition.deprecated,
                               tuple(bases), tuple(sorted(definition.deprecated_params.items())),
-                              definition.raises)
+                              definition.raises, tuple(sorted(members)))
     return apis
 
 

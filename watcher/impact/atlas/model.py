@@ -10,7 +10,7 @@ a class, its own or a subclass (``torch.optim.lr_scheduler.StepLR.print_lr``).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -47,7 +47,8 @@ class Api:
     """One API. ``params``: a function's or method's (``self``/``cls`` left out), None where
     the source does not say; ``deprecated``: the marker's message ("" when it gives none);
     ``bases``: a class's bases, canonical where the package defines them, else as written
-    (``enum.Enum``); ``deprecated_params``: parameters a warning is raised for, with its text;
+    (``enum.Enum``), and its own methods and properties in ``members`` (each an API of its
+    own, ``{class}.{member}``); ``deprecated_params``: parameters a warning is raised for;
     ``raises``: the message of a function whose body does nothing but raise (torch keeps a
     removed function as such a stub, ``torch.cholesky`` in 2.14), None for any other."""
 
@@ -57,17 +58,21 @@ class Api:
     bases: tuple[str, ...] = ()
     deprecated_params: tuple[tuple[str, str], ...] = ()
     raises: str | None = None
+    members: tuple[str, ...] = ()  # a class's own methods and properties, by name
 
 
 @dataclass(frozen=True)
 class Atlas:
     """One release's API. ``apis``: canonical name → ``Api`` (modules included, kind
-    ``module``); ``names``: every public name → the canonical name of what it is."""
+    ``module``); ``names``: every public name → the canonical name of what it is; ``derived``:
+    each class → the classes deriving from it directly, when known beforehand (a loaded atlas
+    has it from its file; else it is found from the bases, which reads every API)."""
 
     package: str
     version: str
     apis: Mapping[str, Api]
     names: Mapping[str, str]
+    derived: Mapping[str, tuple[str, ...]] | None = None
     _members: dict[str, dict[str, str]] = field(default_factory=dict, init=False, repr=False,
                                                 compare=False)
 
@@ -193,18 +198,9 @@ class Atlas:
             return cached
         found: dict[str, str] = {}
         for base in reversed(self.mro(cls)):
-            found.update(self._own_members.get(base, {}))
+            found.update((member, f"{base}.{member}") for member in self.apis[base].members)
         self._members[cls] = found
         return found
-
-    @cached_property
-    def _own_members(self) -> dict[str, dict[str, str]]:
-        own: dict[str, dict[str, str]] = {}
-        for api, found in self.apis.items():
-            if found.kind in (METHOD, PROPERTY):
-                owner, _, member = api.rpartition(".")
-                own.setdefault(owner, {})[member] = api
-        return own
 
     def subclasses(self, cls: str) -> list[str]:
         """Every class deriving from ``cls``, directly or through others, sorted."""
@@ -218,12 +214,10 @@ class Atlas:
         return sorted(found)
 
     @cached_property
-    def _derived(self) -> dict[str, list[str]]:
-        derived: dict[str, list[str]] = {}
-        for api, found in self.apis.items():
-            for base in found.bases:
-                derived.setdefault(base, []).append(api)
-        return derived
+    def _derived(self) -> Mapping[str, Sequence[str]]:
+        if self.derived is not None:
+            return self.derived
+        return derived_index(self.apis)
 
     # ---- counts -------------------------------------------------------------------------
     def count(self, kind: str) -> int:
@@ -232,6 +226,16 @@ class Atlas:
     def public_apis(self) -> Iterator[str]:
         """The canonical names that have a public name, each once."""
         return iter(self._reverse)
+
+
+def derived_index(apis: Mapping[str, Api]) -> dict[str, tuple[str, ...]]:
+    """Each class the package defines → the classes naming it as a base, sorted."""
+    derived: dict[str, list[str]] = {}
+    for api, found in apis.items():
+        for base in found.bases:
+            if base in apis:
+                derived.setdefault(base, []).append(api)
+    return {base: tuple(sorted(subs)) for base, subs in sorted(derived.items())}
 
 
 def _shortest(name: str) -> tuple[int, int, str]:
