@@ -178,6 +178,22 @@ def test_a_file_that_is_not_a_wheel_of_the_package_is_one_error(tmp_path: Path) 
         build_atlas(write_wheel(tmp_path, "2.6.0", V1), "torch_xla")
 
 
+def test_another_package_of_the_wheel_is_read_by_its_name(tmp_path: Path) -> None:
+    path = tmp_path / "torch_xla-2.7.0-cp311-cp311-manylinux_2_28_x86_64.whl"
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("torch_xla/__init__.py", "from ._internal import device\n")
+        archive.writestr("torch_xla/_internal.py", "def device(index=None):\n    return index\n")
+        archive.writestr("torch_xla/core/xla_model.py", "def xla_device(n=None, devkind=None):"
+                                                       "\n    return n\n")
+        archive.writestr("torch_xla-2.7.0.dist-info/METADATA", "Name: torch_xla\n"
+                                                                "Version: 2.7.0\n\n")
+    atlas = build_atlas(path, "torch_xla")
+    assert (atlas.package, atlas.version) == ("torch_xla", "2.7.0")
+    assert atlas.resolve("torch_xla.device") == "torch_xla._internal.device"
+    assert atlas.signature("torch_xla.core.xla_model.xla_device") == (
+        Param("n", default="None"), Param("devkind", default="None"))
+
+
 def test_source_that_does_not_parse_holds_nothing_and_stops_nothing(tmp_path: Path) -> None:
     files = {**V1, "torch/broken.py": "def (:\n", "torch/templates/not-a-module.py": "x = 1\n"}
     atlas = build_atlas(write_wheel(tmp_path, "2.6.0", files))

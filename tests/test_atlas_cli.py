@@ -69,7 +69,7 @@ def test_diff_two_wheels_as_json(tmp_path: Path, run_cli: Run) -> None:
                      "--config", str(_config(tmp_path)))
     assert result.code == 0, result.stderr
     document = json.loads(result.stdout)
-    assert (document["old"], document["new"]) == ("2.6.0", "2.7.0")
+    assert list(document) == ["changes"]
     assert {"api": "torch.optim.lr_scheduler.ReduceLROnPlateau", "change": "parameter_removed",
             "parameter": "verbose", "old": None, "new": None} in document["changes"]
     assert {"api": "torch.onnx.export", "change": "default_changed", "parameter": "optimize",

@@ -173,6 +173,23 @@ def test_the_release_before_is_the_newest_known_of_the_minor_before(tmp_path: Pa
     assert source.before("torch", "2.5.0") is None  # 2.4 is not known and not fetchable
 
 
+@pytest.mark.parametrize(("value", "ok"), [("https://mirror.example/", True),
+                                           ("http://127.0.0.1:8080", True),
+                                           ("pypi.org", False)])
+def test_the_package_index_is_an_http_url(value: str, ok: bool) -> None:
+    from watcher.config import config_from_dict
+    from watcher.errors import ConfigError
+
+    if ok:
+        config = config_from_dict({"impact": {"package_index": value}}, base_dir=Path("."),
+                                  source="test.toml")
+        assert config.impact.package_index == value.rstrip("/")
+    else:
+        with pytest.raises(ConfigError, match="must be an http"):
+            config_from_dict({"impact": {"package_index": value}}, base_dir=Path("."),
+                             source="test.toml")
+
+
 def test_the_bundled_atlases_are_found_from_the_checkout() -> None:
     names = sorted(path.name for path in bundled_dir().glob("torch-*.json.gz"))
     assert {f"torch-2.{minor}.0.json.gz" for minor in range(5, 12)} <= set(names)

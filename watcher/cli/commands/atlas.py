@@ -104,9 +104,8 @@ def run_atlas_diff(config: Config, deps: Dependencies, old: str, new: str, *, pa
     changes = diff(before, after)
     out = deps.stdout
     if fmt == "json":
-        out.write(json.dumps({"old": before.version, "new": after.version,
-                              "package": after.package,
-                              "changes": [change.to_json_dict() for change in changes]},
+        # The contract's shape, nothing more: the versions are the caller's own arguments.
+        out.write(json.dumps({"changes": [change.to_json_dict() for change in changes]},
                              ensure_ascii=False, indent=2) + "\n")
     else:
         out.writelines(line + "\n" for line in _text(before, after, changes))

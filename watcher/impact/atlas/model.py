@@ -219,10 +219,7 @@ class Atlas:
             return self.derived
         return derived_index(self.apis)
 
-    # ---- counts -------------------------------------------------------------------------
-    def count(self, kind: str) -> int:
-        return sum(1 for found in self.apis.values() if found.kind == kind)
-
+    # ---- all of it -----------------------------------------------------------------------
     def public_apis(self) -> Iterator[str]:
         """The canonical names that have a public name, each once."""
         return iter(self._reverse)

@@ -1,7 +1,9 @@
 """Where an atlas comes from: bundled with release-watch (``config/atlases/``, one per torch
 minor release from 2.5), kept in the store, or built from the smallest wheel the package index
-serves (then kept in the store). A version the index does not have yet is asked for again at
-most once per ``retry_every``; an index out of reach is one line, "package diff skipped: ...".
+serves (then kept in the store). A version the index does not have yet, or asked for while the index
+was out of reach, is asked for again at most once per ``retry_every`` (an hour: a poll loop
+does not hammer it), unless forced (a person running ``atlas build``); ``find`` says why an
+atlas cannot be had in one line, "package diff skipped: ...", and never raises.
 
 Versions are compared with ``packaging``: ``2.7.0`` is minor 2.7, and the release before it
 is the newest known atlas of 2.6 (else 2.6.0, fetched).

@@ -4,7 +4,6 @@ source text. Nothing in it is imported or run."""
 from __future__ import annotations
 
 import zipfile
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -51,11 +50,6 @@ class Wheel:
     def text(self, member: str) -> str:
         # Source files are UTF-8 (PEP 3120); a stray byte must not stop the atlas.
         return self._zip.read(member).decode("utf-8", errors="replace")
-
-    def files(self) -> Iterator[str]:
-        """Every ``.py``/``.pyi`` member of the package, in the wheel's order."""
-        for found in self.modules.values():
-            yield from (member for member in (found.py, found.pyi) if member is not None)
 
 
 def is_public(module: str) -> bool:
