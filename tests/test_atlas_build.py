@@ -150,6 +150,7 @@ def test_the_file_form_round_trips_small_and_versioned(old: Atlas, new: Atlas) -
         back = loads(data)
         assert dict(back.names) == dict(atlas.names)
         assert {name: back.apis[name] for name in back.apis} == dict(atlas.apis)
+        assert dict(back.bound) == dict(atlas.bound)
         assert back.version == atlas.version and back.package == "torch"
         assert len(data) < 3_000  # this small package; a torch release is ~120 KB
         assert dumps(back) == data  # the same atlas, the same bytes

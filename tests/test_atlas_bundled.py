@@ -33,7 +33,7 @@ def _has(old: str, new: str, api: str, change: str, parameter: str | None = None
 @pytest.mark.parametrize("version", VERSIONS)
 def test_each_bundled_atlas_loads_and_is_small(version: str) -> None:
     path = bundled_path("torch", version)
-    assert path.stat().st_size < 150_000
+    assert path.stat().st_size < 160_000  # ~140 KB; the guard against a format that bloats
     atlas = bundled(version)
     assert atlas.version == version and atlas.package == "torch"
     assert atlas.resolve("torch.nn.Linear") == "torch.nn.modules.linear.Linear"

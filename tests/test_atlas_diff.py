@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from atlas_support import V1, write_wheel
 
-from watcher.impact.atlas import ApiChange, Atlas, build_atlas, diff
+from watcher.impact.atlas import ApiChange, Atlas, build_atlas, diff, dumps, loads
 
 
 @pytest.fixture(scope="module")
@@ -129,3 +129,16 @@ def test_a_removed_module_is_one_change(tmp_path: Path) -> None:
 
 def test_the_same_release_has_no_changes(tmp_path: Path) -> None:
     assert diff(_atlas(tmp_path, "2.6.0"), _atlas(tmp_path, "2.6.0")) == []
+
+
+def test_a_name_dropped_from_all_but_still_imported_is_not_removed(tmp_path: Path) -> None:
+    before = _atlas(tmp_path, "2.6.0", **{"torch/types.py": (
+        "from torch import Tensor as Tensor\n__all__ = ['Number']\nNumber = int\n")})
+    after = _atlas(tmp_path, "2.7.0", **{"torch/types.py": (
+        "from torch import Tensor\n__all__ = ['Number']\nNumber = int\n")})
+    assert before.resolve("torch.types.Tensor") == "torch._tensor.Tensor"
+    assert after.resolve("torch.types.Tensor") is None and after.spells("torch.types.Tensor")
+    assert loads(dumps(after)).spells("torch.types.Tensor")
+    assert diff(before, after) == []
+    gone = _atlas(tmp_path, "2.8.0", **{"torch/types.py": "__all__ = ['Number']\nNumber = int\n"})
+    assert [(c.api, c.change) for c in diff(before, gone)] == [("torch.types.Tensor", "removed")]

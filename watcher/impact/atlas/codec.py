@@ -3,8 +3,7 @@ out so that loading reads the header alone (a few ms) and a module is decoded on
 in it is asked for (``table.py``).
 
     {"format": 1, "package": "torch", "version": "2.7.0",
-     "modules": [["torch", length], ..., ["torch.optim.lr_scheduler", length], ...],
-     "derived": {"torch.optim.lr_scheduler.LRScheduler": ["...StepLR", ...], ...}}
+     "modules": [["torch", length], ..., ["torch.optim.lr_scheduler", length], ...]}
     [null, {"StepLR": ["c", null, null, ["torch.optim.lr_scheduler.LRScheduler"], {},
                        {"__init__": ["m", ["optimizer", "step_size", "gamma=0.1"]]}], ...},
      {"load": "torch.serialization.", ...}]
@@ -15,8 +14,9 @@ bytes, one after the other after the header line): its deprecation message, its 
 (a class's methods inside its row), and, for a public module, the names users write on it
 beyond its own public definitions (which the rows imply): the canonical name, or only its
 module (ending in a dot) where the name is the same there, or 0 for a private definition the
-module exports (``__all__``). Grouping by module spares the dotted prefixes that would
-otherwise fill the file; ``derived`` spares reading every class to find subclasses.
+module exports (``__all__``); then the attributes it binds from the package without making
+them public names (``Atlas.bound``). Grouping by module spares the dotted prefixes that would
+otherwise fill the file.
 
 An API is ``[kind, params, deprecated, bases, deprecated_params, members, raises]``, trailing
 empties left out; a parameter is one string: a kind prefix (none: positional or keyword; ``/``
@@ -31,8 +31,17 @@ import zlib
 from typing import Any
 
 from watcher.impact.atlas.errors import WheelUnreadable
-from watcher.impact.atlas.model import MODULE, Atlas, derived_index
-from watcher.impact.atlas.table import ApiTable, ModuleTable, NameTable, encode, own, trim
+from watcher.impact.atlas.model import MODULE, Atlas
+from watcher.impact.atlas.table import (
+    ApiTable,
+    BoundTable,
+    DerivedTable,
+    ModuleTable,
+    NameTable,
+    encode,
+    own,
+    trim,
+)
 
 FORMAT = 1
 
@@ -46,9 +55,8 @@ def dumps(atlas: Atlas) -> bytes:
         part = json.dumps(entry, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
         index.append([name, len(part)])
         parts.append(part)
-    derived = atlas.derived if atlas.derived is not None else derived_index(atlas.apis)
     header = {"format": FORMAT, "package": atlas.package, "version": atlas.version,
-              "modules": index, "derived": {base: list(subs) for base, subs in derived.items()}}
+              "modules": index}
     head = json.dumps(header, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     return gzip.compress(b"\n".join([head, b"".join(parts)]), compresslevel=9, mtime=0)
 
@@ -72,9 +80,8 @@ def loads(data: bytes, *, origin: str = "atlas") -> Atlas:
         offsets[name] = (offset, length)
         offset += length
     table = ModuleTable(offsets, body)
-    derived = {base: tuple(subs) for base, subs in header.get("derived", {}).items()}
     return Atlas(str(header["package"]), str(header["version"]), ApiTable(table),
-                 NameTable(table), derived)
+                 NameTable(table), DerivedTable(table), BoundTable(table))
 
 
 def _entries(atlas: Atlas) -> dict[str, list[Any]]:
@@ -111,6 +118,10 @@ def _entries(atlas: Atlas) -> dict[str, list[Any]]:
             table[attr] = canonical[: -len(attr)]  # "torch._C._VariableFunctions."
         else:
             table[attr] = canonical
+    for module, attrs in sorted(atlas.bound.items()):
+        entry = modules.setdefault(module, [None, {}])
+        _names(entry)
+        entry.append(list(attrs))
     for entry in modules.values():
         for row in entry[1].values():
             trim(row)

@@ -3,8 +3,9 @@ keyword-only or positional-only, required or added as required, defaults changed
 deprecation newly carried; for each class and every subclass that inherits the change.
 
 A name is compared by its spelling: one that moved but is still reachable as users write it
-is not removed. Each change names the API by its shortest public spelling (``api``) and the
-other names it goes by (``names``). Pure: two atlases in, a sorted list out.
+is not removed, nor one its module still binds though it no longer exports it. Each change
+names the API by its shortest public spelling (``api``) and the other names it goes by
+(``names``). Pure: two atlases in, a sorted list out.
 """
 
 from __future__ import annotations
@@ -71,7 +72,7 @@ def _removed(old: Atlas, new: Atlas) -> Iterator[ApiChange]:
     inside a removed module is the module's removal, not a change of its own."""
     gone: dict[str, list[str]] = {}
     for name, canonical in old.names.items():
-        if new.resolve(name) is None and not _inside_removed_module(old, new, name):
+        if not new.spells(name) and not _inside_removed_module(old, new, name):
             gone.setdefault(canonical, []).append(name)
     for names in gone.values():
         yield _named(REMOVED, sorted(names, key=_shortest))

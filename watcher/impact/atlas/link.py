@@ -135,9 +135,11 @@ class Linker:
 def link(package: str, version: str, linker: Linker) -> Atlas:
     """The atlas of the package's public modules."""
     names: dict[str, str] = {}
+    bound: dict[str, tuple[str, ...]] = {}
     public = sorted(module for module in linker.modules if is_public(module))
     for module in public:
-        if linker.facts(module) is None:
+        facts = linker.facts(module)
+        if facts is None:
             continue
         names[module] = module
         for name, target in linker.public_names(module).items():
@@ -147,7 +149,12 @@ def link(package: str, version: str, linker: Linker) -> Atlas:
             if kind == "module" and canonical != f"{module}.{name}":
                 continue  # ``import os``, ``from torch import nn`` elsewhere: not an API here
             names[f"{module}.{name}"] = canonical
-    return Atlas(package, version, _kept(linker, names), names)
+        kept = tuple(sorted(name for name in facts.bindings if not name.startswith("_")
+                            and f"{module}.{name}" not in names
+                            and (linker.lookup(module, name) or ("",))[0] == "api"))
+        if kept:
+            bound[module] = kept
+    return Atlas(package, version, _kept(linker, names), names, bound=bound)
 
 
 def _kept(linker: Linker, names: dict[str, str]) -> dict[str, Api]:

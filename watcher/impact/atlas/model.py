@@ -66,13 +66,17 @@ class Atlas:
     """One release's API. ``apis``: canonical name → ``Api`` (modules included, kind
     ``module``); ``names``: every public name → the canonical name of what it is; ``derived``:
     each class → the classes deriving from it directly, when known beforehand (a loaded atlas
-    has it from its file; else it is found from the bases, which reads every API)."""
+    has it from its file; else it is found from the bases, which reads every API); ``bound``:
+    each public module → the attributes it binds from the package without making them public
+    names (``from torch import Tensor`` in ``torch.types``, outside its ``__all__``): code
+    that writes ``torch.types.Tensor`` still runs, so such a name is not removed."""
 
     package: str
     version: str
     apis: Mapping[str, Api]
     names: Mapping[str, str]
     derived: Mapping[str, tuple[str, ...]] | None = None
+    bound: Mapping[str, Sequence[str]] = field(default_factory=dict)
     _members: dict[str, dict[str, str]] = field(default_factory=dict, init=False, repr=False,
                                                 compare=False)
 
@@ -90,6 +94,13 @@ class Atlas:
         if cls is None or self.kind(cls) != CLASS:
             return None
         return self.members(cls).get(member)
+
+    def spells(self, name: str) -> bool:
+        """Whether ``name`` still works when written: it resolves, or its module binds it."""
+        if self.resolve(name) is not None:
+            return True
+        module, _, attr = name.rpartition(".")
+        return attr in self.bound.get(module, ())
 
     def names_of(self, api: str) -> list[str]:
         """Every name ``api`` goes by, shortest first (a method: through each public class
