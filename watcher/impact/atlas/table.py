@@ -94,11 +94,19 @@ class ApiTable(Mapping[str, Api]):
         return found
 
     def __getitem__(self, name: str) -> Api:
+        found: Api | None = self.get(name)
+        if found is None:
+            raise KeyError(name)
+        return found
+
+    def get(self, name: str, default: Any = None) -> Any:
+        """As ``Mapping.get``, without the ``KeyError`` it would raise and catch for each
+        name not here (the diff asks about every name of two releases)."""
         found = self._decoded.get(name)
         if found is None:
             row = self._row(name)
             if row is None:
-                raise KeyError(name)
+                return default
             found = self._decoded[name] = decode(row)
         return found
 
@@ -127,18 +135,23 @@ class NameTable(Mapping[str, str]):
         self._size: int | None = None
 
     def __getitem__(self, name: str) -> str:
+        found = self.get(name)
+        if found is None:
+            raise KeyError(name)
+        return str(found)
+
+    def get(self, name: str, default: Any = None) -> Any:
+        """As ``Mapping.get``, without raising and catching ``KeyError`` for a name not here."""
         entry = self._modules.get(name)
         if entry is not None and len(entry) > 2:
             return name
         module, _, attr = name.rpartition(".")
         entry = self._modules.get(module)
         if entry is None or len(entry) < 3:
-            raise KeyError(name)
+            return default
         found = entry[2].get(attr)
-        if found is None and own(entry, attr):
-            return name
         if found is None:
-            raise KeyError(name)
+            return name if own(entry, attr) else default
         if found == 0:
             return name
         return f"{found}{attr}" if found.endswith(".") else str(found)
