@@ -18,7 +18,14 @@ from watcher.store import Store
 Run = Callable[..., Result]
 
 
-def _config(tmp_path: Path, index: str = "http://127.0.0.1:9") -> Path:
+def _nothing_listening() -> str:
+    """The address of a loopback server that was stopped: connections are refused."""
+    with FakePackageIndex() as gone:
+        return gone.url
+
+
+def _config(tmp_path: Path, index: str | None = None) -> Path:
+    index = index or _nothing_listening()
     path = tmp_path / "release-watch.toml"
     path.write_text(f'[store]\npath = "{tmp_path / "store"}"\n\n'
                     f'[impact]\npackage_index = "{index}"\n', encoding="utf-8")
