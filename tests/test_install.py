@@ -64,3 +64,20 @@ def test_wheel_ships_the_defaults_and_runs_from_another_directory(installed, tmp
     assert dry.returncode == 0, dry.stderr
     assert "PyTorch/XLA v2.0 released" in dry.stdout and "would go to: console" in dry.stdout
     assert not (tmp_path / "st").exists()
+
+
+def test_wheel_ships_the_bundled_api_atlases(installed, tmp_path):
+    bundled = sorted(path.name for path in (installed / "watcher" / "_defaults" / "atlases")
+                     .glob("torch-*.json.gz"))
+    assert {"torch-2.5.0.json.gz", "torch-2.11.0.json.gz"} <= set(bundled)
+    config = tmp_path / "rw.toml"
+    config.write_text(f'[store]\npath = "{tmp_path / "store"}"\n')
+    found = run(installed, tmp_path, "atlas", "diff", "2.8.0", "2.9.0", "--format", "json",
+                "--config", str(config))
+    assert found.returncode == 0, found.stderr
+    assert '"api": "torch.onnx.dynamo_export"' in found.stdout
+    env = {**os.environ, "PYTHONPATH": str(installed)}
+    where = subprocess.run([sys.executable, "-c", "from watcher.impact.atlas.source import "
+                            "bundled_dir; print(bundled_dir())"], cwd=tmp_path, env=env,
+                           capture_output=True, text=True, timeout=60)
+    assert where.stdout.strip() == str(installed / "watcher" / "_defaults" / "atlases")

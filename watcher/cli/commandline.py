@@ -257,6 +257,45 @@ def status(state: State, as_json: bool, check: bool) -> None:
     sys.exit(run_status(state.config(), state.deps, as_json=as_json, check=check))
 
 
+_PACKAGE_HELP = "The package whose API it is (torch_xla: pytorch/xla's)."
+
+
+@cli.group("atlas")
+def atlas_group() -> None:
+    """The API atlas of a package release, read from its wheel: build one, or diff two."""
+
+
+@atlas_group.command("build")
+@global_options
+@click.argument("what", metavar="WHEEL|VERSION")
+@click.option("--package", type=click.Choice(["torch", "torch_xla"]), default="torch",
+              show_default=True, help=_PACKAGE_HELP)
+@click.pass_obj
+def atlas_build(state: State, what: str, package: str) -> None:
+    """Build the atlas of a wheel file, or of a version (bundled, stored, or fetched from the
+    package index and built), keep it in the store and print what it holds."""
+    from watcher.cli.commands.atlas import run_atlas_build
+
+    sys.exit(run_atlas_build(state.config(), state.deps, what, package))
+
+
+@atlas_group.command("diff")
+@global_options
+@click.argument("old", metavar="OLD")
+@click.argument("new", metavar="NEW")
+@click.option("--package", type=click.Choice(["torch", "torch_xla"]), default="torch",
+              show_default=True, help=_PACKAGE_HELP)
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
+              show_default=True)
+@click.pass_obj
+def atlas_diff(state: State, old: str, new: str, package: str, fmt: str) -> None:
+    """The API changes from OLD to NEW (each a wheel, an atlas file or a version): names
+    removed, parameters removed or made keyword-only, defaults changed, new deprecations."""
+    from watcher.cli.commands.atlas import run_atlas_diff
+
+    sys.exit(run_atlas_diff(state.config(), state.deps, old, new, package=package, fmt=fmt))
+
+
 @cli.group("config")
 def config_group() -> None:
     """Configuration commands."""

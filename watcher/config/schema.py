@@ -156,6 +156,9 @@ class ImpactConfig(Section):
     code: list[str] = Field(default_factory=list)  # directories; relative to the config file
     # A use's link: "{path}" (relative to its code root) and "{line}" are filled in.
     link: str | None = None
+    # The package index whose JSON API ({base}/pypi/{package}/{version}/json) gives the wheels
+    # of releases newer than the atlases bundled (watcher/impact/atlas/index.py); a mirror's.
+    package_index: str = "https://pypi.org"
 
     @field_validator("link")
     @classmethod
@@ -166,6 +169,14 @@ class ImpactConfig(Section):
         if link is not None and "{path}" not in link:
             raise ValueError("impact.link needs {path} (and usually #L{line}) in it")
         return link
+
+    @field_validator("package_index")
+    @classmethod
+    def _index_is_a_url(cls, base: str) -> str:
+        if not base.startswith(("https://", "http://")):
+            raise ValueError(f"impact.package_index {base!r} must be an http(s) URL, e.g. "
+                             "https://pypi.org")
+        return base.rstrip("/")
 
 
 def parse_listen(value: str) -> tuple[str, int]:

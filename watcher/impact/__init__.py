@@ -6,6 +6,9 @@ what a Python file uses with ``ast``, resolved through its imports; ``envindex``
 environment a codebase declares (requires-python, pins, base images); ``scan`` walks a codebase
 with a per-file cache; ``match`` finds the uses each change touches; ``analyze`` puts them
 behind one call. Everything is pure apart from ``scan``'s reads of the codebase.
+
+``atlas`` (a package of its own) is the API of a package's release read from its wheel, the
+diff of two releases, and where atlases come from (bundled, the store, the package index).
 """
 
 from __future__ import annotations
@@ -18,10 +21,16 @@ if TYPE_CHECKING:
     from watcher.impact.analyze import CodeRoot as CodeRoot
     from watcher.impact.analyze import ImpactAnalyzer as ImpactAnalyzer
     from watcher.impact.analyze import ItemImpact as ItemImpact
+    from watcher.impact.atlas import ApiChange as ApiChange
+    from watcher.impact.atlas import Atlas as Atlas
+    from watcher.impact.atlas import AtlasSource as AtlasSource
     from watcher.impact.model import Subjects as Subjects
     from watcher.impact.subjects import read_subjects as read_subjects
 
 _EXPORTS = {
+    "ApiChange": "atlas",
+    "Atlas": "atlas",
+    "AtlasSource": "atlas",
     "CodeRoot": "analyze",
     "ImpactAnalyzer": "analyze",
     "ItemImpact": "analyze",

@@ -5,6 +5,8 @@ In diskcache (``watcher/store/cachekeys.py``; opened on first use): what is a ca
 written by key on its own, never in a transaction with the ledger:
   "pr-labels|owner/repo|number" a PR's labels, cached for good (classify.use_pr_labels)
   ("memory", notifier, key)     what a notifier remembered: a release's first Slack message
+  "atlas|package|version"       the API atlas of a release fetched from the package index
+                                (``atlases.py``, which says why a key and not a table)
 
 In tables (schema 3, ``schema.py``; values are JSON so a future version can read them):
   rw_meta           the schema version; the daemon's pid, heartbeat and next runs; the rate
@@ -50,6 +52,7 @@ from typing import Any
 
 from watcher.errors import StoreReadOnly
 from watcher.models import Event
+from watcher.store.atlases import AtlasShelf
 from watcher.store.cachekeys import CacheKeys, Key, code_index_key, memory_key, pr_labels_key
 from watcher.store.cacherows import has_cache_table, missing_value_files
 from watcher.store.db import DB_NAME, Database
@@ -65,7 +68,7 @@ __all__ = ["SCHEMA_VERSION", "Delivery", "DigestDelivery", "ReleaseRecord", "Rep
            "Store", "delivery_id"]
 
 
-class Store(DigestLedger, PaceLedger, SeenLedger, SubscriptionLedger):
+class Store(DigestLedger, PaceLedger, SeenLedger, SubscriptionLedger, AtlasShelf):
     def __init__(self, db: Database, keys: CacheKeys | None = None) -> None:
         self.db = db
         self.keys = keys  # None: read-only, the ledger alone

@@ -1,0 +1,93 @@
+"""Builds the API atlases bundled with release-watch (``config/atlases/``): for each version,
+the wheel is downloaded with pip (one platform's, no dependencies, nothing installed), read
+as a zip (``watcher.impact.atlas``), and its atlas written as ``{package}-{version}.json.gz``.
+
+    python scripts/build_atlases.py 2.5.0 2.6.0 2.7.0 [--package torch] [--wheels /tmp/wheels]
+        [--platform macosx_11_0_arm64] [--keep] [--out config/atlases]
+    python scripts/build_atlases.py --wheel /opt/wheels/torch-2.13.0+cpu-...whl [--out DIR]
+
+A wheel already in ``--wheels`` is not downloaded again; each is deleted once built unless
+``--keep`` (they are 60-200 MB). Wheels never go into the repository.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from watcher.impact.atlas import build_atlas, dumps
+
+REPO = Path(__file__).resolve().parent.parent
+PLATFORM = "macosx_11_0_arm64"  # the smallest torch wheels, 2.5-2.11 (issue 27)
+
+
+def download(package: str, version: str, platform: str, folder: Path) -> Path:
+    """``pip download`` of one wheel (or the one already there)."""
+    dist = package.replace("_", "-")
+    found = _wheel_in(folder, package, version)
+    if found is not None:
+        return found
+    subprocess.run([sys.executable, "-m", "pip", "download", f"{dist}=={version}", "--no-deps",
+                    "--platform", platform, "--only-binary=:all:", "--python-version", "3.11",
+                    "-d", str(folder), "-q"], check=True)
+    found = _wheel_in(folder, package, version)
+    if found is None:
+        raise SystemExit(f"pip downloaded no wheel of {dist}=={version} into {folder}")
+    return found
+
+
+def _wheel_in(folder: Path, package: str, version: str) -> Path | None:
+    return next(iter(sorted(folder.glob(f"{package}-{version}-*.whl"))), None)
+
+
+def build(wheel: Path, package: str, out: Path) -> Path:
+    started = time.perf_counter()
+    atlas = build_atlas(wheel, package)
+    data = dumps(atlas)
+    target = out / f"{package}-{atlas.version}.json.gz"
+    target.write_bytes(data)
+    print(f"{target.relative_to(REPO) if target.is_relative_to(REPO) else target}: "
+          f"{len(atlas.names):,} names, {len(atlas.apis):,} definitions, {len(data) / 1e3:.0f} KB"
+          f" (built in {time.perf_counter() - started:.1f} s from {wheel.name}, "
+          f"{wheel.stat().st_size / 1e6:.0f} MB)")
+    return target
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("versions", nargs="*", help="versions to download and build")
+    parser.add_argument("--wheel", action="append", default=[], type=Path,
+                        help="build this wheel file instead (repeatable)")
+    parser.add_argument("--package", default="torch", choices=["torch", "torch_xla"])
+    parser.add_argument("--platform", default=PLATFORM)
+    parser.add_argument("--wheels", type=Path, default=Path("/tmp/wheels"),
+                        help="where wheels are downloaded")
+    parser.add_argument("--out", type=Path, default=REPO / "config" / "atlases")
+    parser.add_argument("--keep", action="store_true", help="keep the downloaded wheels")
+    args = parser.parse_args(argv)
+    if not args.versions and not args.wheel:
+        parser.error("give versions or --wheel")
+    args.out.mkdir(parents=True, exist_ok=True)
+    for wheel in args.wheel:
+        build(wheel, args.package, args.out)
+    args.wheels.mkdir(parents=True, exist_ok=True)
+    failed = []
+    for version in args.versions:
+        try:
+            wheel = download(args.package, version, args.platform, args.wheels)
+        except subprocess.CalledProcessError:
+            print(f"{args.package} {version}: pip has no {args.platform} wheel of it; skipped",
+                  file=sys.stderr)
+            failed.append(version)
+            continue
+        build(wheel, args.package, args.out)
+        if not args.keep:
+            wheel.unlink()
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,81 @@
+"""A fake package index (PyPI's JSON API and its file downloads) served over real HTTP on
+loopback, so the atlas's index client runs the real httpx: status codes, streaming, timeouts.
+
+    GET /pypi/{package}/{version}/json   {"info": {...}, "urls": [{"filename", "url", "size",
+                                          "packagetype", "digests": {"sha256", "md5"}}]}
+    GET /files/{filename}                the file's bytes
+
+(https://docs.pypi.org/api/json/). A version not added answers 404, as PyPI does for one not
+yet published. Faults are set per file: ``corrupt`` serves other bytes than the sha256 says,
+``delay`` answers late (only timeout tests use it, with the client's timeout set shorter).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from dataclasses import dataclass
+
+from fakes.loopback import Answer, Served
+
+JSON_CT = "application/json"
+
+
+@dataclass
+class Release:
+    package: str
+    version: str
+    filename: str
+    data: bytes
+    packagetype: str = "bdist_wheel"
+    corrupt: bool = False
+    delay: float = 0.0
+
+
+class FakePackageIndex(Served):
+    latency = 0.0
+
+    def __init__(self) -> None:
+        self.releases: list[Release] = []
+        self.requests: list[str] = []
+        self.json_delay = 0.0  # the JSON API's answers, late (timeout tests)
+        self._lock = threading.Lock()
+
+    def add(self, package: str, version: str, filename: str, data: bytes, **faults: object
+            ) -> Release:
+        release = Release(package, version, filename, data, **faults)  # type: ignore[arg-type]
+        self.releases.append(release)
+        return release
+
+    def _handle(self, method: str, path: str, query: dict[str, str], headers: dict[str, str],
+                body: bytes) -> Answer:
+        with self._lock:
+            self.requests.append(path)
+        parts = path.strip("/").split("/")
+        if len(parts) == 4 and parts[0] == "pypi" and parts[3] == "json":
+            return self._json(parts[1], parts[2])
+        if len(parts) == 2 and parts[0] == "files":
+            return self._file(parts[1])
+        return Answer(404, {"content-type": JSON_CT}, b'{"message": "Not Found"}')
+
+    def _json(self, package: str, version: str) -> Answer:
+        files = [r for r in self.releases if r.package == package and r.version == version]
+        if not files:
+            return Answer(404, {"content-type": JSON_CT}, b'{"message": "Not Found"}',
+                          delay=self.json_delay)
+        urls = [{"filename": r.filename, "url": f"{self.url}/files/{r.filename}",
+                 "size": len(r.data), "packagetype": r.packagetype,
+                 "digests": {"sha256": hashlib.sha256(r.data).hexdigest(),
+                             "md5": hashlib.md5(r.data).hexdigest()}} for r in files]
+        document = {"info": {"name": package, "version": version}, "urls": urls}
+        return Answer(200, {"content-type": JSON_CT}, json.dumps(document).encode(),
+                      delay=self.json_delay)
+
+    def _file(self, filename: str) -> Answer:
+        found = next((r for r in self.releases if r.filename == filename), None)
+        if found is None:
+            return Answer(404, {"content-type": "text/plain"}, b"Not Found")
+        data = found.data[::-1] if found.corrupt else found.data
+        return Answer(200, {"content-type": "application/octet-stream"}, data,
+                      delay=found.delay)

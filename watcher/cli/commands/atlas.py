@@ -1,0 +1,158 @@
+"""``release-watch atlas build`` and ``atlas diff``: the API atlas of a package release, built
+from a wheel (or fetched from the package index and built) and kept in the store; and the API
+changes between two releases, each given as a wheel, an atlas file or a version."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from watcher.errors import ConfigError
+from watcher.impact.atlas import (
+    CHANGES,
+    ApiChange,
+    Atlas,
+    AtlasError,
+    AtlasSource,
+    PackageIndex,
+    build_atlas,
+    diff,
+    dumps,
+    loads,
+    normal_version,
+)
+from watcher.present import plural
+from watcher.store import Store
+from watcher.untrusted import clean_line
+
+if TYPE_CHECKING:
+    from watcher.config import Config
+    from watcher.deps import Dependencies
+
+_ATLAS_SUFFIXES = (".json.gz", ".atlas")
+
+
+class _OpenedOnUse:
+    """The store, opened only when an atlas is looked for there (``atlas diff`` of two
+    bundled releases touches no store)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._store: Store | None = None
+
+    def _open(self) -> Store:
+        if self._store is None:
+            self._store = Store.open(self.path)
+        return self._store
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._open(), name)
+
+
+def _source(config: Config, deps: Dependencies, store: _OpenedOnUse) -> AtlasSource:
+    index = PackageIndex(config.impact.package_index, transport=deps.transport)
+    return AtlasSource(store=store, index=index, clock=deps.clock)
+
+
+def run_atlas_build(config: Config, deps: Dependencies, what: str, package: str) -> int:
+    """Builds (or fetches and builds) one atlas, keeps it in the store, prints its summary."""
+    store = _OpenedOnUse(config.store_path())
+    try:
+        path = Path(what).expanduser()
+        if path.is_file():
+            atlas = build_atlas(path, package)
+            store.put_atlas(package, atlas.version, dumps(atlas))
+            origin = f"built from {path.name}"
+        else:
+            source = _source(config, deps, store)
+            version = _version(what)
+            atlas = source.get(package, version, force=True)
+            origin = {"bundled": "bundled with release-watch", "store": "from the store",
+                      "index": "fetched from the package index and built"}[
+                source.origin[(package, version)]]
+        deps.stdout.writelines(line + "\n" for line in summary(atlas, origin))
+    finally:
+        store.close()
+    return 0
+
+
+def summary(atlas: Atlas, origin: str) -> list[str]:
+    public = list(atlas.public_apis())
+    modules = sum(1 for api in public if atlas.kind(api) == "module")
+    classes = sum(1 for api in public if atlas.kind(api) == "class")
+    deprecated = sum(1 for api in public if atlas.deprecated(api) is not None)
+    return [f"{atlas.package} {atlas.version}: {origin}",
+            f"  {plural(modules, 'public module')}, {plural(len(atlas.names), 'public name')}"
+            f" for {plural(len(public) - modules, 'API')} ({plural(classes, 'class', 'classes')}"
+            f", {len(atlas.apis):,} definitions kept with the methods and bases they reach)",
+            f"  {plural(deprecated, 'API')} carrying a deprecation marker"]
+
+
+def run_atlas_diff(config: Config, deps: Dependencies, old: str, new: str, *, package: str,
+                   fmt: str) -> int:
+    store = _OpenedOnUse(config.store_path())
+    try:
+        source = _source(config, deps, store)
+        before, after = (_atlas(source, what, package) for what in (old, new))
+    finally:
+        store.close()
+    changes = diff(before, after)
+    out = deps.stdout
+    if fmt == "json":
+        # The contract's shape, nothing more: the versions are the caller's own arguments.
+        out.write(json.dumps({"changes": [change.to_json_dict() for change in changes]},
+                             ensure_ascii=False, indent=2) + "\n")
+    else:
+        out.writelines(line + "\n" for line in _text(before, after, changes))
+    return 0
+
+
+def _atlas(source: AtlasSource, what: str, package: str) -> Atlas:
+    path = Path(what).expanduser()
+    if path.is_file():
+        if path.name.endswith(".whl"):
+            return build_atlas(path, package)
+        return loads(path.read_bytes(), origin=str(path))
+    if path.name.endswith((".whl", *_ATLAS_SUFFIXES)):
+        raise ConfigError(f"{what}: no such file")
+    return source.get(package, _version(what), force=True)
+
+
+def _version(what: str) -> str:
+    """A version as typed (``2.7.0``, ``v2.7.0``); a usage error when it is none."""
+    try:
+        return normal_version(what)
+    except AtlasError:
+        raise ConfigError(f"{what!r} is neither a file nor a version (e.g. 2.7.0)") from None
+
+
+def _text(before: Atlas, after: Atlas, changes: list[ApiChange]) -> list[str]:
+    lines = [f"{after.package} {before.version} -> {after.version}: "
+             f"{plural(len(changes), 'API change')}"]
+    for kind in CHANGES:
+        group = [change for change in changes if change.change == kind]
+        if not group:
+            continue
+        lines.append("")
+        lines.append(f"{kind.replace('_', ' ')} ({len(group)})")
+        lines.extend(f"  {clean_line(_line(change))}" for change in group)
+    return lines
+
+
+def _line(change: ApiChange) -> str:
+    text = change.api if change.parameter is None else f"{change.api}({change.parameter}=)"
+    if change.change == "default_changed":
+        text += f": {change.old} -> {change.new}"
+    elif change.change == "default_removed":
+        text += f": default {change.old} removed, now required"
+    elif change.new:
+        text += f": {change.new}"
+    if change.names:
+        extra = len(change.names) - 3
+        text += f"  (also {', '.join(change.names[:3])}{f' +{extra} more' if extra > 0 else ''})"
+    return text

@@ -1,0 +1,70 @@
+"""The API atlas of a package's release: every public name of ``torch`` (or ``torch_xla``), read
+from a wheel as a zip with ``ast`` (never imported), with parameters, bases and deprecation
+markers; its compact file form; the diff of two releases; and where atlases come from.
+
+``wheel`` lists a wheel's modules; ``extract`` reads one module's facts (``signature`` and
+``markers`` the parameters and the deprecation markers); ``link`` follows names across modules
+into an ``Atlas`` (``model``); ``build`` puts these behind one call; ``codec`` is the file
+form; ``compare`` diffs two atlases; ``index`` is the package index's JSON API; ``source``
+finds an atlas bundled, in the store, or from the index. All is pure but ``wheel``, ``index``
+and ``source``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from watcher import lazy_exports
+
+if TYPE_CHECKING:
+    from watcher.impact.atlas.build import build_atlas as build_atlas
+    from watcher.impact.atlas.build import wheel_version as wheel_version
+    from watcher.impact.atlas.codec import FORMAT as FORMAT
+    from watcher.impact.atlas.codec import dumps as dumps
+    from watcher.impact.atlas.codec import loads as loads
+    from watcher.impact.atlas.compare import CHANGES as CHANGES
+    from watcher.impact.atlas.compare import ApiChange as ApiChange
+    from watcher.impact.atlas.compare import diff as diff
+    from watcher.impact.atlas.errors import AtlasError as AtlasError
+    from watcher.impact.atlas.errors import ChecksumMismatch as ChecksumMismatch
+    from watcher.impact.atlas.errors import IndexUnreachable as IndexUnreachable
+    from watcher.impact.atlas.errors import NotYetPublished as NotYetPublished
+    from watcher.impact.atlas.errors import WheelUnreadable as WheelUnreadable
+    from watcher.impact.atlas.index import PackageIndex as PackageIndex
+    from watcher.impact.atlas.index import WheelFile as WheelFile
+    from watcher.impact.atlas.model import Api as Api
+    from watcher.impact.atlas.model import Atlas as Atlas
+    from watcher.impact.atlas.model import Param as Param
+    from watcher.impact.atlas.source import AtlasSource as AtlasSource
+    from watcher.impact.atlas.source import Shelf as Shelf
+    from watcher.impact.atlas.source import bundled_dir as bundled_dir
+    from watcher.impact.atlas.source import normal_version as normal_version
+    from watcher.impact.atlas.source import previous_minor as previous_minor
+
+_EXPORTS = {
+    "Api": "model",
+    "ApiChange": "compare",
+    "Atlas": "model",
+    "AtlasError": "errors",
+    "AtlasSource": "source",
+    "bundled_dir": "source",
+    "build_atlas": "build",
+    "CHANGES": "compare",
+    "ChecksumMismatch": "errors",
+    "diff": "compare",
+    "dumps": "codec",
+    "FORMAT": "codec",
+    "IndexUnreachable": "errors",
+    "loads": "codec",
+    "normal_version": "source",
+    "NotYetPublished": "errors",
+    "PackageIndex": "index",
+    "Param": "model",
+    "previous_minor": "source",
+    "Shelf": "source",
+    "wheel_version": "build",
+    "WheelFile": "index",
+    "WheelUnreadable": "errors",
+}
+__all__ = sorted(_EXPORTS)
+__getattr__ = lazy_exports(__name__, _EXPORTS)

@@ -1,0 +1,297 @@
+"""What one module's source says, read with ``ast``: the names its top level binds (its own
+definitions, imports, aliases), ``__all__``, star imports, and every function, class and
+method with its parameters and deprecation markers. Pure: source text in, ``ModuleFacts`` out.
+
+Both branches of a top-level ``if``/``try`` count, ``if TYPE_CHECKING:`` included: torch
+makes ``torch.cholesky`` visible to type checkers that way, and it is a name users write.
+"""
+
+from __future__ import annotations
+
+import ast
+import bisect
+from dataclasses import dataclass, field
+
+from watcher.impact.atlas.markers import body_markers, decorator_marker, dotted, message_text
+from watcher.impact.atlas.model import CLASS, DATA, FUNCTION, METHOD, PROPERTY, Param
+from watcher.impact.atlas.signature import FunctionNode, merge_overloads, params_of
+
+# A binding of a top-level name: ("def", qualname), ("from", module, name), ("module", module)
+# or ("alias", dotted expression).
+Binding = tuple[str, ...]
+_WARNS = ("FutureWarning", "DeprecationWarning")
+
+
+@dataclass
+class Definition:
+    """A function, class, method, property or piece of data a module defines; ``bases`` as
+    written (dotted), resolved against the module's names later."""
+
+    kind: str
+    params: tuple[Param, ...] | None = None
+    deprecated: str | None = None
+    deprecated_params: dict[str, str] = field(default_factory=dict)
+    bases: tuple[str, ...] = ()
+    raises: str | None = None
+
+
+@dataclass
+class ModuleFacts:
+    name: str
+    is_package: bool
+    definitions: dict[str, Definition] = field(default_factory=dict)  # by qualname
+    bindings: dict[str, Binding] = field(default_factory=dict)
+    stars: list[str] = field(default_factory=list)  # modules ``from M import *`` reads
+    all: list[str] | None = None  # a static ``__all__``
+    all_from: list[str] = field(default_factory=list)  # ``X.__all__`` added to it
+    deprecated: str | None = None
+    # ``from M import a as a`` (the typing convention for "re-exported on purpose")
+    explicit: set[str] = field(default_factory=set)
+
+
+def read_module(name: str, is_package: bool, py: str | None, pyi: str | None) -> ModuleFacts:
+    """The facts of a module from its source and its stub: the stub is the authority for
+    names and signatures, the source adds what the stub leaves out and the warnings it raises."""
+    facts = ModuleFacts(name, is_package)
+    if py is not None:
+        _read(facts, py)
+    if pyi is not None:
+        stub = ModuleFacts(name, is_package)
+        _read(stub, pyi)
+        _overlay(facts, stub)
+    return facts
+
+
+def _overlay(facts: ModuleFacts, stub: ModuleFacts) -> None:
+    for qualname, definition in stub.definitions.items():
+        source = facts.definitions.get(qualname)
+        if source is not None:
+            definition.deprecated = definition.deprecated if definition.deprecated is not None \
+                else source.deprecated
+            definition.deprecated_params = {**source.deprecated_params,
+                                            **definition.deprecated_params}
+            definition.raises = source.raises  # the stub's body is ``...``
+        facts.definitions[qualname] = definition
+    facts.bindings.update(stub.bindings)
+    facts.explicit |= stub.explicit
+    facts.stars.extend(module for module in stub.stars if module not in facts.stars)
+    if stub.all is not None:
+        facts.all, facts.all_from = stub.all, stub.all_from
+
+
+def _read(facts: ModuleFacts, text: str) -> None:
+    try:
+        tree = ast.parse(text, type_comments=False)
+    except (SyntaxError, ValueError):
+        return  # a template or a file for another Python: the module holds nothing readable
+    reader = _Reader(facts, _warning_lines(text))
+    reader.statements(tree.body)
+
+
+def _warning_lines(text: str) -> list[int]:
+    """The lines (1-based, ascending) that name a deprecation category: only the bodies
+    spanning one are walked for warnings, which spares walking almost every body."""
+    if not any(word in text for word in _WARNS):
+        return []
+    return [number for number, line in enumerate(text.split("\n"), 1)
+            if "FutureWarning" in line or "DeprecationWarning" in line]
+
+
+class _Reader:
+    def __init__(self, facts: ModuleFacts, warning_lines: list[int]) -> None:
+        self.facts = facts
+        self.warning_lines = warning_lines
+        self.overloads: dict[str, list[tuple[Param, ...]]] = {}
+
+    def warns(self, node: ast.stmt) -> bool:
+        """Whether a line of ``node`` names a deprecation category."""
+        lines = self.warning_lines
+        at = bisect.bisect_left(lines, node.lineno)
+        return at < len(lines) and lines[at] <= (node.end_lineno or node.lineno)
+
+    def statements(self, body: list[ast.stmt]) -> None:
+        for node in body:
+            self.statement(node)
+        if self.warning_lines and self.facts.deprecated is None:
+            top = [node for node in body if self.warns(node) and not isinstance(
+                node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)]
+            self.facts.deprecated = body_markers(top).deprecated
+
+    def statement(self, node: ast.stmt) -> None:
+        facts = self.facts
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            self.function(node, node.name, owner=None)
+            facts.bindings[node.name] = ("def", node.name)
+        elif isinstance(node, ast.ClassDef):
+            self.cls(node)
+            facts.bindings[node.name] = ("def", node.name)
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    facts.bindings[alias.asname] = ("module", alias.name)
+                else:
+                    head = alias.name.partition(".")[0]
+                    facts.bindings[head] = ("module", head)
+        elif isinstance(node, ast.ImportFrom):
+            self.import_from(node)
+        elif isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign):
+            self.assign(node)
+        elif isinstance(node, ast.If | ast.Try | ast.TryStar | ast.With):
+            for block in _blocks(node):
+                for child in block:
+                    self.statement(child)
+        elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+            self.all_call(node.value)
+
+    def import_from(self, node: ast.ImportFrom) -> None:
+        module = _absolute(self.facts, node.module, node.level)
+        for alias in node.names:
+            if alias.name == "*":
+                if module not in self.facts.stars:
+                    self.facts.stars.append(module)
+                continue
+            bound = alias.asname or alias.name
+            self.facts.bindings[bound] = ("from", module, alias.name)
+            if alias.asname == alias.name:
+                self.facts.explicit.add(bound)
+
+    def assign(self, node: ast.Assign | ast.AnnAssign | ast.AugAssign) -> None:
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        for target in targets:
+            if not isinstance(target, ast.Name):
+                continue
+            if target.id == "__all__":
+                self.all_value(node.value, add=isinstance(node, ast.AugAssign))
+            elif isinstance(node, ast.AugAssign):
+                continue
+            elif node.value is not None and dotted(node.value):
+                self.facts.bindings[target.id] = ("alias", dotted(node.value))
+            else:
+                self.facts.definitions[target.id] = Definition(DATA)
+                self.facts.bindings[target.id] = ("def", target.id)
+
+    def all_value(self, value: ast.expr | None, *, add: bool) -> None:
+        names: list[str] = []
+        sources: list[str] = []
+        if value is None or not _strings(value, names, sources):
+            if not add:
+                self.facts.all = None  # computed: read the module's names instead
+            return
+        self.facts.all = [*(self.facts.all or []), *names] if add else names
+        self.facts.all_from = [*self.facts.all_from, *sources] if add else sources
+
+    def all_call(self, call: ast.Call) -> None:
+        """``__all__.append("x")`` / ``__all__.extend([...])``."""
+        target = dotted(call.func)
+        if target not in ("__all__.append", "__all__.extend") or self.facts.all is None:
+            return
+        if target.endswith("append"):
+            if call.args and isinstance(call.args[0], ast.Constant) \
+                    and isinstance(call.args[0].value, str):
+                self.facts.all.append(call.args[0].value)
+        elif call.args:
+            self.all_value(call.args[0], add=True)
+
+    def function(self, node: FunctionNode, qualname: str, owner: str | None) -> None:
+        decorators = {dotted(d.func if isinstance(d, ast.Call) else d) for d in node.decorator_list}
+        if any(name.endswith((".setter", ".deleter")) for name in decorators):
+            return
+        bound = owner is not None and "staticmethod" not in decorators
+        params = params_of(node, bound=bound)
+        if decorators & {"overload", "typing.overload", "typing_extensions.overload"}:
+            self.overloads.setdefault(qualname, []).append(params)
+        variants = self.overloads.get(qualname)
+        if variants and variants[-1] is not params:
+            variants.append(params)  # the implementation after its overloads
+        kind = FUNCTION if owner is None else METHOD
+        if owner is not None and decorators & {"property", "functools.cached_property",
+                                               "cached_property"}:
+            kind, params = PROPERTY, ()
+        deprecated = decorator_marker(node.decorator_list)
+        found = body_markers(node.body, frozenset(p.name for p in params)) \
+            if self.warns(node) else None
+        self.facts.definitions[qualname] = Definition(
+            kind, merge_overloads(variants) if variants and kind != PROPERTY else params,
+            deprecated if deprecated is not None else found.deprecated if found else None,
+            found.params if found else {}, raises=_only_raises(node))
+
+    def cls(self, node: ast.ClassDef) -> None:
+        bases = tuple(base for base in (dotted(_unsubscripted(b)) for b in node.bases) if base)
+        self.facts.definitions[node.name] = Definition(
+            CLASS, None, decorator_marker(node.decorator_list), {}, bases)
+        for child in _flat(node.body):
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef) and \
+                    (not child.name.startswith("_") or child.name == "__init__"):
+                self.function(child, f"{node.name}.{child.name}", owner=node.name)
+
+
+def _only_raises(node: FunctionNode) -> str | None:
+    """The message of a body that does nothing but ``raise SomeError("...")`` (after its
+    docstring and assignments that build the message): what a removed function left as a
+    stub says. ``NotImplementedError`` is an
+    abstract method's, not a removal."""
+    *before, last = node.body
+    if not isinstance(last, ast.Raise) or last.exc is None or not all(
+            isinstance(step, ast.Assign | ast.AnnAssign) or (
+                isinstance(step, ast.Expr) and isinstance(step.value, ast.Constant))
+            for step in before):
+        return None
+    error = last.exc
+    raised = dotted(error.func if isinstance(error, ast.Call) else error)
+    if not raised or raised.rpartition(".")[2] in ("NotImplementedError", "NotImplemented"):
+        return None
+    if isinstance(error, ast.Call) and error.args:
+        return message_text(error.args[0])
+    return raised
+
+
+def _absolute(facts: ModuleFacts, module: str | None, level: int) -> str:
+    if not level:
+        return module or ""
+    parts = facts.name.split(".")
+    if not facts.is_package:
+        parts.pop()
+    anchor = parts[: len(parts) - level + 1]
+    return ".".join([*anchor, *([module] if module else [])])
+
+
+def _strings(value: ast.expr, names: list[str], sources: list[str]) -> bool:
+    """The strings of a literal list/tuple (and ``+``/``X.__all__`` of them); False when the
+    value is computed."""
+    if isinstance(value, ast.List | ast.Tuple):
+        if not all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in value.elts):
+            return False
+        names.extend(e.value for e in value.elts)  # type: ignore[attr-defined]
+        return True
+    if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add):
+        return _strings(value.left, names, sources) and _strings(value.right, names, sources)
+    held = dotted(value)
+    if held.endswith(".__all__"):
+        sources.append(held.removesuffix(".__all__"))
+        return True
+    return False
+
+
+def _unsubscripted(node: ast.expr) -> ast.expr:
+    return node.value if isinstance(node, ast.Subscript) else node
+
+
+def _blocks(node: ast.If | ast.Try | ast.TryStar | ast.With) -> list[list[ast.stmt]]:
+    if isinstance(node, ast.If):
+        return [node.body, node.orelse]
+    if isinstance(node, ast.With):
+        return [node.body]
+    return [node.body, *(handler.body for handler in node.handlers), node.orelse,
+            node.finalbody]
+
+
+def _flat(body: list[ast.stmt]) -> list[ast.stmt]:
+    """A class body with its ``if``/``try`` blocks opened."""
+    found: list[ast.stmt] = []
+    for node in body:
+        if isinstance(node, ast.If | ast.Try | ast.TryStar):
+            for block in _blocks(node):
+                found.extend(_flat(block))
+        else:
+            found.append(node)
+    return found

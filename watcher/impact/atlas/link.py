@@ -1,0 +1,206 @@
+"""From the facts of each module to the atlas: every public name followed through imports,
+aliases and star imports to where it is defined, class bases resolved the same way, and only
+what a public name leads to kept (with the bases and members of the classes it leads to).
+
+A private module (``torch._tensor``) is read only when a public name leads into it; its
+definitions are public API exactly where a public module re-exports them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from watcher.impact.atlas.extract import ModuleFacts
+from watcher.impact.atlas.model import CLASS, METHOD, MODULE, PROPERTY, Api, Atlas
+from watcher.impact.atlas.wheel import is_public
+
+# What a name stands for: ("api", canonical) defined in the package, ("module", name) a module
+# of the package, or None (outside the package: builtins, typing, numpy...).
+Target = tuple[str, str] | None
+_DEPTH = 40  # alias chains longer than this are circular
+
+
+@dataclass
+class Linker:
+    """Resolves names across the modules of one package; ``read(name)`` gives a module's
+    facts (None when the package has no such module), read once and kept."""
+
+    package: str
+    modules: set[str]
+    read: Callable[[str], ModuleFacts | None]
+    _facts: dict[str, ModuleFacts | None] = field(default_factory=dict)
+    _exported: dict[str, dict[str, Target]] = field(default_factory=dict)
+
+    def facts(self, module: str) -> ModuleFacts | None:
+        if module not in self._facts:
+            self._facts[module] = self.read(module) if module in self.modules else None
+        return self._facts[module]
+
+    def lookup(self, module: str, name: str, depth: int = 0) -> Target:
+        """What ``module.name`` is."""
+        if depth > _DEPTH:
+            return None
+        facts = self.facts(module)
+        if facts is None:
+            return None
+        binding = facts.bindings.get(name)
+        if binding is not None:
+            return self._bound(facts, name, binding, depth)
+        for star in reversed(facts.stars):
+            found = self.star_names(star, depth + 1).get(name)
+            if found is not None:
+                return found
+        child = f"{module}.{name}"
+        return ("module", child) if child in self.modules else None
+
+    def _bound(self, facts: ModuleFacts, name: str, binding: tuple[str, ...],
+               depth: int) -> Target:
+        how = binding[0]
+        if how == "def":
+            qualname = binding[1]
+            return ("api", f"{facts.name}.{qualname}") if qualname in facts.definitions else None
+        if how == "module":
+            return ("module", binding[1]) if binding[1] in self.modules else None
+        if how == "from":
+            module, imported = binding[1], binding[2]
+            child = f"{module}.{imported}"
+            if child in self.modules:
+                return ("module", child)
+            if module == facts.name and imported == name:
+                return None  # ``from . import x`` of a module's own unknown name
+            return self.lookup(module, imported, depth + 1)
+        return self.dotted(facts.name, binding[1], depth + 1)
+
+    def dotted(self, module: str, expression: str, depth: int = 0) -> Target:
+        """What ``a.b.c`` written in ``module`` is."""
+        head, *rest = expression.split(".")
+        target = self.lookup(module, head, depth)
+        for part in rest:
+            if target is None:
+                return None
+            if target[0] == "module":
+                target = self.lookup(target[1], part, depth + 1)
+            else:
+                return None  # an attribute of a class or function: not followed
+        return target
+
+    def star_names(self, module: str, depth: int = 0) -> dict[str, Target]:
+        """What ``from module import *`` binds: ``__all__``, else every public name."""
+        if module in self._exported:
+            return self._exported[module]
+        self._exported[module] = {}  # a circle of star imports ends here
+        facts = self.facts(module)
+        if facts is None:
+            return {}
+        names = self.all_names(facts, depth)
+        if names is None:
+            names = [name for name in facts.bindings if not name.startswith("_")]
+            names.extend(name for star in facts.stars
+                         for name in self.star_names(star, depth + 1) if name not in names)
+        found = {name: self.lookup(module, name, depth + 1) for name in names}
+        self._exported[module] = found
+        return found
+
+    def all_names(self, facts: ModuleFacts, depth: int) -> list[str] | None:
+        if facts.all is None:
+            return None
+        names = list(facts.all)
+        for source in facts.all_from:
+            target = self.dotted(facts.name, source, depth + 1)
+            if target is not None and target[0] == "module":
+                names.extend(self.star_names(target[1], depth + 1))
+        return names
+
+    def public_names(self, module: str) -> dict[str, Target]:
+        """The names users write on a public module: its ``__all__``, its own public
+        definitions, what it star-imports, and what else it imports from the package when
+        it is a package's ``__init__`` or says ``import x as x`` (elsewhere an import is the
+        module's own business: ``torch.nn.modules.linear.Module`` is not an API)."""
+        facts = self.facts(module)
+        if facts is None:
+            return {}
+        listed = self.all_names(facts, 0) or []
+        names = dict.fromkeys(listed)
+        for name, binding in facts.bindings.items():
+            if name.startswith("_"):
+                continue
+            if binding[0] == "def" or facts.is_package or name in facts.explicit:
+                names[name] = None
+        for star in facts.stars:  # star imports bind attributes, whatever ``__all__`` says
+            names.update(dict.fromkeys(self.star_names(star)))
+        return {name: self.lookup(module, name) for name in names}
+
+
+def link(package: str, version: str, linker: Linker) -> Atlas:
+    """The atlas of the package's public modules."""
+    names: dict[str, str] = {}
+    bound: dict[str, tuple[str, ...]] = {}
+    public = sorted(module for module in linker.modules if is_public(module))
+    for module in public:
+        facts = linker.facts(module)
+        if facts is None:
+            continue
+        names[module] = module
+        for name, target in linker.public_names(module).items():
+            if target is None or name.startswith("_"):
+                continue  # outside the package, or private even where ``__all__`` lists it
+            kind, canonical = target
+            if kind == "module" and canonical != f"{module}.{name}":
+                continue  # ``import os``, ``from torch import nn`` elsewhere: not an API here
+            names[f"{module}.{name}"] = canonical
+        kept = tuple(sorted(name for name in facts.bindings if not name.startswith("_")
+                            and f"{module}.{name}" not in names
+                            and (linker.lookup(module, name) or ("",))[0] == "api"))
+        if kept:
+            bound[module] = kept
+    return Atlas(package, version, _kept(linker, names), names, bound=bound)
+
+
+def _kept(linker: Linker, names: dict[str, str]) -> dict[str, Api]:
+    """The APIs public names lead to, and the bases and members of the classes among them."""
+    apis: dict[str, Api] = {}
+    pending = sorted(set(names.values()))
+    while pending:
+        canonical = pending.pop()
+        if canonical in apis:
+            continue
+        if canonical in linker.modules:
+            facts = linker.facts(canonical)
+            apis[canonical] = Api(MODULE, deprecated=facts.deprecated if facts else None)
+            continue
+        module, qualname = _split(linker, canonical)
+        facts = linker.facts(module) if module else None
+        definition = facts.definitions.get(qualname) if facts else None
+        if facts is None or definition is None:
+            continue
+        bases: list[str] = []
+        members: list[str] = []
+        if definition.kind == CLASS:
+            for base in definition.bases:
+                target = linker.dotted(module, base)
+                if target is not None and target[0] == "api":
+                    bases.append(target[1])
+                    pending.append(target[1])
+                else:
+                    bases.append(base)
+            for member, found in facts.definitions.items():
+                if member.startswith(qualname + ".") and found.kind in (METHOD, PROPERTY) \
+                        and member.count(".") == qualname.count(".") + 1:
+                    pending.append(f"{module}.{member}")
+                    members.append(member.rpartition(".")[2])
+        if module not in apis:
+            pending.append(module)
+        apis[canonical] = Api(definition.kind, definition.params, definition.deprecated,
+                              tuple(bases), tuple(sorted(definition.deprecated_params.items())),
+                              definition.raises, tuple(sorted(members)))
+    return apis
+
+
+def _split(linker: Linker, canonical: str) -> tuple[str, str]:
+    """``torch.optim.lr_scheduler.StepLR.step`` → (the module, ``StepLR.step``)."""
+    head, _, tail = canonical.rpartition(".")
+    while head and head not in linker.modules:
+        head, _, more = head.rpartition(".")
+        tail = f"{more}.{tail}"
+    return head, tail
