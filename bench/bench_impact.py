@@ -44,9 +44,9 @@ from run_all import verdict as target_verdict
 
 from watcher.app import impact_step
 from watcher.config import config_from_dict
+from watcher.impact.code import scan_codebase
 from watcher.impact.match import find_affects
 from watcher.impact.model import EnvironmentSubject, Subject, Subjects
-from watcher.impact.scan import scan_codebase
 from watcher.models import ClassifiedItem
 from watcher.store import Store
 
@@ -83,13 +83,13 @@ for folder, _, names in os.walk(sys.argv[1]):
 # models (the bot has them loaded already).
 IMPORTS = ("from watcher.impact.match import find_affects\n"
            "from watcher.impact.model import Subjects\n"
-           "from watcher.impact.scan import scan_codebase\n")
+           "from watcher.impact.code import scan_codebase\n")
 
 IMPACT = f"""\
 import pickle, sys
 from watcher.impact.match import find_affects
 from watcher.impact.model import EnvironmentSubject, Subject, Subjects
-from watcher.impact.scan import scan_codebase
+from watcher.impact.code import scan_codebase
 from watcher.models import ClassifiedItem
 root, stored = sys.argv[1], sys.argv[2]
 try:

@@ -12,9 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from watcher.impact.code import UnparsableError, index_python, scan_codebase
 from watcher.impact.model import FileIndex
-from watcher.impact.pyindex import UnparsableError, index_python
-from watcher.impact.scan import scan_codebase
 
 
 def uses(source: str, path: str = "pkg/mod.py") -> list[tuple[int, str, bool, tuple[str, ...]]]:

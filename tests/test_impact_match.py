@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from conftest import FIXTURES
 
+from watcher.impact.code import CodeIndex, scan_codebase
 from watcher.impact.match import find_affects
 from watcher.impact.model import Subject, Subjects
-from watcher.impact.scan import CodeIndex, scan_codebase
 
 EXAMPLES = FIXTURES / "codebases" / "examples"
 

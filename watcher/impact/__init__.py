@@ -1,11 +1,12 @@
 """The impact analysis: which changes of a release touch the APIs a codebase uses, line by line.
 
-``subjects`` reads from each item's own text what it changes (APIs, options, config variables,
-namespaces, environment requirements), never the replacement it recommends; ``pyindex`` reads
-what a Python file uses with ``ast``, resolved through its imports; ``envindex`` reads the
-environment a codebase declares (requires-python, pins, base images); ``scan`` walks a codebase
-with a per-file cache; ``match`` finds the uses each change touches; ``analyze`` puts them
-behind one call. Everything is pure apart from ``scan``'s reads of the codebase.
+``subjects/`` reads from each item's own text what it changes (APIs, options, config variables,
+namespaces, environment requirements), never the replacement it recommends; ``code/`` reads
+what a codebase's Python uses with ``ast``, resolved through its imports, through a per-file
+cache; ``environment/`` reads the environment a codebase declares (requires-python, pins, base
+images); ``model`` holds the values they share; ``match`` finds the uses each change touches;
+``analyze`` puts them behind one call. Everything is pure apart from the scan's reads of the
+codebase.
 """
 
 from __future__ import annotations

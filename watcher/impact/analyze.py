@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
+from watcher.impact.code import CodeIndex, scan_codebase
 from watcher.impact.match import find_affects
 from watcher.impact.model import Subjects
-from watcher.impact.scan import CodeIndex, scan_codebase
 from watcher.impact.subjects import read_subjects
 from watcher.models import ATTENTION_KINDS, Affect, ClassifiedItem
 from watcher.present import unparsable_note

@@ -11,10 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from watcher.impact.code import CodeIndex, UseRow, UseTable
 from watcher.impact.model import Subject, Subjects
-from watcher.impact.pyindex import UseRow
-from watcher.impact.scan import CodeIndex
-from watcher.impact.usetable import UseTable
 from watcher.models import Affect
 
 __all__ = ["find_affects"]
@@ -43,7 +41,7 @@ def find_affects(subjects: Subjects, index: CodeIndex, root_label: str) -> list[
     if subjects.environment:
         # Imported here: most items change no environment, and packaging's specifiers are
         # only needed for those that do.
-        from watcher.impact.envmatch import touches
+        from watcher.impact.environment import touches
     for environment in subjects.environment:
         label = environment.label
         for path, declaration in index.declarations:

@@ -16,8 +16,8 @@ import tokenize
 from collections.abc import Iterator
 from typing import Any, NamedTuple
 
+from watcher.impact.code.pywalk import CONFIG_PATCH, PARTIAL, Raw, Walker
 from watcher.impact.model import FileIndex
-from watcher.impact.pywalk import CONFIG_PATCH, PARTIAL, Raw, Walker
 
 __all__ = ["PythonIndex", "UnparsableError", "UseRow", "index_python", "module_name",
            "read_python"]

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from watcher.impact.subjects_text import Sentence
+from watcher.impact.subjects.text import Sentence
 
 __all__ = [
     "BOUNDARY",

@@ -14,10 +14,10 @@ import re
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 
-from watcher.impact import subjects_cues as cue
 from watcher.impact.model import Condition
-from watcher.impact.subjects_names import NameInfo, expand, read_span
-from watcher.impact.subjects_text import MARK, Sentence
+from watcher.impact.subjects import cues as cue
+from watcher.impact.subjects.names import NameInfo, expand, read_span
+from watcher.impact.subjects.text import MARK, Sentence
 
 __all__ = ["Found", "Reading", "read_sentence"]
 

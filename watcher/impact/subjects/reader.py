@@ -19,12 +19,12 @@ import re
 from dataclasses import dataclass, field
 
 from watcher.impact.model import EnvironmentSubject, Subject, Subjects
-from watcher.impact.subjects_clause import Found, Reading, read_sentence
-from watcher.impact.subjects_code import CodeFacts, read_blocks
-from watcher.impact.subjects_cues import is_default, strong_cue, weak_cue
-from watcher.impact.subjects_env import read_environment
-from watcher.impact.subjects_names import distinctive, is_method_form
-from watcher.impact.subjects_text import Parsed, parse_item
+from watcher.impact.subjects.clause import Found, Reading, read_sentence
+from watcher.impact.subjects.cues import is_default, strong_cue, weak_cue
+from watcher.impact.subjects.environment import read_environment
+from watcher.impact.subjects.examples import CodeFacts, read_blocks
+from watcher.impact.subjects.names import distinctive, is_method_form
+from watcher.impact.subjects.text import Parsed, parse_item
 from watcher.models import ClassifiedItem
 
 __all__ = ["read_subjects"]

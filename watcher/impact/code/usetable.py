@@ -13,7 +13,7 @@ from bisect import bisect_left
 from collections.abc import Iterable
 from functools import cached_property
 
-from watcher.impact.pyindex import UseRow
+from watcher.impact.code.pyindex import UseRow
 
 __all__ = ["Hit", "UseTable"]
 

@@ -19,11 +19,11 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from watcher.impact.envfiles import environment_kind
+from watcher.impact.code.pyindex import UnparsableError, UseRow, read_python
+from watcher.impact.code.reexport import resolve_reexports
+from watcher.impact.code.usetable import UseTable
+from watcher.impact.environment import environment_kind
 from watcher.impact.model import Declaration, FileIndex
-from watcher.impact.pyindex import UnparsableError, UseRow, read_python
-from watcher.impact.reexport import resolve_reexports
-from watcher.impact.usetable import UseTable
 
 __all__ = ["CodeIndex", "ScanCounts", "scan_codebase"]
 
@@ -196,7 +196,7 @@ def index_content(relative: str, content: bytes) -> dict[str, Any]:
                 data["exports"] = python.exports
         if environment_kind(relative) is not None:
             # Imported here: a scan whose files are all cached needs no TOML or PEP 508.
-            from watcher.impact.envindex import index_environment
+            from watcher.impact.environment import index_environment
 
             text = content.decode("utf-8", errors="replace")
             found = index_environment(relative, text).declarations
