@@ -163,8 +163,8 @@ REAL_ITEMS: list[tuple[str, str, list[str], list[str]]] = [
     ("2.8.0", "NVTX3 code has been moved", [], []),  # CMake and C++, `find_package(...)` too
     ("2.8.0", "MPS support for MacOS Ventura", [], []),
     ("2.8.0", "`torch.ao.quantization` is deprecated", ["torch.ao.quantization [namespace]"], []),
-    ("2.8.0", "The `dynamo=False` (current default) option",
-     ["torch.onnx.export passes dynamo"], []),
+    ("2.8.0", "The `dynamo=False` (current default) option",  # relying on the default warns
+     ["torch.onnx.export passes dynamo", "torch.onnx.export omits dynamo"], []),
     # -- 2.9 --
     ("2.9.0", "Min supported Python version is now 3.10", [], ["python>=3.10"]),
     ("2.9.0", "Undefined behavior when an output", [], []),  # torch.compile, torch.library: context

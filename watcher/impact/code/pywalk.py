@@ -1,5 +1,8 @@
 """The one walk over a parsed Python file: the names its imports bind, and every reference
-whose root is a plain name (``F.relu``, ``load``, ``obj.print_lr()``), left unresolved.
+whose root is a plain name (``F.relu``, ``load``, ``obj.print_lr()``), left unresolved, with how
+it is referenced (a call, an import, an annotation, an ``isinstance`` argument, a decorator, a
+base class, an assignment target, or a plain read) and the names the file sets (attributes it
+assigns, keywords it passes: the state a codebase can put an object in).
 
 Iterative, so deep nesting costs no recursion; each attribute chain is taken whole from its
 outermost node and its inner nodes are not visited again, which keeps one reference per
@@ -11,20 +14,29 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-__all__ = ["CONFIG_PATCH", "PARTIAL", "Raw", "Walker"]
+__all__ = ["CONFIG_PATCH", "PARTIAL", "Raw", "Ref", "Walker"]
 
 CONFIG_PATCH = "config"
 PARTIAL = "partial"
 
-# (line, root, attributes, call, keywords, passes **kwargs, extra). ``root`` "" is an import,
-# whose full name is ``attributes[0]``. ``call``: True for a call, False for a read, None for
-# an assignment target. ``extra``: ("partial", (root, attributes) of the first argument or
-# None) or ("config", the string keys of a ``patch({...})`` / ``patch("key", ...)``).
-Raw = tuple[int, str, tuple[str, ...], bool | None, tuple[str, ...], bool, Any]
+# (line, root, attributes, call, keywords, passes **kwargs, extra, ref, positional arguments,
+# passes *args). ``root`` "" is an import, whose full name is ``attributes[0]``. ``call``: True
+# for a call, False for a read, None for an assignment target. ``extra``: ("partial", (root,
+# attributes) of the first argument or None) or ("config", the string keys of a
+# ``patch({...})`` / ``patch("key", ...)``). ``ref``: how the reference is made when it is not
+# a plain call or read (``Ref``), else "".
+Raw = tuple[int, str, tuple[str, ...], bool | None, tuple[str, ...], bool, Any, str, int, bool]
+
+# How a use is referenced, besides a call or a read: an "import"; a type "annotation"; the
+# class argument of ``isinstance``/``issubclass``; a "decorator" (applied bare, ``@x``, or
+# called, ``@x(...)``); a class's "base"; an "assign"ment target.
+Ref = str
+TYPE_TESTS = frozenset({"isinstance", "issubclass"})
 
 # Fields that never hold a node worth visiting: names, numbers, flags, expression contexts.
 SKIPPED = frozenset({"ctx", "id", "attr", "name", "names", "module", "level", "type_comment",
                      "kind", "arg", "conversion", "is_async", "simple", "kwd_attrs", "rest"})
+DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 LEAVES = (ast.Constant, ast.Pass, ast.Break, ast.Continue, ast.Global, ast.Nonlocal)
 _FIELDS: dict[type, tuple[str, ...]] = {}
 
@@ -48,7 +60,9 @@ class Walker:
         self.aliases: dict[str, str] = {}
         self.exports: dict[str, str] = {}
         self.raws: list[Raw] = []
+        self.sets: set[str] = set()  # attribute names assigned, keyword names passed
         self._top: set[int] = set()
+        self._refs: dict[int, Ref] = {}  # id of an expression node -> how it is referenced
 
     def walk(self, tree: ast.Module) -> None:
         self._top = {id(node) for node in top_level_imports(tree.body)}
@@ -66,6 +80,8 @@ class Walker:
             elif kind is ast.Import or kind is ast.ImportFrom:
                 self.imports(node)
             elif isinstance(node, ast.AST):
+                if kind in DEFINITIONS or kind is ast.AnnAssign:
+                    self.definition(node)
                 for field in reversed(fields_of(kind)):
                     value = getattr(node, field, None)
                     if type(value) is list:
@@ -73,23 +89,54 @@ class Walker:
                     elif value is not None:
                         push(value)
 
+    def definition(self, node: Any) -> None:
+        """Notes how a function's, class's or annotated assignment's expressions are
+        referenced: decorators, annotations, bases."""
+        refs = self._refs
+        for decorator in getattr(node, "decorator_list", ()):
+            refs[id(decorator)] = "decorator"
+        if type(node) is ast.ClassDef:
+            for base in node.bases:
+                refs[id(base)] = "base"
+            return
+        if type(node) is ast.AnnAssign:
+            self.mark(node.annotation, "annotation")
+            return
+        arguments = node.args
+        for argument in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs,
+                         arguments.vararg, arguments.kwarg):
+            if argument is not None and argument.annotation is not None:
+                self.mark(argument.annotation, "annotation")
+        if node.returns is not None:
+            self.mark(node.returns, "annotation")
+
+    def mark(self, tree: ast.expr, ref: Ref) -> None:
+        for node in ast.walk(tree):
+            if type(node) is ast.Attribute or type(node) is ast.Name:
+                self._refs[id(node)] = ref
+
     def reference(self, node: ast.expr, call: bool | None, keywords: tuple[str, ...],
-                  kwargs: bool, extra: Any) -> ast.expr | None:
+                  kwargs: bool, extra: Any, ref: Ref = "", args: int = 0,
+                  star: bool = False) -> ast.expr | None:
         """Records the chain ending at ``node``; returns the base left to visit, if any."""
         if call is None:  # a read, or (None) the target of an assignment or ``del``
             call = False if type(node.ctx) is ast.Load else None  # type: ignore[attr-defined]
+            ref = self._refs.get(id(node), "") if call is False else "assign"
         attrs: list[str] = []
         while type(node) is ast.Attribute:
             attrs.append(node.attr)
             node = node.value
+        if call is None and attrs:
+            self.sets.add(attrs[0])
         if type(node) is ast.Name:
             if attrs or call is not None:
                 attrs.reverse()
                 self.raws.append((node.lineno, node.id, tuple(attrs), call, keywords, kwargs,
-                                  extra))
+                                  extra, ref, args, star))
             return None
         if attrs and call is not None:  # a method of a computed object: f(x).new_tensor(...)
-            self.raws.append((node.lineno, "?", (attrs[0],), call, keywords, kwargs, None))
+            self.raws.append((node.lineno, "?", (attrs[0],), call, keywords, kwargs, None, ref,
+                              args, star))
         return node
 
     def call(self, node: ast.Call) -> list[Any]:
@@ -100,13 +147,19 @@ class Walker:
             return [func, *rest]
         keywords = tuple(keyword.arg for keyword in node.keywords if keyword.arg is not None)
         kwargs = len(keywords) != len(node.keywords)
+        self.sets.update(keywords)
         last = func.attr if isinstance(func, ast.Attribute) else func.id
         extra: Any = None
         if last == "partial" and node.args:
             extra = (PARTIAL, chain_of(node.args[0]))
         elif last == "patch":
             extra = (CONFIG_PATCH, string_keys(node.args[0]) if node.args else ())
-        base = self.reference(func, True, keywords, kwargs, extra)
+        elif last in TYPE_TESTS and type(func) is ast.Name and len(node.args) == 2:
+            self.mark(node.args[1], "isinstance")
+        positional = sum(type(argument) is not ast.Starred for argument in node.args)
+        star = positional != len(node.args)
+        base = self.reference(func, True, keywords, kwargs, extra,
+                              self._refs.get(id(node), ""), positional, star)
         return rest if base is None else [base, *rest]
 
     def imports(self, node: ast.Import | ast.ImportFrom) -> None:
@@ -116,18 +169,20 @@ class Walker:
             for alias in node.names:
                 bound = alias.asname or alias.name.partition(".")[0]
                 self.bind(bound, alias.name if alias.asname else bound, top)
-                self.raws.append((line, "", (alias.name,), False, (), False, None))
+                self.raws.append((line, "", (alias.name,), False, (), False, None, "import",
+                                  0, False))
             return
         module = self.absolute(node)  # type: ignore[arg-type]
         if module is None:
             return
         for alias in node.names:
             if alias.name == "*":  # binds names this file cannot know
-                self.raws.append((line, "", (module,), False, (), False, None))
+                self.raws.append((line, "", (module,), False, (), False, None, "import", 0,
+                                  False))
                 continue
             target = f"{module}.{alias.name}"
             self.bind(alias.asname or alias.name, target, top)
-            self.raws.append((line, "", (target,), False, (), False, None))
+            self.raws.append((line, "", (target,), False, (), False, None, "import", 0, False))
 
     def bind(self, name: str, target: str, top: bool) -> None:
         self.aliases.setdefault(name, target)

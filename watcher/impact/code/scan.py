@@ -27,7 +27,7 @@ from watcher.impact.model import Declaration, FileIndex
 
 __all__ = ["CodeIndex", "ScanCounts", "scan_codebase"]
 
-FORMAT = 1  # bump when the index of a file would come out differently: old entries miss
+FORMAT = 2  # bump when the index of a file would come out differently: old entries miss
 SKIPPED_DIRS = frozenset({
     ".git", ".hg", ".svn", ".venv", "venv", "site-packages", "build", "dist", "node_modules",
     "__pycache__", ".tox", ".nox", ".mypy_cache", ".eggs", ".pytest_cache", ".ruff_cache",
@@ -57,6 +57,7 @@ class FileRecord:
     uses: list[UseRow] = field(default_factory=list)
     declarations: list[dict[str, Any]] = field(default_factory=list)
     exports: dict[str, str] = field(default_factory=dict)
+    sets: list[str] = field(default_factory=list)  # attributes it assigns, keywords it passes
 
 
 @dataclass(frozen=True)
@@ -79,6 +80,11 @@ class CodeIndex:
     @cached_property
     def table(self) -> UseTable:
         return UseTable((record.path, record.uses) for record in self.records)
+
+    @cached_property
+    def sets(self) -> frozenset[str]:
+        """Every attribute name the codebase assigns and keyword name it passes."""
+        return frozenset(name for record in self.records for name in record.sets)
 
     @cached_property
     def declarations(self) -> list[tuple[str, Declaration]]:
@@ -106,7 +112,8 @@ def scan_codebase(root: str, cache: MutableMapping[str, str] | None = None) -> C
         else:
             index = data["index"]
             records.append(FileRecord(relative, index.get("uses", []),
-                                      index.get("declarations", []), data.get("exports", {})))
+                                      index.get("declarations", []), data.get("exports", {}),
+                                      data.get("sets", [])))
     for stale in [key for key in cache if key not in seen]:
         del cache[stale]
         tally["dropped"] += 1
@@ -194,6 +201,8 @@ def index_content(relative: str, content: bytes) -> dict[str, Any]:
             data["index"]["uses"], data["lines"] = python.uses, python.lines
             if python.exports:
                 data["exports"] = python.exports
+            if python.sets:
+                data["sets"] = list(python.sets)
         if environment_kind(relative) is not None:
             # Imported here: a scan whose files are all cached needs no TOML or PEP 508.
             from watcher.impact.environment import index_environment

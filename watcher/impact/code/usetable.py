@@ -71,6 +71,10 @@ class UseTable:
         return [hit for name in self.by_part.get(last, ()) if name.rpartition(".")[2] == last
                 for hit in self.by_name[name]]
 
+    def names_ending_with(self, last: str) -> list[str]:
+        """The distinct names whose last component is ``last``."""
+        return [name for name in self.by_part.get(last, ()) if name.rpartition(".")[2] == last]
+
     def through(self, part: str) -> list[Hit]:
         """Uses whose name holds the component ``part`` (``x.part`` or ``x.part.y``)."""
         return [hit for name in self.by_part.get(part, ()) for hit in self.by_name[name]]
