@@ -36,16 +36,31 @@ def notes(tmp_path: Path) -> Path:
 
 def test_text_lists_each_touching_item_with_every_use(run_cli, trainer, notes):
     result = run_cli("impact", str(notes), "--code", str(trainer))
-    assert result.code == 1  # a BC-breaking item touches the code
-    assert result.stdout.splitlines()[:4] == [
+    assert result.code == 1  # a use breaks
+    # The release is read from the first heading ("# PyTorch 2.6.0 Release Notes").
+    assert result.stdout.splitlines()[:7] == [
+        "Breaks (1 use in 1 file)",
+        "",
         "BC-breaking [python_frontend] Flip default torch.load to weights_only "
         "(#137602, #138225)",
         "  changes: torch.load",
         "  train/ckpt.py:6  return torch.load(path)",
+        "      relies on the default of weights_only, changed in v2.6.0",
         ""]
+    text = result.stdout
+    assert text.index("Check (1 use in 1 file)") < text.index("train/ckpt.py:14")
+    # The import only mentions the deprecated namespace: counted, not listed.
+    assert "train/ckpt.py:2" not in text
+    assert "1 mention (1 use in 1 file: imports, annotations" in text
+    assert ".venv" not in text
+    assert ("2 BC-breaking or deprecation items touch the code (2 uses in 1 file: 1 break, "
+            "1 to check)") in text
+
+
+def test_all_lists_the_mentions_too(run_cli, trainer, notes):
+    result = run_cli("impact", str(notes), "--code", str(trainer), "--all")
+    assert "Mentions (1 use in 1 file)" in result.stdout
     assert "train/ckpt.py:2  from torch.ao.quantization import quantize_dynamic" in result.stdout
-    assert ".venv" not in result.stdout
-    assert "2 BC-breaking or deprecation items touch the code (3 uses in 1 file)" in result.stdout
     assert "1 does not parse and was skipped: train/broken.py" in result.stdout
 
 
@@ -58,11 +73,15 @@ def test_json_carries_apis_and_affects_per_item(run_cli, trainer, notes):
     assert flip["kind"] == "bc_breaking" and flip["apis"] == ["torch.load"]
     assert flip["affects"] == [{"path": "train/ckpt.py", "line": 6,
                                 "code": "return torch.load(path)", "api": "torch.load",
-                                "root": str(trainer)}]
+                                "root": str(trainer), "codebase": "trainer", "tier": "breaks",
+                                "why": "relies on the default of weights_only, changed in "
+                                       "v2.6.0", "source": "notes", "release": "v2.6.0"}]
+    assert flip["release"] == "v2.6.0"
     assert {"subsystem", "kind", "text", "section", "prs", "decided_by",
             "confidence"} <= set(flip)
     assert "apis" not in items["Add a new `ProcessGroup` option for NCCL (#140001)"]
-    assert data["scanned"] == [{"root": str(trainer), "files": 1, "unparsable": [
+    assert data["scanned"] == [{"root": str(trainer), "codebase": "trainer", "files": 1,
+                                "unparsable": [
         {"path": "train/broken.py", "error": data["scanned"][0]["unparsable"][0]["error"]}]}]
 
 
