@@ -130,3 +130,68 @@ def test_pytorch_examples_torch_load_flip_touches_the_17_torchfix_calls(run_cli)
     assert all("torch.load(" in use["code"] and "weights_only" not in use["code"]
                for use in flip["affects"])
     assert result.code == 1
+
+
+QUANT_25 = textwrap.dedent("""\
+    # PyTorch 2.5.0 Release Notes
+    # Deprecations
+    ## Quantization
+    - `torch.ao.quantization` is deprecated and will be removed in 2.10 (#153892)
+    """)
+QUANT_210 = textwrap.dedent("""\
+    # PyTorch 2.10.0 Release Notes
+    # Backwards Incompatible Changes
+    ## Quantization
+    - Removed `torch.ao.quantization` (#160000)
+    """)
+
+
+def test_fail_on_check_fails_on_a_deprecation_alone(run_cli, trainer, tmp_path):
+    notes = tmp_path / "v2.5.0.md"
+    notes.write_text(QUANT_25)
+    assert run_cli("impact", str(notes), "--code", str(trainer)).code == 0  # only check
+    result = run_cli("impact", str(notes), "--code", str(trainer), "--fail-on", "check")
+    assert result.code == 1
+    assert "deprecated in v2.5.0" in result.stdout  # the release from the file name
+
+
+def test_several_notes_files_list_each_use_once_with_the_release_that_breaks_it(
+        run_cli, trainer, tmp_path):
+    old, new = tmp_path / "old.md", tmp_path / "new.md"
+    old.write_text(QUANT_25)
+    new.write_text(QUANT_210)
+    result = run_cli("impact", str(old), str(new), "--code", str(trainer), "--format", "json")
+    assert result.code == 1
+    data = json.loads(result.stdout)
+    uses = [(use["line"], use["tier"], use["release"]) for item in data["items"]
+            for use in item.get("affects", [])]
+    assert sorted(uses) == [(2, "breaks", "v2.10.0"), (14, "breaks", "v2.10.0")]
+
+
+def test_release_names_a_single_file_and_only_one(run_cli, trainer, notes, tmp_path):
+    result = run_cli("impact", str(notes), "--code", str(trainer), "--release", "v2.6.1",
+                     "--format", "json")
+    assert {item.get("release") for item in json.loads(result.stdout)["items"]} == {"v2.6.1"}
+    result = run_cli("impact", str(notes), str(notes), "--code", str(trainer),
+                     "--release", "v2.6.1")
+    assert result.code == 2 and "--release names the release of a single" in result.stderr
+
+
+def test_range_reads_the_releases_the_store_knows(run_cli, trainer, fake_github, write_config):
+    for number, (tag, body) in enumerate((("v2.5.0", QUANT_25), ("v2.6.0", NOTES),
+                                          ("v2.10.0", QUANT_210), ("v2.11.0", QUANT_210))):
+        fake_github.add_release("pytorch/pytorch", tag=tag, name=tag, body=body,
+                                release_id=100 + number)
+    config = write_config(repos=("pytorch/pytorch",))
+    assert run_cli("--config", str(config), "poll").code == 0
+    result = run_cli("--config", str(config), "impact", "--range", "v2.5.0..v2.10.0",
+                     "--code", str(trainer), "--format", "json")
+    assert result.code == 1, result.stderr
+    data = json.loads(result.stdout)
+    assert {item.get("release") for item in data["items"]} == {"v2.5.0", "v2.6.0", "v2.10.0"}
+    uses = sorted((use["line"], use["release"]) for item in data["items"]
+                  for use in item.get("affects", []))
+    assert uses == [(2, "v2.10.0"), (6, "v2.6.0"), (14, "v2.10.0")]
+    empty = run_cli("--config", str(config), "impact", "--range", "v3.0..v3.1", "--code",
+                    str(trainer))
+    assert empty.code == 2 and "the store knows no release in it" in empty.stderr

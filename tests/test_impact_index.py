@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from watcher.impact.code import UnparsableError, index_python, scan_codebase
+from watcher.impact.code import UnparsableError, index_python, read_python, scan_codebase
 from watcher.impact.model import FileIndex
 
 
@@ -348,3 +348,42 @@ def test_environment_files_are_scanned_beside_python(tmp_path):
         ("setup.py", "python", ">=3.8")]
     setup = next(file for file in index.files if file.path == "setup.py")
     assert setup.uses[0].name == "torch" and setup.declarations[0].line == 3
+
+
+def test_each_use_records_how_it_is_referenced():
+    source = textwrap.dedent("""\
+        import torch
+        from torch import nn
+
+        @torch.jit.ignore
+        def f(x: torch.Tensor) -> nn.Module:
+            y: torch.dtype = torch.float32
+            if isinstance(x, (torch.Tensor, nn.Parameter)):
+                torch.save(x, *paths, **options)
+            obj.grad_scale = 2.0
+            return torch.compile(x, 1, 2, mode="max")
+
+        class M(nn.Module):
+            @torch.compile(fullgraph=True)
+            def forward(self):
+                pass
+        """)
+    index = read_python("m.py", source)
+    refs = {(row["line"], row["name"]): (row.get("ref", ""), row.get("is_call", False))
+            for row in index.uses}
+    assert refs[(1, "torch")] == ("import", False)
+    assert refs[(4, "torch.jit.ignore")] == ("decorator", False)
+    assert refs[(5, "torch.Tensor")] == ("annotation", False)
+    assert refs[(5, "torch.nn.Module")] == ("annotation", False)
+    assert refs[(6, "torch.dtype")] == ("annotation", False)
+    assert refs[(6, "torch.float32")] == ("", False)
+    assert refs[(7, "torch.Tensor")] == ("isinstance", False)
+    assert refs[(7, "torch.nn.Parameter")] == ("isinstance", False)
+    assert refs[(12, "torch.nn.Module")] == ("base", False)
+    assert refs[(13, "torch.compile")] == ("decorator", True)
+    save = next(row for row in index.uses if row["name"] == "torch.save")
+    assert (save.get("args"), save.get("passes_args"), save.get("passes_kwargs")) == (
+        1, True, True)
+    compile_call = next(row for row in index.uses if row["line"] == 10)
+    assert (compile_call["args"], compile_call["keywords"]) == (3, ["mode"])
+    assert {"grad_scale", "mode", "fullgraph"} <= set(index.sets)

@@ -164,6 +164,12 @@ def subclass_names(api: str, table: UseTable, knowledge: ApiKnowledge) -> list[t
     names the code uses), with the subclass's short name."""
     candidates = [api] if "." in api else [
         name for name in table.names_ending_with(api) if name.startswith(BARE_ROOT)]
+    if not candidates and "." not in api:
+        # A bare class the code never names itself ("the LRScheduler constructor"): looked for
+        # in the modules it does use (``torch.optim.lr_scheduler`` of its ``StepLR``).
+        modules = {name.rpartition(".")[0] for name in table.names if name.startswith(BARE_ROOT)}
+        candidates = [resolved for module in sorted(modules)
+                      if (resolved := knowledge.resolve(f"{module}.{api}")) is not None]
     found: dict[str, str] = {}
     for name in candidates:
         canonical = knowledge.resolve(name) or name

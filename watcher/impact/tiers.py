@@ -99,7 +99,7 @@ def _option(subject: Subject, row: UseRow, signature: Signature | None, when: st
     by_position = position is not None and args > position
     forwards = "**kwargs" if row.get("passes_kwargs") else "*args" if (
         row.get("passes_args") and position is not None and args <= position) else None
-    owner = subject.api.rpartition(".")[2] if subject.api else "the call"
+    owner = (row.get("name") or subject.api).rpartition(".")[2] or "the call"
     deprecated = subject.effect == "deprecated"
     if subject.condition == "passes":
         gone = "deprecated" if deprecated else "removed"
