@@ -51,7 +51,7 @@ def test_text_lists_each_touching_item_with_every_use(run_cli, trainer, notes):
     assert text.index("Check (1 use in 1 file)") < text.index("train/ckpt.py:14")
     # The import only mentions the deprecated namespace: counted, not listed.
     assert "train/ckpt.py:2" not in text
-    assert "1 mention (1 use in 1 file: imports, annotations" in text
+    assert "1 mention in 1 file (imports, annotations" in text
     assert ".venv" not in text
     assert ("2 BC-breaking or deprecation items touch the code (2 uses in 1 file: 1 break, "
             "1 to check)") in text

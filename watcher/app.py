@@ -60,6 +60,8 @@ def handler_context(config: Config, deps: Dependencies) -> HandlerContext:
     return HandlerContext(secrets=deps.get_secrets(), base_dir=config.base_dir,
                           stdout=deps.stdout, slack_api_url=config.slack.api_url,
                           sleep=deps.sleep, monotonic=deps.epoch, code_link=config.impact.link,
+                          code_links={codebase.name: codebase.link
+                                      for codebase in config.impact_codebases() if codebase.link},
                           watch_order=tuple(repo.name for repo in config.repos))
 
 
@@ -118,7 +120,8 @@ def impact_step(config: Config, store: Store, metrics: Metrics | None = None,
     seconds told to ``metrics``."""
     from watcher.impact import CodeRoot, ImpactAnalyzer
 
-    roots = [CodeRoot(label, path) for label, path in config.impact_roots()]
+    roots = [CodeRoot(codebase.label, codebase.path, name=codebase.name, link=codebase.link)
+             for codebase in config.impact_codebases()]
     # The daemon keeps each codebase's index in memory between polls too: a re-scan of an
     # unchanged codebase then costs its stat calls, not a read of the whole index from disk.
     kept: dict[str, dict[str, str]] = {}

@@ -20,6 +20,7 @@ from pydantic import (
 )
 
 from watcher.config.durations import Duration
+from watcher.config.impact import Codebase, ImpactConfig
 
 REPO_NAME = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
 
@@ -150,24 +151,6 @@ class ClassifyConfig(Section):
     label_map: dict[str, str]
 
 
-class ImpactConfig(Section):
-    """``[impact]``: the codebases whose use of PyTorch each release is checked against."""
-
-    code: list[str] = Field(default_factory=list)  # directories; relative to the config file
-    # A use's link: "{path}" (relative to its code root) and "{line}" are filled in.
-    link: str | None = None
-
-    @field_validator("link")
-    @classmethod
-    def _link_is_a_template(cls, link: str | None) -> str | None:
-        if link is not None and not link.startswith(("https://", "http://")):
-            raise ValueError(f"impact.link {link!r} must be an http(s) URL with {{path}} "
-                             "and {line} in it")
-        if link is not None and "{path}" not in link:
-            raise ValueError("impact.link needs {path} (and usually #L{line}) in it")
-        return link
-
-
 def parse_listen(value: str) -> tuple[str, int]:
     """``HOST:PORT`` (an IPv6 host in brackets, ``[::1]:9464``) → ``(host, port)``; port 0
     takes any free port (tests)."""
@@ -277,9 +260,14 @@ class Config(Section):
         return path if path.is_absolute() else self.base_dir / path
 
     def impact_roots(self) -> list[tuple[str, Path]]:
-        """Each ``[impact] code`` entry as written (its name in ``affects[].root``) and where
-        it is on disk."""
-        return [(entry, self.resolve_path(entry)) for entry in self.impact.code]
+        """Each codebase's path as written (its name in ``affects[].root``) and where it is on
+        disk: the ``[impact] code`` entries, then the ``[[impact.codebases]]``."""
+        return [(codebase.label, codebase.path) for codebase in self.impact_codebases()]
+
+    def impact_codebases(self) -> list[Codebase]:
+        """Every configured codebase with its name and link template: an ``[impact] code``
+        entry is named after its folder and takes ``[impact] link``."""
+        return self.impact.codebases_at(self.resolve_path)
 
     def store_path(self) -> Path:
         if self.store.path:

@@ -68,7 +68,7 @@ def _judge(subject: Subject, match: Match, when: str) -> Verdict | None:
     row = match.row
     ref = row.get("ref", "")
     calls = bool(row.get("is_call")) or ref == "decorator"
-    what = subject.api if not match.by_method else f".{subject.method}()"
+    what = f".{subject.method}()" if match.by_method else row["name"] or subject.api
     if subject.condition == "uses":
         if subject.effect == "removed":
             verb = "calls" if calls and ref != "decorator" else VERBS.get(ref, "uses")

@@ -86,9 +86,9 @@ def report_text(found: list[Found], analyzer: ImpactAnalyzer, show_all: bool) ->
         lines += tier_section(found, tier, several, releases)
     mentions = uses_of(found, "mentions")
     if mentions and not show_all:
-        lines.append(f"{plural(len(mentions), 'mention')} ({uses_in_files(mentions)}: "
-                     "imports, annotations, isinstance, marking decorators), not listed; "
-                     "--all lists them")
+        files = len({(use.root, use.path) for use in mentions})
+        lines.append(f"{plural(len(mentions), 'mention')} in {plural(files, 'file')} (imports, "
+                     "annotations, isinstance, marking decorators), not listed; --all lists them")
     touching = [entry for entry in found if entry.impact is not None and any(
         use.tier != "mentions" for use in entry.impact.affects)]
     uses = uses_of(found, "breaks") + uses_of(found, "check")
