@@ -109,9 +109,45 @@ def _mark_replacements(ctx: _Context) -> None:
 
 def _read_mention(ctx: _Context, index: int) -> None:
     """The first rule that explains the mention decides its part."""
-    for rule in (_as_config, _as_out_variant, _as_option, _as_qualified, _as_head):
+    for rule in (_as_gloss, _as_placed, _as_modifier, _as_config, _as_out_variant, _as_option,
+                 _as_qualified, _as_head):
         if rule(ctx, index):
             return
+
+
+def _as_gloss(ctx: _Context, index: int) -> bool:
+    """"stores a process group registry (`_pg_registry`)": a bare name in parentheses after
+    plain words names what those words describe, here something new; it is no subject."""
+    info = ctx.infos[index]
+    if "." in info.name or not cue.GLOSS_BEFORE.search(ctx.before(index)):
+        return False
+    if not ctx.after(index).lstrip().startswith(")"):
+        return False
+    ctx.roles[index] = "gloss"
+    return True
+
+
+def _as_placed(ctx: _Context, index: int) -> bool:
+    """"Drop `draft_export` in exporter API": a bare name removed *in* a place the words name
+    (no API of its own) is taken out of that place's workings, not removed from the API."""
+    info = ctx.infos[index]
+    if "." in info.name or index + 1 != len(ctx.infos):
+        return False
+    if not (cue.REMOVAL_BEFORE.search(ctx.before(index))
+            and cue.PLACE_AFTER.match(ctx.after(index))):
+        return False
+    ctx.roles[index] = "placed"
+    return True
+
+
+def _as_modifier(ctx: _Context, index: int) -> bool:
+    """"The expensive `x` diagnostic path is no longer auto-invoked": a name that only
+    modifies the noun after it (not a kind of API: "function", "option") is not what the
+    body sentence says changed."""
+    if ctx.sentence.title or not cue.MODIFIES_AFTER.match(ctx.after(index)):
+        return False
+    ctx.roles[index] = "modifier"
+    return True
 
 
 def _as_config(ctx: _Context, index: int) -> bool:
