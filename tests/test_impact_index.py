@@ -387,3 +387,23 @@ def test_each_use_records_how_it_is_referenced():
     compile_call = next(row for row in index.uses if row["line"] == 10)
     assert (compile_call["args"], compile_call["keywords"]) == (3, ["mode"])
     assert {"grad_scale", "mode", "fullgraph"} <= set(index.sets)
+
+
+def test_an_unchanged_tree_is_answered_from_the_last_index(tmp_path):
+    import gc
+
+    (tmp_path / "a.py").write_text("import torch\ntorch.load(x)\n")
+    cache: dict[str, str] = {}
+    first = scan_codebase(str(tmp_path), cache)
+    assert gc.isenabled()  # paused only while the scan ran
+    _ = first.table
+    # Nothing touched: no cache entry is even decoded (they could be anything now).
+    garbage = dict.fromkeys(cache, "not json")
+    again = scan_codebase(str(tmp_path), garbage, previous=first)
+    assert again.records is first.records and again.table is first.table
+    assert (again.counts.read, again.counts.cached, again.counts.cache_changed) == (0, 1, False)
+    # A touched file: the usual per-file cache path.
+    (tmp_path / "b.py").write_text("import torch\n")
+    changed = scan_codebase(str(tmp_path), cache, previous=first)
+    assert [record.path for record in changed.records] == ["a.py", "b.py"]
+    assert changed.counts.read == 1

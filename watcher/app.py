@@ -26,6 +26,7 @@ from watcher.server import Metrics
 from watcher.store import Store
 
 if TYPE_CHECKING:
+    from watcher.impact import CodeIndex
     from watcher.notes import LabelSource, Taxonomy
 
 __all__ = ["Dependencies", "Runtime", "build_notifiers", "build_runtime", "notifier_configs",
@@ -37,8 +38,7 @@ logger = logging.getLogger(__name__)
 def taxonomy_for(config: Config) -> Taxonomy:
     from watcher.notes import with_overrides  # only when something is parsed
 
-    rules = [(rule.subsystem, rule.patterns) for rule in config.classify.rules]
-    return with_overrides(config.classify.headings, rules)
+    return with_overrides(config.classify.headings, config.classify.rule_patterns())
 
 
 def configured_notifier(raw: dict[str, Any], config: Config, environ: Mapping[str, str] | None,
@@ -125,6 +125,7 @@ def impact_step(config: Config, store: Store, metrics: Metrics | None = None,
     # The daemon keeps each codebase's index in memory between polls too: a re-scan of an
     # unchanged codebase then costs its stat calls, not a read of the whole index from disk.
     kept: dict[str, dict[str, str]] = {}
+    indexes: dict[str, CodeIndex] = {}  # and its last index: an unchanged tree is not decoded
 
     def load(label: str) -> dict[str, str]:
         if label not in kept:
@@ -138,7 +139,8 @@ def impact_step(config: Config, store: Store, metrics: Metrics | None = None,
                 kept[label] = files
 
         on_scan = (metrics or Metrics()).impact_scanned
-        return ImpactAnalyzer(roots, load_cache=load, save_cache=save, on_scan=on_scan).impact
+        return ImpactAnalyzer(roots, load_cache=load, save_cache=save, on_scan=on_scan,
+                              kept=indexes).impact
 
     return for_poll
 

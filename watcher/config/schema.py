@@ -150,6 +150,10 @@ class ClassifyConfig(Section):
     use_pr_labels: bool | None = None
     label_map: dict[str, str]
 
+    def rule_patterns(self) -> list[tuple[str, list[str]]]:
+        """The ``[[classify.rules]]`` as ``(subsystem, patterns)``, as the taxonomy takes them."""
+        return [(rule.subsystem, rule.patterns) for rule in self.rules]
+
 
 def parse_listen(value: str) -> tuple[str, int]:
     """``HOST:PORT`` (an IPv6 host in brackets, ``[::1]:9464``) → ``(host, port)``; port 0

@@ -19,14 +19,24 @@ if TYPE_CHECKING:
     from watcher.impact.analyze import CodeRoot as CodeRoot
     from watcher.impact.analyze import ImpactAnalyzer as ImpactAnalyzer
     from watcher.impact.analyze import ItemImpact as ItemImpact
+    from watcher.impact.code import CodeIndex as CodeIndex
+    from watcher.impact.knowledge import ApiKnowledge as ApiKnowledge
+    from watcher.impact.knowledge import NoKnowledge as NoKnowledge
+    from watcher.impact.knowledge import Parameter as Parameter
+    from watcher.impact.knowledge import Signature as Signature
     from watcher.impact.model import Subjects as Subjects
     from watcher.impact.subjects import read_subjects as read_subjects
 
 _EXPORTS = {
+    "ApiKnowledge": "knowledge",
+    "CodeIndex": "code",
     "CodeRoot": "analyze",
     "ImpactAnalyzer": "analyze",
     "ItemImpact": "analyze",
+    "NoKnowledge": "knowledge",
+    "Parameter": "knowledge",
     "read_subjects": "subjects",
+    "Signature": "knowledge",
     "Subjects": "model",
 }
 __all__ = sorted(_EXPORTS)

@@ -68,6 +68,9 @@ class ImpactAnalyzer:
     # Told of each scan: the root's label, the files it found, the seconds it took (/metrics).
     on_scan: Callable[[str, int, float], None] = lambda label, files, seconds: None
     knowledge: ApiKnowledge = field(default_factory=NoKnowledge)
+    # Each codebase's last index by label, kept between analyzers (the daemon's polls): an
+    # unchanged tree is then answered from it without decoding a cache entry.
+    kept: MutableMapping[str, CodeIndex] | None = None
     _indexes: list[tuple[CodeRoot, CodeIndex]] | None = field(default=None, repr=False)
 
     def indexes(self) -> list[tuple[CodeRoot, CodeIndex]]:
@@ -82,7 +85,8 @@ class ImpactAnalyzer:
         cache = self.load_cache(root.label)
         started = time.perf_counter()
         try:
-            index = scan_codebase(str(root.path), cache)
+            index = scan_codebase(str(root.path), cache,
+                                  None if self.kept is None else self.kept.get(root.label))
         except OSError as error:
             logger.warning("impact: cannot read the codebase %s: %s", root.label,
                            error.strerror or error)
@@ -92,6 +96,8 @@ class ImpactAnalyzer:
                 len(index.unparsable), [path for path, _ in index.unparsable]))
         if index.counts.cache_changed:
             self.save_cache(root.label, cache)
+        if self.kept is not None:
+            self.kept[root.label] = index
         self.on_scan(root.label, index.counts.files, time.perf_counter() - started)
         return index
 

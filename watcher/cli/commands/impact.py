@@ -12,13 +12,12 @@ from typing import IO, NamedTuple
 
 from packaging.version import InvalidVersion, Version
 
-from watcher.app import taxonomy_for
 from watcher.cli.commands.impact_report import Found, report_json, report_text, upgrade
 from watcher.cli.inputs import read_text
 from watcher.config import Config
 from watcher.errors import ConfigError
 from watcher.impact import CodeRoot, ImpactAnalyzer
-from watcher.notes import Analyzer
+from watcher.notes import Analyzer, with_overrides
 
 DEFAULT_REPO = "pytorch/pytorch"
 # "v2.7.0.md", "pytorch-v2.10.0-notes.md"; "# PyTorch 2.7.0 Release Notes", "## v2.7.0".
@@ -53,7 +52,10 @@ def run_impact(config: Config, out: IO[str], paths: list[str], code: list[str], 
     ``--range``, read from the store by the caller."""
     notes = releases if releases is not None else notes_files(paths, release)
     analyzer = ImpactAnalyzer(code_roots(code), warn_unparsable=False)  # the footer says it
-    reader = Analyzer(taxonomy_for(config), max_body_chars=config.poll.max_body_chars,
+    # The taxonomy as ``watcher.app.taxonomy_for`` makes it, without importing the bot's
+    # composition root (HTTP clients, notifiers): a CI run of this command pays for neither.
+    taxonomy = with_overrides(config.classify.headings, config.classify.rule_patterns())
+    reader = Analyzer(taxonomy, max_body_chars=config.poll.max_body_chars,
                       max_items=config.poll.max_items_per_release)
     found: list[Found] = []
     for entry in notes:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from watcher.cli.commands.offline import item_json
+from watcher.cli.outputs import item_json
 from watcher.impact import ImpactAnalyzer, ItemImpact
 from watcher.models import TIERS, Affect, ClassifiedItem, Tier
 from watcher.present import (
