@@ -71,6 +71,7 @@ class ImpactAnalyzer:
     # Each codebase's last index by label, kept between analyzers (the daemon's polls): an
     # unchanged tree is then answered from it without decoding a cache entry.
     kept: MutableMapping[str, CodeIndex] | None = None
+    cached: bool = True  # False: a one-off scan (the offline command), no cache entry made
     _indexes: list[tuple[CodeRoot, CodeIndex]] | None = field(default=None, repr=False)
 
     def indexes(self) -> list[tuple[CodeRoot, CodeIndex]]:
@@ -82,7 +83,7 @@ class ImpactAnalyzer:
     def _scan(self, root: CodeRoot) -> CodeIndex | None:
         """A codebase that cannot be read is left out with one warning, never fatal: the
         release is still announced, without its impact on that codebase."""
-        cache = self.load_cache(root.label)
+        cache = self.load_cache(root.label) if self.cached else None
         started = time.perf_counter()
         try:
             index = scan_codebase(str(root.path), cache,
@@ -94,7 +95,7 @@ class ImpactAnalyzer:
         if index.unparsable and self.warn_unparsable:
             logger.warning("impact: in %s, %s", root.label, unparsable_note(
                 len(index.unparsable), [path for path, _ in index.unparsable]))
-        if index.counts.cache_changed:
+        if index.counts.cache_changed and cache is not None:
             self.save_cache(root.label, cache)
         if self.kept is not None:
             self.kept[root.label] = index

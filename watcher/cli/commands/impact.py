@@ -51,7 +51,8 @@ def run_impact(config: Config, out: IO[str], paths: list[str], code: list[str], 
     """Prints the report; True when a use is in a failing tier. ``releases``: the notes of a
     ``--range``, read from the store by the caller."""
     notes = releases if releases is not None else notes_files(paths, release)
-    analyzer = ImpactAnalyzer(code_roots(code), warn_unparsable=False)  # the footer says it
+    # The footer names unparsable files; one scan, so no per-file cache is made.
+    analyzer = ImpactAnalyzer(code_roots(code), warn_unparsable=False, cached=False)
     # The taxonomy as ``watcher.app.taxonomy_for`` makes it, without importing the bot's
     # composition root (HTTP clients, notifiers): a CI run of this command pays for neither.
     taxonomy = with_overrides(config.classify.headings, config.classify.rule_patterns())

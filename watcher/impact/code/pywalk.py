@@ -42,10 +42,12 @@ _FIELDS: dict[type, tuple[str, ...]] = {}
 
 
 def fields_of(kind: type) -> tuple[str, ...]:
+    """The fields worth visiting of a node type, last first (the walk's stack pops them back
+    into file order)."""
     fields = _FIELDS.get(kind)
     if fields is None:
-        fields = () if issubclass(kind, LEAVES) else tuple(
-            field for field in kind._fields if field not in SKIPPED)  # type: ignore[attr-defined]
+        fields = () if issubclass(kind, LEAVES) else tuple(reversed([
+            field for field in kind._fields if field not in SKIPPED]))  # type: ignore[attr-defined]
         _FIELDS[kind] = fields
     return fields
 
@@ -68,10 +70,20 @@ class Walker:
         self._top = {id(node) for node in top_level_imports(tree.body)}
         stack: list[Any] = [tree]
         pop, push, extend = stack.pop, stack.append, stack.extend
+        record, refs, name_kind, load = self.raws.append, self._refs, ast.Name, ast.Load
+        constant = ast.Constant
         while stack:
             node = pop()
             kind = type(node)
-            if kind is ast.Attribute or kind is ast.Name:
+            if kind is name_kind:
+                # Inline: most names are locals read, a reference of their own each (resolved,
+                # or dropped, once every import is known); a bare name assigned is none.
+                if type(node.ctx) is load:
+                    record((node.lineno, node.id, (), False, (), False, None,
+                            refs.get(id(node), ""), 0, False))
+            elif kind is constant:
+                continue  # a leaf, and the most common node after names
+            elif kind is ast.Attribute:
                 base = self.reference(node, None, (), False, None)
                 if base is not None:
                     push(base)
@@ -82,7 +94,7 @@ class Walker:
             elif isinstance(node, ast.AST):
                 if kind in DEFINITIONS or kind is ast.AnnAssign:
                     self.definition(node)
-                for field in reversed(fields_of(kind)):
+                for field in fields_of(kind):
                     value = getattr(node, field, None)
                     if type(value) is list:
                         extend(reversed(value))

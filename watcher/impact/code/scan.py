@@ -99,8 +99,8 @@ def scan_codebase(root: str, cache: MutableMapping[str, str] | None = None,
                   previous: CodeIndex | None = None) -> CodeIndex:
     """Indexes the codebase at ``root`` (an ``OSError`` if it cannot be listed). ``previous``:
     its last index, kept in memory (the daemon): when no file was added, removed or touched
-    since, it is the answer, and no cache entry is decoded."""
-    cache = {} if cache is None else cache
+    since, it is the answer, and no cache entry is decoded. Without a ``cache`` (a one-off
+    scan: the offline command) no entry is encoded either."""
     unparsable: list[tuple[str, str]] = []
     entries = list(walk(root, unparsable))
     # DirEntry keeps its stat result, so the per-file cache below does not stat again.
@@ -144,7 +144,7 @@ def unchanged(previous: CodeIndex) -> CodeIndex:
 
 
 def index_entries(root: str, entries: list[tuple[str, os.DirEntry[str]]],
-                  stats: dict[str, tuple[int, int]], cache: MutableMapping[str, str],
+                  stats: dict[str, tuple[int, int]], cache: MutableMapping[str, str] | None,
                   unparsable: list[tuple[str, str]]) -> CodeIndex:
     tally = {"files": 0, "read": 0, "cached": 0, "lines": 0, "dropped": 0}
     records: list[FileRecord] = []
@@ -164,9 +164,10 @@ def index_entries(root: str, entries: list[tuple[str, os.DirEntry[str]]],
             records.append(FileRecord(relative, index.get("uses", []),
                                       index.get("declarations", []), data.get("exports", {}),
                                       data.get("sets", [])))
-    for stale in [key for key in cache if key not in seen]:
-        del cache[stale]
-        tally["dropped"] += 1
+    if cache is not None:
+        for stale in [key for key in cache if key not in seen]:
+            del cache[stale]
+            tally["dropped"] += 1
     resolve_reexports(records, packages)
     records.sort(key=lambda record: record.path)
     unparsable.sort()
@@ -203,11 +204,11 @@ def wanted(path: str) -> bool:
     return path.endswith(".py") or environment_kind(path) is not None
 
 
-def cached_entry(relative: str, entry: os.DirEntry[str], cache: MutableMapping[str, str],
+def cached_entry(relative: str, entry: os.DirEntry[str], cache: MutableMapping[str, str] | None,
                  tally: dict[str, int]) -> dict[str, Any]:
     """The file's cache entry, made anew only when its content changed."""
     stat = entry.stat(follow_symlinks=False)
-    old = decoded(cache.get(relative))
+    old = decoded(cache.get(relative)) if cache is not None else None
     if old is not None and old["size"] == stat.st_size and old["mtime_ns"] == stat.st_mtime_ns:
         tally["cached"] += 1
         return old
@@ -217,6 +218,8 @@ def cached_entry(relative: str, entry: os.DirEntry[str], cache: MutableMapping[s
     except OSError as error:
         return {"error": f"cannot read: {error.strerror or error}"}
     tally["read"] += 1
+    if cache is None:
+        return index_content(relative, content)
     digest = hashlib.sha256(content).hexdigest()
     if old is not None and old["sha256"] == digest:
         tally["cached"] += 1
