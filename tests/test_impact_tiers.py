@@ -230,3 +230,55 @@ def test_signature_positions_stop_at_keyword_only_and_star_args():
     assert signature.position("b") == 1
     assert signature.position("c") is None
     assert signature.position("missing") is None
+
+
+LOADERS = {"data.py": """\
+    import torch
+    from torch.utils.data import DataLoader
+
+    def loaders(dataset, config, **kwargs):
+        params = {"batch_size": 8, "num_workers": 2}
+        params["pin_memory"] = True
+        a = DataLoader(dataset, **params)
+        params.update(pin_memory_device="cuda")
+        b = DataLoader(dataset, **params)
+        c = DataLoader(dataset, **kwargs)
+        d = DataLoader(dataset, **config)
+        return a, b, c, d
+    """}
+
+
+def test_a_dict_built_in_the_file_passes_its_keys_and_a_forwarded_kwargs_may(tmp_path):
+    affects = uses(analyzer(tmp_path, LOADERS), "2.9.0", "Deprecate `pin_memory_device` param")
+    # a: the dict's keys are known and lack the option; b: update() added it; c forwards the
+    # caller's **kwargs; d passes a dict of unknown keys.
+    assert tiers(affects) == {("data.py", 9): "check", ("data.py", 10): "check",
+                              ("data.py", 11): "check"}
+    assert next(use.why for use in affects if use.line == 9).startswith(
+        "passes pin_memory_device=, deprecated")
+
+
+EXPORTS = {"export.py": """\
+    import torch
+
+    def export(model, args, path, flag):
+        torch.onnx.export(model, args, path, dynamo=True)
+        torch.onnx.export(model, args, path, dynamo=False)
+        torch.onnx.export(model, args, path, dynamo=flag)
+    """}
+
+
+def test_a_deprecated_value_touches_calls_passing_it_not_other_constants(tmp_path):
+    affects = uses(analyzer(tmp_path, EXPORTS), "2.8.0",
+                   "The `dynamo=False` (current default) option")
+    found = tiers(affects)
+    assert ("export.py", 4) not in found  # dynamo=True is the way forward
+    assert found[("export.py", 5)] == "check"
+    assert found[("export.py", 6)] == "check"
+    assert next(use.why for use in affects if use.line == 6).startswith("passes dynamo= (computed")
+
+
+def test_a_bare_name_is_not_flagged_for_what_a_forwarded_kwargs_may_carry(tmp_path):
+    files = {"x.py": "import torch\n\ndef go(m, a, **kw):\n    torch.onnx.export(m, a, **kw)\n"}
+    affects = uses(analyzer(tmp_path, files), "2.9.0", "Switch off runtime asserts by default")
+    assert affects == []

@@ -63,6 +63,9 @@ class Subject(Frozen):
     option: str | None = None  # the keyword, with condition "passes" or "omits"
     method: str | None = None  # the attribute name, with scope "method"
     effect: Effect = "changed"
+    # The option's value the change is about, as written ("False" of "`dynamo=False` is
+    # deprecated"): a call passing another constant is not touched.
+    value: str | None = None
 
 
 class Qualifier(Frozen):
@@ -139,6 +142,7 @@ class Use(Frozen):
     ref: Ref = ""  # how it is referenced when not a plain call or read
     args: int = 0  # positional arguments passed, when a call (``*args`` not counted)
     passes_args: bool = False  # a ``*args`` in the call may carry any positional argument
+    values: dict[str, bool | int | float | str | None] = {}  # constant keyword values passed
 
 
 class Declaration(Frozen):

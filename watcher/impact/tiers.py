@@ -10,6 +10,7 @@ only a removed name breaks those.
 
 from __future__ import annotations
 
+import ast
 from typing import NamedTuple
 
 from watcher.impact.code import UseRow
@@ -86,11 +87,13 @@ def _judge(subject: Subject, match: Match, when: str) -> Verdict | None:
         return None
     if not (match.itself and calls):
         return None
-    return _option(subject, row, match.signature, when)
+    # A bare name ("export") is anyone's unless the knowledge placed it (a subclass found).
+    return _option(subject, row, match.signature, when,
+                   bare="." not in subject.api and match.via is None)
 
 
-def _option(subject: Subject, row: UseRow, signature: Signature | None, when: str
-            ) -> Verdict | None:
+def _option(subject: Subject, row: UseRow, signature: Signature | None, when: str,
+            bare: bool = False) -> Verdict | None:
     """A call's keyword or position against a removed option or a changed default."""
     option = str(subject.option)
     position = signature.position(option) if signature is not None else None
@@ -101,8 +104,12 @@ def _option(subject: Subject, row: UseRow, signature: Signature | None, when: st
         row.get("passes_args") and position is not None and args <= position) else None
     owner = (row.get("name") or subject.api).rpartition(".")[2] or "the call"
     deprecated = subject.effect == "deprecated"
+    if bare:
+        forwards = None  # only what the call itself says counts
     if subject.condition == "passes":
         gone = "deprecated" if deprecated else "removed"
+        if by_keyword and subject.value is not None:
+            return _valued(subject, row, gone, when)
         if by_keyword or by_position:
             how = f"passes {option}=" if by_keyword else \
                 f"passes {option} by position (argument {int(position or 0) + 1})"
@@ -119,3 +126,29 @@ def _option(subject: Subject, row: UseRow, signature: Signature | None, when: st
     if deprecated:
         return Verdict("check", f"relies on the default of {option}, deprecated{when}")
     return Verdict("breaks", f"relies on the default of {option}, changed{when}")
+
+
+def _valued(subject: Subject, row: UseRow, gone: str, when: str) -> Verdict | None:
+    """A change to one value of an option ("`dynamo=False` is deprecated"): a call passing
+    another constant is untouched, one passing that value is, one passing a computed value
+    may be."""
+    option, wanted = str(subject.option), literal(str(subject.value))
+    passed = row.get("values", {})
+    if option not in passed:
+        return Verdict("check", f"passes {option}= (computed; {option}={subject.value} is "
+                                f"{gone}{when})")
+    if wanted is not MISSING and passed[option] != wanted:
+        return None
+    tier: Tier = "check" if subject.effect == "deprecated" else "breaks"
+    return Verdict(tier, f"passes {option}={subject.value}, {gone}{when}")
+
+
+MISSING = object()
+
+
+def literal(text: str) -> object:
+    """The Python value a note writes (``False``, ``"cpu"``, ``17``), or MISSING."""
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return MISSING

@@ -120,7 +120,7 @@ def resolve(walker: Walker, lines: list[str]) -> list[UseRow]:
     for raw in walker.raws:
         for use in uses_of(raw, aliases):
             if use not in seen:
-                line, name, method, call, keywords, kwargs, ref, args, star = use
+                line, name, method, call, keywords, kwargs, ref, args, star, values = use
                 row: UseRow = {"line": line, "code": lines[line - 1].strip()[:CODE_LIMIT]
                                if line <= count else "", "name": name}
                 if method:
@@ -137,6 +137,8 @@ def resolve(walker: Walker, lines: list[str]) -> list[UseRow]:
                     row["args"] = args
                 if star:
                     row["passes_args"] = True
+                if values:
+                    row["values"] = dict(values)
                 seen[use] = row
     return sorted(seen.values(), key=line_of)
 
@@ -145,32 +147,34 @@ def line_of(row: UseRow) -> int:
     return row["line"]  # type: ignore[no-any-return]
 
 
-# (line, name, method, call, keywords, passes **kwargs, ref, positional arguments, *args)
-UseTuple = tuple[int, str, str, bool, tuple[str, ...], bool, str, int, bool]
+# (line, name, method, call, keywords, passes **kwargs, ref, positional arguments, *args,
+# constant keyword values)
+UseTuple = tuple[int, str, str, bool, tuple[str, ...], bool, str, int, bool,
+                 tuple[tuple[str, Any], ...]]
 
 
 def uses_of(raw: Raw, aliases: dict[str, str]) -> Iterator[UseTuple]:
-    line, root, attrs, call, keywords, kwargs, extra, ref, args, star = raw
+    line, root, attrs, call, keywords, kwargs, extra, ref, args, star, values = raw
     if not root:  # an import, already a full name
         if root_of(attrs[0]) not in STDLIB:
-            yield line, attrs[0], "", False, (), False, ref, 0, False
+            yield line, attrs[0], "", False, (), False, ref, 0, False, ()
         return
     target = aliases.get(root)
     if target is None:
         # A local object: its methods may still be a "method" subject (scheduler.print_lr()).
         if attrs and call is not None:
-            yield line, "", attrs[-1], call, keywords, kwargs, ref, args, star
+            yield line, "", attrs[-1], call, keywords, kwargs, ref, args, star, values
         return
     name = ".".join((target, *attrs)) if attrs else target
     if root_of(name) in STDLIB:
         if extra is not None and extra[0] == PARTIAL and name == FUNCTOOLS_PARTIAL:
             yield from partial_use(line, extra[1], aliases, keywords, kwargs)
         return
-    yield line, name, "", bool(call), keywords, kwargs, ref, args, star
+    yield line, name, "", bool(call), keywords, kwargs, ref, args, star, values
     if extra is not None and extra[0] == CONFIG_PATCH and is_config_patch(name):
         config = name.rpartition(".")[0]
         for key in (*keywords, *extra[1]):
-            yield line, f"{config}.{key}", "", False, (), False, "assign", 0, False
+            yield line, f"{config}.{key}", "", False, (), False, "assign", 0, False, ()
 
 
 def partial_use(line: int, argument: tuple[str, tuple[str, ...]] | None,
@@ -188,7 +192,7 @@ def partial_use(line: int, argument: tuple[str, tuple[str, ...]] | None,
     if root_of(called) not in STDLIB:
         # Its positional arguments after the callee are not counted: a partial is rare, and
         # an unknown count never claims a parameter passed by position.
-        yield line, called, "", True, keywords, kwargs, "", 0, False
+        yield line, called, "", True, keywords, kwargs, "", 0, False, ()
 
 
 def is_config_patch(name: str) -> bool:

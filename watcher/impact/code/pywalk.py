@@ -20,18 +20,21 @@ CONFIG_PATCH = "config"
 PARTIAL = "partial"
 
 # (line, root, attributes, call, keywords, passes **kwargs, extra, ref, positional arguments,
-# passes *args). ``root`` "" is an import, whose full name is ``attributes[0]``. ``call``: True
-# for a call, False for a read, None for an assignment target. ``extra``: ("partial", (root,
-# attributes) of the first argument or None) or ("config", the string keys of a
-# ``patch({...})`` / ``patch("key", ...)``). ``ref``: how the reference is made when it is not
-# a plain call or read (``Ref``), else "".
-Raw = tuple[int, str, tuple[str, ...], bool | None, tuple[str, ...], bool, Any, str, int, bool]
+# passes *args, the constant values of keywords as ((name, value), ...)). ``root`` "" is an
+# import, whose full name is ``attributes[0]``. ``call``: True for a call, False for a read,
+# None for an assignment target. ``extra``: ("partial", (root, attributes) of the first
+# argument or None) or ("config", the string keys of a ``patch({...})`` / ``patch("key",
+# ...)``). ``ref``: how the reference is made when it is not a plain call or read (``Ref``),
+# else "".
+Raw = tuple[int, str, tuple[str, ...], bool | None, tuple[str, ...], bool, Any, str, int, bool,
+            tuple[tuple[str, Any], ...]]
 
 # How a use is referenced, besides a call or a read: an "import"; a type "annotation"; the
 # class argument of ``isinstance``/``issubclass``; a "decorator" (applied bare, ``@x``, or
 # called, ``@x(...)``); a class's "base"; an "assign"ment target.
 Ref = str
 TYPE_TESTS = frozenset({"isinstance", "issubclass"})
+CONSTANTS = (bool, int, float, str, type(None))
 
 # Fields that never hold a node worth visiting: names, numbers, flags, expression contexts.
 SKIPPED = frozenset({"ctx", "id", "attr", "name", "names", "module", "level", "type_comment",
@@ -65,6 +68,11 @@ class Walker:
         self.sets: set[str] = set()  # attribute names assigned, keyword names passed
         self._top: set[int] = set()
         self._refs: dict[int, Ref] = {}  # id of an expression node -> how it is referenced
+        # The names of ``**kwargs`` parameters (a call passing one on forwards its caller's
+        # options), and the keys of dicts the file builds literally (``params = {"a": 1}``,
+        # ``params["b"] = 2``): a call passing ``**params`` passes those keywords.
+        self._forwarded: set[str] = set()
+        self._dicts: dict[str, set[str]] = {}
 
     def walk(self, tree: ast.Module) -> None:
         self._top = {id(node) for node in top_level_imports(tree.body)}
@@ -80,7 +88,7 @@ class Walker:
                 # or dropped, once every import is known); a bare name assigned is none.
                 if type(node.ctx) is load:
                     record((node.lineno, node.id, (), False, (), False, None,
-                            refs.get(id(node), ""), 0, False))
+                            refs.get(id(node), ""), 0, False, ()))
             elif kind is constant:
                 continue  # a leaf, and the most common node after names
             elif kind is ast.Attribute:
@@ -92,7 +100,9 @@ class Walker:
             elif kind is ast.Import or kind is ast.ImportFrom:
                 self.imports(node)
             elif isinstance(node, ast.AST):
-                if kind in DEFINITIONS or kind is ast.AnnAssign:
+                if kind is ast.Assign:
+                    self.assignment(node)  # type: ignore[arg-type]
+                elif kind in DEFINITIONS or kind is ast.AnnAssign:
                     self.definition(node)
                 for field in fields_of(kind):
                     value = getattr(node, field, None)
@@ -115,12 +125,51 @@ class Walker:
             self.mark(node.annotation, "annotation")
             return
         arguments = node.args
+        if arguments.kwarg is not None:
+            self._forwarded.add(arguments.kwarg.arg)
         for argument in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs,
                          arguments.vararg, arguments.kwarg):
             if argument is not None and argument.annotation is not None:
                 self.mark(argument.annotation, "annotation")
         if node.returns is not None:
             self.mark(node.returns, "annotation")
+
+    def assignment(self, node: ast.Assign) -> None:
+        """Follows the keys of a dict built literally: ``d = {"a": 1}``, ``d = dict(a=1)``,
+        ``d["b"] = 2``; any other assignment of the name makes its keys unknown again."""
+        if len(node.targets) != 1:
+            return
+        target, value = node.targets[0], node.value
+        if type(target) is ast.Name:
+            keys = literal_keys(value)
+            if keys is None:
+                self._dicts.pop(target.id, None)
+            else:
+                self._dicts[target.id] = keys
+        elif type(target) is ast.Subscript and type(target.value) is ast.Name:
+            known = self._dicts.get(target.value.id)
+            key = target.slice
+            if known is not None and type(key) is ast.Constant and isinstance(key.value, str):
+                known.add(key.value)
+            elif known is not None:
+                del self._dicts[target.value.id]
+
+    def double_starred(self, node: ast.Call) -> tuple[tuple[str, ...], bool]:
+        """The keywords a call's ``**x`` pass when ``x`` is a dict the file builds literally;
+        and whether some ``**`` may carry any option (a forwarded ``**kwargs``, a dict of
+        unknown keys)."""
+        keys: list[str] = []
+        unknown = False
+        for keyword in node.keywords:
+            if keyword.arg is not None:
+                continue
+            value = keyword.value
+            known = self._dicts.get(value.id) if type(value) is ast.Name else None
+            if known is not None and value.id not in self._forwarded:  # type: ignore[attr-defined]
+                keys += sorted(known)
+            else:
+                unknown = True
+        return tuple(keys), unknown
 
     def mark(self, tree: ast.expr, ref: Ref) -> None:
         for node in ast.walk(tree):
@@ -129,7 +178,8 @@ class Walker:
 
     def reference(self, node: ast.expr, call: bool | None, keywords: tuple[str, ...],
                   kwargs: bool, extra: Any, ref: Ref = "", args: int = 0,
-                  star: bool = False) -> ast.expr | None:
+                  star: bool = False, values: tuple[tuple[str, Any], ...] = ()
+                  ) -> ast.expr | None:
         """Records the chain ending at ``node``; returns the base left to visit, if any."""
         if call is None:  # a read, or (None) the target of an assignment or ``del``
             call = False if type(node.ctx) is ast.Load else None  # type: ignore[attr-defined]
@@ -144,11 +194,11 @@ class Walker:
             if attrs or call is not None:
                 attrs.reverse()
                 self.raws.append((node.lineno, node.id, tuple(attrs), call, keywords, kwargs,
-                                  extra, ref, args, star))
+                                  extra, ref, args, star, values))
             return None
         if attrs and call is not None:  # a method of a computed object: f(x).new_tensor(...)
             self.raws.append((node.lineno, "?", (attrs[0],), call, keywords, kwargs, None, ref,
-                              args, star))
+                              args, star, values))
         return node
 
     def call(self, node: ast.Call) -> list[Any]:
@@ -158,7 +208,13 @@ class Walker:
         if type(func) is not ast.Attribute and type(func) is not ast.Name:
             return [func, *rest]
         keywords = tuple(keyword.arg for keyword in node.keywords if keyword.arg is not None)
-        kwargs = len(keywords) != len(node.keywords)
+        kwargs = False
+        if len(keywords) != len(node.keywords):
+            spread, kwargs = self.double_starred(node)
+            keywords += spread
+        values = tuple((keyword.arg, keyword.value.value) for keyword in node.keywords
+                       if keyword.arg is not None and type(keyword.value) is ast.Constant
+                       and isinstance(keyword.value.value, CONSTANTS))
         self.sets.update(keywords)
         last = func.attr if isinstance(func, ast.Attribute) else func.id
         extra: Any = None
@@ -170,8 +226,14 @@ class Walker:
             self.mark(node.args[1], "isinstance")
         positional = sum(type(argument) is not ast.Starred for argument in node.args)
         star = positional != len(node.args)
+        if last == "update" and type(func) is ast.Attribute and type(func.value) is ast.Name \
+                and func.value.id in self._dicts:  # d.update(b=2) adds keys; d.update(x): ?
+            if node.args:
+                del self._dicts[func.value.id]
+            else:
+                self._dicts[func.value.id].update(keywords)
         base = self.reference(func, True, keywords, kwargs, extra,
-                              self._refs.get(id(node), ""), positional, star)
+                              self._refs.get(id(node), ""), positional, star, values)
         return rest if base is None else [base, *rest]
 
     def imports(self, node: ast.Import | ast.ImportFrom) -> None:
@@ -182,7 +244,7 @@ class Walker:
                 bound = alias.asname or alias.name.partition(".")[0]
                 self.bind(bound, alias.name if alias.asname else bound, top)
                 self.raws.append((line, "", (alias.name,), False, (), False, None, "import",
-                                  0, False))
+                                  0, False, ()))
             return
         module = self.absolute(node)  # type: ignore[arg-type]
         if module is None:
@@ -190,11 +252,12 @@ class Walker:
         for alias in node.names:
             if alias.name == "*":  # binds names this file cannot know
                 self.raws.append((line, "", (module,), False, (), False, None, "import", 0,
-                                  False))
+                                  False, ()))
                 continue
             target = f"{module}.{alias.name}"
             self.bind(alias.asname or alias.name, target, top)
-            self.raws.append((line, "", (target,), False, (), False, None, "import", 0, False))
+            self.raws.append((line, "", (target,), False, (), False, None, "import", 0, False,
+                              ()))
 
     def bind(self, name: str, target: str, top: bool) -> None:
         self.aliases.setdefault(name, target)
@@ -251,3 +314,19 @@ def top_level_imports(body: list[ast.stmt]) -> list[ast.stmt]:
             for handler in getattr(statement, "handlers", []):
                 pending += handler.body
     return found
+
+
+def literal_keys(node: ast.expr) -> set[str] | None:
+    """The keys of ``{"a": 1, "b": 2}`` or ``dict(a=1, b=2)``; None for anything else (a
+    ``**`` inside, a computed key, another value)."""
+    if type(node) is ast.Dict:
+        keys = set()
+        for key in node.keys:
+            if type(key) is not ast.Constant or not isinstance(key.value, str):
+                return None
+            keys.add(key.value)
+        return keys
+    if type(node) is ast.Call and type(node.func) is ast.Name and node.func.id == "dict" \
+            and not node.args and all(keyword.arg is not None for keyword in node.keywords):
+        return {str(keyword.arg) for keyword in node.keywords}
+    return None

@@ -35,6 +35,7 @@ class Found:
     config: bool = False  # qualified from a config owner ("Inductor config variable")
     method: bool = False  # the words call it a method ("the `x` method")
     whole: bool = False  # the singular subject of "is deprecated" / "has been removed"
+    value: str = ""  # the option's value as written ("`dynamo=False` is deprecated")
 
 
 @dataclass
@@ -205,7 +206,8 @@ def _as_option(ctx: _Context, index: int) -> bool:
     omitted = cue.OMITTED_AFTER.match(ctx.after(index)) is not None
     condition: Condition = "omits" if ctx.default or omitted else "passes"
     for owner in _owners(ctx, index):
-        ctx.reading.found.append(Found(owner, condition, info.name))
+        ctx.reading.found.append(Found(owner, condition, info.name,
+                                       value=info.value if condition == "passes" else ""))
     return True
 
 

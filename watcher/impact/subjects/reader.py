@@ -54,8 +54,8 @@ def read_subjects(item: ClassifiedItem) -> Subjects:
     title = " ".join(sentence.plain for sentence in parsed.sentences if sentence.title)
     if item.kind == "deprecation" and CURRENT_DEFAULT.search(title):
         # The option's current default is what is deprecated: calls relying on it warn too.
-        python += [subject.model_copy(update={"condition": "omits"}) for subject in python
-                   if subject.condition == "passes" and subject.option]
+        python += [subject.model_copy(update={"condition": "omits", "value": None})
+                   for subject in python if subject.condition == "passes" and subject.option]
     unflagged = "errors" if errors_only(title) else "signature" if SIGNATURE.search(title) \
         else None
     if unflagged is not None:
@@ -169,7 +169,8 @@ class _Item:
                 subjects.append(Subject(api=api, scope="namespace", effect=effect))
             else:
                 subjects.append(Subject(api=api, condition=found.condition,
-                                        option=found.option, effect=effect))
+                                        option=found.option, effect=effect,
+                                        value=found.value or None))
         return subjects
 
     def _borrowed_owners(self, index: int, found: Found) -> list[str]:
