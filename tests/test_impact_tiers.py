@@ -282,3 +282,16 @@ def test_a_bare_name_is_not_flagged_for_what_a_forwarded_kwargs_may_carry(tmp_pa
     files = {"x.py": "import torch\n\ndef go(m, a, **kw):\n    torch.onnx.export(m, a, **kw)\n"}
     affects = uses(analyzer(tmp_path, files), "2.9.0", "Switch off runtime asserts by default")
     assert affects == []
+
+
+SOLVES = {"solve.py": "import torch\nx = torch.linalg.solve_triangular(a, b, upper=False)\n"}
+SOLVE_ITEM = ("2.11.0", "`torch.linalg.solve_triangular` and `torch.triangular_solve`")
+
+
+def test_a_backend_no_longer_dispatched_to_reaches_only_code_that_selects_it(tmp_path):
+    assert uses(analyzer(tmp_path, SOLVES), *SOLVE_ITEM) == []
+    files = {**SOLVES, "setup.py": "import torch\n"
+             "torch.backends.cuda.preferred_linalg_library('magma')\n"}
+    affects = uses(analyzer(tmp_path, files), *SOLVE_ITEM)
+    assert tiers(affects) == {("solve.py", 2): "check"}
+    assert "only with the MAGMA backend, which the code selects" in affects[0].why

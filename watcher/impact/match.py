@@ -85,6 +85,8 @@ def reachable(qualifiers: tuple[Qualifier, ...], index: CodeIndex) -> tuple[bool
                 return True, f"only when {qualifier.name} is set, which the code does ({setter})"
             continue
         maker = next((name for name in qualifier.made_by if makes(name, table)), None)
+        if maker is not None and qualifier.kind == "setting":
+            return True, f"only with {qualifier.name}, which the code selects ({maker})"
         if maker is not None:
             return True, f"only with {qualifier.name}, which the code can make ({maker})"
     return False, ""

@@ -74,7 +74,7 @@ class Qualifier(Frozen):
     the dotted names (or ``.method``s) whose use makes the input; for a state, the attribute
     or keyword names that set it."""
 
-    kind: Literal["input", "state"]
+    kind: Literal["input", "state", "setting"]  # setting: selected by a call (made_by)
     name: str
     made_by: tuple[str, ...]
 

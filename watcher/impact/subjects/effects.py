@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 from watcher.impact.model import Effect, Qualifier
-from watcher.impact.subjects.text import MARK, Sentence
+from watcher.impact.subjects.text import MARK, CodeBlock, Sentence
 from watcher.impact.vocabulary import InputKind
 
 __all__ = ["CURRENT_DEFAULT", "effect_of", "read_qualifiers"]
@@ -29,6 +29,11 @@ SUPPORT_FROM = re.compile(r"\bsupport\s+(?:from|in|on|of|for\s+\w+\s+(?:in|on|fr
 # "The `dynamo=False` (current default) option is deprecated": relying on the default warns.
 CURRENT_DEFAULT = re.compile(r"\(current(?:ly\s+the)?\s+default\)|\bthe\s+default\s+will\s+"
                              r"(?:be|become|change|switch)\b", re.IGNORECASE)
+# "`f` no longer dispatches to MAGMA": only where the code selected that backend.
+DISPATCH = re.compile(r"\bno\s+longer\s+dispatch(?:es)?\s+to\s+([A-Za-z][\w-]{1,30})",
+                      re.IGNORECASE)
+# A call selecting something by name in an example: preferred_linalg_library("magma").
+SELECTOR = re.compile(r"([A-Za-z_][\w.]{0,120})\(\s*['\"]([\w-]{1,30})['\"]\s*\)")
 # "an already set `x` value", "when `x` is already set", "if `x` is set".
 STATE = re.compile(MARK + r"\s*(?:value\s+)?(?:is|was|has\s+been|are)\s+(?:already\s+)?set\b|"
                    r"\balready[- ]set\s+(?:the\s+)?(?=" + MARK + ")", re.IGNORECASE)
@@ -42,14 +47,17 @@ def effect_of(sentence: Sentence, kind: str) -> Effect:
     return "changed"
 
 
-def read_qualifiers(sentences: list[Sentence], inputs: tuple[InputKind, ...]
-                    ) -> list[Qualifier]:
+def read_qualifiers(sentences: list[Sentence], inputs: tuple[InputKind, ...],
+                    blocks: list[CodeBlock] | None = None) -> list[Qualifier]:
     """The inputs and states the title limits the change to: words of an input kind in its
-    prose (outside code spans), a code span said to be already set."""
+    prose (outside code spans), a code span said to be already set, a backend the API no
+    longer dispatches to (selected by a call the item's examples show)."""
     found: list[Qualifier] = []
     for sentence in sentences:
         if not sentence.title:
             continue
+        for match in DISPATCH.finditer(sentence.plain):
+            found += backend_selected(match[1], blocks or [])
         prose = " ".join(sentence.text.replace(MARK, " ").lower().split())
         for kind in inputs:
             if any(re.search(rf"(?<![\w.]){re.escape(word)}(?![\w])", prose)
@@ -72,3 +80,14 @@ def state_mention(sentence: Sentence, match: re.Match[str]) -> str:
         return ""
     name = sentence.mentions[index].raw.strip("`")
     return name if name.isidentifier() else ""
+
+
+def backend_selected(backend: str, blocks: list[CodeBlock]) -> list[Qualifier]:
+    """The change reaches only code that selects ``backend``: the calls the examples make with
+    its name (``torch.backends.cuda.preferred_linalg_library("magma")``)."""
+    setters = [match[1] for block in blocks for match in SELECTOR.finditer(block.code)
+               if match[2].lower() == backend.lower()]
+    if not setters:
+        return []
+    return [Qualifier(kind="setting", name=f"the {backend} backend",
+                      made_by=tuple(dict.fromkeys(setters)))]

@@ -62,7 +62,8 @@ def read_subjects(item: ClassifiedItem) -> Subjects:
         python = [subject.model_copy(update={"condition": unflagged})
                   if subject.condition == "uses" else subject for subject in python]
     environment: list[EnvironmentSubject] = read_environment(parsed.sentences)
-    qualifiers = read_qualifiers(parsed.sentences, vocabulary().inputs) if python else []
+    qualifiers = read_qualifiers(parsed.sentences, vocabulary().inputs,
+                                 parsed.blocks) if python else []
     return Subjects(python=tuple(python), environment=tuple(environment),
                     qualifiers=tuple(qualifiers))
 
