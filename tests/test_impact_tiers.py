@@ -295,3 +295,27 @@ def test_a_backend_no_longer_dispatched_to_reaches_only_code_that_selects_it(tmp
     affects = uses(analyzer(tmp_path, files), *SOLVE_ITEM)
     assert tiers(affects) == {("solve.py", 2): "check"}
     assert "only with the MAGMA backend, which the code selects" in affects[0].why
+
+
+WRAPPER = {"onnx.py": """\
+    import warnings
+    import torch
+
+    def to_onnx(model, args, buffer, **kwargs):
+        options = {"opset_version": 17, "do_constant_folding": True}
+        options.update(kwargs)
+        warnings.filterwarnings("ignore", category=torch.jit.TracerWarning)
+        torch.onnx.export(model, args, buffer, **options)
+    """}
+
+
+def test_a_dict_updated_from_kwargs_keeps_its_known_keys(tmp_path):
+    code = analyzer(tmp_path, WRAPPER)
+    assert uses(code, "2.8.0", "Default opset in `torch.onnx.export`") == []  # passes it
+    assert tiers(uses(code, "2.10.0", "`fallback=False` is now the default")) == {
+        ("onnx.py", 8): "check"}  # may carry fallback, else relies on the default
+
+
+def test_a_class_named_without_being_made_is_a_mention(tmp_path):
+    affects = uses(analyzer(tmp_path, WRAPPER), "2.10.0", "`torch.jit` is not guaranteed")
+    assert tiers(affects) == {("onnx.py", 7): "mentions"}

@@ -75,7 +75,10 @@ def _judge(subject: Subject, match: Match, when: str) -> Verdict | None:
             verb = "calls" if calls and ref != "decorator" else VERBS.get(ref, "uses")
             return Verdict("breaks", f"{verb} {what}, removed{when}")
         change = "deprecated" if subject.effect == "deprecated" else "changed"
-        if ref in NOT_CALLING or vocabulary().is_marker(row["name"]):
+        if ref in NOT_CALLING or vocabulary().is_marker(row["name"]) or (
+                not calls and ref == "" and is_class_name(row["name"])):
+            # A class named without being made (``category=torch.jit.TracerWarning``, an
+            # ``except`` clause) is a type reference, as an annotation is.
             verb = VERBS.get(ref, "uses") if ref else "uses"
             return Verdict("mentions", f"{verb} {what}, {change}{when}, without calling it")
         if not calls:
@@ -90,6 +93,12 @@ def _judge(subject: Subject, match: Match, when: str) -> Verdict | None:
     # A bare name ("export") is anyone's unless the knowledge placed it (a subclass found).
     return _option(subject, row, match.signature, when,
                    bare="." not in subject.api and match.via is None)
+
+
+def is_class_name(name: str) -> bool:
+    """``torch.jit.TracerWarning``: a CapWords last component (not a CONSTANT)."""
+    last = name.rpartition(".")[2]
+    return last[:1].isupper() and any(char.islower() for char in last)
 
 
 def _option(subject: Subject, row: UseRow, signature: Signature | None, when: str,

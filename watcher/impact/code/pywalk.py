@@ -73,6 +73,7 @@ class Walker:
         # ``params["b"] = 2``): a call passing ``**params`` passes those keywords.
         self._forwarded: set[str] = set()
         self._dicts: dict[str, set[str]] = {}
+        self._open: set[str] = set()  # of those, the ones updated from a dict of unknown keys
 
     def walk(self, tree: ast.Module) -> None:
         self._top = {id(node) for node in top_level_imports(tree.body)}
@@ -142,6 +143,7 @@ class Walker:
         target, value = node.targets[0], node.value
         if type(target) is ast.Name:
             keys = literal_keys(value)
+            self._open.discard(target.id)
             if keys is None:
                 self._dicts.pop(target.id, None)
             else:
@@ -152,7 +154,7 @@ class Walker:
             if known is not None and type(key) is ast.Constant and isinstance(key.value, str):
                 known.add(key.value)
             elif known is not None:
-                del self._dicts[target.value.id]
+                self._open.add(target.value.id)
 
     def double_starred(self, node: ast.Call) -> tuple[tuple[str, ...], bool]:
         """The keywords a call's ``**x`` pass when ``x`` is a dict the file builds literally;
@@ -167,6 +169,7 @@ class Walker:
             known = self._dicts.get(value.id) if type(value) is ast.Name else None
             if known is not None and value.id not in self._forwarded:  # type: ignore[attr-defined]
                 keys += sorted(known)
+                unknown = unknown or value.id in self._open  # type: ignore[attr-defined]
             else:
                 unknown = True
         return tuple(keys), unknown
@@ -227,11 +230,10 @@ class Walker:
         positional = sum(type(argument) is not ast.Starred for argument in node.args)
         star = positional != len(node.args)
         if last == "update" and type(func) is ast.Attribute and type(func.value) is ast.Name \
-                and func.value.id in self._dicts:  # d.update(b=2) adds keys; d.update(x): ?
-            if node.args:
-                del self._dicts[func.value.id]
-            else:
-                self._dicts[func.value.id].update(keywords)
+                and func.value.id in self._dicts:  # d.update(b=2) adds keys; d.update(x): more
+            self._dicts[func.value.id].update(keywords)
+            if node.args or kwargs:
+                self._open.add(func.value.id)
         base = self.reference(func, True, keywords, kwargs, extra,
                               self._refs.get(id(node), ""), positional, star, values)
         return rest if base is None else [base, *rest]
