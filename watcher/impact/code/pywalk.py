@@ -102,7 +102,7 @@ class Walker:
                 self.imports(node)
             elif isinstance(node, ast.AST):
                 if kind is ast.Assign:
-                    self.assignment(node)  # type: ignore[arg-type]
+                    self.assignment(node.targets, node.value)  # type: ignore[attr-defined]
                 elif kind in DEFINITIONS or kind is ast.AnnAssign:
                     self.definition(node)
                 for field in fields_of(kind):
@@ -124,6 +124,8 @@ class Walker:
             return
         if type(node) is ast.AnnAssign:
             self.mark(node.annotation, "annotation")
+            if node.value is not None:
+                self.assignment([node.target], node.value)
             return
         arguments = node.args
         if arguments.kwarg is not None:
@@ -135,12 +137,12 @@ class Walker:
         if node.returns is not None:
             self.mark(node.returns, "annotation")
 
-    def assignment(self, node: ast.Assign) -> None:
+    def assignment(self, targets: list[ast.expr], value: ast.expr) -> None:
         """Follows the keys of a dict built literally: ``d = {"a": 1}``, ``d = dict(a=1)``,
         ``d["b"] = 2``; any other assignment of the name makes its keys unknown again."""
-        if len(node.targets) != 1:
+        if len(targets) != 1:
             return
-        target, value = node.targets[0], node.value
+        target = targets[0]
         if type(target) is ast.Name:
             keys = literal_keys(value)
             self._open.discard(target.id)
