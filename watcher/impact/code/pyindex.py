@@ -123,22 +123,12 @@ def resolve(walker: Walker, lines: list[str]) -> list[UseRow]:
                 line, name, method, call, keywords, kwargs, ref, args, star, values = use
                 row: UseRow = {"line": line, "code": lines[line - 1].strip()[:CODE_LIMIT]
                                if line <= count else "", "name": name}
-                if method:
-                    row["method"] = method
-                if call:
-                    row["is_call"] = True
-                if keywords:
-                    row["keywords"] = list(keywords)
-                if kwargs:
-                    row["passes_kwargs"] = True
-                if ref:
-                    row["ref"] = ref
-                if args:
-                    row["args"] = args
-                if star:
-                    row["passes_args"] = True
-                if values:
-                    row["values"] = dict(values)
+                # Defaults left out, as FileIndex's JSON has them.
+                optional: tuple[tuple[str, object], ...] = (
+                    ("method", method), ("is_call", call), ("keywords", list(keywords)),
+                    ("passes_kwargs", kwargs), ("ref", ref), ("args", args),
+                    ("passes_args", star), ("values", dict(values)))
+                row.update((key, value) for key, value in optional if value)
                 seen[use] = row
     return sorted(seen.values(), key=line_of)
 
