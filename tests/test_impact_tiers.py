@@ -318,3 +318,17 @@ def test_a_class_named_without_being_made_is_a_mention(tmp_path):
 def test_a_limited_change_flags_nothing_where_the_code_cannot_meet_its_limit(tmp_path, files,
                                                                               item):
     assert uses(analyzer(tmp_path, files), *item) == []
+
+
+def test_what_an_option_does_changed_reaches_calls_passing_it_unless_none(tmp_path):
+    files = {"attn.py": """\
+        import torch.nn.functional as F
+
+        def attend(q, k, v, mask):
+            a = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+            b = F.scaled_dot_product_attention(q, k, v, attn_mask=None)
+            return a, b
+        """}
+    affects = uses(analyzer(tmp_path, files), "2.5.0", "call _safe_softmax from SDPA")
+    assert tiers(affects) == {("attn.py", 4): "check"}
+    assert affects[0].why == "passes attn_mask=, its behaviour changed in v2.5.0"

@@ -116,13 +116,19 @@ def _option(subject: Subject, row: UseRow, signature: Signature | None, when: st
     if bare:
         forwards = None  # only what the call itself says counts
     if subject.condition == "passes":
-        gone = "deprecated" if deprecated else "removed"
+        gone = {"deprecated": "deprecated", "removed": "removed"}.get(
+            subject.effect, "its behaviour changed")
         if by_keyword and subject.value is not None:
             return _valued(subject, row, gone, when)
+        if by_keyword and subject.effect == "changed" and option in row.get("values", {}) \
+                and row["values"][option] is None:
+            return None  # what an option does changed; passing None passes none of it
         if by_keyword or by_position:
             how = f"passes {option}=" if by_keyword else \
                 f"passes {option} by position (argument {int(position or 0) + 1})"
-            return Verdict("check" if deprecated else "breaks", f"{how}, {gone}{when}")
+            # A removed option breaks the call; a changed one reaches it with some values.
+            sure: Tier = "breaks" if subject.effect == "removed" else "check"
+            return Verdict(sure, f"{how}, {gone}{when}")
         if forwards:
             return Verdict("check", f"forwards {forwards} to {owner}, which may carry "
                                     f"{option}= ({gone}{when})")
