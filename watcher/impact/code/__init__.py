@@ -1,7 +1,8 @@
 """What a codebase uses: every Python file read with ``ast`` and resolved through its imports.
 
 ``pywalk`` walks one parsed file for its imports and raw references (with how each is
-referenced: a call, an import, an annotation, an ``isinstance`` argument, a decorator);
+referenced: a call, an import, an annotation, an ``isinstance`` argument, a decorator),
+with ``shapes`` for the expressions it reads whole (dotted names, literal dicts);
 ``pyindex`` resolves them to dotted names; ``reexport`` follows names the codebase's own modules
 re-export; ``usetable`` is the look-ups the matcher asks; ``scan`` walks a codebase through a
 per-file cache, so an unchanged file is never read again.
