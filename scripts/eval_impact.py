@@ -1,7 +1,8 @@
 """Measures `release-watch impact` on codebases its builders never looked at.
 
 Runs ``impact --format json`` for every (release notes, codebase) pair, takes each BC-breaking or
-deprecation item's affected files as flagged (item, file) pairs, and compares them with a
+deprecation item's files with a use in tier ``breaks`` or ``check`` as flagged (item, file) pairs
+(``mentions`` are not claims that the change reaches the code), and compares them with a
 hand-judged truth file: a JSON list of
 ``{"release", "item", "codebase", "path", "verdict": "true"|"false"|"unsure", "reason"}``
 where ``item`` is the first 60 characters of the item's first line. ``unsure`` pairs count
@@ -10,7 +11,9 @@ neither way. Flagged pairs missing from the truth file are listed as unjudged (n
 Prints per codebase and overall: flagged pairs, right, precision, true pairs, found, recall.
 
     python scripts/eval_impact.py --heldout /work/heldout --truth /work/heldout/truth.json \
-        [--details]
+        [--details] [--uses]
+
+``--uses`` prints every flagged use (tier, path:line, code, why) under its item, to judge from.
 """
 
 from __future__ import annotations
@@ -24,14 +27,17 @@ from pathlib import Path
 NOTES = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "releases" / "pytorch"
 RELEASES = ("v2.5.0", "v2.6.0-torch-load", "v2.7.0", "v2.8.0", "v2.9.0", "v2.10.0", "v2.11.0")
 KINDS = {"bc_breaking", "deprecation"}
+TIERS = {"breaks", "check"}
 
 
 def item_key(text: str) -> str:
     return text.splitlines()[0][:60]
 
 
-def flagged_pairs(release: str, code: Path) -> set[tuple[str, str, str, str]]:
-    """(release, item, codebase, path) for every file the tool says an item touches."""
+def flagged_pairs(release: str, code: Path, uses: list[str] | None = None
+                  ) -> set[tuple[str, str, str, str]]:
+    """(release, item, codebase, path) for every file the tool says an item touches; each use
+    described into ``uses`` when given."""
     cmd = [sys.executable, "-m", "watcher", "impact", str(NOTES / f"{release}.md"),
            "--code", str(code), "--format", "json"]
     run = subprocess.run(cmd, capture_output=True, text=True)
@@ -41,7 +47,13 @@ def flagged_pairs(release: str, code: Path) -> set[tuple[str, str, str, str]]:
     for item in json.loads(run.stdout)["items"]:
         if item["kind"] in KINDS:
             for use in item.get("affects") or []:
+                if use.get("tier", "breaks") not in TIERS:
+                    continue
                 pairs.add((release, item_key(item["text"]), code.name, use["path"]))
+                if uses is not None:
+                    uses.append(f"{release} | {item_key(item['text'])} | {code.name}/"
+                                f"{use['path']}:{use['line']} [{use.get('tier')}] "
+                                f"{use['code'][:90]}  -- {use.get('why', '')}")
     return pairs
 
 
@@ -54,6 +66,7 @@ def main() -> None:
     ap.add_argument("--heldout", type=Path, required=True, help="directory of unpacked codebases")
     ap.add_argument("--truth", type=Path, required=True, help="judged (item, file) pairs")
     ap.add_argument("--details", action="store_true", help="list false alarms, misses, unjudged")
+    ap.add_argument("--uses", action="store_true", help="print every flagged use, to judge")
     args = ap.parse_args()
 
     truth = {(t["release"], t["item"], t["codebase"], t["path"]): t
@@ -61,9 +74,13 @@ def main() -> None:
     codebases = sorted(p.name for p in args.heldout.iterdir()
                        if p.is_dir() and not p.name.startswith("_"))
     flagged = set()
+    described: list[str] = []
     for release in RELEASES:
         for cb in codebases:
-            flagged |= flagged_pairs(release, args.heldout / cb)
+            flagged |= flagged_pairs(release, args.heldout / cb,
+                                     described if args.uses else None)
+    if args.uses:
+        print("\n".join(sorted(described)), end="\n\n")
 
     def verdict(pair):
         return truth[pair]["verdict"] if pair in truth else None

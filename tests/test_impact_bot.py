@@ -103,12 +103,16 @@ def test_events_carry_apis_and_affects_and_slack_opens_with_them(
     assert flip["apis"] == ["torch.load"]
     # The call that passes weights_only is not touched by a flipped default.
     assert flip["affects"] == [{"path": "ckpt.py", "line": 6, "code": "return torch.load(path)",
-                                "api": "torch.load", "root": "trainer"}]
+                                "api": "torch.load", "root": "trainer", "codebase": "trainer",
+                                "tier": "breaks",
+                                "why": "relies on the default of weights_only, changed",
+                                "source": "notes", "release": None}]
     quant = items["`torch.ao.quantization` is deprecated and will be removed in 2.10 (#153892)"]
     assert quant["apis"] == ["torch.ao.quantization"]
-    assert [(a["line"], a["code"]) for a in quant["affects"]] == [
-        (2, "from torch.ao.quantization import quantize_dynamic"),
-        (14, "return quantize_dynamic(model)")]
+    # A deprecation: the call warns (check); the import only mentions it.
+    assert [(a["line"], a["code"], a["tier"]) for a in quant["affects"]] == [
+        (14, "return quantize_dynamic(model)", "check"),
+        (2, "from torch.ao.quantization import quantize_dynamic", "mentions")]
     # A bug fix that names torch.load changes nothing a caller must do: no apis, no affects.
     fix = items["Fixed `torch.load` of an empty file raising the wrong error (#140002)"]
     assert "apis" not in fix and "affects" not in fix
@@ -192,7 +196,7 @@ def test_an_unchanged_codebase_is_not_read_again(fake_github, write_config, run_
     edited = events(tmp_path)[-1]
     assert edited["event"] == "edited"
     (changed,) = edited["items"]
-    assert [a["line"] for a in changed["affects"]] == [2, 14]
+    assert [a["line"] for a in changed["affects"]] == [14, 2]
     store = Store.open(tmp_path / "store")
     try:
         assert store.code_index("trainer") == first

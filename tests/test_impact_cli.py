@@ -36,16 +36,31 @@ def notes(tmp_path: Path) -> Path:
 
 def test_text_lists_each_touching_item_with_every_use(run_cli, trainer, notes):
     result = run_cli("impact", str(notes), "--code", str(trainer))
-    assert result.code == 1  # a BC-breaking item touches the code
-    assert result.stdout.splitlines()[:4] == [
+    assert result.code == 1  # a use breaks
+    # The release is read from the first heading ("# PyTorch 2.6.0 Release Notes").
+    assert result.stdout.splitlines()[:7] == [
+        "Breaks (1 use in 1 file)",
+        "",
         "BC-breaking [python_frontend] Flip default torch.load to weights_only "
         "(#137602, #138225)",
         "  changes: torch.load",
         "  train/ckpt.py:6  return torch.load(path)",
+        "      relies on the default of weights_only, changed in v2.6.0",
         ""]
+    text = result.stdout
+    assert text.index("Check (1 use in 1 file)") < text.index("train/ckpt.py:14")
+    # The import only mentions the deprecated namespace: counted, not listed.
+    assert "train/ckpt.py:2" not in text
+    assert "1 mention in 1 file (imports, annotations" in text
+    assert ".venv" not in text
+    assert ("2 BC-breaking or deprecation items touch the code (2 uses in 1 file: 1 break, "
+            "1 to check)") in text
+
+
+def test_all_lists_the_mentions_too(run_cli, trainer, notes):
+    result = run_cli("impact", str(notes), "--code", str(trainer), "--all")
+    assert "Mentions (1 use in 1 file)" in result.stdout
     assert "train/ckpt.py:2  from torch.ao.quantization import quantize_dynamic" in result.stdout
-    assert ".venv" not in result.stdout
-    assert "2 BC-breaking or deprecation items touch the code (3 uses in 1 file)" in result.stdout
     assert "1 does not parse and was skipped: train/broken.py" in result.stdout
 
 
@@ -58,11 +73,15 @@ def test_json_carries_apis_and_affects_per_item(run_cli, trainer, notes):
     assert flip["kind"] == "bc_breaking" and flip["apis"] == ["torch.load"]
     assert flip["affects"] == [{"path": "train/ckpt.py", "line": 6,
                                 "code": "return torch.load(path)", "api": "torch.load",
-                                "root": str(trainer)}]
+                                "root": str(trainer), "codebase": "trainer", "tier": "breaks",
+                                "why": "relies on the default of weights_only, changed in "
+                                       "v2.6.0", "source": "notes", "release": "v2.6.0"}]
+    assert flip["release"] == "v2.6.0"
     assert {"subsystem", "kind", "text", "section", "prs", "decided_by",
             "confidence"} <= set(flip)
     assert "apis" not in items["Add a new `ProcessGroup` option for NCCL (#140001)"]
-    assert data["scanned"] == [{"root": str(trainer), "files": 1, "unparsable": [
+    assert data["scanned"] == [{"root": str(trainer), "codebase": "trainer", "files": 1,
+                                "unparsable": [
         {"path": "train/broken.py", "error": data["scanned"][0]["unparsable"][0]["error"]}]}]
 
 
@@ -111,3 +130,68 @@ def test_pytorch_examples_torch_load_flip_touches_the_17_torchfix_calls(run_cli)
     assert all("torch.load(" in use["code"] and "weights_only" not in use["code"]
                for use in flip["affects"])
     assert result.code == 1
+
+
+QUANT_25 = textwrap.dedent("""\
+    # PyTorch 2.5.0 Release Notes
+    # Deprecations
+    ## Quantization
+    - `torch.ao.quantization` is deprecated and will be removed in 2.10 (#153892)
+    """)
+QUANT_210 = textwrap.dedent("""\
+    # PyTorch 2.10.0 Release Notes
+    # Backwards Incompatible Changes
+    ## Quantization
+    - Removed `torch.ao.quantization` (#160000)
+    """)
+
+
+def test_fail_on_check_fails_on_a_deprecation_alone(run_cli, trainer, tmp_path):
+    notes = tmp_path / "v2.5.0.md"
+    notes.write_text(QUANT_25)
+    assert run_cli("impact", str(notes), "--code", str(trainer)).code == 0  # only check
+    result = run_cli("impact", str(notes), "--code", str(trainer), "--fail-on", "check")
+    assert result.code == 1
+    assert "deprecated in v2.5.0" in result.stdout  # the release from the file name
+
+
+def test_several_notes_files_list_each_use_once_with_the_release_that_breaks_it(
+        run_cli, trainer, tmp_path):
+    old, new = tmp_path / "old.md", tmp_path / "new.md"
+    old.write_text(QUANT_25)
+    new.write_text(QUANT_210)
+    result = run_cli("impact", str(old), str(new), "--code", str(trainer), "--format", "json")
+    assert result.code == 1
+    data = json.loads(result.stdout)
+    uses = [(use["line"], use["tier"], use["release"]) for item in data["items"]
+            for use in item.get("affects", [])]
+    assert sorted(uses) == [(2, "breaks", "v2.10.0"), (14, "breaks", "v2.10.0")]
+
+
+def test_release_names_a_single_file_and_only_one(run_cli, trainer, notes, tmp_path):
+    result = run_cli("impact", str(notes), "--code", str(trainer), "--release", "v2.6.1",
+                     "--format", "json")
+    assert {item.get("release") for item in json.loads(result.stdout)["items"]} == {"v2.6.1"}
+    result = run_cli("impact", str(notes), str(notes), "--code", str(trainer),
+                     "--release", "v2.6.1")
+    assert result.code == 2 and "--release names the release of a single" in result.stderr
+
+
+def test_range_reads_the_releases_the_store_knows(run_cli, trainer, fake_github, write_config):
+    for number, (tag, body) in enumerate((("v2.5.0", QUANT_25), ("v2.6.0", NOTES),
+                                          ("v2.10.0", QUANT_210), ("v2.11.0", QUANT_210))):
+        fake_github.add_release("pytorch/pytorch", tag=tag, name=tag, body=body,
+                                release_id=100 + number)
+    config = write_config(repos=("pytorch/pytorch",))
+    assert run_cli("--config", str(config), "poll").code == 0
+    result = run_cli("--config", str(config), "impact", "--range", "v2.5.0..v2.10.0",
+                     "--code", str(trainer), "--format", "json")
+    assert result.code == 1, result.stderr
+    data = json.loads(result.stdout)
+    assert {item.get("release") for item in data["items"]} == {"v2.5.0", "v2.6.0", "v2.10.0"}
+    uses = sorted((use["line"], use["release"]) for item in data["items"]
+                  for use in item.get("affects", []))
+    assert uses == [(2, "v2.10.0"), (6, "v2.6.0"), (14, "v2.10.0")]
+    empty = run_cli("--config", str(config), "impact", "--range", "v3.0..v3.1", "--code",
+                    str(trainer))
+    assert empty.code == 2 and "the store knows no release in it" in empty.stderr

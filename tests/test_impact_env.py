@@ -7,12 +7,10 @@ import textwrap
 
 import pytest
 
-from watcher.impact.envindex import index_environment, is_environment_file
-from watcher.impact.envmatch import touches
+from watcher.impact.code import UnparsableError, scan_codebase
+from watcher.impact.environment import index_environment, is_environment_file, touches
 from watcher.impact.match import find_affects
 from watcher.impact.model import Declaration, EnvironmentSubject, Subjects
-from watcher.impact.pyindex import UnparsableError
-from watcher.impact.scan import scan_codebase
 
 
 def declared(path: str, text: str) -> list[tuple[int, str, str, str]]:

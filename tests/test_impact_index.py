@@ -12,9 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from watcher.impact.code import UnparsableError, index_python, read_python, scan_codebase
 from watcher.impact.model import FileIndex
-from watcher.impact.pyindex import UnparsableError, index_python
-from watcher.impact.scan import scan_codebase
 
 
 def uses(source: str, path: str = "pkg/mod.py") -> list[tuple[int, str, bool, tuple[str, ...]]]:
@@ -349,3 +348,62 @@ def test_environment_files_are_scanned_beside_python(tmp_path):
         ("setup.py", "python", ">=3.8")]
     setup = next(file for file in index.files if file.path == "setup.py")
     assert setup.uses[0].name == "torch" and setup.declarations[0].line == 3
+
+
+def test_each_use_records_how_it_is_referenced():
+    source = textwrap.dedent("""\
+        import torch
+        from torch import nn
+
+        @torch.jit.ignore
+        def f(x: torch.Tensor) -> nn.Module:
+            y: torch.dtype = torch.float32
+            if isinstance(x, (torch.Tensor, nn.Parameter)):
+                torch.save(x, *paths, **options)
+            obj.grad_scale = 2.0
+            return torch.compile(x, 1, 2, mode="max")
+
+        class M(nn.Module):
+            @torch.compile(fullgraph=True)
+            def forward(self):
+                pass
+        """)
+    index = read_python("m.py", source)
+    refs = {(row["line"], row["name"]): (row.get("ref", ""), row.get("is_call", False))
+            for row in index.uses}
+    assert refs[(1, "torch")] == ("import", False)
+    assert refs[(4, "torch.jit.ignore")] == ("decorator", False)
+    assert refs[(5, "torch.Tensor")] == ("annotation", False)
+    assert refs[(5, "torch.nn.Module")] == ("annotation", False)
+    assert refs[(6, "torch.dtype")] == ("annotation", False)
+    assert refs[(6, "torch.float32")] == ("", False)
+    assert refs[(7, "torch.Tensor")] == ("isinstance", False)
+    assert refs[(7, "torch.nn.Parameter")] == ("isinstance", False)
+    assert refs[(12, "torch.nn.Module")] == ("base", False)
+    assert refs[(13, "torch.compile")] == ("decorator", True)
+    save = next(row for row in index.uses if row["name"] == "torch.save")
+    assert (save.get("args"), save.get("passes_args"), save.get("passes_kwargs")) == (
+        1, True, True)
+    compile_call = next(row for row in index.uses if row["line"] == 10)
+    assert (compile_call["args"], compile_call["keywords"]) == (3, ["mode"])
+    assert {"grad_scale", "mode", "fullgraph"} <= set(index.sets)
+
+
+def test_an_unchanged_tree_is_answered_from_the_last_index(tmp_path):
+    import gc
+
+    (tmp_path / "a.py").write_text("import torch\ntorch.load(x)\n")
+    cache: dict[str, str] = {}
+    first = scan_codebase(str(tmp_path), cache)
+    assert gc.isenabled()  # paused only while the scan ran
+    _ = first.table
+    # Nothing touched: no cache entry is even decoded (they could be anything now).
+    garbage = dict.fromkeys(cache, "not json")
+    again = scan_codebase(str(tmp_path), garbage, previous=first)
+    assert again.records is first.records and again.table is first.table
+    assert (again.counts.read, again.counts.cached, again.counts.cache_changed) == (0, 1, False)
+    # A touched file: the usual per-file cache path.
+    (tmp_path / "b.py").write_text("import torch\n")
+    changed = scan_codebase(str(tmp_path), cache, previous=first)
+    assert [record.path for record in changed.records] == ["a.py", "b.py"]
+    assert changed.counts.read == 1

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from conftest import FIXTURES
 
+from watcher.impact.code import CodeIndex, scan_codebase
 from watcher.impact.match import find_affects
 from watcher.impact.model import Subject, Subjects
-from watcher.impact.scan import CodeIndex, scan_codebase
 
 EXAMPLES = FIXTURES / "codebases" / "examples"
 
@@ -56,20 +56,25 @@ def index(tmp_path_factory: pytest.TempPathFactory) -> CodeIndex:
 
 
 def lines(index: CodeIndex, *subjects: Subject) -> list[int]:
-    return [affect.line for affect in find_affects(Subjects(python=subjects), index, "code")]
+    return sorted(affect.line for affect in find_affects(Subjects(python=subjects), index, "code"))
+
+
+def tiers(index: CodeIndex, *subjects: Subject) -> dict[int, str]:
+    return {affect.line: affect.tier
+            for affect in find_affects(Subjects(python=subjects), index, "code")}
 
 
 def test_omits_flags_calls_without_the_option_and_without_kwargs(index):
     flip = Subject(api="torch.load", condition="omits", option="weights_only")
-    # 9 omits; 10 passes it; 11 may pass it in **options (precision first); 12 imports
+    # 9 omits; 10 passes it; 11 may pass it in **options (so: check); 12 imports
     # torch.load from where it is defined; 13 is a partial without it, 14 a partial with it;
     # 15 hands torch.load around without calling it; 16 is torch.loads; 17 is an attribute.
-    assert lines(index, flip) == [9, 12, 13]
+    assert tiers(index, flip) == {9: "breaks", 11: "check", 12: "breaks", 13: "breaks"}
 
 
 def test_passes_flags_only_calls_that_pass_the_option(index):
-    assert lines(index, Subject(api="torch.load", condition="passes",
-                                option="weights_only")) == [10, 14]
+    assert tiers(index, Subject(api="torch.load", condition="passes", option="weights_only",
+                                effect="removed")) == {10: "breaks", 11: "check", 14: "breaks"}
     assert lines(index, Subject(api="torch.nn.functional.relu", condition="passes",
                                 option="inplace")) == [22]
     assert lines(index, Subject(api="torch.load", condition="passes", option=None)) == []
@@ -77,15 +82,21 @@ def test_passes_flags_only_calls_that_pass_the_option(index):
 
 def test_exact_scope_covers_the_name_and_its_attributes_never_a_longer_name(index):
     assert lines(index, Subject(api="torch.load")) == [4, 9, 10, 11, 12, 13, 14, 15, 17]
+    # A behaviour change: the import only mentions it; what is handed around may be called.
+    assert tiers(index, Subject(api="torch.load")) == {
+        4: "mentions", 9: "breaks", 10: "breaks", 11: "breaks", 12: "breaks", 13: "breaks",
+        14: "breaks", 15: "check", 17: "check"}
+    # A removed name: every use breaks, the import too.
+    assert set(tiers(index, Subject(api="torch.load", effect="removed")).values()) == {"breaks"}
 
 
 def test_namespace_scope_covers_everything_under_it(index):
     affects = find_affects(Subjects(python=(Subject(api="torch.ao.quantization",
                                                     scope="namespace"),)), index, "code")
-    assert [(a.line, a.code) for a in affects] == [
-        (5, "from torch.ao.quantization import quantize_dynamic"),
-        (20, "quantize_dynamic(model)"),
-        (25, "torch.ao.quantization.quantize_fx.prepare_fx(model)")]
+    assert [(a.line, a.code, a.tier) for a in affects] == [  # breaks first, then mentions
+        (20, "quantize_dynamic(model)", "breaks"),
+        (25, "torch.ao.quantization.quantize_fx.prepare_fx(model)", "breaks"),
+        (5, "from torch.ao.quantization import quantize_dynamic", "mentions")]
     assert lines(index, Subject(api="torch.ao.quant", scope="namespace")) == []
 
 
@@ -113,9 +124,9 @@ def test_one_affect_per_line_and_api_sorted_by_path_and_line(tmp_path):
                                                                    condition="omits",
                                                                    option="weights_only")))
     affects = find_affects(subjects, index, "team")
-    assert [(a.path, a.line, a.api, a.root) for a in affects] == [
-        ("a.py", 1, "torch.load", "team"), ("a.py", 2, "torch.load", "team"),
-        ("b.py", 2, "torch.load", "team")]
+    assert [(a.path, a.line, a.api, a.root, a.tier) for a in affects] == [
+        ("a.py", 2, "torch.load", "team", "breaks"), ("b.py", 2, "torch.load", "team", "breaks"),
+        ("a.py", 1, "torch.load", "team", "mentions")]
 
 
 def test_names_outside_the_subject_root_never_match(tmp_path):

@@ -163,8 +163,8 @@ REAL_ITEMS: list[tuple[str, str, list[str], list[str]]] = [
     ("2.8.0", "NVTX3 code has been moved", [], []),  # CMake and C++, `find_package(...)` too
     ("2.8.0", "MPS support for MacOS Ventura", [], []),
     ("2.8.0", "`torch.ao.quantization` is deprecated", ["torch.ao.quantization [namespace]"], []),
-    ("2.8.0", "The `dynamo=False` (current default) option",
-     ["torch.onnx.export passes dynamo"], []),
+    ("2.8.0", "The `dynamo=False` (current default) option",  # relying on the default warns
+     ["torch.onnx.export passes dynamo", "torch.onnx.export omits dynamo"], []),
     # -- 2.9 --
     ("2.9.0", "Min supported Python version is now 3.10", [], ["python>=3.10"]),
     ("2.9.0", "Undefined behavior when an output", [], []),  # torch.compile, torch.library: context
@@ -187,7 +187,8 @@ REAL_ITEMS: list[tuple[str, str, list[str], list[str]]] = [
      ["torch.utils.data.DataLoader passes pin_memory_device"], []),
     ("2.9.0", "Deprecate `torch.export.export_for_training` API",
      ["torch.export.export_for_training"], []),
-    ("2.9.0", "Drop `draft_export` in exporter API", [], []),  # xfail: see KNOWN_WRONG
+    # draft_export is dropped from torch.onnx.export's path ("in exporter API"), not removed
+    ("2.9.0", "Drop `draft_export` in exporter API", [], []),
     # -- 2.10: held out while the rules were written, added after (see the report) --
     ("2.10.0", "Removed unused `data_source` argument from Sampler",
      ["Sampler passes data_source"], []),
@@ -215,7 +216,8 @@ REAL_ITEMS: list[tuple[str, str, list[str], list[str]]] = [
     ("2.11.0", "Add sliding window support to `varlen_attn`",
      ["torch.nn.attention.varlen_attn signature"], []),
     ("2.11.0", "`DebugInfoWriter` now honors", [], []),  # "in C++ code"
-    ("2.11.0", "`DeviceMesh` now stores a process group registry", ["DeviceMesh"], []),  # xfail
+    # `_pg_registry`, in parentheses, names the new registry: no changed name
+    ("2.11.0", "`DeviceMesh` now stores a process group registry", ["DeviceMesh"], []),
     ("2.11.0", "`DTensor.to_local()` backward now converts",
      ["DTensor.to_local [method] omits grad_placements"], []),
     ("2.11.0", "`_PhiloxState.seed` and `_PhiloxState.offset`",
@@ -239,19 +241,8 @@ REAL_ITEMS: list[tuple[str, str, list[str], list[str]]] = [
     ("2.11.0", "enable_symm_mem_for_group` is deprecated",
      ["torch.distributed.symmetric_memory.enable_symm_mem_for_group"], []),
 ]
-# Rows the reader gets wrong, kept in the table as what it should read.
-KNOWN_WRONG = {
-    "Drop `draft_export` in exporter API": "known false alarm: draft_export is dropped from "
-    "torch.onnx.export's path, not removed; the reader flags torch.export.draft_export itself",
-    "`DeviceMesh` now stores a process group registry": "known false alarm: `_pg_registry`, "
-    "the new attribute named in parentheses, is read as a changed bare name",
-}
-
-
 def real_params() -> list[object]:
-    return [pytest.param(*entry, id=f"{entry[0]} {entry[1]}", marks=[
-        pytest.mark.xfail(strict=True, reason=KNOWN_WRONG[entry[1]])] if entry[1] in KNOWN_WRONG
-        else []) for entry in REAL_ITEMS]
+    return [pytest.param(*entry, id=f"{entry[0]} {entry[1]}") for entry in REAL_ITEMS]
 
 
 @pytest.mark.parametrize(("release", "piece", "python", "environment"), real_params())
@@ -635,3 +626,15 @@ def test_a_change_to_what_invalid_calls_raise_touches_no_valid_use(text, conditi
 def test_a_change_to_how_arguments_are_passed_names_no_option_and_flags_nothing(text):
     (subject,) = read_subjects(item(text)).python
     assert (subject.api, subject.condition) == ("torch.foo", "signature")
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("Remove `torch.foo` in favor of `torch.bar` (#1)", {("torch.foo", "exact", "uses", None)}),
+    ("Drop `helper_fn` in the tracing pass (#1)", set()),
+    ("`WidgetMesh` now keeps a cache (`_cache`) of results (#1)",
+     {("WidgetMesh", "exact", "uses", None)}),
+    ("Deprecate `torch.old`. The `torch.old` default behavior is changed (#1)",
+     {("torch.old", "exact", "uses", None)}),
+], ids=["in-favor-is-a-replacement", "dropped-in-a-place", "gloss", "aspect-noun-keeps-it"])
+def test_glosses_places_and_modifiers_are_no_subjects(text, expected):
+    assert read(text) == expected

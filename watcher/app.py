@@ -37,6 +37,7 @@ from watcher.poller import Poller
 from watcher.store import Store
 
 if TYPE_CHECKING:
+    from watcher.impact import CodeIndex
     from watcher.notes import LabelSource, Taxonomy
     from watcher.subscribe import CommandTransports
 
@@ -49,8 +50,7 @@ logger = logging.getLogger(__name__)
 def taxonomy_for(config: Config) -> Taxonomy:
     from watcher.notes import with_overrides  # only when something is parsed
 
-    rules = [(rule.subsystem, rule.patterns) for rule in config.classify.rules]
-    return with_overrides(config.classify.headings, rules)
+    return with_overrides(config.classify.headings, config.classify.rule_patterns())
 
 
 def configured_notifier(raw: dict[str, Any], config: Config, environ: Mapping[str, str] | None,
@@ -72,6 +72,8 @@ def handler_context(config: Config, deps: Dependencies) -> HandlerContext:
     return HandlerContext(secrets=deps.get_secrets(), base_dir=config.base_dir,
                           stdout=deps.stdout, slack_api_url=config.slack.api_url,
                           sleep=deps.sleep, monotonic=deps.epoch, code_link=config.impact.link,
+                          code_links={codebase.name: codebase.link
+                                      for codebase in config.impact_codebases() if codebase.link},
                           watch_order=tuple(repo.name for repo in config.repos))
 
 
@@ -130,10 +132,12 @@ def impact_step(config: Config, store: Store, metrics: Metrics | None = None,
     seconds told to ``metrics``."""
     from watcher.impact import CodeRoot, ImpactAnalyzer
 
-    roots = [CodeRoot(label, path) for label, path in config.impact_roots()]
+    roots = [CodeRoot(codebase.label, codebase.path, name=codebase.name, link=codebase.link)
+             for codebase in config.impact_codebases()]
     # The daemon keeps each codebase's index in memory between polls too: a re-scan of an
     # unchanged codebase then costs its stat calls, not a read of the whole index from disk.
     kept: dict[str, dict[str, str]] = {}
+    indexes: dict[str, CodeIndex] = {}  # and its last index: an unchanged tree is not decoded
 
     def load(label: str) -> dict[str, str]:
         if label not in kept:
@@ -147,7 +151,8 @@ def impact_step(config: Config, store: Store, metrics: Metrics | None = None,
                 kept[label] = files
 
         on_scan = (metrics or Metrics()).impact_scanned
-        return ImpactAnalyzer(roots, load_cache=load, save_cache=save, on_scan=on_scan).impact
+        return ImpactAnalyzer(roots, load_cache=load, save_cache=save, on_scan=on_scan,
+                              kept=indexes).impact
 
     return for_poll
 

@@ -14,6 +14,8 @@ from pydantic import BaseModel, ConfigDict, Field
 EventType = Literal["published", "edited", "released", "deleted"]
 ChangeType = Literal["added", "removed", "changed"]
 DecidedBy = Literal["heading", "label", "rule", "model"]  # what set an item's subsystem
+Tier = Literal["breaks", "check", "mentions"]  # how sure it is that a change reaches a use
+TIERS: tuple[Tier, ...] = ("breaks", "check", "mentions")  # most sure first
 
 KINDS: tuple[str, ...] = (
     "highlight", "bc_breaking", "deprecation", "new_feature", "improvement", "bug_fix",
@@ -101,10 +103,21 @@ class Affect(Frozen):
     api: str  # the item's api (or environment requirement) this use touches
     root: str
     by_method_name: bool = False  # matched by method name only: the receiver's type is unknown
+    # How sure: "breaks" (the change certainly reaches this line), "check" (it may), "mentions"
+    # (a reference that does not call: shown only on request).
+    tier: Tier = "breaks"
+    why: str = ""  # one line a reader acts on
+    source: Literal["notes", "package"] = "notes"  # the notes' words, or the package's API diff
+    codebase: str = ""  # the configured codebase's name ([[impact.codebases]] name)
+    release: str | None = None  # the release that makes the change, when several are read
 
     def to_json_dict(self) -> dict[str, object]:
         data: dict[str, object] = {"path": self.path, "line": self.line, "code": self.code,
-                                   "api": self.api, "root": self.root}
+                                   "api": self.api, "root": self.root,
+                                   "codebase": self.codebase or self.root, "tier": self.tier,
+                                   "why": self.why, "source": self.source}
+        if self.release is not None:
+            data["release"] = self.release
         if self.by_method_name:
             data["by_method_name"] = True
         return data
@@ -134,12 +147,13 @@ class EventItem(Frozen):
 
     @property
     def touches_code(self) -> bool:
-        return bool(self.affects)
+        """A use in tier ``breaks`` or ``check``: a mention alone does not touch the code."""
+        return any(use.tier != "mentions" for use in self.affects or ())
 
     @property
     def breaks_code(self) -> bool:
         """A BC-breaking or deprecation item with a use in the code: what readers see first."""
-        return bool(self.affects) and self.kind in ATTENTION_KINDS
+        return self.touches_code and self.kind in ATTENTION_KINDS
 
 
 class Summary(Frozen):

@@ -141,13 +141,15 @@ def check_file(path: Path | None, deps: Dependencies) -> Checked:
 def impact_problems(config: Config) -> list[str]:
     """Each ``[impact] code`` entry that is not a readable directory, one line each."""
     problems = []
+    named = {codebase.path: codebase.name for codebase in config.impact.codebases}
     for entry, path in config.impact_roots():
+        key = f'impact.codebases "{named[entry]}" path' if entry in named else "impact.code"
         if not path.exists():
-            problems.append(f"impact.code: {entry!r} does not exist ({path})")
+            problems.append(f"{key}: {entry!r} does not exist ({path})")
         elif not path.is_dir():
-            problems.append(f"impact.code: {entry!r} is not a directory ({path})")
+            problems.append(f"{key}: {entry!r} is not a directory ({path})")
         elif not os.access(path, os.R_OK | os.X_OK):
-            problems.append(f"impact.code: {entry!r} cannot be read ({path})")
+            problems.append(f"{key}: {entry!r} cannot be read ({path})")
     return problems
 
 

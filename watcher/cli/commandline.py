@@ -208,21 +208,42 @@ def classify(state: State, path: str, repo: str | None, fmt: str, explain: bool)
 
 @cli.command()
 @global_options
-@click.argument("path", metavar="PATH|-")
+@click.argument("paths", metavar="NOTES...", nargs=-1)
 @click.option("--code", "code", multiple=True, required=True, metavar="DIR",
               help="A codebase to check (repeat for more).")
+@click.option("--release", metavar="TAG",
+              help="The release a single notes file is (else read from its file name, "
+                   "v2.7.0.md, or its first heading).")
+@click.option("--range", "span", metavar="FROM..TO",
+              help="Every release the store knows from FROM to TO (v2.5.0..v2.10.0), in "
+                   "place of notes files: each use once, with the first release that breaks it.")
 @click.option("--repo", metavar="OWNER/NAME", help="The repo the notes belong to.")
+@click.option("--all", "show_all", is_flag=True,
+              help="Also list the mentions (imports, annotations, marking decorators).")
+@click.option("--fail-on", type=click.Choice(["breaks", "check"]), default="breaks",
+              show_default=True, help="The surest tier that still exits 1.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
               show_default=True)
 @click.pass_obj
-def impact(state: State, path: str, code: tuple[str, ...], repo: str | None, fmt: str) -> None:
-    """Which items of a release-notes file touch a codebase, every use as path:line (offline).
+def impact(state: State, paths: tuple[str, ...], code: tuple[str, ...], release: str | None,
+           span: str | None, repo: str | None, show_all: bool, fail_on: str, fmt: str) -> None:
+    """Which items of release notes touch a codebase, every use as path:line with its tier
+    (offline).
 
-    Exit 1 when a BC-breaking or deprecation item touches the code, else 0."""
-    from watcher.cli.commands.impact import run_impact
+    Exit 1 when a use is in tier breaks (--fail-on check: also check), else 0."""
+    from watcher.cli.commands.impact import (
+        releases_in_range,
+        run_impact,
+        stored_releases,
+    )
 
-    touched = run_impact(state.config(), state.deps.stdout, path, list(code), repo=repo,
-                         fmt=fmt)
+    if bool(paths) == bool(span):
+        raise click.UsageError("give notes files (or -) or --range FROM..TO, one of the two")
+    config = state.config()
+    releases = releases_in_range(stored_releases(config, repo), span) if span else None
+    touched = run_impact(config, state.deps.stdout, list(paths), list(code), repo=repo,
+                         fmt=fmt, release=release, releases=releases, show_all=show_all,
+                         fail_on=fail_on)
     sys.exit(EXIT_FAILED if touched else EXIT_OK)
 
 

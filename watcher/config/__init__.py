@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from watcher.config.durations import Duration as Duration
     from watcher.config.durations import format_duration as format_duration
     from watcher.config.durations import parse_duration as parse_duration
+    from watcher.config.impact import ImpactConfig as ImpactConfig
     from watcher.config.load import checked_config as checked_config
     from watcher.config.load import checked_file as checked_file
     from watcher.config.load import config_from_dict as config_from_dict
@@ -32,7 +33,6 @@ if TYPE_CHECKING:
     from watcher.config.schema import ClassifyRule as ClassifyRule
     from watcher.config.schema import Config as Config
     from watcher.config.schema import GitHubConfig as GitHubConfig
-    from watcher.config.schema import ImpactConfig as ImpactConfig
     from watcher.config.schema import OrgConfig as OrgConfig
     from watcher.config.schema import PollConfig as PollConfig
     from watcher.config.schema import RepoConfig as RepoConfig
@@ -59,7 +59,7 @@ _EXPORTS = {
     "find_config_file": "load",
     "format_duration": "durations",
     "GitHubConfig": "schema",
-    "ImpactConfig": "schema",
+    "ImpactConfig": "impact",
     "invalid_keys": "problems",
     "is_loopback": "schema",
     "load_config": "load",

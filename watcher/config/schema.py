@@ -20,6 +20,7 @@ from pydantic import (
 )
 
 from watcher.config.durations import Duration
+from watcher.config.impact import Codebase, ImpactConfig
 
 REPO_NAME = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
 
@@ -149,34 +150,9 @@ class ClassifyConfig(Section):
     use_pr_labels: bool | None = None
     label_map: dict[str, str]
 
-
-class ImpactConfig(Section):
-    """``[impact]``: the codebases whose use of PyTorch each release is checked against."""
-
-    code: list[str] = Field(default_factory=list)  # directories; relative to the config file
-    # A use's link: "{path}" (relative to its code root) and "{line}" are filled in.
-    link: str | None = None
-    # The package index whose JSON API ({base}/pypi/{package}/{version}/json) gives the wheels
-    # of releases newer than the atlases bundled (watcher/impact/atlas/index.py); a mirror's.
-    package_index: str = "https://pypi.org"
-
-    @field_validator("link")
-    @classmethod
-    def _link_is_a_template(cls, link: str | None) -> str | None:
-        if link is not None and not link.startswith(("https://", "http://")):
-            raise ValueError(f"impact.link {link!r} must be an http(s) URL with {{path}} "
-                             "and {line} in it")
-        if link is not None and "{path}" not in link:
-            raise ValueError("impact.link needs {path} (and usually #L{line}) in it")
-        return link
-
-    @field_validator("package_index")
-    @classmethod
-    def _index_is_a_url(cls, base: str) -> str:
-        if not base.startswith(("https://", "http://")):
-            raise ValueError(f"impact.package_index {base!r} must be an http(s) URL, e.g. "
-                             "https://pypi.org")
-        return base.rstrip("/")
+    def rule_patterns(self) -> list[tuple[str, list[str]]]:
+        """The ``[[classify.rules]]`` as ``(subsystem, patterns)``, as the taxonomy takes them."""
+        return [(rule.subsystem, rule.patterns) for rule in self.rules]
 
 
 def parse_listen(value: str) -> tuple[str, int]:
@@ -292,9 +268,14 @@ class Config(Section):
         return path if path.is_absolute() else self.base_dir / path
 
     def impact_roots(self) -> list[tuple[str, Path]]:
-        """Each ``[impact] code`` entry as written (its name in ``affects[].root``) and where
-        it is on disk."""
-        return [(entry, self.resolve_path(entry)) for entry in self.impact.code]
+        """Each codebase's path as written (its name in ``affects[].root``) and where it is on
+        disk: the ``[impact] code`` entries, then the ``[[impact.codebases]]``."""
+        return [(codebase.label, codebase.path) for codebase in self.impact_codebases()]
+
+    def impact_codebases(self) -> list[Codebase]:
+        """Every configured codebase with its name and link template: an ``[impact] code``
+        entry is named after its folder and takes ``[impact] link``."""
+        return self.impact.codebases_at(self.resolve_path)
 
     def store_path(self) -> Path:
         if self.store.path:

@@ -119,6 +119,9 @@ class HandlerContext:
     slack_api_url: str = "https://slack.com/api/"
     # ``[impact] link``: a use's link, "{path}" and "{line}" filled in; None: uses unlinked.
     code_link: str | None = None
+    # Each codebase's link template by its name (``Affect.codebase``): a use links into its
+    # own codebase's repository (``link_template``).
+    code_links: dict[str, str] = field(default_factory=dict)
     # The watched repos in the config's order: a digest lists its repositories in it.
     watch_order: tuple[str, ...] = ()
     sleep: Callable[[float], None] = time.sleep
@@ -128,6 +131,11 @@ class HandlerContext:
     # starts no new one, so a stop is never cut short in the middle of a long thread; what
     # went out is saved and the next run resumes after it. ``bool()`` is False: never stopping.
     stopping: Callable[[], bool] = bool
+
+    def link_template(self, codebase: str) -> str | None:
+        """The link template of a use's codebase (``Affect.codebase``): its own, never another
+        codebase's; ``code_link`` when no codebase names one (a context built without them)."""
+        return self.code_links.get(codebase) if self.code_links else self.code_link
 
 
 class Progress(Protocol):

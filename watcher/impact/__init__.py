@@ -1,11 +1,12 @@
 """The impact analysis: which changes of a release touch the APIs a codebase uses, line by line.
 
-``subjects`` reads from each item's own text what it changes (APIs, options, config variables,
-namespaces, environment requirements), never the replacement it recommends; ``pyindex`` reads
-what a Python file uses with ``ast``, resolved through its imports; ``envindex`` reads the
-environment a codebase declares (requires-python, pins, base images); ``scan`` walks a codebase
-with a per-file cache; ``match`` finds the uses each change touches; ``analyze`` puts them
-behind one call. Everything is pure apart from ``scan``'s reads of the codebase.
+``subjects/`` reads from each item's own text what it changes (APIs, options, config variables,
+namespaces, environment requirements), never the replacement it recommends; ``code/`` reads
+what a codebase's Python uses with ``ast``, resolved through its imports, through a per-file
+cache; ``environment/`` reads the environment a codebase declares (requires-python, pins, base
+images); ``model`` holds the values they share; ``match`` finds the uses each change touches;
+``analyze`` puts them behind one call. Everything is pure apart from the scan's reads of the
+codebase.
 
 ``atlas`` (a package of its own) is the API of a package's release read from its wheel, the
 diff of two releases, and where atlases come from (bundled, the store, the package index).
@@ -24,6 +25,11 @@ if TYPE_CHECKING:
     from watcher.impact.atlas import ApiChange as ApiChange
     from watcher.impact.atlas import Atlas as Atlas
     from watcher.impact.atlas import AtlasSource as AtlasSource
+    from watcher.impact.code import CodeIndex as CodeIndex
+    from watcher.impact.knowledge import ApiKnowledge as ApiKnowledge
+    from watcher.impact.knowledge import NoKnowledge as NoKnowledge
+    from watcher.impact.knowledge import Parameter as Parameter
+    from watcher.impact.knowledge import Signature as Signature
     from watcher.impact.model import Subjects as Subjects
     from watcher.impact.subjects import read_subjects as read_subjects
 
@@ -31,10 +37,15 @@ _EXPORTS = {
     "ApiChange": "atlas",
     "Atlas": "atlas",
     "AtlasSource": "atlas",
+    "ApiKnowledge": "knowledge",
+    "CodeIndex": "code",
     "CodeRoot": "analyze",
     "ImpactAnalyzer": "analyze",
     "ItemImpact": "analyze",
+    "NoKnowledge": "knowledge",
+    "Parameter": "knowledge",
     "read_subjects": "subjects",
+    "Signature": "knowledge",
     "Subjects": "model",
 }
 __all__ = sorted(_EXPORTS)

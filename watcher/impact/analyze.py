@@ -18,9 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
+from watcher.impact.code import CodeIndex, scan_codebase
+from watcher.impact.knowledge import ApiKnowledge, NoKnowledge
 from watcher.impact.match import find_affects
 from watcher.impact.model import Subjects
-from watcher.impact.scan import CodeIndex, scan_codebase
 from watcher.impact.subjects import read_subjects
 from watcher.models import ATTENTION_KINDS, Affect, ClassifiedItem
 from watcher.present import unparsable_note
@@ -33,10 +34,18 @@ IndexCache = MutableMapping[str, str]
 @dataclass(frozen=True)
 class CodeRoot:
     """A codebase as configured: ``label`` is how ``affects[].root`` names it (as written in
-    the config or on the command line), ``path`` where it is."""
+    the config or on the command line), ``path`` where it is, ``name`` how
+    ``affects[].codebase`` names it (its ``[[impact.codebases]]`` name; else its folder's
+    name), ``link`` the template of a link to one of its lines."""
 
     label: str
     path: Path
+    name: str = ""
+    link: str | None = None
+
+    @property
+    def codebase(self) -> str:
+        return self.name or self.path.name or self.label
 
 
 class ItemImpact(NamedTuple):
@@ -58,6 +67,11 @@ class ImpactAnalyzer:
     warn_unparsable: bool = True  # a warning per scan; the offline command says it itself
     # Told of each scan: the root's label, the files it found, the seconds it took (/metrics).
     on_scan: Callable[[str, int, float], None] = lambda label, files, seconds: None
+    knowledge: ApiKnowledge = field(default_factory=NoKnowledge)
+    # Each codebase's last index by label, kept between analyzers (the daemon's polls): an
+    # unchanged tree is then answered from it without decoding a cache entry.
+    kept: MutableMapping[str, CodeIndex] | None = None
+    cached: bool = True  # False: a one-off scan (the offline command), no cache entry made
     _indexes: list[tuple[CodeRoot, CodeIndex]] | None = field(default=None, repr=False)
 
     def indexes(self) -> list[tuple[CodeRoot, CodeIndex]]:
@@ -69,10 +83,11 @@ class ImpactAnalyzer:
     def _scan(self, root: CodeRoot) -> CodeIndex | None:
         """A codebase that cannot be read is left out with one warning, never fatal: the
         release is still announced, without its impact on that codebase."""
-        cache = self.load_cache(root.label)
+        cache = self.load_cache(root.label) if self.cached else None
         started = time.perf_counter()
         try:
-            index = scan_codebase(str(root.path), cache)
+            index = scan_codebase(str(root.path), cache,
+                                  None if self.kept is None else self.kept.get(root.label))
         except OSError as error:
             logger.warning("impact: cannot read the codebase %s: %s", root.label,
                            error.strerror or error)
@@ -80,26 +95,34 @@ class ImpactAnalyzer:
         if index.unparsable and self.warn_unparsable:
             logger.warning("impact: in %s, %s", root.label, unparsable_note(
                 len(index.unparsable), [path for path, _ in index.unparsable]))
-        if index.counts.cache_changed:
+        if index.counts.cache_changed and cache is not None:
             self.save_cache(root.label, cache)
+        if self.kept is not None:
+            self.kept[root.label] = index
         self.on_scan(root.label, index.counts.files, time.perf_counter() - started)
         return index
 
-    def impact(self, item: ClassifiedItem) -> ItemImpact | None:
+    def impact(self, item: ClassifiedItem, release: str | None = None) -> ItemImpact | None:
         """None for an item that names nothing a codebase could use (or is not BC-breaking or
-        a deprecation); else its APIs and their uses, possibly none."""
+        a deprecation); else its APIs and their uses, possibly none. ``release``: the release
+        the item is of, named in each use's ``why`` and ``release``."""
         if item.kind not in ATTENTION_KINDS:
             return None
         subjects = read_subjects(item)
         if not subjects:
             return None
-        return ItemImpact(subjects.apis, self.affects(subjects))
+        return ItemImpact(subjects.apis, self.affects(subjects, release))
 
-    def affects(self, subjects: Subjects) -> list[Affect]:
+    def affects(self, subjects: Subjects, release: str | None = None) -> list[Affect]:
         found: list[Affect] = []
         for root, index in self.indexes():
-            found += find_affects(subjects, index, root.label)
+            found += find_affects(subjects, index, root.label, codebase=root.codebase,
+                                  release=release, knowledge=self.knowledge)
         return found
+
+    def links(self) -> dict[str, str]:
+        """Each codebase's link template, by its name (``affects[].codebase``)."""
+        return {root.codebase: root.link for root in self.roots if root.link}
 
 
 def cache_in(store: MutableMapping[str, dict[str, str]]) -> tuple[

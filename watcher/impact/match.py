@@ -1,23 +1,24 @@
-"""Finds where the changes of one item touch a scanned codebase: each use of a changed API,
-each call that passes a removed option or omits one whose default flipped, each declaration
-of a dropped Python, CUDA or package version.
+"""Finds where the changes of one item touch a scanned codebase: each use of a changed API (and
+of its subclasses, where the API knowledge knows them), each call that passes a removed option
+or omits one whose default changed, each declaration of a dropped Python, CUDA or package
+version; and judges each (``tiers``).
 
-Precision first: a call through ``**kwargs`` may or may not carry an option, so it is flagged
-neither for passing nor for omitting it; a reference that is not a call (``map_location=
-torch.load`` handed around) is not flagged for a call's options.
+A change limited to a kind of input or a state reaches a codebase only where it can make that
+input or set that state, and then only as ``check``: whether a given call gets a nested tensor
+depends on values the index does not know.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
-from watcher.impact.model import Subject, Subjects
-from watcher.impact.pyindex import UseRow
-from watcher.impact.scan import CodeIndex
-from watcher.impact.usetable import UseTable
+from watcher.impact.code import CodeIndex, UseTable
+from watcher.impact.knowledge import ApiKnowledge, NoKnowledge, Signature
+from watcher.impact.model import Qualifier, Subject, Subjects
+from watcher.impact.tiers import Match, cap, judge, rank
 from watcher.models import Affect
 
-__all__ = ["find_affects"]
+__all__ = ["find_affects", "reachable"]
 
 # Where the public names the notes write are defined, when a file may import them from
 # there: ``from torch.serialization import load`` is ``torch.load``.
@@ -26,59 +27,108 @@ DEFINED_AT: dict[str, tuple[str, ...]] = {
     "torch.save": ("torch.serialization.save",),
 }
 BARE_ROOT = "torch."  # an undotted api ("capture_pre_autograd_graph") is looked up under it
+NO_KNOWLEDGE = NoKnowledge()
 
-Found = tuple[str, UseRow, bool]  # (path, use, matched by method name only)
 
-
-def find_affects(subjects: Subjects, index: CodeIndex, root_label: str) -> list[Affect]:
-    """One affect per (path, line, api), sorted by path and line."""
+def find_affects(subjects: Subjects, index: CodeIndex, root_label: str, *,
+                 codebase: str = "", release: str | None = None,
+                 knowledge: ApiKnowledge = NO_KNOWLEDGE) -> list[Affect]:
+    """One affect per (path, line, api), the surest tier kept; breaks first, then check, then
+    mentions, each by path and line."""
     found: dict[tuple[str, int, str], Affect] = {}
-    for subject in subjects.python:
-        for path, row, by_method in python_uses(subject, index.table):
-            key = (path, row["line"], subject.api)
-            if key in found and (by_method or not found[key].by_method_name):
-                continue  # a use resolved by name beats one matched by method name only
-            found[key] = Affect(path=path, line=row["line"], code=row["code"],
-                                api=subject.api, root=root_label, by_method_name=by_method)
+    base = {"root": root_label, "codebase": codebase, "release": release}
+    reaches, note = reachable(subjects.qualifiers, index)
+    for subject in subjects.python if reaches else ():
+        for match in python_uses(subject, index.table, knowledge):
+            verdict = judge(subject, match, release)
+            if verdict is None:
+                continue
+            if note:
+                verdict = cap(verdict, note)
+            keep(found, Affect(path=match.path, line=match.row["line"], code=match.row["code"],
+                               api=subject.api, by_method_name=match.by_method,
+                               tier=verdict.tier, why=verdict.why, **base))  # type: ignore[arg-type]
     if subjects.environment:
         # Imported here: most items change no environment, and packaging's specifiers are
         # only needed for those that do.
-        from watcher.impact.envmatch import touches
+        from watcher.impact.environment import touches
     for environment in subjects.environment:
         label = environment.label
         for path, declaration in index.declarations:
-            key = (path, declaration.line, label)
-            if key not in found and touches(environment, declaration):
-                found[key] = Affect(path=path, line=declaration.line, code=declaration.code,
-                                    api=label, root=root_label)
-    return sorted(found.values(), key=lambda affect: (affect.path, affect.line, affect.api))
+            if touches(environment, declaration):
+                keep(found, Affect(path=path, line=declaration.line, code=declaration.code,
+                                   api=label, why=f"declares what {label} no longer admits",
+                                   **base))  # type: ignore[arg-type]
+    return sorted(found.values(), key=lambda use: (rank(use.tier), use.path, use.line, use.api))
 
 
-def python_uses(subject: Subject, table: UseTable) -> Iterator[Found]:
-    """The uses a Python subject touches."""
+def keep(found: dict[tuple[str, int, str], Affect], affect: Affect) -> None:
+    """The surest reading of a use wins; at equal tiers, one resolved by name beats one matched
+    by method name only."""
+    key = (affect.path, affect.line, affect.api)
+    old = found.get(key)
+    if old is None or (rank(affect.tier), affect.by_method_name) < (
+            rank(old.tier), old.by_method_name):
+        found[key] = affect
+
+
+def reachable(qualifiers: tuple[Qualifier, ...], index: CodeIndex) -> tuple[bool, str]:
+    """Whether the codebase can make one of the inputs (or set one of the states) a change is
+    limited to, and what to tell the reader; (True, "") when the change is not limited."""
+    if not qualifiers:
+        return True, ""
+    table = index.table
+    for qualifier in qualifiers:
+        if qualifier.kind == "state":
+            setter = next((name for name in qualifier.made_by if name in index.sets), None)
+            if setter is not None:
+                return True, f"only when {qualifier.name} is set, which the code does ({setter})"
+            continue
+        maker = next((name for name in qualifier.made_by if makes(name, table)), None)
+        if maker is not None and qualifier.kind == "setting":
+            return True, f"only with {qualifier.name}, which the code selects ({maker})"
+        if maker is not None:
+            return True, f"only with {qualifier.name}, which the code can make ({maker})"
+    return False, ""
+
+
+def makes(name: str, table: UseTable) -> bool:
+    if name.startswith("."):
+        method = name[1:]
+        return bool(table.by_method.get(method) or table.ending_with(method))
+    return bool(table.under(name))
+
+
+def python_uses(subject: Subject, table: UseTable, knowledge: ApiKnowledge) -> Iterator[Match]:
+    """The uses a Python subject's names reach (the judge decides which it touches)."""
     api = subject.api
     if subject.scope == "method":
-        yield from method_uses(subject, table)
-    elif not api:
+        yield from method_uses(subject, table, knowledge)
         return
-    elif "." not in api and subject.scope == "exact":
+    if not api:
+        return
+    if "." not in api and subject.scope == "exact":
         for path, row in table.through(api):
             name = row["name"]
             if name.startswith(BARE_ROOT):
-                called = name.rpartition(".")[2] == api
-                if meets(subject, row, called):
-                    yield path, row, False
+                yield Match(path, row, itself=name.rpartition(".")[2] == api,
+                            signature=signature_of(name, knowledge))
     else:
-        for name in (api, *DEFINED_AT.get(api, ())):
+        for name in spellings(api, knowledge):
+            signature = signature_of(name, knowledge)
             for path, row in table.under(name):
                 # Options belong to a call of the api itself, not of a name under it.
-                if meets(subject, row, row["name"] == name):
-                    yield path, row, False
+                yield Match(path, row, itself=row["name"] == name, signature=signature)
+    if subject.scope == "exact":
+        for name, via in subclass_names(api, table, knowledge):
+            signature = signature_of(name, knowledge)
+            for path, row in table.by_name.get(name, ()):
+                yield Match(path, row, via=via, signature=signature)
 
 
-def method_uses(subject: Subject, table: UseTable) -> Iterator[Found]:
+def method_uses(subject: Subject, table: UseTable, knowledge: ApiKnowledge) -> Iterator[Match]:
     """``scheduler.print_lr()`` on any object, by method name; and a resolved name of that
-    method of that class: under its qualified owner when the api has one
+    method of that class (or of a subclass): under its qualified owner when the api has one
     (``torch.Tensor.new_tensor``), else under torch (``LRScheduler.print_lr``).
 
     By name alone only a call, and only of a name that says what it does: ``x.new_tensor(...)``
@@ -90,12 +140,50 @@ def method_uses(subject: Subject, table: UseTable) -> Iterator[Found]:
     ending = f".{owner.rpartition('.')[2]}.{method}" if owner else "." + method
     if distinctive_method(method):
         for path, row in table.by_method.get(method, ()):
-            if row.get("is_call") and meets(subject, row, True):
-                yield path, row, True
+            if row.get("is_call"):
+                yield Match(path, row, by_method=True)
     for path, row in table.ending_with(method):
         name = row["name"]
-        if name.startswith(within) and name.endswith(ending) and meets(subject, row, True):
-            yield path, row, False
+        if name.startswith(within) and name.endswith(ending):
+            yield Match(path, row)
+    if owner:
+        for name, via in subclass_names(owner, table, knowledge):
+            for path, row in table.by_name.get(f"{name}.{method}", ()):
+                yield Match(path, row, via=via)
+
+
+def spellings(api: str, knowledge: ApiKnowledge) -> list[str]:
+    """The names code may write for ``api``: itself, where it is defined, its re-exports."""
+    canonical = knowledge.resolve(api)
+    names = [api, *DEFINED_AT.get(api, ())]
+    if canonical is not None:
+        names += [canonical, *knowledge.names_of(canonical)]
+    return list(dict.fromkeys(names))
+
+
+def subclass_names(api: str, table: UseTable, knowledge: ApiKnowledge) -> list[tuple[str, str]]:
+    """Each spelling of each class deriving from ``api`` (bare names through the qualified
+    names the code uses), with the subclass's short name."""
+    candidates = [api] if "." in api else [
+        name for name in table.names_ending_with(api) if name.startswith(BARE_ROOT)]
+    if not candidates and "." not in api:
+        # A bare class the code never names itself ("the LRScheduler constructor"): looked for
+        # in the modules it does use (``torch.optim.lr_scheduler`` of its ``StepLR``).
+        modules = {name.rpartition(".")[0] for name in table.names if name.startswith(BARE_ROOT)}
+        candidates = [resolved for module in sorted(modules)
+                      if (resolved := knowledge.resolve(f"{module}.{api}")) is not None]
+    found: dict[str, str] = {}
+    for name in candidates:
+        canonical = knowledge.resolve(name) or name
+        for sub in sorted(knowledge.subclasses(canonical)):
+            short = sub.rpartition(".")[2]
+            for spelling in (sub, *knowledge.names_of(sub)):
+                found.setdefault(spelling, short)
+    return list(found.items())
+
+
+def signature_of(name: str, knowledge: ApiKnowledge) -> Signature | None:
+    return knowledge.signature(knowledge.resolve(name) or name)
 
 
 def distinctive_method(method: str) -> bool:
@@ -103,17 +191,3 @@ def distinctive_method(method: str) -> bool:
     ``zeroGrad``), never a single short word (``seed``, ``step``, ``load``)."""
     words = method.strip("_")
     return "_" in words or any(char.isupper() for char in words[1:])
-
-
-def meets(subject: Subject, row: UseRow, called_itself: bool) -> bool:
-    """Whether a use meets the subject's condition."""
-    if subject.condition == "uses":
-        return True
-    if subject.condition in ("errors", "signature"):
-        return False  # not to be told from a call's keywords: never a false alarm
-    if not called_itself or not row.get("is_call") or subject.option is None:
-        return False
-    passed = subject.option in row.get("keywords", ())
-    if subject.condition == "passes":
-        return passed
-    return not passed and not row.get("passes_kwargs", False)

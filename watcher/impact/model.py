@@ -13,8 +13,19 @@ from pydantic import BaseModel, ConfigDict
 
 from watcher.models import Affect
 
-__all__ = ["Affect", "Declaration", "EnvironmentSubject", "FileIndex", "Subject", "Subjects",
-           "Use"]
+__all__ = [
+    "Affect",
+    "Declaration",
+    "Effect",
+    "EnvironmentSubject",
+    "FileIndex",
+    "Qualifier",
+    "Ref",
+    "Subject",
+    "Subjects",
+    "UnparsableError",
+    "Use",
+]
 
 # How a Python subject is touched:
 #   "uses"   any reference to the API (a removed or deprecated function, class, module, config)
@@ -38,8 +49,21 @@ Condition = Literal["uses", "passes", "omits", "errors", "signature"]
 #               and marked as such to readers
 Scope = Literal["exact", "namespace", "method"]
 
+# How a use is referenced when it is not a plain call or read: decorators are applied bare
+# (``@x``, no ``is_call``) or called (``@x(...)``, ``is_call``).
+Ref = Literal["", "import", "annotation", "isinstance", "decorator", "base", "assign"]
+
+# What an item does to a subject, read from the words around it: "removed" (the name or option
+# is gone, or renamed), "deprecated" (it still works and warns), "changed" (its behaviour).
+Effect = Literal["removed", "deprecated", "changed"]
+
 # What an environment subject is about.
 EnvironmentKind = Literal["python", "cuda", "package", "renamed_package"]
+
+
+class UnparsableError(Exception):
+    """A file of a codebase (Python, or an environment file) that cannot be read; the message
+    is one line, fit for a report."""
 
 
 class Frozen(BaseModel):
@@ -54,6 +78,21 @@ class Subject(Frozen):
     condition: Condition = "uses"
     option: str | None = None  # the keyword, with condition "passes" or "omits"
     method: str | None = None  # the attribute name, with scope "method"
+    effect: Effect = "changed"
+    # The option's value the change is about, as written ("False" of "`dynamo=False` is
+    # deprecated"): a call passing another constant is not touched.
+    value: str | None = None
+
+
+class Qualifier(Frozen):
+    """What a change is limited to: a kind of "input" the code must be able to make ("nested
+    tensors"), or a "state" it must be able to set (``grad_scale`` already set). ``made_by``:
+    the dotted names (or ``.method``s) whose use makes the input; for a state, the attribute
+    or keyword names that set it."""
+
+    kind: Literal["input", "state", "setting"]  # setting: selected by a call (made_by)
+    name: str
+    made_by: tuple[str, ...]
 
 
 class EnvironmentSubject(Frozen):
@@ -93,6 +132,7 @@ class Subjects(Frozen):
 
     python: tuple[Subject, ...] = ()
     environment: tuple[EnvironmentSubject, ...] = ()
+    qualifiers: tuple[Qualifier, ...] = ()  # the change reaches code only with one of these
 
     def __bool__(self) -> bool:
         return bool(self.python or self.environment)
@@ -115,6 +155,10 @@ class Use(Frozen):
     is_call: bool = False
     keywords: tuple[str, ...] = ()  # keyword names passed, when a call
     passes_kwargs: bool = False  # a ``**kwargs`` in the call may carry any option
+    ref: Ref = ""  # how it is referenced when not a plain call or read
+    args: int = 0  # positional arguments passed, when a call (``*args`` not counted)
+    passes_args: bool = False  # a ``*args`` in the call may carry any positional argument
+    values: dict[str, bool | int | float | str | None] = {}  # constant keyword values passed
 
 
 class Declaration(Frozen):

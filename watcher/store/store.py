@@ -344,7 +344,7 @@ class Store(DigestLedger, PaceLedger, SeenLedger, SubscriptionLedger, AtlasShelf
 
     def code_index(self, root: str) -> dict[str, str]:
         """A codebase's impact index as last scanned, per file (its size, mtime, hash and
-        uses, as ``watcher.impact.scan`` writes them); {} when never scanned."""
+        uses, as ``watcher.impact.code.scan`` writes them); {} when never scanned."""
         keys = self._keys()
         found = keys.get_many([code_index_key(root)]) if keys is not None else {}
         return dict(next(iter(found.values()), None) or {})

@@ -1,30 +1,35 @@
-"""``release-watch impact``: which items of a release-notes file touch a codebase, with every
-use as ``path:line``; offline, no state. Exit 1 when a BC-breaking or deprecation item touches
-the code (CI can gate an upgrade on it, as with ``diff --exit-code``), else 0."""
+"""``release-watch impact``: which items of one or more release-notes files (or of the releases
+the store knows over a range) touch a codebase, every use as ``path:line`` with its tier;
+offline, no state written. Exit 1 when a use is in tier ``breaks`` (``--fail-on check``: also
+``check``), so CI can gate an upgrade on it, else 0."""
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
-from typing import IO
+from typing import IO, NamedTuple
 
-from watcher.app import taxonomy_for
-from watcher.cli.commands.offline import item_json
+from packaging.version import InvalidVersion, Version
+
+from watcher.cli.commands.impact_report import Found, report_json, report_text, upgrade
 from watcher.cli.inputs import read_text
 from watcher.config import Config
 from watcher.errors import ConfigError
-from watcher.impact import CodeRoot, ImpactAnalyzer, ItemImpact
-from watcher.models import ClassifiedItem
-from watcher.notes import Analyzer
-from watcher.present import (
-    KIND_NAMES,
-    by_name_note,
-    plural,
-    unparsable_note,
-    use_place,
-    uses_in_files,
-)
-from watcher.untrusted import clean_line
+from watcher.impact import CodeRoot, ImpactAnalyzer
+from watcher.notes import Analyzer, with_overrides
+
+DEFAULT_REPO = "pytorch/pytorch"
+# "v2.7.0.md", "pytorch-v2.10.0-notes.md"; "# PyTorch 2.7.0 Release Notes", "## v2.7.0".
+TAG_IN_NAME = re.compile(r"(?<![\w.])(v?\d+\.\d+(?:\.\d+)?(?:[-.]?rc\d+)?)(?![\w])")
+HEADING = re.compile(r"^#{1,6}\s+(.*)$", re.MULTILINE)
+
+
+class Notes(NamedTuple):
+    """One release's notes: its tag (None when it cannot be told) and body."""
+
+    release: str | None
+    body: str
 
 
 def code_roots(dirs: list[str]) -> list[CodeRoot]:
@@ -35,64 +40,101 @@ def code_roots(dirs: list[str]) -> list[CodeRoot]:
         if not path.is_dir():
             problem = "not a directory" if path.exists() else "no such directory"
             raise ConfigError(f"--code {entry}: {problem}")
-        roots.append(CodeRoot(entry, path))
+        roots.append(CodeRoot(entry, path, name=path.resolve().name))
     return roots
 
 
-def run_impact(config: Config, out: IO[str], path: str, code: list[str], *,
-               repo: str | None, fmt: str) -> bool:
-    """Prints the report; True when a BC-breaking or deprecation item touches the code."""
-    analyzer = ImpactAnalyzer(code_roots(code), warn_unparsable=False)  # the footer says it
-    items = Analyzer(taxonomy_for(config), max_body_chars=config.poll.max_body_chars,
-                     max_items=config.poll.max_items_per_release).items(read_text(path), repo=repo)
-    found = [(item, analyzer.impact(item)) for item in items]
-    breaking = any(impact is not None and impact.affects for _, impact in found)
+def run_impact(config: Config, out: IO[str], paths: list[str], code: list[str], *,
+               repo: str | None, fmt: str, release: str | None = None,
+               releases: list[Notes] | None = None, show_all: bool = False,
+               fail_on: str = "breaks") -> bool:
+    """Prints the report; True when a use is in a failing tier. ``releases``: the notes of a
+    ``--range``, read from the store by the caller."""
+    notes = releases if releases is not None else notes_files(paths, release)
+    # The footer names unparsable files; one scan, so no per-file cache is made.
+    analyzer = ImpactAnalyzer(code_roots(code), warn_unparsable=False, cached=False)
+    # The taxonomy as ``watcher.app.taxonomy_for`` makes it, without importing the bot's
+    # composition root (HTTP clients, notifiers): a CI run of this command pays for neither.
+    taxonomy = with_overrides(config.classify.headings, config.classify.rule_patterns())
+    reader = Analyzer(taxonomy, max_body_chars=config.poll.max_body_chars,
+                      max_items=config.poll.max_items_per_release)
+    found: list[Found] = []
+    for entry in notes:
+        for item in reader.items(entry.body, repo=repo):
+            found.append(Found(item, analyzer.impact(item, entry.release), entry.release))
+    found = upgrade(found) if len(notes) > 1 else found
+    failing = {"breaks"} | ({"check"} if fail_on == "check" else set())
+    fails = any(use.tier in failing for entry in found if entry.impact
+                for use in entry.impact.affects)
     if fmt == "json":
-        out.write(json.dumps(_json(found, analyzer), ensure_ascii=False, indent=2) + "\n")
+        out.write(json.dumps(report_json(found, analyzer, show_all), ensure_ascii=False,
+                             indent=2) + "\n")
     else:
-        out.writelines(line + "\n" for line in _text(found, analyzer))
-    return breaking
+        out.writelines(line + "\n" for line in report_text(found, analyzer, show_all))
+    return fails
 
 
-def _json(found: list[tuple[ClassifiedItem, ItemImpact | None]], analyzer: ImpactAnalyzer
-          ) -> dict[str, object]:
-    items = []
-    for item, impact in found:
-        entry = item_json(item)
-        if impact is not None:
-            entry["apis"] = impact.apis
-            entry["affects"] = [use.to_json_dict() for use in impact.affects]
-        items.append(entry)
-    return {"items": items, "scanned": _scanned(analyzer)}
+def notes_files(paths: list[str], release: str | None) -> list[Notes]:
+    """Each file's notes with its release: ``--release`` for a single file, else read from
+    the file's name or its first heading."""
+    if release is not None and len(paths) > 1:
+        raise ConfigError("--release names the release of a single notes file; with several, "
+                          "each is read from its file name or first heading")
+    notes = []
+    for path in paths:
+        body = read_text(path)
+        notes.append(Notes(release or release_of(path, body), body))
+    return notes
 
 
-def _scanned(analyzer: ImpactAnalyzer) -> list[dict[str, object]]:
-    return [{"root": root.label, "files": len(index.records),
-             "unparsable": [{"path": path, "error": why} for path, why in index.unparsable]}
-            for root, index in analyzer.indexes()]
+def release_of(path: str, body: str) -> str | None:
+    """``v2.7.0`` from ``v2.7.0.md`` or from a first heading ``PyTorch 2.7.0 Release Notes``."""
+    for text in (Path(path).name if path != "-" else "", first_heading(body)):
+        match = TAG_IN_NAME.search(text)
+        if match:
+            tag = match.group(1)
+            return tag if tag.startswith("v") else "v" + tag
+    return None
 
 
-def _text(found: list[tuple[ClassifiedItem, ItemImpact | None]], analyzer: ImpactAnalyzer
-          ) -> list[str]:
-    touching = [(item, impact) for item, impact in found if impact is not None and impact.affects]
-    lines: list[str] = []
-    for item, impact in touching:
-        first = clean_line(item.text.split("\n", 1)[0])
-        lines.append(f"{KIND_NAMES[item.kind]} [{item.subsystem}] {first}")
-        lines.append(f"  changes: {', '.join(clean_line(api) for api in impact.apis)}")
-        for use in impact.affects:
-            where = f"{use.root}/{use_place(use)}" if len(analyzer.roots) > 1 else use_place(use)
-            lines.append(f"  {clean_line(where)}  {clean_line(use.code)}{by_name_note(use)}")
-        lines.append("")
-    named = [impact for _, impact in found if impact is not None]
-    uses = [use for _, impact in touching for use in impact.affects]
-    lines.append(f"{plural(len(touching), 'BC-breaking or deprecation item')} touch the code "
-                 f"({uses_in_files(uses)}); "
-                 f"{len(named)} of {plural(len(found), 'item')} name an API that was looked for")
-    for root, index in analyzer.indexes():
-        note = f"{root.label}: {plural(len(index.records), 'file')} read"
-        if index.unparsable:
-            paths = [clean_line(path) for path, _ in index.unparsable]
-            note += f"; {unparsable_note(len(paths), paths)}"
-        lines.append(note)
-    return lines
+def first_heading(body: str) -> str:
+    match = HEADING.search(body)
+    return match.group(1) if match else ""
+
+
+def releases_in_range(records: list[tuple[str, str]], span: str) -> list[Notes]:
+    """The releases (tag, body) whose version is within ``FROM..TO`` (both included), oldest
+    first; ``ConfigError`` for a range that does not read or holds no known release."""
+    start, dots, end = span.partition("..")
+    if not dots or not start or not end:
+        raise ConfigError(f"--range {span}: write FROM..TO, e.g. v2.5.0..v2.10.0")
+    low, high = version_of(start), version_of(end)
+    if low is None or high is None:
+        raise ConfigError(f"--range {span}: FROM and TO must be versions, e.g. v2.5.0..v2.10.0")
+    chosen = sorted(((version, tag, body) for tag, body in records
+                     if (version := version_of(tag)) is not None and low <= version <= high),
+                    key=lambda entry: entry[0])
+    if not chosen:
+        raise ConfigError(f"--range {span}: the store knows no release in it "
+                          f"({len(records)} known; run `release-watch poll` first)")
+    return [Notes(tag, body) for _, tag, body in chosen]
+
+
+def version_of(tag: str) -> Version | None:
+    try:
+        return Version(tag.strip().removeprefix("v"))
+    except InvalidVersion:
+        return None
+
+
+def stored_releases(config: Config, repo: str | None) -> list[tuple[str, str]]:
+    """(tag, body) of every release of ``repo`` (pytorch/pytorch) the store knows, read
+    without writing to it."""
+    from watcher.store import Store
+
+    store = Store.open(config.store_path(), read_only=True)
+    try:
+        records = store.release_records(repo or DEFAULT_REPO)
+    finally:
+        store.close()
+    return [(record.release.tag_name, record.release.body or "") for record in records.values()]

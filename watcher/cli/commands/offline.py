@@ -10,9 +10,9 @@ from typing import IO
 
 from watcher.app import taxonomy_for
 from watcher.cli.inputs import read_text
+from watcher.cli.outputs import item_json
 from watcher.config import Config
 from watcher.delivery import event_item
-from watcher.models import ClassifiedItem
 from watcher.notes import (
     Analyzer,
     Classifier,
@@ -25,13 +25,6 @@ from watcher.present import CHANGE_SIGNS, UNSURE_BELOW, hyperlinks_for, plural, 
 from watcher.untrusted import clean_line
 
 logger = logging.getLogger(__name__)
-
-
-def item_json(item: ClassifiedItem) -> dict[str, object]:
-    fields = {"subsystem", "kind", "text", "section", "prs", "decided_by", "confidence"}
-    data = dict(item.model_dump(mode="json", include=fields | ({"group"} if item.group else set())))
-    data["confidence"] = round(item.confidence, 3)
-    return data
 
 
 def _footer(decisions: list[Decision], repo: str | None) -> str:

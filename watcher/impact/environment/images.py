@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import shlex
 
-from watcher.impact.envdecl import (
+from watcher.impact.environment.declarations import (
     conda_spec,
     cuda,
     cuda_in,

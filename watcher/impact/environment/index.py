@@ -14,11 +14,10 @@ from collections.abc import Callable
 from itertools import chain
 from typing import Any
 
-from watcher.impact.envdecl import python, requirement, requirement_lines
-from watcher.impact.envfiles import environment_kind
-from watcher.impact.envimage import conda_environment, dockerfile
-from watcher.impact.model import Declaration, FileIndex
-from watcher.impact.pyindex import UnparsableError
+from watcher.impact.environment.declarations import python, requirement, requirement_lines
+from watcher.impact.environment.files import environment_kind
+from watcher.impact.environment.images import conda_environment, dockerfile
+from watcher.impact.model import Declaration, FileIndex, UnparsableError
 
 __all__ = ["environment_reader", "index_environment", "is_environment_file"]
 

@@ -16,8 +16,8 @@ import tokenize
 from collections.abc import Iterator
 from typing import Any, NamedTuple
 
-from watcher.impact.model import FileIndex
-from watcher.impact.pywalk import CONFIG_PATCH, PARTIAL, Raw, Walker
+from watcher.impact.code.pywalk import CONFIG_PATCH, PARTIAL, Raw, Walker
+from watcher.impact.model import FileIndex, UnparsableError
 
 __all__ = ["PythonIndex", "UnparsableError", "UseRow", "index_python", "module_name",
            "read_python"]
@@ -27,10 +27,6 @@ CODE_LIMIT = 200
 FUNCTOOLS_PARTIAL = "functools.partial"
 
 
-class UnparsableError(Exception):
-    """A file that ``ast`` cannot read; the message is one line, fit for a report."""
-
-
 # A Use as FileIndex's JSON has it, defaults left out: the scan caches and matches these
 # without building a model per use (the models cost more than the walk).
 UseRow = dict[str, Any]
@@ -38,12 +34,13 @@ UseRow = dict[str, Any]
 
 class PythonIndex(NamedTuple):
     """A file's uses as rows, plus what the scan needs to follow re-exports across the tree:
-    the names its module binds at top level by import (``{"load": "torch.serialization.load"}``)
-    and its number of lines."""
+    the names its module binds at top level by import (``{"load": "torch.serialization.load"}``),
+    its number of lines, and the names it sets (attributes assigned, keywords passed)."""
 
     uses: list[UseRow]
     exports: dict[str, str]
     lines: int
+    sets: tuple[str, ...] = ()
 
 
 def index_python(path: str, source: str | bytes) -> FileIndex:
@@ -69,7 +66,7 @@ def read_python(path: str, source: str | bytes) -> PythonIndex:
     exports = {name: target for name, target in walker.exports.items()
                if root_of(target) not in STDLIB}
     count = len(lines) - (lines[-1] == "")  # a final newline ends the last line
-    return PythonIndex(resolve(walker, lines), exports, count)
+    return PythonIndex(resolve(walker, lines), exports, count, tuple(sorted(walker.sets)))
 
 
 def decode(source: str | bytes) -> str:
@@ -119,17 +116,15 @@ def resolve(walker: Walker, lines: list[str]) -> list[UseRow]:
     for raw in walker.raws:
         for use in uses_of(raw, aliases):
             if use not in seen:
-                line, name, method, call, keywords, kwargs = use
+                line, name, method, call, keywords, kwargs, ref, args, star, values = use
                 row: UseRow = {"line": line, "code": lines[line - 1].strip()[:CODE_LIMIT]
                                if line <= count else "", "name": name}
-                if method:
-                    row["method"] = method
-                if call:
-                    row["is_call"] = True
-                if keywords:
-                    row["keywords"] = list(keywords)
-                if kwargs:
-                    row["passes_kwargs"] = True
+                # Defaults left out, as FileIndex's JSON has them.
+                optional: tuple[tuple[str, object], ...] = (
+                    ("method", method), ("is_call", call), ("keywords", list(keywords)),
+                    ("passes_kwargs", kwargs), ("ref", ref), ("args", args),
+                    ("passes_args", star), ("values", dict(values)))
+                row.update((key, value) for key, value in optional if value)
                 seen[use] = row
     return sorted(seen.values(), key=line_of)
 
@@ -138,31 +133,34 @@ def line_of(row: UseRow) -> int:
     return row["line"]  # type: ignore[no-any-return]
 
 
-UseTuple = tuple[int, str, str, bool, tuple[str, ...], bool]
+# (line, name, method, call, keywords, passes **kwargs, ref, positional arguments, *args,
+# constant keyword values)
+UseTuple = tuple[int, str, str, bool, tuple[str, ...], bool, str, int, bool,
+                 tuple[tuple[str, Any], ...]]
 
 
 def uses_of(raw: Raw, aliases: dict[str, str]) -> Iterator[UseTuple]:
-    line, root, attrs, call, keywords, kwargs, extra = raw
+    line, root, attrs, call, keywords, kwargs, extra, ref, args, star, values = raw
     if not root:  # an import, already a full name
         if root_of(attrs[0]) not in STDLIB:
-            yield line, attrs[0], "", False, (), False
+            yield line, attrs[0], "", False, (), False, ref, 0, False, ()
         return
     target = aliases.get(root)
     if target is None:
         # A local object: its methods may still be a "method" subject (scheduler.print_lr()).
         if attrs and call is not None:
-            yield line, "", attrs[-1], call, keywords, kwargs
+            yield line, "", attrs[-1], call, keywords, kwargs, ref, args, star, values
         return
     name = ".".join((target, *attrs)) if attrs else target
     if root_of(name) in STDLIB:
         if extra is not None and extra[0] == PARTIAL and name == FUNCTOOLS_PARTIAL:
             yield from partial_use(line, extra[1], aliases, keywords, kwargs)
         return
-    yield line, name, "", bool(call), keywords, kwargs
+    yield line, name, "", bool(call), keywords, kwargs, ref, args, star, values
     if extra is not None and extra[0] == CONFIG_PATCH and is_config_patch(name):
         config = name.rpartition(".")[0]
         for key in (*keywords, *extra[1]):
-            yield line, f"{config}.{key}", "", False, (), False
+            yield line, f"{config}.{key}", "", False, (), False, "assign", 0, False, ()
 
 
 def partial_use(line: int, argument: tuple[str, tuple[str, ...]] | None,
@@ -178,7 +176,9 @@ def partial_use(line: int, argument: tuple[str, tuple[str, ...]] | None,
         return
     called = ".".join((target, *attrs)) if attrs else target
     if root_of(called) not in STDLIB:
-        yield line, called, "", True, keywords, kwargs
+        # Its positional arguments after the callee are not counted: a partial is rare, and
+        # an unknown count never claims a parameter passed by position.
+        yield line, called, "", True, keywords, kwargs, "", 0, False, ()
 
 
 def is_config_patch(name: str) -> bool:

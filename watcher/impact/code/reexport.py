@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Protocol
 
-from watcher.impact.pyindex import UseRow, module_name
+from watcher.impact.code.pyindex import UseRow, module_name
 
 __all__ = ["DEPTH", "Module", "resolve_reexports"]
 

@@ -16,8 +16,8 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from watcher.impact.model import EnvironmentSubject
-from watcher.impact.subjects_names import normalise_package
-from watcher.impact.subjects_text import Sentence
+from watcher.impact.subjects.names import normalise_package
+from watcher.impact.subjects.text import Sentence
 
 __all__ = ["read_environment"]
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from watcher.impact.subjects_text import Sentence
+from watcher.impact.subjects.text import Sentence
 
 __all__ = [
     "BOUNDARY",
@@ -21,9 +21,11 @@ __all__ = [
     "CONFIG_BEFORE",
     "CONFIG_OWNERS",
     "FROM_TO",
+    "GLOSS_BEFORE",
     "INSTANCES_AFTER",
     "INSTEAD_OF",
     "METHOD_AFTER",
+    "MODIFIES_AFTER",
     "MODULE_AFTER",
     "MODULE_BEFORE",
     "NEW",
@@ -35,7 +37,9 @@ __all__ = [
     "OUT_VARIANT",
     "OWNER_LINK",
     "OWNER_WORD",
+    "PLACE_AFTER",
     "QUALIFIER",
+    "REMOVAL_BEFORE",
     "REPLACEMENT_AFTER",
     "SNAKE_AFTER_TO",
     "STRONG_CONTEXT",
@@ -159,3 +163,23 @@ def weak_cue(sentence: Sentence) -> bool:
 def is_default(sentence: Sentence) -> bool:
     """Says a default changed ("switched default to", "now uses X by default")."""
     return DEFAULT.search(sentence.text) is not None
+
+
+# A parenthesised gloss: "a process group registry (`x`)", plain words right before "(".
+GLOSS_BEFORE = re.compile(r"[A-Za-z]{2,}\s*\(\s*$")
+# "Drop `x` in exporter API": the removal verb right before the mention, and after it "in"
+# and plain words to the end of the sentence (not "in favor of", a replacement).
+REMOVAL_BEFORE = re.compile(r"\b(?:remov(?:e|ed|es|ing)|drop(?:s|ped|ping)?|delet(?:e|ed|es|ing))"
+                            r"\s+(?:the\s+)?$", re.IGNORECASE)
+PLACE_AFTER = re.compile(r"\s+in\s+(?!favou?r\b)[A-Za-z][\w -]{0,60}[\s(#0-9,).]*$")
+# "`x` diagnostic path is ...": plain nouns after the name, then the verb; the nouns are what
+# changed, unless they say what kind of API the name is ("`x` function is deprecated").
+API_KINDS = (r"functions?|methods?|class(?:es)?|modules?|apis?|options?|flags?|arguments?|"
+             r"param(?:eter)?s?|kwargs?|attributes?|propert(?:y|ies)|operators?|ops?|backends?|"
+             r"config(?:uration)?s?|variables?|decorators?|packages?|submodules?|namespaces?|"
+             r"types?|enums?|constructors?|fields?|settings?|context\s+managers?|"
+             # aspects of the API itself: "`x` default behavior is changed"
+             r"behaviou?rs?|semantics|defaults?|outputs?|results?|signatures?|returns?|values?|"
+             r"usages?|support|calls?|inputs?")
+MODIFIES_AFTER = re.compile(r"\s+(?!(?:" + API_KINDS + r")\b)[a-z]{3,}(?:\s+(?!(?:" + API_KINDS
+                            + r")\b)[a-z]{3,})?\s+(?:is|are|was|were|has\s+been|have\s+been)\b")

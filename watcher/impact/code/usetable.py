@@ -13,7 +13,7 @@ from bisect import bisect_left
 from collections.abc import Iterable
 from functools import cached_property
 
-from watcher.impact.pyindex import UseRow
+from watcher.impact.code.pyindex import UseRow
 
 __all__ = ["Hit", "UseTable"]
 
@@ -70,6 +70,10 @@ class UseTable:
         """Uses whose name's last component is ``last``."""
         return [hit for name in self.by_part.get(last, ()) if name.rpartition(".")[2] == last
                 for hit in self.by_name[name]]
+
+    def names_ending_with(self, last: str) -> list[str]:
+        """The distinct names whose last component is ``last``."""
+        return [name for name in self.by_part.get(last, ()) if name.rpartition(".")[2] == last]
 
     def through(self, part: str) -> list[Hit]:
         """Uses whose name holds the component ``part`` (``x.part`` or ``x.part.y``)."""

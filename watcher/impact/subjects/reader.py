@@ -10,7 +10,9 @@ example's "before" half is read only when the prose names nothing: the names it 
 default is read as an option the call omits: from the words ("switched default to
 `strict=False` in `f`") or from the keyword the "after" half adds to keep the old behaviour.
 
-Kind-agnostic and pure; the caller decides which kinds need subjects.
+Each subject says what the item does to it (``effect``: removed, deprecated, changed), read
+from the sentence that names it and the item's kind; the title's qualifiers (a kind of input, a
+state) say what the change is limited to. Pure; the caller decides which kinds need subjects.
 """
 
 from __future__ import annotations
@@ -18,13 +20,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from watcher.impact.model import EnvironmentSubject, Subject, Subjects
-from watcher.impact.subjects_clause import Found, Reading, read_sentence
-from watcher.impact.subjects_code import CodeFacts, read_blocks
-from watcher.impact.subjects_cues import is_default, strong_cue, weak_cue
-from watcher.impact.subjects_env import read_environment
-from watcher.impact.subjects_names import distinctive, is_method_form
-from watcher.impact.subjects_text import Parsed, parse_item
+from watcher.impact.model import Effect, EnvironmentSubject, Subject, Subjects
+from watcher.impact.subjects.clause import Found, Reading, read_sentence
+from watcher.impact.subjects.cues import is_default, strong_cue, weak_cue
+from watcher.impact.subjects.effects import CURRENT_DEFAULT, effect_of, read_qualifiers
+from watcher.impact.subjects.environment import read_environment
+from watcher.impact.subjects.examples import CodeFacts, read_blocks
+from watcher.impact.subjects.names import distinctive, is_method_form
+from watcher.impact.subjects.text import Parsed, parse_item
+from watcher.impact.vocabulary import vocabulary
 from watcher.models import ClassifiedItem
 
 __all__ = ["read_subjects"]
@@ -45,16 +49,23 @@ def read_subjects(item: ClassifiedItem) -> Subjects:
     """The APIs and environment requirements ``item`` changes, in the order its text names
     them; empty when it names nothing a codebase could use."""
     parsed = parse_item(item.text)
-    item_view = _Item.read(parsed)
+    item_view = _Item.read(parsed, item.kind)
     python = item_view.python_subjects()
     title = " ".join(sentence.plain for sentence in parsed.sentences if sentence.title)
+    if item.kind == "deprecation" and CURRENT_DEFAULT.search(title):
+        # The option's current default is what is deprecated: calls relying on it warn too.
+        python += [subject.model_copy(update={"condition": "omits", "value": None})
+                   for subject in python if subject.condition == "passes" and subject.option]
     unflagged = "errors" if errors_only(title) else "signature" if SIGNATURE.search(title) \
         else None
     if unflagged is not None:
         python = [subject.model_copy(update={"condition": unflagged})
                   if subject.condition == "uses" else subject for subject in python]
     environment: list[EnvironmentSubject] = read_environment(parsed.sentences)
-    return Subjects(python=tuple(python), environment=tuple(environment))
+    qualifiers = read_qualifiers(parsed.sentences, vocabulary().inputs,
+                                 parsed.blocks) if python else []
+    return Subjects(python=tuple(python), environment=tuple(environment),
+                    qualifiers=tuple(qualifiers))
 
 
 def errors_only(title: str) -> bool:
@@ -71,6 +82,7 @@ class _Item:
     parsed: Parsed
     readings: list[Reading]
     facts: dict[str, CodeFacts]
+    kind: str = "bc_breaking"
     cpp: bool = False  # it names C++ (``at::``, ``torch::``): its bare names are C++'s too
     # The qualified names the item uses, by each of their dotted tails ("export_for_training",
     # "LRScheduler.print_lr") and by each of their prefixes: lookups, not scans.
@@ -78,10 +90,10 @@ class _Item:
     prefixes: set[str] = field(default_factory=set)
 
     @classmethod
-    def read(cls, parsed: Parsed) -> _Item:
+    def read(cls, parsed: Parsed, kind: str) -> _Item:
         """Every sentence read, the examples read, and the names that qualify bare ones."""
         readings = [read_sentence(sentence) for sentence in parsed.sentences]
-        view = cls(parsed, readings, read_blocks(parsed.blocks))
+        view = cls(parsed, readings, read_blocks(parsed.blocks), kind)
         view.cpp = any(m.code and "::" in m.raw for s in parsed.sentences for m in s.mentions)
         view.cpp = view.cpp or any("C++" in s.text for s in parsed.sentences if s.title)
         names: dict[str, None] = {}
@@ -105,6 +117,11 @@ class _Item:
         if not any(s.api for s in subjects):
             subjects = self._from_examples()
         return _tidy([s for s in subjects if s.api])
+
+    def _title_effect(self) -> Effect:
+        titles = [s for s in self.parsed.sentences if s.title]
+        return effect_of(titles[0], self.kind) if titles else (
+            "deprecated" if self.kind == "deprecation" else "changed")
 
     def _default(self) -> bool:
         return any(is_default(s) for s in self.parsed.sentences if s.title)
@@ -136,9 +153,10 @@ class _Item:
         """The Subjects a finding stands for, qualified and scoped; none when it is no API.
         An option whose owner is unknown keeps ``api`` "" for the defaults to resolve."""
         names = [found.name] if found.name else self._borrowed_owners(index, found)
+        effect = effect_of(self.parsed.sentences[index], self.kind)
         if not names:
-            return [Subject(api="", condition=found.condition, option=found.option)] if (
-                found.condition == "omits") else []
+            return [Subject(api="", condition=found.condition, option=found.option,
+                            effect=effect)] if found.condition == "omits" else []
         subjects = []
         for name in names:
             api = self._qualify(name)
@@ -146,12 +164,14 @@ class _Item:
                 continue
             if (is_method_form(api) or found.method) and not found.config:
                 subjects.append(Subject(api=api, scope="method", condition=found.condition,
-                                        option=found.option, method=api.rsplit(".", 1)[-1]))
+                                        option=found.option, method=api.rsplit(".", 1)[-1],
+                                        effect=effect))
             elif self._is_namespace(api, found):
-                subjects.append(Subject(api=api, scope="namespace"))
+                subjects.append(Subject(api=api, scope="namespace", effect=effect))
             else:
                 subjects.append(Subject(api=api, condition=found.condition,
-                                        option=found.option))
+                                        option=found.option, effect=effect,
+                                        value=found.value or None))
         return subjects
 
     def _borrowed_owners(self, index: int, found: Found) -> list[str]:
@@ -223,7 +243,8 @@ class _Item:
             if api.startswith("torch.") and api in before:
                 old = frozenset().union(*before[api])
                 for keyword in sorted(frozenset().union(*calls) - old):
-                    added.append(Subject(api=api, condition="omits", option=keyword))
+                    added.append(Subject(api=api, condition="omits", option=keyword,
+                                         effect=self._title_effect()))
         return added
 
     def _from_examples(self) -> list[Subject]:
@@ -233,11 +254,13 @@ class _Item:
             return []
         dropped = [name for name in before.names if name.startswith("torch.")
                    and name not in after.names and name not in self.facts["neutral"].names]
-        subjects = [Subject(api=name) for name in dropped]
+        effect = self._title_effect()
+        subjects = [Subject(api=name, effect=effect) for name in dropped]
         for api, calls in before.calls.items():
             if api.startswith("torch.") and api in after.calls:
                 gone = frozenset().union(*calls) - frozenset().union(*after.calls[api])
-                subjects += [Subject(api=api, condition="passes", option=kw) for kw in sorted(gone)]
+                subjects += [Subject(api=api, condition="passes", option=kw, effect=effect)
+                             for kw in sorted(gone)]
         return subjects
 
 

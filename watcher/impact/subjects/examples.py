@@ -12,8 +12,8 @@ import ast
 import textwrap
 from dataclasses import dataclass, field
 
-from watcher.impact.subjects_names import ALIASES
-from watcher.impact.subjects_text import CodeBlock
+from watcher.impact.subjects.names import ALIASES
+from watcher.impact.subjects.text import CodeBlock
 
 __all__ = ["CodeFacts", "read_blocks"]
 

@@ -14,10 +14,10 @@ import re
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 
-from watcher.impact import subjects_cues as cue
 from watcher.impact.model import Condition
-from watcher.impact.subjects_names import NameInfo, expand, read_span
-from watcher.impact.subjects_text import MARK, Sentence
+from watcher.impact.subjects import cues as cue
+from watcher.impact.subjects.names import NameInfo, expand, read_span
+from watcher.impact.subjects.text import MARK, Sentence
 
 __all__ = ["Found", "Reading", "read_sentence"]
 
@@ -35,6 +35,7 @@ class Found:
     config: bool = False  # qualified from a config owner ("Inductor config variable")
     method: bool = False  # the words call it a method ("the `x` method")
     whole: bool = False  # the singular subject of "is deprecated" / "has been removed"
+    value: str = ""  # the option's value as written ("`dynamo=False` is deprecated")
 
 
 @dataclass
@@ -109,9 +110,45 @@ def _mark_replacements(ctx: _Context) -> None:
 
 def _read_mention(ctx: _Context, index: int) -> None:
     """The first rule that explains the mention decides its part."""
-    for rule in (_as_config, _as_out_variant, _as_option, _as_qualified, _as_head):
+    for rule in (_as_gloss, _as_placed, _as_modifier, _as_config, _as_out_variant, _as_option,
+                 _as_qualified, _as_head):
         if rule(ctx, index):
             return
+
+
+def _as_gloss(ctx: _Context, index: int) -> bool:
+    """"stores a process group registry (`_pg_registry`)": a bare name in parentheses after
+    plain words names what those words describe, here something new; it is no subject."""
+    info = ctx.infos[index]
+    if "." in info.name or not cue.GLOSS_BEFORE.search(ctx.before(index)):
+        return False
+    if not ctx.after(index).lstrip().startswith(")"):
+        return False
+    ctx.roles[index] = "gloss"
+    return True
+
+
+def _as_placed(ctx: _Context, index: int) -> bool:
+    """"Drop `draft_export` in exporter API": a bare name removed *in* a place the words name
+    (no API of its own) is taken out of that place's workings, not removed from the API."""
+    info = ctx.infos[index]
+    if "." in info.name or index + 1 != len(ctx.infos):
+        return False
+    if not (cue.REMOVAL_BEFORE.search(ctx.before(index))
+            and cue.PLACE_AFTER.match(ctx.after(index))):
+        return False
+    ctx.roles[index] = "placed"
+    return True
+
+
+def _as_modifier(ctx: _Context, index: int) -> bool:
+    """"The expensive `x` diagnostic path is no longer auto-invoked": a name that only
+    modifies the noun after it (not a kind of API: "function", "option") is not what the
+    body sentence says changed."""
+    if ctx.sentence.title or not cue.MODIFIES_AFTER.match(ctx.after(index)):
+        return False
+    ctx.roles[index] = "modifier"
+    return True
 
 
 def _as_config(ctx: _Context, index: int) -> bool:
@@ -169,7 +206,8 @@ def _as_option(ctx: _Context, index: int) -> bool:
     omitted = cue.OMITTED_AFTER.match(ctx.after(index)) is not None
     condition: Condition = "omits" if ctx.default or omitted else "passes"
     for owner in _owners(ctx, index):
-        ctx.reading.found.append(Found(owner, condition, info.name))
+        ctx.reading.found.append(Found(owner, condition, info.name,
+                                       value=info.value if condition == "passes" else ""))
     return True
 
 

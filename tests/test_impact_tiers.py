@@ -1,0 +1,334 @@
+"""Tiers on real notes items against code written like real code: removed parameters through
+subclasses and positions (with a hand-made ``ApiKnowledge``), changed defaults relied on or
+forwarded, changes limited to inputs the code cannot make, and references that do not call."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+from test_impact_subjects import item_of
+
+from watcher.impact import ImpactAnalyzer
+from watcher.impact.analyze import CodeRoot
+from watcher.impact.knowledge import NoKnowledge, Parameter, Signature
+from watcher.models import Affect
+
+SCHEDULERS = "torch.optim.lr_scheduler"
+
+
+SIGNATURES = {
+    f"{SCHEDULERS}.StepLR": Signature((Parameter("optimizer"), Parameter("step_size"),
+                                       Parameter("gamma", default="0.1"),
+                                       Parameter("last_epoch", default="-1"),
+                                       Parameter("verbose", default='"deprecated"'))),
+    f"{SCHEDULERS}.ReduceLROnPlateau": Signature((
+        Parameter("optimizer"), Parameter("mode", default='"min"'),
+        Parameter("verbose", "keyword_only", default='"deprecated"'))),
+}
+
+
+class Atlas:
+    """A tiny hand-made API knowledge: LRScheduler and two subclasses, the 2.6 signatures."""
+
+    def resolve(self, name: str) -> str | None:
+        if name.startswith("torch.optim.lr_scheduler."):
+            return name
+        return None
+
+    def names_of(self, api: str) -> list[str]:
+        return [api]
+
+    def subclasses(self, cls: str) -> set[str]:
+        if cls == f"{SCHEDULERS}.LRScheduler":
+            return {f"{SCHEDULERS}.StepLR", f"{SCHEDULERS}.ReduceLROnPlateau"}
+        return set()
+
+    def signature(self, api: str) -> Signature | None:
+        return SIGNATURES.get(api)
+
+    def deprecated(self, api: str) -> str | None:
+        return None
+
+    def module_of(self, api: str) -> str | None:
+        return api.rpartition(".")[0]
+
+
+def analyzer(tmp_path: Path, files: dict[str, str], knowledge: object = None) -> ImpactAnalyzer:
+    root = tmp_path / "code"
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(textwrap.dedent(text))
+    return ImpactAnalyzer([CodeRoot("code", root)],
+                          knowledge=knowledge or NoKnowledge())  # type: ignore[arg-type]
+
+
+def uses(analyzer: ImpactAnalyzer, release: str, piece: str) -> list[Affect]:
+    found = analyzer.impact(item_of(release, piece), f"v{release}")
+    assert found is not None
+    return found.affects
+
+
+def tiers(affects: list[Affect]) -> dict[tuple[str, int], str]:
+    return {(use.path, use.line): use.tier for use in affects}
+
+
+SCHEDULING = {"train.py": """\
+    import torch
+    from torch.optim.lr_scheduler import ReduceLROnPlateau, StepLR
+
+    def schedulers(optim, options):
+        plateau = ReduceLROnPlateau(optim, mode="max", verbose=True)
+        step = StepLR(optim, 30, 0.1, -1, True)
+        quiet = StepLR(optim, step_size=30)
+        forwarded = torch.optim.lr_scheduler.StepLR(optim, **options)
+        plateau.print_lr()
+        return plateau, step, quiet, forwarded
+    """}
+LR_ITEM = ("2.7.0", "Finish deprecation of `LRScheduler.print_lr()`")
+
+
+def test_a_removed_constructor_parameter_reaches_every_subclass(tmp_path):
+    affects = uses(analyzer(tmp_path, SCHEDULING, Atlas()), *LR_ITEM)
+    assert tiers(affects) == {("train.py", 5): "breaks", ("train.py", 6): "breaks",
+                              ("train.py", 8): "check", ("train.py", 9): "breaks"}
+    why = {use.line: use.why for use in affects}
+    assert why[5] == ("passes verbose=, removed in v2.7.0; ReduceLROnPlateau derives from "
+                      "LRScheduler")
+    assert why[6].startswith("passes verbose by position (argument 5), removed in v2.7.0")
+    assert why[8].startswith("forwards **kwargs to StepLR, which may carry verbose=")
+    assert why[9] == "calls .print_lr(), removed in v2.7.0"
+
+
+def test_without_knowledge_only_the_named_class_and_the_method_name_match(tmp_path):
+    affects = uses(analyzer(tmp_path, SCHEDULING), *LR_ITEM)
+    assert tiers(affects) == {("train.py", 9): "breaks"}  # print_lr by method name
+
+
+ONNX = {"export.py": """\
+    import torch
+
+    def export(model, args, path, options):
+        torch.onnx.export(model, args, path)
+        torch.onnx.export(model, args, path, dynamo=False, opset_version=17, fallback=True)
+        torch.onnx.export(model, args, path, **options)
+    """}
+
+
+@pytest.mark.parametrize(("release", "piece", "relied"), [
+    ("2.8.0", "Default opset in `torch.onnx.export`", "breaks"),
+    ("2.8.0", "The `dynamo=False` (current default) option", "check"),  # only warns now
+    ("2.9.0", "Default to `dynamo=True` for ONNX exporter", "breaks"),
+    ("2.9.0", "Set default opset to 20", "breaks"),
+    ("2.10.0", "`fallback=False` is now the default", "breaks"),
+], ids=["2.8-opset", "2.8-dynamo-deprecated", "2.9-dynamo", "2.9-opset", "2.10-fallback"])
+def test_changed_onnx_defaults_flag_calls_relying_on_them(tmp_path, release, piece, relied):
+    affects = uses(analyzer(tmp_path, ONNX), release, piece)
+    found = tiers(affects)
+    assert found[("export.py", 4)] == relied
+    assert found[("export.py", 6)] == "check"  # **options may carry it
+    if "current default" in piece:  # passing dynamo= is deprecated too: check
+        assert found[("export.py", 5)] == "check"
+    else:
+        assert ("export.py", 5) not in found  # it says what it wants
+    assert next(use.why for use in affects if use.line == 4).startswith(
+        "relies on the default of ")
+
+
+FLEX = {"attention.py": """\
+    import torch
+    from torch.nn.attention.flex_attention import BlockMask, flex_attention
+
+    def attend(q, k, v, mask: BlockMask):
+        if isinstance(mask, BlockMask):
+            return flex_attention(q, k, v, block_mask=mask)
+        return None
+    """}
+FLEX_ITEM = ("2.10.0", "Remove Nested Jagged Tensor support")
+
+
+def test_where_the_code_makes_nested_tensors_calls_are_check_at_most(tmp_path):
+    files = {**FLEX, "batch.py": "import torch\nx = torch.nested.nested_tensor([a, b])\n"}
+    affects = uses(analyzer(tmp_path, files), *FLEX_ITEM)
+    assert tiers(affects)[("attention.py", 6)] == "check"
+    assert {use.tier for use in affects if use.line != 6} == {"mentions"}
+    assert "only with nested tensors, which the code can make (torch.nested)" in next(
+        use.why for use in affects if use.line == 6)
+
+
+SCALER = {"amp.py": """\
+    import torch
+
+    scaler = torch.amp.GradScaler("cuda")
+    scaler.scale(loss).backward()
+    """}
+SCALER_ITEM = ("2.5.0", "Add support to `GradScaler`")
+
+
+def test_code_that_sets_the_state_is_check(tmp_path):
+    files = {**SCALER, "opt.py": "def prime(optimizer):\n    optimizer.grad_scale = 2.0\n"}
+    affects = uses(analyzer(tmp_path, files), *SCALER_ITEM)
+    assert tiers(affects) == {("amp.py", 3): "check"}
+
+
+SCRIPTED = {
+    "scripted.py": """\
+        import torch
+
+        def compile_it(model, example):
+            return torch.jit.script(model), torch.jit.trace(model, example)
+        """,
+    "marked.py": """\
+        import torch
+        from torch.jit import Final
+
+        class Block(torch.nn.Module):
+            size: Final[int] = 3
+
+            @torch.jit.ignore
+            def debug(self):
+                return torch.jit.is_scripting()
+        """,
+}
+
+
+def test_the_torchscript_deprecation_tells_calls_from_marks(tmp_path):
+    affects = uses(analyzer(tmp_path, SCRIPTED), "2.10.0", "`torch.jit` is not guaranteed")
+    by_file: dict[str, set[str]] = {}
+    for use in affects:
+        by_file.setdefault(use.path, set()).add(use.tier)
+    assert by_file == {"scripted.py": {"check"}, "marked.py": {"mentions"}}
+
+
+def test_a_removed_name_breaks_every_use_imports_included(tmp_path):
+    files = {"io.py": """\
+        from torch.onnx import dynamo_export
+        import torch
+
+        def export(model: torch.onnx.ONNXProgram):
+            return dynamo_export(model)
+        """}
+    affects = uses(analyzer(tmp_path, files), "2.9.0", "Remove `torch.onnx.dynamo_export`")
+    assert tiers(affects) == {("io.py", 1): "breaks", ("io.py", 5): "breaks"}
+    assert next(use.why for use in affects if use.line == 1) == (
+        "imports torch.onnx.dynamo_export, removed in v2.9.0")
+
+
+def test_signature_positions_stop_at_keyword_only_and_star_args():
+    signature = Signature((Parameter("a"), Parameter("b", "positional_only"),
+                           Parameter("args", "var_positional"), Parameter("c", "keyword_only")))
+    assert signature.position("a") == 0
+    assert signature.position("b") == 1
+    assert signature.position("c") is None
+    assert signature.position("missing") is None
+
+
+LOADERS = {"data.py": """\
+    import torch
+    from torch.utils.data import DataLoader
+
+    def loaders(dataset, config, **kwargs):
+        params = {"batch_size": 8, "num_workers": 2}
+        params["pin_memory"] = True
+        a = DataLoader(dataset, **params)
+        params.update(pin_memory_device="cuda")
+        b = DataLoader(dataset, **params)
+        c = DataLoader(dataset, **kwargs)
+        d = DataLoader(dataset, **config)
+        return a, b, c, d
+    """}
+
+
+def test_a_dict_built_in_the_file_passes_its_keys_and_a_forwarded_kwargs_may(tmp_path):
+    affects = uses(analyzer(tmp_path, LOADERS), "2.9.0", "Deprecate `pin_memory_device` param")
+    # a: the dict's keys are known and lack the option; b: update() added it; c forwards the
+    # caller's **kwargs; d passes a dict of unknown keys.
+    assert tiers(affects) == {("data.py", 9): "check", ("data.py", 10): "check",
+                              ("data.py", 11): "check"}
+    assert next(use.why for use in affects if use.line == 9).startswith(
+        "passes pin_memory_device=, deprecated")
+
+
+EXPORTS = {"export.py": """\
+    import torch
+
+    def export(model, args, path, flag):
+        torch.onnx.export(model, args, path, dynamo=True)
+        torch.onnx.export(model, args, path, dynamo=False)
+        torch.onnx.export(model, args, path, dynamo=flag)
+    """}
+
+
+def test_a_deprecated_value_touches_calls_passing_it_not_other_constants(tmp_path):
+    affects = uses(analyzer(tmp_path, EXPORTS), "2.8.0",
+                   "The `dynamo=False` (current default) option")
+    found = tiers(affects)
+    assert ("export.py", 4) not in found  # dynamo=True is the way forward
+    assert found[("export.py", 5)] == "check"
+    assert found[("export.py", 6)] == "check"
+    assert next(use.why for use in affects if use.line == 6).startswith("passes dynamo= (computed")
+
+
+def test_a_bare_name_is_not_flagged_for_what_a_forwarded_kwargs_may_carry(tmp_path):
+    files = {"x.py": "import torch\n\ndef go(m, a, **kw):\n    torch.onnx.export(m, a, **kw)\n"}
+    affects = uses(analyzer(tmp_path, files), "2.9.0", "Switch off runtime asserts by default")
+    assert affects == []
+
+
+SOLVES = {"solve.py": "import torch\nx = torch.linalg.solve_triangular(a, b, upper=False)\n"}
+SOLVE_ITEM = ("2.11.0", "`torch.linalg.solve_triangular` and `torch.triangular_solve`")
+
+
+def test_a_backend_no_longer_dispatched_to_reaches_only_code_that_selects_it(tmp_path):
+    files = {**SOLVES, "setup.py": "import torch\n"
+             "torch.backends.cuda.preferred_linalg_library('magma')\n"}
+    affects = uses(analyzer(tmp_path, files), *SOLVE_ITEM)
+    assert tiers(affects) == {("solve.py", 2): "check"}
+    assert "only with the MAGMA backend, which the code selects" in affects[0].why
+
+
+WRAPPER = {"onnx.py": """\
+    import warnings
+    import torch
+
+    def to_onnx(model, args, buffer, **kwargs):
+        options = {"opset_version": 17, "do_constant_folding": True}
+        options.update(kwargs)
+        warnings.filterwarnings("ignore", category=torch.jit.TracerWarning)
+        torch.onnx.export(model, args, buffer, **options)
+    """}
+
+
+def test_a_dict_updated_from_kwargs_keeps_its_known_keys(tmp_path):
+    code = analyzer(tmp_path, WRAPPER)
+    assert uses(code, "2.8.0", "Default opset in `torch.onnx.export`") == []  # passes it
+    assert tiers(uses(code, "2.10.0", "`fallback=False` is now the default")) == {
+        ("onnx.py", 8): "check"}  # may carry fallback, else relies on the default
+
+
+def test_a_class_named_without_being_made_is_a_mention(tmp_path):
+    affects = uses(analyzer(tmp_path, WRAPPER), "2.10.0", "`torch.jit` is not guaranteed")
+    assert tiers(affects) == {("onnx.py", 7): "mentions"}
+
+
+@pytest.mark.parametrize(("files", "item"), [
+    (FLEX, FLEX_ITEM), (SCALER, SCALER_ITEM), (SOLVES, SOLVE_ITEM)],
+    ids=["no-nested-tensor-made", "grad-scale-never-set", "magma-never-selected"])
+def test_a_limited_change_flags_nothing_where_the_code_cannot_meet_its_limit(tmp_path, files,
+                                                                              item):
+    assert uses(analyzer(tmp_path, files), *item) == []
+
+
+def test_what_an_option_does_changed_reaches_calls_passing_it_unless_none(tmp_path):
+    files = {"attn.py": """\
+        import torch.nn.functional as F
+
+        def attend(q, k, v, mask):
+            a = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+            b = F.scaled_dot_product_attention(q, k, v, attn_mask=None)
+            return a, b
+        """}
+    affects = uses(analyzer(tmp_path, files), "2.5.0", "call _safe_softmax from SDPA")
+    assert tiers(affects) == {("attn.py", 4): "check"}
+    assert affects[0].why == "passes attn_mask=, its behaviour changed in v2.5.0"

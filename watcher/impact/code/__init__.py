@@ -1,0 +1,44 @@
+"""What a codebase uses: every Python file read with ``ast`` and resolved through its imports.
+
+``pywalk`` walks one parsed file for its imports and raw references (with how each is
+referenced: a call, an import, an annotation, an ``isinstance`` argument, a decorator),
+with ``shapes`` for the expressions it reads whole (dotted names, literal dicts);
+``pyindex`` resolves them to dotted names; ``reexport`` follows names the codebase's own modules
+re-export; ``usetable`` is the look-ups the matcher asks; ``scan`` walks a codebase through a
+per-file cache, so an unchanged file is never read again.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from watcher import lazy_exports
+
+if TYPE_CHECKING:
+    from watcher.impact.code.pyindex import PythonIndex as PythonIndex
+    from watcher.impact.code.pyindex import UnparsableError as UnparsableError
+    from watcher.impact.code.pyindex import UseRow as UseRow
+    from watcher.impact.code.pyindex import index_python as index_python
+    from watcher.impact.code.pyindex import module_name as module_name
+    from watcher.impact.code.pyindex import read_python as read_python
+    from watcher.impact.code.scan import CodeIndex as CodeIndex
+    from watcher.impact.code.scan import ScanCounts as ScanCounts
+    from watcher.impact.code.scan import scan_codebase as scan_codebase
+    from watcher.impact.code.usetable import Hit as Hit
+    from watcher.impact.code.usetable import UseTable as UseTable
+
+_EXPORTS = {
+    "CodeIndex": "scan",
+    "Hit": "usetable",
+    "index_python": "pyindex",
+    "module_name": "pyindex",
+    "PythonIndex": "pyindex",
+    "read_python": "pyindex",
+    "scan_codebase": "scan",
+    "ScanCounts": "scan",
+    "UnparsableError": "pyindex",
+    "UseRow": "pyindex",
+    "UseTable": "usetable",
+}
+__all__ = sorted(_EXPORTS)
+__getattr__ = lazy_exports(__name__, _EXPORTS)

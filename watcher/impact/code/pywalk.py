@@ -1,0 +1,285 @@
+"""The one walk over a parsed Python file: the names its imports bind, and every reference
+whose root is a plain name (``F.relu``, ``load``, ``obj.print_lr()``), left unresolved, with how
+it is referenced (a call, an import, an annotation, an ``isinstance`` argument, a decorator, a
+base class, an assignment target, or a plain read) and the names the file sets (attributes it
+assigns, keywords it passes: the state a codebase can put an object in).
+
+Iterative, so deep nesting costs no recursion; each attribute chain is taken whole from its
+outermost node and its inner nodes are not visited again, which keeps one reference per
+chain (``torch.nn.functional.relu``, not each of its prefixes).
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+from watcher.impact.code.shapes import chain_of, literal_keys, string_keys, top_level_imports
+
+__all__ = ["CONFIG_PATCH", "PARTIAL", "Raw", "Ref", "Walker"]
+
+CONFIG_PATCH = "config"
+PARTIAL = "partial"
+
+# (line, root, attributes, call, keywords, passes **kwargs, extra, ref, positional arguments,
+# passes *args, the constant values of keywords as ((name, value), ...)). ``root`` "" is an
+# import, whose full name is ``attributes[0]``. ``call``: True for a call, False for a read,
+# None for an assignment target. ``extra``: ("partial", (root, attributes) of the first
+# argument or None) or ("config", the string keys of a ``patch({...})`` / ``patch("key",
+# ...)``). ``ref``: how the reference is made when it is not a plain call or read (``Ref``),
+# else "".
+Raw = tuple[int, str, tuple[str, ...], bool | None, tuple[str, ...], bool, Any, str, int, bool,
+            tuple[tuple[str, Any], ...]]
+
+# How a use is referenced, besides a call or a read: an "import"; a type "annotation"; the
+# class argument of ``isinstance``/``issubclass``; a "decorator" (applied bare, ``@x``, or
+# called, ``@x(...)``); a class's "base"; an "assign"ment target.
+Ref = str
+TYPE_TESTS = frozenset({"isinstance", "issubclass"})
+CONSTANTS = (bool, int, float, str, type(None))
+
+# Fields that never hold a node worth visiting: names, numbers, flags, expression contexts.
+SKIPPED = frozenset({"ctx", "id", "attr", "name", "names", "module", "level", "type_comment",
+                     "kind", "arg", "conversion", "is_async", "simple", "kwd_attrs", "rest"})
+DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+LEAVES = (ast.Constant, ast.Pass, ast.Break, ast.Continue, ast.Global, ast.Nonlocal)
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def fields_of(kind: type) -> tuple[str, ...]:
+    """The fields worth visiting of a node type, last first (the walk's stack pops them back
+    into file order)."""
+    fields = _FIELDS.get(kind)
+    if fields is None:
+        fields = () if issubclass(kind, LEAVES) else tuple(reversed([
+            field for field in kind._fields if field not in SKIPPED]))  # type: ignore[attr-defined]
+        _FIELDS[kind] = fields
+    return fields
+
+
+class Walker:
+    """``aliases``: every name an import binds, anywhere in the file (first binding wins, so
+    ``try: from torch.ao... except ImportError: from torch...`` keeps the first);
+    ``exports``: those bound at module level; ``raws``: the references, in file order."""
+
+    def __init__(self, package: str) -> None:
+        self.package = package
+        self.aliases: dict[str, str] = {}
+        self.exports: dict[str, str] = {}
+        self.raws: list[Raw] = []
+        self.sets: set[str] = set()  # attribute names assigned, keyword names passed
+        self._top: set[int] = set()
+        self._refs: dict[int, Ref] = {}  # id of an expression node -> how it is referenced
+        # The names of ``**kwargs`` parameters (a call passing one on forwards its caller's
+        # options), and the keys of dicts the file builds literally (``params = {"a": 1}``,
+        # ``params["b"] = 2``): a call passing ``**params`` passes those keywords.
+        self._forwarded: set[str] = set()
+        self._dicts: dict[str, set[str]] = {}
+        self._open: set[str] = set()  # of those, the ones updated from a dict of unknown keys
+
+    def walk(self, tree: ast.Module) -> None:
+        self._top = {id(node) for node in top_level_imports(tree.body)}
+        stack: list[Any] = [tree]
+        pop, push, extend = stack.pop, stack.append, stack.extend
+        record, refs, name_kind, load = self.raws.append, self._refs, ast.Name, ast.Load
+        constant = ast.Constant
+        while stack:
+            node = pop()
+            kind = type(node)
+            if kind is name_kind:
+                # Inline: most names are locals read, a reference of their own each (resolved,
+                # or dropped, once every import is known); a bare name assigned is none.
+                if type(node.ctx) is load:
+                    record((node.lineno, node.id, (), False, (), False, None,
+                            refs.get(id(node), ""), 0, False, ()))
+            elif kind is constant:
+                continue  # a leaf, and the most common node after names
+            elif kind is ast.Attribute:
+                base = self.reference(node, None, (), False, None)
+                if base is not None:
+                    push(base)
+            elif kind is ast.Call:
+                extend(reversed(self.call(node)))
+            elif kind is ast.Import or kind is ast.ImportFrom:
+                self.imports(node)
+            elif isinstance(node, ast.AST):
+                if kind is ast.Assign:
+                    self.assignment(node.targets, node.value)  # type: ignore[attr-defined]
+                elif kind in DEFINITIONS or kind is ast.AnnAssign:
+                    self.definition(node)
+                for field in fields_of(kind):
+                    value = getattr(node, field, None)
+                    if type(value) is list:
+                        extend(reversed(value))
+                    elif value is not None:
+                        push(value)
+
+    def definition(self, node: Any) -> None:
+        """Notes how a function's, class's or annotated assignment's expressions are
+        referenced: decorators, annotations, bases."""
+        refs = self._refs
+        for decorator in getattr(node, "decorator_list", ()):
+            refs[id(decorator)] = "decorator"
+        if type(node) is ast.ClassDef:
+            for base in node.bases:
+                refs[id(base)] = "base"
+            return
+        if type(node) is ast.AnnAssign:
+            self.mark(node.annotation, "annotation")
+            if node.value is not None:
+                self.assignment([node.target], node.value)
+            return
+        arguments = node.args
+        if arguments.kwarg is not None:
+            self._forwarded.add(arguments.kwarg.arg)
+        for argument in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs,
+                         arguments.vararg, arguments.kwarg):
+            if argument is not None and argument.annotation is not None:
+                self.mark(argument.annotation, "annotation")
+        if node.returns is not None:
+            self.mark(node.returns, "annotation")
+
+    def assignment(self, targets: list[ast.expr], value: ast.expr) -> None:
+        """Follows the keys of a dict built literally: ``d = {"a": 1}``, ``d = dict(a=1)``,
+        ``d["b"] = 2``; any other assignment of the name makes its keys unknown again."""
+        if len(targets) != 1:
+            return
+        target = targets[0]
+        if type(target) is ast.Name:
+            keys = literal_keys(value)
+            self._open.discard(target.id)
+            if keys is None:
+                self._dicts.pop(target.id, None)
+            else:
+                self._dicts[target.id] = keys
+        elif type(target) is ast.Subscript and type(target.value) is ast.Name:
+            known = self._dicts.get(target.value.id)
+            key = target.slice
+            if known is not None and type(key) is ast.Constant and isinstance(key.value, str):
+                known.add(key.value)
+            elif known is not None:
+                self._open.add(target.value.id)
+
+    def double_starred(self, node: ast.Call) -> tuple[tuple[str, ...], bool]:
+        """The keywords a call's ``**x`` pass when ``x`` is a dict the file builds literally;
+        and whether some ``**`` may carry any option (a forwarded ``**kwargs``, a dict of
+        unknown keys)."""
+        keys: list[str] = []
+        unknown = False
+        for keyword in node.keywords:
+            if keyword.arg is not None:
+                continue
+            value = keyword.value
+            known = self._dicts.get(value.id) if type(value) is ast.Name else None
+            if known is not None and value.id not in self._forwarded:  # type: ignore[attr-defined]
+                keys += sorted(known)
+                unknown = unknown or value.id in self._open  # type: ignore[attr-defined]
+            else:
+                unknown = True
+        return tuple(keys), unknown
+
+    def mark(self, tree: ast.expr, ref: Ref) -> None:
+        for node in ast.walk(tree):
+            if type(node) is ast.Attribute or type(node) is ast.Name:
+                self._refs[id(node)] = ref
+
+    def reference(self, node: ast.expr, call: bool | None, keywords: tuple[str, ...],
+                  kwargs: bool, extra: Any, ref: Ref = "", args: int = 0,
+                  star: bool = False, values: tuple[tuple[str, Any], ...] = ()
+                  ) -> ast.expr | None:
+        """Records the chain ending at ``node``; returns the base left to visit, if any."""
+        if call is None:  # a read, or (None) the target of an assignment or ``del``
+            call = False if type(node.ctx) is ast.Load else None  # type: ignore[attr-defined]
+            ref = self._refs.get(id(node), "") if call is False else "assign"
+        attrs: list[str] = []
+        while type(node) is ast.Attribute:
+            attrs.append(node.attr)
+            node = node.value
+        if call is None and attrs:
+            self.sets.add(attrs[0])
+        if type(node) is ast.Name:
+            if attrs or call is not None:
+                attrs.reverse()
+                self.raws.append((node.lineno, node.id, tuple(attrs), call, keywords, kwargs,
+                                  extra, ref, args, star, values))
+            return None
+        if attrs and call is not None:  # a method of a computed object: f(x).new_tensor(...)
+            self.raws.append((node.lineno, "?", (attrs[0],), call, keywords, kwargs, None, ref,
+                              args, star, values))
+        return node
+
+    def call(self, node: ast.Call) -> list[Any]:
+        """Records the callee with its keywords; returns the nodes left to visit."""
+        func = node.func
+        rest: list[Any] = [*node.args, *(keyword.value for keyword in node.keywords)]
+        if type(func) is not ast.Attribute and type(func) is not ast.Name:
+            return [func, *rest]
+        keywords = tuple(keyword.arg for keyword in node.keywords if keyword.arg is not None)
+        kwargs = False
+        if len(keywords) != len(node.keywords):
+            spread, kwargs = self.double_starred(node)
+            keywords += spread
+        values = tuple((keyword.arg, keyword.value.value) for keyword in node.keywords
+                       if keyword.arg is not None and type(keyword.value) is ast.Constant
+                       and isinstance(keyword.value.value, CONSTANTS))
+        self.sets.update(keywords)
+        last = func.attr if isinstance(func, ast.Attribute) else func.id
+        extra: Any = None
+        if last == "partial" and node.args:
+            extra = (PARTIAL, chain_of(node.args[0]))
+        elif last == "patch":
+            extra = (CONFIG_PATCH, string_keys(node.args[0]) if node.args else ())
+        elif last in TYPE_TESTS and type(func) is ast.Name and len(node.args) == 2:
+            self.mark(node.args[1], "isinstance")
+        positional = sum(type(argument) is not ast.Starred for argument in node.args)
+        star = positional != len(node.args)
+        if last == "update" and type(func) is ast.Attribute and type(func.value) is ast.Name \
+                and func.value.id in self._dicts:  # d.update(b=2) adds keys; d.update(x): more
+            self._dicts[func.value.id].update(keywords)
+            if node.args or kwargs:
+                self._open.add(func.value.id)
+        base = self.reference(func, True, keywords, kwargs, extra,
+                              self._refs.get(id(node), ""), positional, star, values)
+        return rest if base is None else [base, *rest]
+
+    def imports(self, node: ast.Import | ast.ImportFrom) -> None:
+        top = id(node) in self._top
+        line = node.lineno
+        if type(node) is ast.Import:
+            for alias in node.names:
+                bound = alias.asname or alias.name.partition(".")[0]
+                self.bind(bound, alias.name if alias.asname else bound, top)
+                self.raws.append((line, "", (alias.name,), False, (), False, None, "import",
+                                  0, False, ()))
+            return
+        module = self.absolute(node)  # type: ignore[arg-type]
+        if module is None:
+            return
+        for alias in node.names:
+            if alias.name == "*":  # binds names this file cannot know
+                self.raws.append((line, "", (module,), False, (), False, None, "import", 0,
+                                  False, ()))
+                continue
+            target = f"{module}.{alias.name}"
+            self.bind(alias.asname or alias.name, target, top)
+            self.raws.append((line, "", (target,), False, (), False, None, "import", 0, False,
+                              ()))
+
+    def bind(self, name: str, target: str, top: bool) -> None:
+        self.aliases.setdefault(name, target)
+        if top:
+            self.exports.setdefault(name, target)
+
+    def absolute(self, node: ast.ImportFrom) -> str | None:
+        """The module an ``from X import`` names; relative ones from the file's package (None
+        when they climb above the codebase root)."""
+        if not node.level:
+            return node.module
+        parts = self.package.split(".") if self.package else []
+        if node.level - 1 > len(parts):
+            return None
+        base = parts[:len(parts) - (node.level - 1)]
+        if node.module:
+            base.append(node.module)
+        return ".".join(base) or None
+

@@ -1,0 +1,29 @@
+"""The environment a codebase declares, and whether a release's requirements touch it.
+
+``files`` tells which files declare an environment (``pyproject.toml``, ``requirements*.txt``,
+``setup.py``/``setup.cfg``, ``environment.yml``, Dockerfiles); ``index`` reads their
+declarations (requires-python, package pins, CUDA base images and wheel indexes) with
+``declarations`` and ``images``; ``match`` says whether a minimum Python, a dropped CUDA
+version, a required or renamed package touches a declaration, read with ``packaging``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from watcher import lazy_exports
+
+if TYPE_CHECKING:
+    from watcher.impact.environment.files import environment_kind as environment_kind
+    from watcher.impact.environment.index import index_environment as index_environment
+    from watcher.impact.environment.index import is_environment_file as is_environment_file
+    from watcher.impact.environment.match import touches as touches
+
+_EXPORTS = {
+    "environment_kind": "files",
+    "index_environment": "index",
+    "is_environment_file": "index",
+    "touches": "match",
+}
+__all__ = sorted(_EXPORTS)
+__getattr__ = lazy_exports(__name__, _EXPORTS)

@@ -1,0 +1,169 @@
+"""How sure it is that a change reaches one use, and why, in one line a reader acts on.
+
+``breaks``: the change certainly reaches the line (a removed name used, a removed parameter
+passed, a changed default relied on). ``check``: it may (an option forwarded through
+``**kwargs``, a deprecation that only warns, a change limited to inputs the code can make).
+``mentions``: a reference that does not call (an import, an annotation, an ``isinstance``
+argument, a decorator or predicate that only marks), which a behaviour change cannot reach;
+only a removed name breaks those.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import NamedTuple
+
+from watcher.impact.code import UseRow
+from watcher.impact.knowledge import Signature
+from watcher.impact.model import Subject
+from watcher.impact.vocabulary import vocabulary
+from watcher.models import TIERS, Tier
+
+__all__ = ["Match", "Verdict", "cap", "judge", "rank"]
+
+NOT_CALLING = frozenset({"import", "annotation", "isinstance", "base"})
+VERBS = {"import": "imports", "annotation": "annotates with", "isinstance":
+         "tests isinstance against", "decorator": "decorates with", "base": "subclasses",
+         "assign": "sets", "": "uses"}
+
+
+class Match(NamedTuple):
+    """A use a subject's name reaches: ``itself`` when it is a call of the API itself (not of a
+    name under it); ``via``, the subclass it was found through; ``signature``, the called API's
+    parameters when known."""
+
+    path: str
+    row: UseRow
+    by_method: bool = False
+    itself: bool = True
+    via: str | None = None
+    signature: Signature | None = None
+
+
+class Verdict(NamedTuple):
+    tier: Tier
+    why: str
+
+
+def rank(tier: Tier) -> int:
+    return TIERS.index(tier)
+
+
+def cap(verdict: Verdict, note: str) -> Verdict:
+    """At most ``check``: the change reaches the line only with some inputs or states."""
+    tier: Tier = "check" if verdict.tier == "breaks" else verdict.tier
+    return Verdict(tier, f"{verdict.why}; {note}")
+
+
+def judge(subject: Subject, match: Match, release: str | None) -> Verdict | None:
+    """The tier of one use, or None when the subject's condition leaves it untouched."""
+    verdict = _judge(subject, match, f" in {release}" if release else "")
+    if verdict is not None and match.via:
+        owner = (subject.api.removesuffix("." + subject.method) if subject.method
+                 else subject.api).rpartition(".")[2]
+        verdict = Verdict(verdict.tier, f"{verdict.why}; {match.via} derives from {owner}")
+    return verdict
+
+
+def _judge(subject: Subject, match: Match, when: str) -> Verdict | None:
+    row = match.row
+    ref = row.get("ref", "")
+    calls = bool(row.get("is_call")) or ref == "decorator"
+    what = f".{subject.method}()" if match.by_method else row["name"] or subject.api
+    if subject.condition == "uses":
+        if subject.effect == "removed":
+            verb = "calls" if calls and ref != "decorator" else VERBS.get(ref, "uses")
+            return Verdict("breaks", f"{verb} {what}, removed{when}")
+        change = "deprecated" if subject.effect == "deprecated" else "changed"
+        if ref in NOT_CALLING or vocabulary().is_marker(row["name"]) or (
+                not calls and ref == "" and is_class_name(row["name"])):
+            # A class named without being made (``category=torch.jit.TracerWarning``, an
+            # ``except`` clause) is a type reference, as an annotation is.
+            verb = VERBS.get(ref, "uses") if ref else "uses"
+            return Verdict("mentions", f"{verb} {what}, {change}{when}, without calling it")
+        if not calls:
+            return Verdict("check", f"{VERBS.get(ref, 'uses')} {what}, {change}{when}")
+        tier: Tier = "check" if subject.effect == "deprecated" else "breaks"
+        verb = "decorates with" if ref == "decorator" else "calls"
+        return Verdict(tier, f"{verb} {what}, {change}{when}")
+    if subject.condition in ("errors", "signature") or subject.option is None:
+        return None
+    if not (match.itself and calls):
+        return None
+    # A bare name ("export") is anyone's unless the knowledge placed it (a subclass found).
+    return _option(subject, row, match.signature, when,
+                   bare="." not in subject.api and match.via is None)
+
+
+def is_class_name(name: str) -> bool:
+    """``torch.jit.TracerWarning``: a CapWords last component (not a CONSTANT)."""
+    last = name.rpartition(".")[2]
+    return last[:1].isupper() and any(char.islower() for char in last)
+
+
+def _option(subject: Subject, row: UseRow, signature: Signature | None, when: str,
+            bare: bool = False) -> Verdict | None:
+    """A call's keyword or position against a removed option or a changed default."""
+    option = str(subject.option)
+    position = signature.position(option) if signature is not None else None
+    args = int(row.get("args", 0))
+    by_keyword = option in row.get("keywords", ())
+    by_position = position is not None and args > position
+    forwards = "**kwargs" if row.get("passes_kwargs") else "*args" if (
+        row.get("passes_args") and position is not None and args <= position) else None
+    owner = (row.get("name") or subject.api).rpartition(".")[2] or "the call"
+    deprecated = subject.effect == "deprecated"
+    if bare:
+        forwards = None  # only what the call itself says counts
+    if subject.condition == "passes":
+        gone = {"deprecated": "deprecated", "removed": "removed"}.get(
+            subject.effect, "its behaviour changed")
+        if by_keyword and subject.value is not None:
+            return _valued(subject, row, gone, when)
+        if by_keyword and subject.effect == "changed" and option in row.get("values", {}) \
+                and row["values"][option] is None:
+            return None  # what an option does changed; passing None passes none of it
+        if by_keyword or by_position:
+            how = f"passes {option}=" if by_keyword else \
+                f"passes {option} by position (argument {int(position or 0) + 1})"
+            # A removed option breaks the call; a changed one reaches it with some values.
+            sure: Tier = "breaks" if subject.effect == "removed" else "check"
+            return Verdict(sure, f"{how}, {gone}{when}")
+        if forwards:
+            return Verdict("check", f"forwards {forwards} to {owner}, which may carry "
+                                    f"{option}= ({gone}{when})")
+        return None
+    if by_keyword or by_position:
+        return None  # it says what it wants: the default does not reach it
+    if forwards == "**kwargs":
+        return Verdict("check", f"forwards **kwargs to {owner}; relies on the default of "
+                                f"{option} unless they carry it (changed{when})")
+    if deprecated:
+        return Verdict("check", f"relies on the default of {option}, deprecated{when}")
+    return Verdict("breaks", f"relies on the default of {option}, changed{when}")
+
+
+def _valued(subject: Subject, row: UseRow, gone: str, when: str) -> Verdict | None:
+    """A change to one value of an option ("`dynamo=False` is deprecated"): a call passing
+    another constant is untouched, one passing that value is, one passing a computed value
+    may be."""
+    option, wanted = str(subject.option), literal(str(subject.value))
+    passed = row.get("values", {})
+    if option not in passed:
+        return Verdict("check", f"passes {option}= (computed; {option}={subject.value} is "
+                                f"{gone}{when})")
+    if wanted is not MISSING and passed[option] != wanted:
+        return None
+    tier: Tier = "check" if subject.effect == "deprecated" else "breaks"
+    return Verdict(tier, f"passes {option}={subject.value}, {gone}{when}")
+
+
+MISSING = object()
+
+
+def literal(text: str) -> object:
+    """The Python value a note writes (``False``, ``"cpu"``, ``17``), or MISSING."""
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return MISSING

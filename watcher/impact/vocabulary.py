@@ -1,0 +1,43 @@
+"""The impact analysis's vocabulary, read once from ``config/impact.toml``: the names that only
+mark code (``@torch.jit.ignore``, ``is_scripting()``), and the kinds of input a change can be
+limited to, with how notes name each and what code that makes one uses.
+
+Data, not per-release tables: a new kind of input is a new ``[[inputs]]`` entry.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from functools import cache
+
+from watcher.resources import defaults_dir
+
+__all__ = ["InputKind", "Vocabulary", "vocabulary"]
+
+
+@dataclass(frozen=True)
+class InputKind:
+    name: str  # "nested tensors"
+    words: tuple[str, ...]  # lower-case phrases notes name it by
+    made_by: tuple[str, ...]  # dotted names, or ".method" names
+
+
+@dataclass(frozen=True)
+class Vocabulary:
+    markers: frozenset[str]
+    inputs: tuple[InputKind, ...]
+
+    def is_marker(self, name: str) -> bool:
+        """A name that only marks (or under one: ``torch.jit.Final[int]`` is ``Final``)."""
+        return name in self.markers or any(
+            name.startswith(marker + ".") for marker in self.markers)
+
+
+@cache
+def vocabulary() -> Vocabulary:
+    with open(defaults_dir() / "impact.toml", "rb") as handle:
+        data = tomllib.load(handle)
+    inputs = tuple(InputKind(entry["name"], tuple(word.lower() for word in entry["words"]),
+                             tuple(entry["made_by"])) for entry in data.get("inputs", []))
+    return Vocabulary(frozenset(data.get("markers", [])), inputs)
