@@ -25,10 +25,11 @@ from watcher.delivery import (
     ImpactOf,
     Notifier,
     NotifierConfig,
+    ReleaseImpact,
     notifier_config,
     secret_values,
 )
-from watcher.deps import Dependencies
+from watcher.deps import Dependencies, utcnow
 from watcher.errors import ConfigError
 from watcher.github import GitHubClient, Pacer, RetryPolicy
 from watcher.metrics import Metrics
@@ -37,7 +38,11 @@ from watcher.poller import Poller
 from watcher.store import Store
 
 if TYPE_CHECKING:
-    from watcher.impact import CodeIndex
+    from datetime import datetime
+
+    from watcher.impact import CodeIndex, ImpactAnalyzer
+    from watcher.impact.atlas import AtlasSource
+    from watcher.models import Release
     from watcher.notes import LabelSource, Taxonomy
     from watcher.subscribe import CommandTransports
 
@@ -125,7 +130,9 @@ def _label_source(config: Config, client: GitHubClient, store: Store,
     return LabelSource(client, store, mapping)
 
 
-def impact_step(config: Config, store: Store, metrics: Metrics | None = None,
+def impact_step(config: Config, store: Store, metrics: Metrics | None = None, *,
+                clock: Callable[[], datetime] = utcnow,
+                transport: httpx.BaseTransport | None = None,
                 ) -> Callable[[bool], ImpactOf]:
     """The impact step for one poll: the ``[impact]`` codebases scanned on first use, their
     per-file index kept in the store (not written back by a dry run); each scan's files and
@@ -151,10 +158,39 @@ def impact_step(config: Config, store: Store, metrics: Metrics | None = None,
                 kept[label] = files
 
         on_scan = (metrics or Metrics()).impact_scanned
-        return ImpactAnalyzer(roots, load_cache=load, save_cache=save, on_scan=on_scan,
-                              kept=indexes).impact
+        analyzer = ImpactAnalyzer(roots, load_cache=load, save_cache=save, on_scan=on_scan,
+                                  kept=indexes)
+        return release_impact(analyzer, package_source(config, store, clock, transport),
+                              taxonomy_for(config))
 
     return for_poll
+
+
+def package_source(config: Config, store: Store, clock: Callable[[], datetime],
+                   transport: httpx.BaseTransport | None = None) -> AtlasSource:
+    """Where the atlases of the releases announced come from: bundled, the store, else the
+    package index (``[impact] package_index``), fetched once and kept in the store."""
+    from watcher.impact.atlas import AtlasSource, PackageIndex
+
+    index = PackageIndex(config.impact.package_index, transport=transport)
+    return AtlasSource(store=store, index=index, clock=clock)
+
+
+def release_impact(analyzer: ImpactAnalyzer, source: AtlasSource | None,
+                   taxonomy: Taxonomy) -> ImpactOf:
+    """The impact step of one poll: per release, its notes' subjects joined with its
+    package's API changes (its atlas and the one before, compared once per release); an API
+    change no item speaks of is filed under the subsystem owning its module."""
+    from watcher.impact import ReleaseAnalysis, package_changes
+
+    owners = taxonomy.apis
+
+    def for_release(repo: str, release: Release) -> ReleaseImpact:
+        package = (package_changes(source, repo, release.tag_name, release.prerelease)
+                   if source is not None else None)
+        return ReleaseAnalysis(analyzer, release.tag_name, package, owner=owners.owner)
+
+    return for_release
 
 
 @dataclass
@@ -203,7 +239,8 @@ def build_runtime(config: Config, deps: Dependencies) -> Runtime:
                         max_items=config.poll.max_items_per_release)
     notifiers = [cfg for _, cfg in notifier_configs(config, deps.environ)]
     poller = Poller(config, store, client, analyzer, notifiers, clock=deps.clock,
-                    impact=impact_step(config, store, deps.metrics) if config.impact.code
+                    impact=impact_step(config, store, deps.metrics, clock=deps.clock)
+                    if config.impact.code
                     else None, metrics=deps.metrics)
     return Runtime(config, store, client, analyzer, poller, http)
 

@@ -144,6 +144,9 @@ class EventItem(Frozen):
     # Only with [impact] configured: the APIs the item changes and their uses in the code.
     apis: list[str] | None = None
     affects: list[Affect] | None = None
+    # "package": an API change the notes do not mention, found by comparing the release's
+    # package with the one before (``watcher.impact.package``); only where it touches the code.
+    origin: Literal["notes", "package"] = "notes"
 
     @property
     def touches_code(self) -> bool:
@@ -160,6 +163,10 @@ class Summary(Frozen):
     items: int
     by_subsystem: dict[str, int] = Field(default_factory=dict)
     by_kind: dict[str, int] = Field(default_factory=dict)
+    # Beyond the contract, only where the package was compared with the release before: its
+    # API changes the notes do not mention that touch no configured code (``atlas diff`` lists
+    # them; those that touch it are items of their own).
+    unmentioned_api_changes: int = 0
 
 
 class Previous(Frozen):
@@ -205,6 +212,8 @@ class Event(Frozen):
         for optional in ("previous", "changes"):
             if data[optional] is None:
                 del data[optional]
+        if not data["summary"]["unmentioned_api_changes"]:
+            del data["summary"]["unmentioned_api_changes"]
         for item in [*data["items"], *data.get("changes", [])]:
             if item["old_text"] is None:
                 del item["old_text"]

@@ -11,7 +11,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from watcher.delivery import ImpactOf, added, event_item, make_event, previous
+from watcher.delivery import (
+    ImpactOf,
+    ReleaseImpact,
+    event_item,
+    make_event,
+    previous,
+    whole_release,
+)
 from watcher.models import ClassifiedItem, Event, EventItem, Release
 from watcher.notes import Analyzer, body_hash, diff_items
 from watcher.store import ReleaseRecord
@@ -90,7 +97,7 @@ def _changes(
     analyzer: Analyzer,
     repo: str,
     page: str | None,
-    impact: ImpactOf | None,
+    impact: ReleaseImpact | None,
 ) -> list[EventItem]:
     """What the notes added, removed or changed since ``old``, item by item. ``page``: the
     release's page now (where items past the cap are), the same on both sides of the diff."""
@@ -113,34 +120,35 @@ def _later_events(
     body_changed = old.body_hash != new_hash
     was = previous(old.release, release)
     page = release.html_url or None
+    if not body_changed and was is None and not (
+            old.release.prerelease and not release.prerelease):
+        return []
+    found = impact(repo, release) if impact is not None else None
     if old.release.prerelease and not release.prerelease:
         # One event says it all: what it is called now and was, and what its notes changed
         # at promotion; its items are the whole release, for readers who never saw the
         # pre-release (a notifier with prereleases = false).
         new_items = analyzed(release)
         changes = (
-            _changes(old.release, new_items, analyzer, repo, page, impact) if body_changed else None
+            _changes(old.release, new_items, analyzer, repo, page, found) if body_changed else None
         )
-        return [
-            make_event(
-                "released",
-                repo,
-                release,
-                new_hash,
-                added(new_items, impact),
-                now,
-                was=was,
-                changes=changes,
-            )
-        ]
-    if not body_changed and was is None:
-        return []
+        items = whole_release(new_items, found)
+        return [counted(make_event("released", repo, release, new_hash, items, now, was=was,
+                                   changes=changes), found)]
     new_items = analyzed(release)
-    changes = _changes(old.release, new_items, analyzer, repo, page, impact) if body_changed else []
+    changes = _changes(old.release, new_items, analyzer, repo, page, found) if body_changed else []
     event = make_event(
         "edited", repo, release, _edit_hash(old, release, new_hash), changes, now, was=was
     )
-    return [event.model_copy(update={"release_items": added(new_items, impact)})]
+    return [event.model_copy(update={"release_items": whole_release(new_items, found)})]
+
+
+def counted(event: Event, impact: ReleaseImpact | None) -> Event:
+    """The event, its summary counting the package's API changes that touch no code."""
+    if impact is None or not impact.untouched:
+        return event
+    summary = event.summary.model_copy(update={"unmentioned_api_changes": impact.untouched})
+    return event.model_copy(update={"summary": summary})
 
 
 def plan_repo(
@@ -166,8 +174,15 @@ def plan_repo(
             tag=release.tag_name,
         )
 
+    def announced(release: Release, new_hash: str) -> Event:
+        """A release's ``published`` event: every item, with the package's own changes."""
+        found = impact(repo, release) if impact is not None else None
+        items = whole_release(analyzed(release), found)
+        return counted(make_event("published", repo, release, new_hash, items, now), found)
+
     def all_items(release: Release) -> list[EventItem]:
-        return added(analyzed(release), impact)
+        return whole_release(analyzed(release),
+                             impact(repo, release) if impact is not None else None)
 
     # A release older than every one we know was history when our baseline was taken (it was
     # on a page the baseline did not read, found now by a deep scan): recorded, not announced.
@@ -193,8 +208,7 @@ def plan_repo(
                 if wanted:
                     announce.append((release, new_hash))
             elif wanted:
-                items = all_items(release)
-                plan.events.append(make_event("published", repo, release, new_hash, items, now))
+                plan.events.append(announced(release, new_hash))
             continue
         body_changed = old.body_hash != new_hash
         if body_changed or previous(old.release, release) is not None:
@@ -215,8 +229,7 @@ def plan_repo(
         plan.baseline = len(plan.records)
     if announce and policy.first_run_announce:
         for release, new_hash in announce[-policy.first_run_announce :]:
-            items = all_items(release)
-            plan.events.append(make_event("published", repo, release, new_hash, items, now))
+            plan.events.append(announced(release, new_hash))
 
     for release_id in deleted:
         if release_id in plan.deleted:

@@ -26,10 +26,12 @@ if TYPE_CHECKING:
     from watcher.delivery.digest import by_repo as by_repo
     from watcher.delivery.digest import by_subsystem as by_subsystem
     from watcher.delivery.events import ImpactOf as ImpactOf
+    from watcher.delivery.events import ReleaseImpact as ReleaseImpact
     from watcher.delivery.events import added as added
     from watcher.delivery.events import event_item as event_item
     from watcher.delivery.events import make_event as make_event
     from watcher.delivery.events import previous as previous
+    from watcher.delivery.events import whole_release as whole_release
     from watcher.delivery.notifier import EVENT_TYPES as EVENT_TYPES
     from watcher.delivery.notifier import HandlerContext as HandlerContext
     from watcher.delivery.notifier import MemoryProgress as MemoryProgress
@@ -69,6 +71,8 @@ _EXPORTS = {
     "DIGEST_MAX_ITEMS": "digest",
     "event_item": "events",
     "ImpactOf": "events",
+    "ReleaseImpact": "events",
+    "whole_release": "events",
     "make_event": "events",
     "previous": "events",
     "route": "routing",

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
+from typing import Protocol
 
 from watcher.models import (
     Affect,
@@ -19,9 +20,25 @@ from watcher.models import (
 )
 from watcher.notes import ItemChange
 
-# The impact step (``watcher.impact``): an item's APIs and their uses in the configured code,
-# or None when it names none. Passed in, so events need not know how impact is found.
-ImpactOf = Callable[[ClassifiedItem], tuple[list[str], list[Affect]] | None]
+Found = tuple[list[str], list[Affect]]  # an item's APIs and their uses in the configured code
+
+
+class ReleaseImpact(Protocol):
+    """The impact step for one release (``watcher.impact.ReleaseAnalysis``): ``of`` an item,
+    its APIs and uses (None when it names none), read in the notes' order; then the package's
+    API changes no item spoke of that touch the code, as items of their own, and how many
+    touch none. Passed in, so events need not know how impact is found."""
+
+    @property
+    def untouched(self) -> int: ...
+
+    def of(self, item: ClassifiedItem) -> Found | None: ...
+
+    def unmentioned(self) -> Sequence[tuple[ClassifiedItem, Found]]: ...
+
+
+# The impact step of a poll: a repo's release → its ``ReleaseImpact``.
+ImpactOf = Callable[[str, Release], ReleaseImpact]
 
 
 def event_id(repo: str, release_id: int, event: EventType, body_hash: str) -> str:
@@ -29,11 +46,14 @@ def event_id(repo: str, release_id: int, event: EventType, body_hash: str) -> st
     return f"{repo}:{release_id}:{event}:{body_hash}"
 
 
-def event_item(change: ItemChange, impact: ImpactOf | None = None) -> EventItem:
+def event_item(change: ItemChange, impact: ReleaseImpact | None = None,
+               found: Found | None = None) -> EventItem:
     """``impact``: with ``[impact]`` configured, what the item changes and touches; an item
-    removed from the notes touches nothing any more."""
+    removed from the notes touches nothing any more. ``found``: known already (an item the
+    package's diff made)."""
     item = change.item
-    found = impact(item) if impact is not None and change.change != "removed" else None
+    if found is None and impact is not None and change.change != "removed":
+        found = impact.of(item)
     return EventItem(
         subsystem=item.subsystem,
         kind=item.kind,
@@ -51,8 +71,20 @@ def event_item(change: ItemChange, impact: ImpactOf | None = None) -> EventItem:
     )
 
 
-def added(items: Iterable[ClassifiedItem], impact: ImpactOf | None = None) -> list[EventItem]:
+def added(items: Iterable[ClassifiedItem], impact: ReleaseImpact | None = None
+          ) -> list[EventItem]:
     return [event_item(ItemChange("added", item), impact) for item in items]
+
+
+def whole_release(items: Iterable[ClassifiedItem], impact: ReleaseImpact | None = None
+                  ) -> list[EventItem]:
+    """A release's items as a reader gets them: the notes' own, then (with ``[impact]``) the
+    package's API changes the notes do not mention, where they touch the code."""
+    found = added(items, impact)
+    for item, touched in impact.unmentioned() if impact is not None else ():
+        found.append(event_item(ItemChange("added", item), found=touched).model_copy(
+            update={"origin": "package"}))
+    return found
 
 
 def summarize(items: list[EventItem]) -> Summary:

@@ -8,7 +8,9 @@ images); ``model`` holds the values they share; ``match`` finds the uses each ch
 ``analyze`` puts them behind one call. Everything is pure apart from the scan's reads of the
 codebase.
 
-``atlas`` (a package of its own) is the API of a package's release read from its wheel, the
+``package`` joins a release's own API changes (the atlas diff) with what its notes say, and
+``release`` puts the two behind one analysis per release. ``atlas`` (a package of its own) is
+the API of a package's release read from its wheel, the
 diff of two releases, and where atlases come from (bundled, the store, the package index).
 """
 
@@ -31,6 +33,9 @@ if TYPE_CHECKING:
     from watcher.impact.knowledge import Parameter as Parameter
     from watcher.impact.knowledge import Signature as Signature
     from watcher.impact.model import Subjects as Subjects
+    from watcher.impact.package import PackageChanges as PackageChanges
+    from watcher.impact.release import ReleaseAnalysis as ReleaseAnalysis
+    from watcher.impact.release import package_changes as package_changes
     from watcher.impact.subjects import read_subjects as read_subjects
 
 _EXPORTS = {
@@ -42,6 +47,9 @@ _EXPORTS = {
     "CodeRoot": "analyze",
     "ImpactAnalyzer": "analyze",
     "ItemImpact": "analyze",
+    "package_changes": "release",
+    "PackageChanges": "package",
+    "ReleaseAnalysis": "release",
     "NoKnowledge": "knowledge",
     "Parameter": "knowledge",
     "read_subjects": "subjects",

@@ -113,11 +113,13 @@ class ImpactAnalyzer:
             return None
         return ItemImpact(subjects.apis, self.affects(subjects, release))
 
-    def affects(self, subjects: Subjects, release: str | None = None) -> list[Affect]:
+    def affects(self, subjects: Subjects, release: str | None = None,
+                knowledge: ApiKnowledge | None = None) -> list[Affect]:
+        """``knowledge``: of the release the code is written against (else the analyzer's)."""
         found: list[Affect] = []
         for root, index in self.indexes():
             found += find_affects(subjects, index, root.label, codebase=root.codebase,
-                                  release=release, knowledge=self.knowledge)
+                                  release=release, knowledge=knowledge or self.knowledge)
         return found
 
     def links(self) -> dict[str, str]:

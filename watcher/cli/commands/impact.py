@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import json
 import re
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, NamedTuple
+from typing import IO, TYPE_CHECKING, NamedTuple
 
 from packaging.version import InvalidVersion, Version
 
@@ -16,8 +17,11 @@ from watcher.cli.commands.impact_report import Found, report_json, report_text, 
 from watcher.cli.inputs import read_text
 from watcher.config import Config
 from watcher.errors import ConfigError
-from watcher.impact import CodeRoot, ImpactAnalyzer
+from watcher.impact import CodeRoot, ImpactAnalyzer, ReleaseAnalysis, package_changes
 from watcher.notes import Analyzer, with_overrides
+
+if TYPE_CHECKING:
+    from watcher.impact.atlas import AtlasSource
 
 DEFAULT_REPO = "pytorch/pytorch"
 # "v2.7.0.md", "pytorch-v2.10.0-notes.md"; "# PyTorch 2.7.0 Release Notes", "## v2.7.0".
@@ -58,10 +62,16 @@ def run_impact(config: Config, out: IO[str], paths: list[str], code: list[str], 
     taxonomy = with_overrides(config.classify.headings, config.classify.rule_patterns())
     reader = Analyzer(taxonomy, max_body_chars=config.poll.max_body_chars,
                       max_items=config.poll.max_items_per_release)
+    source = package_source(config) if any(entry.release for entry in notes) else None
     found: list[Found] = []
     for entry in notes:
+        package = (package_changes(source, repo or DEFAULT_REPO, entry.release)
+                   if source is not None and entry.release else None)
+        analysis = ReleaseAnalysis(analyzer, entry.release, package, owner=taxonomy.apis.owner)
         for item in reader.items(entry.body, repo=repo):
-            found.append(Found(item, analyzer.impact(item, entry.release), entry.release))
+            found.append(Found(item, analysis.of(item), entry.release))
+        found += [Found(item, impact, entry.release, "package")
+                  for item, impact in analysis.unmentioned()]
     found = upgrade(found) if len(notes) > 1 else found
     failing = {"breaks"} | ({"check"} if fail_on == "check" else set())
     fails = any(use.tier in failing for entry in found if entry.impact
@@ -72,6 +82,15 @@ def run_impact(config: Config, out: IO[str], paths: list[str], code: list[str], 
     else:
         out.writelines(line + "\n" for line in report_text(found, analyzer, show_all))
     return fails
+
+
+def package_source(config: Config) -> AtlasSource:
+    """Atlases for the offline command: bundled, else built from the package index's wheel
+    (``[impact] package_index``); nothing is kept, as the command writes no state."""
+    from watcher.impact.atlas import AtlasSource, PackageIndex
+
+    return AtlasSource(store=None, index=PackageIndex(config.impact.package_index),
+                       clock=lambda: datetime.now(UTC))
 
 
 def notes_files(paths: list[str], release: str | None) -> list[Notes]:

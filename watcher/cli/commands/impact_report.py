@@ -20,12 +20,15 @@ from watcher.present import (
 from watcher.untrusted import clean_line
 
 TITLES = {"breaks": "Breaks", "check": "Check", "mentions": "Mentions"}
+APIS_SHOWN = 6  # an item's APIs named on its "changes:" line (a base class's change reaches
+# every subclass: the JSON lists them all)
 
 
 class Found(NamedTuple):
     item: ClassifiedItem
     impact: ItemImpact | None
     release: str | None
+    origin: str = "notes"  # "package": an API change the notes do not mention
 
 
 def upgrade(found: list[Found]) -> list[Found]:
@@ -57,6 +60,7 @@ def report_json(found: list[Found], analyzer: ImpactAnalyzer, show_all: bool
     items = []
     for entry in found:
         data = item_json(entry.item)
+        data["origin"] = entry.origin
         if entry.release is not None:
             data["release"] = entry.release
         if entry.impact is not None:
@@ -124,7 +128,10 @@ def tier_section(found: list[Found], tier: Tier, several: bool, releases: bool) 
         first = clean_line(entry.item.text.split("\n", 1)[0])
         when = f"{clean_line(entry.release)} " if releases and entry.release else ""
         lines.append(f"{when}{KIND_NAMES[entry.item.kind]} [{entry.item.subsystem}] {first}")
-        lines.append(f"  changes: {', '.join(clean_line(api) for api in entry.impact.apis)}")
+        apis = entry.impact.apis
+        more = f" and {len(apis) - APIS_SHOWN} more" if len(apis) > APIS_SHOWN else ""
+        lines.append(f"  changes: {', '.join(clean_line(api) for api in apis[:APIS_SHOWN])}"
+                     f"{more}")
         for use in mine:
             where = f"{use.root}/{use_place(use)}" if several else use_place(use)
             lines.append(f"  {clean_line(where)}  {clean_line(use.code)}{by_name_note(use)}")

@@ -1,0 +1,170 @@
+"""A release's own API changes, read from the package (the atlas diff against the release
+before), joined with what its notes say.
+
+The notes alone cannot know torch's API: "the LRScheduler constructor" loses ``verbose``, and
+the code passes it to ``ReduceLROnPlateau``. The atlas can. Each change of the diff joins the
+notes item that speaks of it (the same API, a class it derives from, or the same method; and,
+for a parameter's change, the same parameter), which gains the change as a precise subject.
+A change no item speaks of becomes an item of its own ("API changes the notes do not mention":
+removals and signature changes BC-breaking, new markers deprecations), one per kind of change
+and parameter, which reaches readers only where it touches the code.
+
+Pure: atlases and the diff in, subjects and items out.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from watcher.impact.atlas import ApiChange, Atlas
+from watcher.impact.atlas.knowledge import AtlasKnowledge
+from watcher.impact.model import Scope, Subject
+from watcher.models import ClassifiedItem
+
+__all__ = ["UNMENTIONED", "PackageChanges", "speaks_of", "subject_of", "unmentioned_items"]
+
+UNMENTIONED = "API changes the notes do not mention"
+PACKAGES = {"pytorch/pytorch": "torch", "pytorch/xla": "torch_xla"}
+_NAMED_SHOWN = 3  # APIs an unmentioned item names before "and N more"
+_METHODS = frozenset({"method", "property"})
+
+
+@dataclass(frozen=True)
+class PackageChanges:
+    """``changes``: the release's API diff; ``before``: the atlas of the release before, which
+    the code is written against (where a removed parameter still has its position)."""
+
+    release: str
+    changes: tuple[ApiChange, ...]
+    before: Atlas
+    knowledge: AtlasKnowledge = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "knowledge", AtlasKnowledge(self.before))
+
+
+def _canonical(atlas: Atlas, name: str) -> str:
+    return atlas.resolve(name) or name
+
+
+def _is_method(atlas: Atlas, api: str) -> bool:
+    return atlas.kind(_canonical(atlas, api)) in _METHODS
+
+
+def _owner_and_member(atlas: Atlas, change: ApiChange) -> tuple[str, str | None]:
+    """The class a change is about and the member it changes (None: the class itself or its
+    constructor; a function: itself and None)."""
+    canonical = _canonical(atlas, change.api)
+    if _is_method(atlas, change.api):
+        owner, _, member = canonical.rpartition(".")
+        return owner, member
+    return canonical, None
+
+
+def _lineage(atlas: Atlas, cls: str) -> set[str]:
+    """``cls`` and the classes it derives from, canonical and by last name (notes write
+    ``LRScheduler``)."""
+    found = set(atlas.mro(cls)) if atlas.kind(cls) == "class" else {cls}
+    found.add(cls)
+    return found | {name.rpartition(".")[2] for name in found}
+
+
+def _names_the_parameter(parameter: str, subject: Subject, text: str) -> bool:
+    return subject.option == parameter or bool(
+        re.search(rf"(?<![\w.]){re.escape(parameter)}(?![\w(])", text))
+
+
+def speaks_of(change: ApiChange, subjects: tuple[Subject, ...], text: str, atlas: Atlas) -> bool:
+    """Whether an item whose subjects are ``subjects`` speaks of ``change``: the same API (any
+    of its names), a class it derives from (a constructor's or a method's change), or the same
+    method named on a base class; and, for a parameter's change, the same parameter."""
+    names = {change.api, *change.names, _canonical(atlas, change.api)}
+    owner, member = _owner_and_member(atlas, change)
+    lineage = _lineage(atlas, owner)
+    for subject in subjects:
+        if subject.scope == "method" or (member and subject.method):
+            method = subject.method or subject.api.rpartition(".")[2]
+            base = subject.api.removesuffix("." + method)
+            about = member == method and (not base or base in lineage
+                                          or _canonical(atlas, base) in lineage)
+        else:
+            about = (subject.api in names or _canonical(atlas, subject.api) in names
+                     or (member is None and subject.api in lineage)
+                     or (subject.scope == "namespace"
+                         and _canonical(atlas, change.api).startswith(subject.api + ".")))
+        if about and (change.parameter is None
+                      or _names_the_parameter(change.parameter, subject, text)):
+            return True
+    return False
+
+
+def subject_of(change: ApiChange, atlas: Atlas) -> Subject | None:
+    """The change as a subject the matcher reads: a removed name is any use; a removed
+    parameter, calls passing it; a changed default (or one removed, a parameter now required),
+    calls not passing it; a deprecation, any use. A parameter made keyword- or positional-only
+    is reached only by calls passing it the other way, which the index does not tell apart:
+    no subject (the item still names the API)."""
+    api = change.api
+    method = api.rpartition(".")[2] if _is_method(atlas, api) else None
+    scope: Scope = "method" if method else "exact"
+    kind = change.change
+    if kind == "removed":
+        return Subject(api=api, scope=scope, method=method, effect="removed")
+    if kind == "deprecated":
+        if change.parameter is not None:
+            return Subject(api=api, condition="passes", option=change.parameter,
+                           effect="deprecated")
+        return Subject(api=api, scope=scope, method=method, effect="deprecated")
+    if kind == "parameter_removed":
+        return Subject(api=api, condition="passes", option=change.parameter, effect="removed")
+    if kind in ("default_changed", "default_removed", "required_parameter_added"):
+        return Subject(api=api, condition="omits", option=change.parameter, effect="changed")
+    return None
+
+
+def _sentence(change: ApiChange, apis: str) -> str:
+    parameter = f"`{change.parameter}`" if change.parameter else ""
+    kind = change.change
+    if kind == "removed":
+        return f"{apis} removed"
+    if kind == "parameter_removed":
+        return f"{parameter} removed from {apis}"
+    if kind == "keyword_only":
+        return f"{parameter} of {apis} is now keyword-only"
+    if kind == "positional_only":
+        return f"{parameter} of {apis} is now positional-only"
+    if kind == "default_changed":
+        return f"The default of {parameter} in {apis} changed from `{change.old}` to `{change.new}`"
+    if kind == "default_removed":
+        return f"{parameter} of {apis} no longer has a default"
+    if kind == "required_parameter_added":
+        return f"{apis} takes a new required parameter {parameter}"
+    what = f"{parameter} of {apis}" if parameter else apis
+    return f"{what} deprecated" + (f": {change.new}" if change.new else "")
+
+
+def unmentioned_items(changes: list[ApiChange], release: str,
+                      owner: Callable[[str], str | None]) -> list[tuple[ClassifiedItem,
+                                                                       list[ApiChange]]]:
+    """The changes no item speaks of, one item per kind of change and parameter (``verbose``
+    removed from 17 schedulers is one item), each with its changes; ``owner``: the subsystem
+    that owns an API (``config/apis.toml``)."""
+    groups: dict[tuple[str, str | None, str | None, str | None], list[ApiChange]] = {}
+    for change in changes:
+        groups.setdefault((change.change, change.parameter, change.old, change.new),
+                          []).append(change)
+    items = []
+    for (kind, _, _, _), members in groups.items():
+        shown = ", ".join(f"`{change.api}`" for change in members[:_NAMED_SHOWN])
+        more = len(members) - _NAMED_SHOWN
+        apis = shown + (f" and {more} more" if more > 0 else "")
+        text = (f"{_sentence(members[0], apis)} in {release} (found in the package's API; "
+                "the release notes do not say)")
+        subsystem = owner(members[0].api) or "python_frontend"
+        items.append((ClassifiedItem(
+            text=text, section=(UNMENTIONED,), subsystem=subsystem,
+            kind="deprecation" if kind == "deprecated" else "bc_breaking",
+            decided_by="rule", confidence=1.0), members))
+    return items

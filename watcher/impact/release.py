@@ -1,0 +1,137 @@
+"""The impact of one release's items: each item's subjects read from its own text and joined
+with the package's own API changes (``package``), and the changes no item speaks of, as items of
+their own where they touch the code.
+
+One ``ReleaseAnalysis`` per release: its items are read in order (``of``), each claiming the
+package's changes it speaks of; ``unmentioned`` then gives what is left. Every use found through
+the package's diff says so (``source: package``).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from packaging.version import Version
+
+from watcher.impact.analyze import ImpactAnalyzer, ItemImpact
+from watcher.impact.atlas import AtlasError, AtlasSource, diff, normal_version
+from watcher.impact.knowledge import ApiKnowledge
+from watcher.impact.model import Subject, Subjects
+from watcher.impact.package import (
+    PACKAGES,
+    PackageChanges,
+    speaks_of,
+    subject_of,
+    unmentioned_items,
+)
+from watcher.impact.subjects import read_subjects
+from watcher.impact.tiers import rank
+from watcher.models import ATTENTION_KINDS, Affect, ClassifiedItem
+
+__all__ = ["ReleaseAnalysis", "package_changes"]
+
+logger = logging.getLogger(__name__)
+
+
+def package_changes(source: AtlasSource, repo: str, tag: str, prerelease: bool = False,
+                    ) -> PackageChanges | None:
+    """The API changes of ``repo``'s release ``tag`` against the release before, from their
+    atlases (bundled, stored, else fetched: ``AtlasSource``); None, with one line saying why,
+    when either cannot be had now (offline, not yet published), or the repo ships no package
+    the project reads. A pre-release's wheels are not on the package index: none either."""
+    package = PACKAGES.get(repo.lower())
+    if package is None:
+        return None
+    try:
+        version = normal_version(tag)
+    except AtlasError:
+        logger.info("package diff skipped: %s %s is not a version", repo, tag)
+        return None
+    if prerelease or Version(version).is_prerelease:
+        logger.info("package diff skipped: %s %s is a pre-release (its wheels are not on the "
+                    "package index)", repo, tag)
+        return None
+    after = source.find(package, version)
+    before = source.before(package, version) if after is not None else None
+    if after is None or before is None:
+        return None
+    return PackageChanges(tag, tuple(diff(before, after)), before)
+
+
+def _merged(notes: list[Affect], package: list[Affect]) -> list[Affect]:
+    """One use per line of code, the surest reading kept, the package's at equal tiers (it
+    names the API exactly)."""
+    found: dict[tuple[str, str, int], Affect] = {}
+    for use in [*package, *notes]:
+        key = (use.root, use.path, use.line)
+        old = found.get(key)
+        if old is None or rank(use.tier) < rank(old.tier):
+            found[key] = use
+    return sorted(found.values(), key=lambda use: (rank(use.tier), use.path, use.line, use.api))
+
+
+@dataclass
+class ReleaseAnalysis:
+    """``release``: the tag the items are of; ``package``: its API changes, when both its
+    atlas and the one before it could be had; ``owner``: the subsystem owning an API."""
+
+    analyzer: ImpactAnalyzer
+    release: str | None
+    package: PackageChanges | None = None
+    owner: Callable[[str], str | None] = lambda api: None
+    untouched: int = 0  # the package's changes no item speaks of that touch no code
+    _claimed: set[int] = field(default_factory=set)
+
+    @property
+    def knowledge(self) -> ApiKnowledge | None:
+        return self.package.knowledge if self.package is not None else None
+
+    def _package_uses(self, subjects: list[Subject], notes: Subjects) -> list[Affect]:
+        found = self.analyzer.affects(Subjects(python=tuple(subjects),
+                                               qualifiers=notes.qualifiers),
+                                      self.release, self.knowledge)
+        return [use.model_copy(update={"source": "package"}) for use in found]
+
+    def of(self, item: ClassifiedItem) -> ItemImpact | None:
+        """None for an item that is not BC-breaking or a deprecation, or names nothing a
+        codebase could use; else its APIs and their uses, possibly none."""
+        if item.kind not in ATTENTION_KINDS:
+            return None
+        subjects = read_subjects(item)
+        joined: list[Subject] = []
+        if self.package is not None:
+            before = self.package.before
+            for index, change in enumerate(self.package.changes):
+                if speaks_of(change, subjects.python, item.text, before):
+                    self._claimed.add(index)
+                    if (subject := subject_of(change, before)) is not None:
+                        joined.append(subject)
+        if not subjects and not joined:
+            return None
+        affects = self.analyzer.affects(subjects, self.release, self.knowledge)
+        if joined:
+            affects = _merged(affects, self._package_uses(joined, subjects))
+        apis = list(dict.fromkeys([*subjects.apis, *(subject.api for subject in joined)]))
+        return ItemImpact(apis, affects)
+
+    def unmentioned(self) -> list[tuple[ClassifiedItem, ItemImpact]]:
+        """The package's changes no item read so far speaks of, one item per kind of change,
+        kept only where they touch the code; the others are counted in ``untouched``."""
+        if self.package is None:
+            return []
+        before = self.package.before
+        rest = [change for index, change in enumerate(self.package.changes)
+                if index not in self._claimed]
+        kept, self.untouched = [], 0
+        for item, changes in unmentioned_items(rest, self.release or "this release",
+                                               self.owner):
+            subjects = [s for change in changes if (s := subject_of(change, before))]
+            uses = self._package_uses(subjects, Subjects()) if subjects else []
+            if any(use.tier != "mentions" for use in uses):
+                kept.append((item, ItemImpact([change.api for change in changes],
+                                              _merged([], uses))))
+            else:
+                self.untouched += len(changes)
+        return kept
