@@ -4,6 +4,8 @@ never sleeps and never reads the real environment's tokens."""
 from __future__ import annotations
 
 import io
+import ipaddress
+import socket
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -22,6 +24,32 @@ from watcher.cli import main
 from watcher.config import Secrets
 
 FIXTURES = Path(__file__).parent / "fixtures"
+_REAL_GETADDRINFO = socket.getaddrinfo
+
+
+def _loopback(host: object) -> bool:
+    if host is None or not isinstance(host, str | bytes):
+        return True
+    name = host.decode() if isinstance(host, bytes) else host
+    if name == "localhost" or name.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(name.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def _local_only(host, *args, **kwargs):  # type: ignore[no-untyped-def]
+    """No test reaches the internet: a name that is not the loopback does not resolve (the
+    machine can reach the package index, so an unguarded default URL would)."""
+    if not _loopback(host):
+        raise socket.gaierror(socket.EAI_NONAME, f"tests reach no internet ({host!r})")
+    return _REAL_GETADDRINFO(host, *args, **kwargs)
+
+
+@pytest.fixture(autouse=True)
+def no_internet(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(socket, "getaddrinfo", _local_only)
 RELEASES = FIXTURES / "releases"
 TOKEN = "ghp_test_token_value_1234"
 

@@ -105,8 +105,9 @@ def test_events_carry_apis_and_affects_and_slack_opens_with_them(
     assert flip["affects"] == [{"path": "ckpt.py", "line": 6, "code": "return torch.load(path)",
                                 "api": "torch.load", "root": "trainer", "codebase": "trainer",
                                 "tier": "breaks",
-                                "why": "relies on the default of weights_only, changed",
-                                "source": "notes", "release": None}]
+                                "why": "relies on the default of weights_only, changed in "
+                                       "v2.6.0",
+                                "source": "notes", "release": "v2.6.0"}]
     quant = items["`torch.ao.quantization` is deprecated and will be removed in 2.10 (#153892)"]
     assert quant["apis"] == ["torch.ao.quantization"]
     # A deprecation: the call warns (check); the import only mentions it.

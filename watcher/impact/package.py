@@ -76,10 +76,12 @@ def _names_the_parameter(parameter: str, subject: Subject, text: str) -> bool:
         re.search(rf"(?<![\w.]){re.escape(parameter)}(?![\w(])", text))
 
 
-def speaks_of(change: ApiChange, subjects: tuple[Subject, ...], text: str, atlas: Atlas) -> bool:
-    """Whether an item whose subjects are ``subjects`` speaks of ``change``: the same API (any
-    of its names), a class it derives from (a constructor's or a method's change), or the same
-    method named on a base class; and, for a parameter's change, the same parameter."""
+def speaks_of(change: ApiChange, subjects: tuple[Subject, ...], text: str, atlas: Atlas
+              ) -> Subject | None:
+    """The subject by which an item whose subjects are ``subjects`` speaks of ``change``: the
+    same API (any of its names), a class it derives from (a constructor's or a method's
+    change), the same method named on a base class, or a namespace holding it; and, for a
+    parameter's change, the same parameter. None when the item does not."""
     names = {change.api, *change.names, _canonical(atlas, change.api)}
     owner, member = _owner_and_member(atlas, change)
     lineage = _lineage(atlas, owner)
@@ -96,8 +98,8 @@ def speaks_of(change: ApiChange, subjects: tuple[Subject, ...], text: str, atlas
                          and _canonical(atlas, change.api).startswith(subject.api + ".")))
         if about and (change.parameter is None
                       or _names_the_parameter(change.parameter, subject, text)):
-            return True
-    return False
+            return subject
+    return None
 
 
 def subject_of(change: ApiChange, atlas: Atlas) -> Subject | None:

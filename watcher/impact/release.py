@@ -104,10 +104,14 @@ class ReleaseAnalysis:
         if self.package is not None:
             before = self.package.before
             for index, change in enumerate(self.package.changes):
-                if speaks_of(change, subjects.python, item.text, before):
-                    self._claimed.add(index)
-                    if (subject := subject_of(change, before)) is not None:
-                        joined.append(subject)
+                spoken = speaks_of(change, subjects.python, item.text, before)
+                if spoken is None:
+                    continue
+                self._claimed.add(index)
+                # A namespace the notes name reaches every use under it already.
+                if spoken.scope != "namespace" and (
+                        subject := subject_of(change, before)) is not None:
+                    joined.append(subject)
         if not subjects and not joined:
             return None
         affects = self.analyzer.affects(subjects, self.release, self.knowledge)

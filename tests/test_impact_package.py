@@ -1,0 +1,123 @@
+"""The package's own API changes joined with the notes (``watcher.impact.package``): the real
+2.7 notes and the bundled 2.6/2.7 atlases against code written like real code; a subclass of
+the class the notes name, a parameter passed by position, a default the notes never mention;
+and in the bot, the same through a poll. No network: the atlases are bundled."""
+
+from __future__ import annotations
+
+import json
+import logging
+import textwrap
+from pathlib import Path
+
+import pytest
+from conftest import FIXTURES, release_notes
+
+from watcher.impact.atlas import AtlasSource
+from watcher.impact.release import package_changes
+
+V27 = FIXTURES / "releases" / "pytorch" / "v2.7.0.md"
+TRAIN = textwrap.dedent("""\
+    import torch
+    from torch.optim.lr_scheduler import ReduceLROnPlateau, StepLR
+
+
+    def schedulers(model):
+        optim = torch.optim.SGD(model.parameters(), lr=0.1)
+        plateau = ReduceLROnPlateau(optim, mode="max", verbose=True)
+        step = StepLR(optim, 30, 0.1, -1, True)
+        quiet = StepLR(optim, 30)
+        plateau.print_lr()
+        return plateau, step, quiet
+
+
+    def export(model, args, **kwargs):
+        torch.onnx.export(model, args, "m.onnx")
+        torch.onnx.export(model, args, "m.onnx", optimize=False)
+        torch.onnx.export(model, args, "m.onnx", **kwargs)
+    """)
+
+
+@pytest.fixture
+def code(tmp_path: Path) -> Path:
+    root = tmp_path / "trainer"
+    root.mkdir()
+    (root / "train.py").write_text(TRAIN)
+    return root
+
+
+def uses(report: dict) -> dict[int, tuple[str, str, str]]:
+    """line → (tier, source, why) over every item."""
+    return {use["line"]: (use["tier"], use["source"], use["why"])
+            for item in report["items"] for use in item.get("affects", [])}
+
+
+def test_the_27_notes_and_its_package_break_what_the_upgrade_would_break(run_cli, code):
+    result = run_cli("impact", str(V27), "--code", str(code), "--format", "json")
+    assert result.code == 1, result.stderr  # uses break
+    found = uses(json.loads(result.stdout))
+    # The notes name "the LRScheduler constructor"; the atlas knows ReduceLROnPlateau and
+    # StepLR derive from it, and where StepLR takes verbose by position.
+    assert found[7][0] == "breaks" and "ReduceLROnPlateau derives from LRScheduler" in found[7][2]
+    assert found[8][0] == "breaks" and "by position (argument 5)" in found[8][2]
+    assert 9 not in found  # StepLR(optim, 30) passes no verbose
+    assert found[10][0] == "breaks" and "print_lr" in found[10][2]
+    # The default of torch.onnx.export's optimize changed, which the notes do not say: an item
+    # of the package's own; a call relying on the default breaks, one forwarding **kwargs is
+    # to check, one passing optimize is untouched.
+    assert found[15] == ("breaks", "package", "relies on the default of optimize, changed in "
+                                               "v2.7.0")
+    assert found[17][0] == "check" and found[17][1] == "package"
+    assert 16 not in found
+    report = json.loads(result.stdout)
+    (package,) = [item for item in report["items"] if item["origin"] == "package"]
+    assert package["text"].startswith("The default of `optimize` in `torch.onnx.export` "
+                                      "changed from `False` to `True` in v2.7.0")
+    assert package["kind"] == "bc_breaking" and package["subsystem"] == "onnx"
+
+
+def test_text_names_the_changed_apis_briefly(run_cli, code):
+    result = run_cli("impact", str(V27), "--code", str(code))
+    assert result.code == 1
+    line = next(line for line in result.stdout.splitlines() if "changes: LRScheduler" in line)
+    assert line.endswith("more")  # 17 schedulers, listed whole in the JSON only
+
+
+def test_the_diff_is_read_from_bundled_atlases_without_the_network(caplog):
+    source = AtlasSource(store=None, index=None, clock=lambda: None)  # type: ignore[arg-type]
+    package = package_changes(source, "pytorch/pytorch", "v2.7.0")
+    assert package is not None and package.before.version.startswith("2.6")
+    removed = {(c.api, c.parameter) for c in package.changes if c.change == "parameter_removed"}
+    assert ("torch.optim.lr_scheduler.ReduceLROnPlateau", "verbose") in removed
+    with caplog.at_level(logging.INFO):
+        assert package_changes(source, "pytorch/pytorch", "v2.8.0-rc1", prerelease=True) is None
+        assert package_changes(source, "pytorch/pytorch", "v9.0.0") is None  # no index
+        assert package_changes(source, "pytorch/vision", "v0.22.0") is None  # no atlas read
+    said = [r.getMessage() for r in caplog.records if "package diff skipped" in r.getMessage()]
+    assert len(said) == 2 and "pre-release" in said[0] and "torch 9.0.0" in said[1]
+
+
+JSONL = '[[notifiers]]\nname = "log"\ntype = "jsonl"\npath = "events.jsonl"\n'
+
+
+def test_a_poll_announces_the_package_change_that_touches_the_code(
+        fake_github, write_config, run_cli, tmp_path, code):
+    fake_github.add_release("pytorch/pytorch", tag="v2.7.0", name="PyTorch 2.7.0",
+                            body=release_notes("pytorch/v2.7.0.md"))
+    config = write_config(f'[impact]\ncode = ["{code}"]\n', repos=("pytorch/pytorch",),
+                          notifiers=JSONL)
+    result = run_cli("--config", str(config), "poll")
+    assert result.code == 0, result.stderr
+    (event,) = [json.loads(line) for line in (tmp_path / "events.jsonl").read_text()
+                .splitlines()]
+    package = [item for item in event["items"] if item["origin"] == "package"]
+    assert [item["text"].split(" changed")[0] for item in package] == [
+        "The default of `optimize` in `torch.onnx.export`"]
+    assert {use["line"] for use in package[0]["affects"]} == {15, 17}
+    # The package's other API changes touch nothing here: counted, not listed.
+    assert event["summary"]["unmentioned_api_changes"] > 10
+    notes = [item for item in event["items"] if item["origin"] == "notes"]
+    assert len(notes) == event["summary"]["items"] - 1
+    lr = next(item for item in notes if "print_lr" in item["text"].split("\n")[0])
+    assert {use["line"]: use["tier"] for use in lr["affects"]} == {7: "breaks", 8: "breaks",
+                                                                  10: "breaks"}
