@@ -56,10 +56,11 @@ def test_the_27_notes_and_its_package_break_what_the_upgrade_would_break(run_cli
     result = run_cli("impact", str(V27), "--code", str(code), "--format", "json")
     assert result.code == 1, result.stderr  # uses break
     found = uses(json.loads(result.stdout))
-    # The notes name "the LRScheduler constructor"; the atlas knows ReduceLROnPlateau and
-    # StepLR derive from it, and where StepLR takes verbose by position.
-    assert found[7][0] == "breaks" and "ReduceLROnPlateau derives from LRScheduler" in found[7][2]
-    assert found[8][0] == "breaks" and "by position (argument 5)" in found[8][2]
+    # The notes name "the LRScheduler constructor"; the package shows every scheduler lost
+    # verbose (ReduceLROnPlateau, StepLR, each a change of its own), and where StepLR took it
+    # by position.
+    assert found[7] == ("breaks", "package", "passes verbose=, removed in v2.7.0")
+    assert found[8][:2] == ("breaks", "package") and "by position (argument 5)" in found[8][2]
     assert 9 not in found  # StepLR(optim, 30) passes no verbose
     assert found[10][0] == "breaks" and "print_lr" in found[10][2]
     # The default of torch.onnx.export's optimize changed, which the notes do not say: an item
@@ -121,3 +122,29 @@ def test_a_poll_announces_the_package_change_that_touches_the_code(
     lr = next(item for item in notes if "print_lr" in item["text"].split("\n")[0])
     assert {use["line"]: use["tier"] for use in lr["affects"]} == {7: "breaks", 8: "breaks",
                                                                   10: "breaks"}
+
+
+def test_a_base_class_option_spares_a_subclass_whose_own_constructor_keeps_it(run_cli,
+                                                                               tmp_path):
+    """2.10 removes ``data_source`` from ``Sampler``; ``SequentialSampler`` has an
+    ``__init__`` of its own that still takes it: the notes' reading would flag every sampler,
+    the atlases say which lost it."""
+    root = tmp_path / "loader"
+    root.mkdir()
+    (root / "data.py").write_text(textwrap.dedent("""\
+        import torch
+        from torch.utils.data import Sampler, SequentialSampler
+
+
+        class Mine(Sampler):
+            def __init__(self, data):
+                super().__init__(data)
+
+
+        def samplers(dataset):
+            return SequentialSampler(dataset), Mine(dataset)
+        """))
+    notes = FIXTURES / "releases" / "pytorch" / "v2.10.0.md"
+    result = run_cli("impact", str(notes), "--code", str(root), "--format", "json")
+    found = uses(json.loads(result.stdout))
+    assert 10 not in found  # SequentialSampler(dataset) keeps its data_source

@@ -23,7 +23,8 @@ from watcher.impact.atlas.knowledge import AtlasKnowledge
 from watcher.impact.model import Scope, Subject
 from watcher.models import ClassifiedItem
 
-__all__ = ["UNMENTIONED", "PackageChanges", "speaks_of", "subject_of", "unmentioned_items"]
+__all__ = ["UNMENTIONED", "PackageChanges", "confirmed_classes", "covers", "dead_spellings",
+           "speaks_of", "subject_of", "unmentioned_items"]
 
 UNMENTIONED = "API changes the notes do not mention"
 PACKAGES = {"pytorch/pytorch": "torch", "pytorch/xla": "torch_xla"}
@@ -39,6 +40,7 @@ class PackageChanges:
     release: str
     changes: tuple[ApiChange, ...]
     before: Atlas
+    after: Atlas
     knowledge: AtlasKnowledge = field(init=False)
 
     def __post_init__(self) -> None:
@@ -94,12 +96,61 @@ def speaks_of(change: ApiChange, subjects: tuple[Subject, ...], text: str, atlas
         else:
             about = (subject.api in names or _canonical(atlas, subject.api) in names
                      or (member is None and subject.api in lineage)
-                     or (subject.scope == "namespace"
-                         and _canonical(atlas, change.api).startswith(subject.api + ".")))
+                     or (covers(subject, atlas) and any(
+                         name.startswith(subject.api + ".") for name in names)))
         if about and (change.parameter is None
                       or _names_the_parameter(change.parameter, subject, text)):
             return subject
     return None
+
+
+def covers(subject: Subject, atlas: Atlas) -> bool:
+    """Whether ``subject`` reaches every API under its name: a namespace, or a module (uses
+    are matched through attribute chains, ``torch.jit`` reaches ``torch.jit.script(...)``)."""
+    return subject.scope == "namespace" or atlas.kind(_canonical(atlas, subject.api)) == "module"
+
+
+def dead_spellings(change: ApiChange, after: Atlas) -> list[str]:
+    """A removal's spellings that no longer work: only those are uses of it
+    (``torch.linalg.Tensor`` is gone, ``torch.Tensor`` is not; ``torch.onnx.utils.
+    is_in_onnx_export`` moved to ``torch.onnx``, where code still reaches it)."""
+    return [name for name in dict.fromkeys((change.api, *change.names))
+            if not after.spells(name)]
+
+
+def _class_named(atlas: Atlas, name: str, option: str) -> str | None:
+    """The class a note names, dotted or bare (``LRScheduler``, ``Sampler``: the one class of
+    that name whose constructor took ``option``), if one."""
+    found = atlas.resolve(name)
+    if found is None and "." not in name:
+        named = {canonical for public, canonical in atlas.names.items()
+                 if public.rpartition(".")[2] == name and atlas.kind(canonical) == "class"
+                 and _has(atlas, canonical, option)}
+        found = named.pop() if len(named) == 1 else None
+    return found if found is not None and atlas.kind(found) == "class" else None
+
+
+def _has(atlas: Atlas, cls: str, parameter: str) -> bool | None:
+    params = atlas.signature(cls)
+    return None if params is None else any(param.name == parameter for param in params)
+
+
+def confirmed_classes(subject: Subject, before: Atlas, after: Atlas) -> list[str] | None:
+    """The classes a note's removed constructor option really leaves: the class it names and
+    each subclass whose constructor took the option before and no longer does (one with an
+    ``__init__`` of its own that keeps it is untouched). None when the atlases cannot tell
+    (not a class, no signature)."""
+    if subject.option is None or subject.effect != "removed" or subject.condition != "passes":
+        return None
+    cls = _class_named(before, subject.api, subject.option)
+    if cls is None:
+        return None
+    kept = []
+    for candidate in (cls, *before.subclasses(cls)):
+        if _has(before, candidate, subject.option) and not _has(after, candidate,
+                                                                  subject.option):
+            kept.append(candidate)
+    return kept
 
 
 def subject_of(change: ApiChange, atlas: Atlas) -> Subject | None:
@@ -116,8 +167,10 @@ def subject_of(change: ApiChange, atlas: Atlas) -> Subject | None:
         return Subject(api=api, scope=scope, method=method, effect="removed")
     if kind == "deprecated":
         if change.parameter is not None:
-            return Subject(api=api, condition="passes", option=change.parameter,
-                           effect="deprecated")
+            # A warning the body raises under a condition on a parameter ("if not dynamo:")
+            # is read as that parameter's deprecation, but which of its values warns the
+            # package does not say: the notes' words decide (``dynamo=False``), not this.
+            return None
         return Subject(api=api, scope=scope, method=method, effect="deprecated")
     if kind == "parameter_removed":
         return Subject(api=api, condition="passes", option=change.parameter, effect="removed")

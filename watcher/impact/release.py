@@ -16,12 +16,15 @@ from dataclasses import dataclass, field
 from packaging.version import Version
 
 from watcher.impact.analyze import ImpactAnalyzer, ItemImpact
-from watcher.impact.atlas import AtlasError, AtlasSource, diff, normal_version
-from watcher.impact.knowledge import ApiKnowledge
+from watcher.impact.atlas import ApiChange, AtlasError, AtlasSource, diff, normal_version
+from watcher.impact.knowledge import ApiKnowledge, NoKnowledge, Signature
 from watcher.impact.model import Subject, Subjects
 from watcher.impact.package import (
     PACKAGES,
     PackageChanges,
+    confirmed_classes,
+    covers,
+    dead_spellings,
     speaks_of,
     subject_of,
     unmentioned_items,
@@ -57,7 +60,7 @@ def package_changes(source: AtlasSource, repo: str, tag: str, prerelease: bool =
     before = source.before(package, version) if after is not None else None
     if after is None or before is None:
         return None
-    return PackageChanges(tag, tuple(diff(before, after)), before)
+    return PackageChanges(tag, tuple(diff(before, after)), before, after)
 
 
 def _merged(notes: list[Affect], package: list[Affect]) -> list[Affect]:
@@ -70,6 +73,31 @@ def _merged(notes: list[Affect], package: list[Affect]) -> list[Affect]:
         if old is None or rank(use.tier) < rank(old.tier):
             found[key] = use
     return sorted(found.values(), key=lambda use: (rank(use.tier), use.path, use.line, use.api))
+
+
+class _Exactly:
+    """Knowledge of names and signatures, but of no subclass."""
+
+    def __init__(self, knowledge: ApiKnowledge) -> None:
+        self._knowledge = knowledge
+
+    def resolve(self, name: str) -> str | None:
+        return self._knowledge.resolve(name)
+
+    def names_of(self, api: str) -> list[str]:
+        return self._knowledge.names_of(api)
+
+    def subclasses(self, cls: str) -> set[str]:
+        return set()
+
+    def signature(self, api: str) -> Signature | None:
+        return self._knowledge.signature(api)
+
+    def deprecated(self, api: str) -> str | None:
+        return self._knowledge.deprecated(api)
+
+    def module_of(self, api: str) -> str | None:
+        return self._knowledge.module_of(api)
 
 
 @dataclass
@@ -88,10 +116,31 @@ class ReleaseAnalysis:
     def knowledge(self) -> ApiKnowledge | None:
         return self.package.knowledge if self.package is not None else None
 
-    def _package_uses(self, subjects: list[Subject], notes: Subjects) -> list[Affect]:
-        found = self.analyzer.affects(Subjects(python=tuple(subjects),
-                                               qualifiers=notes.qualifiers),
-                                      self.release, self.knowledge)
+    def _package_uses(self, changes: list[ApiChange], notes: Subjects) -> list[Affect]:
+        """The uses the changes reach as the package says them; a removed spelling of an API
+        that lives on is matched as spelled, without the names the atlas knows it by."""
+        assert self.package is not None
+        package = self.package
+        spelled: list[Subject] = []  # removals: each spelling that no longer works, as spelled
+        known: list[Subject] = []  # the rest: through the names and subclasses the atlas knows
+        for change in changes:
+            subject = subject_of(change, package.before)
+            if subject is None:
+                continue
+            if change.change == "removed":
+                spelled += [subject.model_copy(update={"api": name})
+                            for name in dead_spellings(change, package.after)]
+            else:
+                known.append(subject)
+        found: list[Affect] = []
+        # Each class a change reaches is a change of its own in the diff (a subclass with an
+        # __init__ of its own keeps its parameters): no subclass is followed from here.
+        exact = _Exactly(self.knowledge) if self.knowledge is not None else NoKnowledge()
+        for subjects, knowledge in ((known, exact), (spelled, NoKnowledge())):
+            if subjects:
+                found += self.analyzer.affects(
+                    Subjects(python=tuple(subjects), qualifiers=notes.qualifiers), self.release,
+                    knowledge)
         return [use.model_copy(update={"source": "package"}) for use in found]
 
     def of(self, item: ClassifiedItem) -> ItemImpact | None:
@@ -100,7 +149,7 @@ class ReleaseAnalysis:
         if item.kind not in ATTENTION_KINDS:
             return None
         subjects = read_subjects(item)
-        joined: list[Subject] = []
+        joined: list[ApiChange] = []
         if self.package is not None:
             before = self.package.before
             for index, change in enumerate(self.package.changes):
@@ -108,16 +157,34 @@ class ReleaseAnalysis:
                 if spoken is None:
                     continue
                 self._claimed.add(index)
-                # A namespace the notes name reaches every use under it already.
-                if spoken.scope != "namespace" and (
-                        subject := subject_of(change, before)) is not None:
-                    joined.append(subject)
+                # A namespace or module the notes name reaches every use under it already.
+                if not covers(spoken, before) and subject_of(change, before) is not None:
+                    joined.append(change)
         if not subjects and not joined:
             return None
+        # Where the package shows what became of the option the notes name, it says exactly
+        # which classes lost it ("Sampler" loses data_source; SequentialSampler, with an
+        # __init__ of its own, keeps it): the notes' broader reading gives way.
+        shown = {change.parameter for change in joined if change.parameter}
+        notes, exact = [], []
+        for subject in subjects.python:
+            if subject.option in shown:
+                continue
+            classes = (confirmed_classes(subject, self.package.before, self.package.after)
+                       if self.package is not None else None)
+            if classes is None:
+                notes.append(subject)
+            else:  # the atlases tell which classes lost it: those, each as itself
+                exact += [subject.model_copy(update={"api": cls}) for cls in classes]
+        subjects = subjects.model_copy(update={"python": tuple(notes)})
         affects = self.analyzer.affects(subjects, self.release, self.knowledge)
+        if exact:
+            affects += self.analyzer.affects(
+                Subjects(python=tuple(exact), qualifiers=subjects.qualifiers), self.release,
+                _Exactly(self.knowledge) if self.knowledge is not None else None)
         if joined:
             affects = _merged(affects, self._package_uses(joined, subjects))
-        apis = list(dict.fromkeys([*subjects.apis, *(subject.api for subject in joined)]))
+        apis = list(dict.fromkeys([*subjects.apis, *(change.api for change in joined)]))
         return ItemImpact(apis, affects)
 
     def unmentioned(self) -> list[tuple[ClassifiedItem, ItemImpact]]:
@@ -125,14 +192,12 @@ class ReleaseAnalysis:
         kept only where they touch the code; the others are counted in ``untouched``."""
         if self.package is None:
             return []
-        before = self.package.before
         rest = [change for index, change in enumerate(self.package.changes)
                 if index not in self._claimed]
         kept, self.untouched = [], 0
         for item, changes in unmentioned_items(rest, self.release or "this release",
                                                self.owner):
-            subjects = [s for change in changes if (s := subject_of(change, before))]
-            uses = self._package_uses(subjects, Subjects()) if subjects else []
+            uses = self._package_uses(changes, Subjects())
             if any(use.tier != "mentions" for use in uses):
                 kept.append((item, ItemImpact([change.api for change in changes],
                                               _merged([], uses))))
