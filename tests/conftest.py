@@ -127,3 +127,19 @@ def postgres_cluster() -> Iterator[Any]:
 def postgres_url(postgres_cluster: Any) -> str:
     """The URL of a new, empty database of this test's own on the session's server."""
     return str(postgres_cluster.database())
+
+
+@pytest.fixture(params=["embedded", "postgres"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
+    """The store's contract, run over both backends: the embedded store in a new directory,
+    and the store in a new PostgreSQL database (skipped where there is no server)."""
+    from watcher.store import Store
+
+    if request.param == "embedded":
+        opened = Store.open(tmp_path / "store")
+    else:
+        opened = Store.connect(request.getfixturevalue("postgres_url"))
+    try:
+        yield opened
+    finally:
+        opened.close()

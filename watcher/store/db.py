@@ -11,6 +11,7 @@ of its own (``watcher/store/cachekeys.py``).
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import threading
@@ -20,11 +21,10 @@ from pathlib import Path
 from typing import Any
 
 from watcher.errors import StoreBusy, StoreDamaged, StoreError, StoreReadOnly
+from watcher.store.backend import Params
 
 DB_NAME = "cache.db"  # diskcache's own file name: the ledger tables live beside its keys
 BUSY_TIMEOUT = 60.0  # seconds another writer's transaction may keep us waiting
-
-Params = Sequence[Any] | dict[str, Any]
 
 
 def describe(path: Path, error: sqlite3.Error) -> StoreError:
@@ -118,6 +118,35 @@ class Database:
     def close(self) -> None:
         with self._lock:
             self.connection.close()
+
+    # ---- the dialect (``watcher/store/backend.py``) -----------------------------------------
+    @property
+    def where(self) -> str:
+        return str(self.path)
+
+    def among(self, column: str, values: Sequence[str]) -> tuple[str, Any]:
+        return f"{column} IN (SELECT value FROM json_each(?))", json.dumps(list(values))
+
+    def json_int(self, column: str, field: str) -> str:
+        return f"json_extract({column}, '$.{field}')"
+
+    def json_text(self, column: str, field: str) -> str:
+        return f"json_extract({column}, '$.{field}')"
+
+    def has_table(self, name: str) -> bool:
+        return self.one("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
+                        (name,)) is not None
+
+    def reclaim(self) -> None:
+        if not self.connection.in_transaction:  # PRAGMA incremental_vacuum commits
+            self.execute("PRAGMA incremental_vacuum")
+
+    def another(self) -> Database:
+        return Database.connect(self.path)
+
+    def integrity(self) -> list[str]:
+        found = [str(row[0]) for row in self.all("PRAGMA integrity_check")]
+        return [] if found == ["ok"] else found
 
     def wait_at_most(self, seconds: float) -> None:
         """How long a statement of this connection waits for another's write lock before it

@@ -50,8 +50,9 @@ from typing import Any
 
 from watcher.errors import StoreReadOnly
 from watcher.models import Event
-from watcher.store.cachekeys import CacheKeys, Key, code_index_key, memory_key, pr_labels_key
-from watcher.store.cacherows import has_cache_table, missing_value_files
+from watcher.store.backend import Backend, Key, KeyValues
+from watcher.store.cachekeys import CacheKeys, code_index_key, memory_key, pr_labels_key
+from watcher.store.cacherows import missing_value_files
 from watcher.store.db import DB_NAME, Database
 from watcher.store.digests import DigestLedger
 from watcher.store.pace import PaceLedger
@@ -66,10 +67,10 @@ __all__ = ["SCHEMA_VERSION", "Delivery", "DigestDelivery", "ReleaseRecord", "Rep
 
 
 class Store(DigestLedger, PaceLedger, SeenLedger, SubscriptionLedger):
-    def __init__(self, db: Database, keys: CacheKeys | None = None) -> None:
+    def __init__(self, db: Backend, keys: KeyValues | None = None) -> None:
         self.db = db
         self.keys = keys  # None: read-only, the ledger alone
-        self._pace: Database | None = None  # opened by the first paced request
+        self._pace: Backend | None = None  # opened by the first paced request
         self._pace_lock = threading.Lock()
 
     @classmethod
@@ -80,6 +81,16 @@ class Store(DigestLedger, PaceLedger, SeenLedger, SubscriptionLedger):
         (``release-watch store reinit``)."""
         db = open_database(path, read_only=read_only, fresh=fresh)
         return cls(db, None if read_only else CacheKeys(path))
+
+    @classmethod
+    def connect(cls, url: str, *, read_only: bool = False) -> Store:
+        """Open the store in the PostgreSQL database at ``url`` (``[store] url``): create or
+        upgrade its tables, unless ``read_only``. psycopg is imported only here."""
+        from watcher.store.postgres import PostgresDatabase
+        from watcher.store.tablekeys import TableKeys
+
+        db = PostgresDatabase.open(url, read_only=read_only)
+        return cls(db, None if read_only else TableKeys(db))
 
     def close(self) -> None:
         if self.keys is not None:
@@ -102,8 +113,9 @@ class Store(DigestLedger, PaceLedger, SeenLedger, SubscriptionLedger):
     def repo_states(self, repos: list[str]) -> dict[str, RepoState]:
         """Many repos' states in one statement (a poll reads them all before its fetch
         threads start, rather than one query per repo while they hold the GIL)."""
+        among, names = self.db.among("repo", repos)
         rows = self.db.all("SELECT repo, state, last_poll, last_success FROM rw_repo "
-                           "WHERE repo IN (SELECT value FROM json_each(?))", (json.dumps(repos),))
+                           f"WHERE {among}", (names,))
         found = {row[0]: RepoState.from_row(*row) for row in rows}
         return {repo: found.get(repo) or RepoState(repo=repo) for repo in repos}
 
@@ -114,14 +126,16 @@ class Store(DigestLedger, PaceLedger, SeenLedger, SubscriptionLedger):
         """When each of ``repos`` was last polled successfully, for those that ever were: one
         statement over the column alone (``/metrics`` reads it at scrape time), no state
         parsed."""
+        among, names = self.db.among("repo", repos)
         rows = self.db.all("SELECT repo, last_success FROM rw_repo WHERE last_success IS NOT "
-                           "NULL AND repo IN (SELECT value FROM json_each(?))",
-                           (json.dumps(repos),))
+                           f"NULL AND {among}", (names,))
         return {repo: datetime.fromisoformat(when) for repo, when in rows}
 
     def put_repo_state(self, state: RepoState) -> None:
-        self.db.execute("INSERT OR REPLACE INTO rw_repo (repo, state, last_poll, last_success) "
-                        "VALUES (?, ?, ?, ?)", state.row())
+        self.db.execute("INSERT INTO rw_repo (repo, state, last_poll, last_success) "
+                        "VALUES (?, ?, ?, ?) ON CONFLICT (repo) DO UPDATE SET "
+                        "state = excluded.state, last_poll = excluded.last_poll, "
+                        "last_success = excluded.last_success", state.row())
 
     def touch_repos(self, states: Iterable[RepoState]) -> None:
         """Move only the poll timestamps, for many repos in one statement."""
@@ -141,7 +155,8 @@ class Store(DigestLedger, PaceLedger, SeenLedger, SubscriptionLedger):
         return int(self.db.scalar("SELECT count(*) FROM rw_release WHERE repo = ?", (repo,)))
 
     def put_release(self, record: ReleaseRecord) -> None:
-        self.db.execute("INSERT OR REPLACE INTO rw_release (repo, id, record) VALUES (?, ?, ?)",
+        self.db.execute("INSERT INTO rw_release (repo, id, record) VALUES (?, ?, ?) "
+                        "ON CONFLICT (repo, id) DO UPDATE SET record = excluded.record",
                         (record.repo, record.release.id, record.model_dump_json()))
 
     def delete_release(self, repo: str, release_id: int) -> None:
@@ -153,20 +168,22 @@ class Store(DigestLedger, PaceLedger, SeenLedger, SubscriptionLedger):
         return str(value) if value else None
 
     def etags(self, urls: list[str]) -> dict[str, str]:
-        rows = self.db.all("SELECT url, etag FROM rw_etag WHERE url IN "
-                           "(SELECT value FROM json_each(?))", (json.dumps(urls),))
+        among, names = self.db.among("url", urls)
+        rows = self.db.all(f"SELECT url, etag FROM rw_etag WHERE {among}", (names,))
         return {url: etag for url, etag in rows if etag}
 
     def last_pages(self, urls: list[str]) -> set[str]:
         """Those of ``urls`` that were the last page of their listing when their ETag came."""
-        rows = self.db.all("SELECT url FROM rw_etag WHERE last_page AND url IN "
-                           "(SELECT value FROM json_each(?))", (json.dumps(urls),))
+        among, names = self.db.among("url", urls)
+        rows = self.db.all(f"SELECT url FROM rw_etag WHERE last_page <> 0 AND {among}",
+                           (names,))
         return {row[0] for row in rows}
 
     def put_etags(self, etags: dict[str, str], last_pages: Iterable[str] = ()) -> None:
         last = set(last_pages)
-        self.db.executemany("INSERT OR REPLACE INTO rw_etag (url, etag, last_page) "
-                            "VALUES (?, ?, ?)",
+        self.db.executemany("INSERT INTO rw_etag (url, etag, last_page) VALUES (?, ?, ?) "
+                            "ON CONFLICT (url) DO UPDATE SET etag = excluded.etag, "
+                            "last_page = excluded.last_page",
                             [(url, etag, int(url in last)) for url, etag in etags.items()])
 
     # ---- events and the outbox ---------------------------------------------------------------
@@ -184,7 +201,8 @@ class Store(DigestLedger, PaceLedger, SeenLedger, SubscriptionLedger):
         twice). A few row inserts, however many events are stored."""
         with self.transaction():
             added = self.db.execute(
-                "INSERT OR IGNORE INTO rw_event (id, detected, body) VALUES (?, ?, ?)",
+                "INSERT INTO rw_event (id, detected, body) VALUES (?, ?, ?) "
+                "ON CONFLICT DO NOTHING",
                 (event.id, event.detected_at.timestamp(), event.model_dump_json())).rowcount
             if not added:
                 return False
@@ -230,9 +248,9 @@ class Store(DigestLedger, PaceLedger, SeenLedger, SubscriptionLedger):
     def failing_deliveries(self) -> list[Delivery]:
         """The queued deliveries that failed at least once, oldest first: read through a
         partial index of them alone, so a long healthy outbox is not read."""
+        attempts = self.db.json_int("record", "attempts")
         return [Delivery.model_validate_json(record) for (record,) in self.db.all(
-            "SELECT record FROM rw_delivery WHERE json_extract(record, '$.attempts') > 0 "
-            "ORDER BY seq")]
+            f"SELECT record FROM rw_delivery WHERE {attempts} > 0 ORDER BY seq")]
 
     def _delivery(self, key: str) -> Delivery | None:
         record = self.db.scalar("SELECT record FROM rw_delivery WHERE id = ?", (key,))
@@ -273,14 +291,15 @@ class Store(DigestLedger, PaceLedger, SeenLedger, SubscriptionLedger):
             "AND id NOT IN (SELECT event_id FROM rw_delivery) "
             "AND id NOT IN (SELECT event_id FROM rw_digest_queue)",
             (before.timestamp(),)).rowcount
-        if pruned and not self.db.connection.in_transaction:
-            self.db.execute("PRAGMA incremental_vacuum")
+        if pruned:
+            self.db.reclaim()
         return int(pruned)
 
     def integrity(self) -> list[str]:
         """SQLite's own check of every page and index (``release-watch store check``): the
         problems it found, [] when the database is sound. Reads the whole file."""
-        return _integrity(self.db)
+        return self.db.integrity() + (missing_value_files(self.db, self.db.path.parent)
+                                      if isinstance(self.db, Database) else [])
 
     @staticmethod
     def file_integrity(path: Path) -> list[str]:
@@ -289,7 +308,7 @@ class Store(DigestLedger, PaceLedger, SeenLedger, SubscriptionLedger):
         read at all (a garbled header) raises the one-line error it is."""
         db = Database.connect(path / DB_NAME, read_only=True)
         try:
-            return _integrity(db)
+            return db.integrity() + missing_value_files(db, path)
         finally:
             db.close()
 
@@ -297,8 +316,10 @@ class Store(DigestLedger, PaceLedger, SeenLedger, SubscriptionLedger):
         """Row counts for ``store check`` (not ``status``: counting events reads history)."""
         tables = {"repos": "rw_repo", "releases": "rw_release", "events": "rw_event",
                   "pending deliveries": "rw_delivery", "queued for digests": "rw_digest_queue"}
-        if has_cache_table(self.db):  # not in a schema-2 store read as it is
+        if self.db.has_table("Cache"):  # not in a schema-2 store read as it is
             tables["diskcache keys"] = "Cache"
+        if self.db.has_table("rw_kv"):  # PostgreSQL's table for them
+            tables["stored keys"] = "rw_kv"
         return {name: int(self.db.scalar(f"SELECT count(*) FROM {table}"))
                 for name, table in tables.items()}
 
@@ -308,7 +329,8 @@ class Store(DigestLedger, PaceLedger, SeenLedger, SubscriptionLedger):
         return dict(json.loads(value)) if value else None
 
     def put_meta(self, key: str, value: dict[str, Any]) -> None:
-        self.db.execute("INSERT OR REPLACE INTO rw_meta (key, value) VALUES (?, ?)",
+        self.db.execute("INSERT INTO rw_meta (key, value) VALUES (?, ?) "
+                        "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
                         (key, json.dumps(value)))
 
     def daemon_state(self) -> dict[str, Any] | None:
@@ -322,7 +344,8 @@ class Store(DigestLedger, PaceLedger, SeenLedger, SubscriptionLedger):
         return dict(json.loads(value)) if value else None
 
     def put_org_state(self, org: str, state: dict[str, Any]) -> None:
-        self.db.execute("INSERT OR REPLACE INTO rw_org (org, state) VALUES (?, ?)",
+        self.db.execute("INSERT INTO rw_org (org, state) VALUES (?, ?) "
+                        "ON CONFLICT (org) DO UPDATE SET state = excluded.state",
                         (org.lower(), json.dumps(state)))
 
     # ---- diskcache keys (``watcher/store/cachekeys.py``): outside the ledger's transactions ----
@@ -360,20 +383,15 @@ class Store(DigestLedger, PaceLedger, SeenLedger, SubscriptionLedger):
     def remember(self, notifier: str, key: str, value: dict[str, Any]) -> None:
         self._writable_keys().set_many({memory_key(notifier, key): dict(value)})
 
-    def _keys(self) -> CacheKeys | None:
+    def _keys(self) -> KeyValues | None:
         if self.db.holds_transaction():
             # diskcache's connection would wait for the write lock this thread holds.
             raise RuntimeError("the store's diskcache keys are used outside its transactions")
         return self.keys
 
-    def _writable_keys(self) -> CacheKeys:
+    def _writable_keys(self) -> KeyValues:
         keys = self._keys()
         if keys is None:
-            raise StoreReadOnly(f"the store {self.db.path.parent} was opened read-only")
+            raise StoreReadOnly(f"the store {self.db.where} was opened read-only")
         return keys
 
-
-def _integrity(db: Database) -> list[str]:
-    found = [str(row[0]) for row in db.all("PRAGMA integrity_check")]
-    # The check covers diskcache's tables too (one file); its value files are beside it.
-    return ([] if found == ["ok"] else found) + missing_value_files(db, db.path.parent)

@@ -1,0 +1,93 @@
+"""What ``Store`` needs of a database, whichever it is: the SQL dialect's few differences
+behind one boundary, so the store's queries are written once.
+
+Two backends: ``watcher/store/db.py`` (the embedded store's SQLite file, the default) and
+``watcher/store/postgres.py`` (``[store] url``: PostgreSQL, for replicas sharing one store).
+Statements use ``?`` placeholders, standard upserts (``INSERT … ON CONFLICT … DO UPDATE``,
+``… DO NOTHING``) and ``RETURNING``, which both read alike; what differs is asked of the
+backend: a list parameter (``among``), a JSON field (``json_int``, ``json_text``), whether a
+table exists, reclaiming space after a prune, and a second connection of its own.
+
+The diskcache keys have a port of their own (``KeyValues``): diskcache in the embedded store
+(``watcher/store/cachekeys.py``), a table on PostgreSQL (``watcher/store/tablekeys.py``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import Any, Protocol
+
+Params = Sequence[Any] | dict[str, Any]
+Key = str | tuple[str, str, str]
+
+
+class Cursor(Protocol):
+    @property
+    def rowcount(self) -> int: ...
+
+    def fetchone(self) -> Any: ...
+
+    def fetchall(self) -> list[Any]: ...
+
+    def __iter__(self) -> Iterator[Any]: ...
+
+
+class Backend(Protocol):
+    read_only: bool
+    # The embedded store's database file; a server's store has none (a path where nothing
+    # is, so no lock file is ever found beside it).
+    path: Path
+
+    @property
+    def where(self) -> str:
+        """The store as a message names it (a path; a URL without its password)."""
+
+    def close(self) -> None: ...
+
+    def execute(self, sql: str, params: Params = ()) -> Cursor: ...
+
+    def executemany(self, sql: str, rows: Sequence[Params]) -> None: ...
+
+    def one(self, sql: str, params: Params = ()) -> Any: ...
+
+    def all(self, sql: str, params: Params = ()) -> list[Any]: ...
+
+    def scalar(self, sql: str, params: Params = ()) -> Any: ...
+
+    def transaction(self) -> AbstractContextManager[None]: ...
+
+    def holds_transaction(self) -> bool: ...
+
+    def wait_at_most(self, seconds: float) -> None: ...
+
+    def among(self, column: str, values: Sequence[str]) -> tuple[str, Any]:
+        """``column`` is one of ``values``: the SQL and its one parameter."""
+
+    def json_int(self, column: str, field: str) -> str:
+        """The integer ``field`` of the JSON text in ``column``."""
+
+    def json_text(self, column: str, field: str) -> str:
+        """The text ``field`` of the JSON text in ``column``."""
+
+    def has_table(self, name: str) -> bool: ...
+
+    def reclaim(self) -> None:
+        """Give back the space a prune freed, where the database wants telling."""
+
+    def another(self) -> Backend:
+        """A connection of its own to the same store (the pacing window's)."""
+
+    def integrity(self) -> list[str]:
+        """The database's own check of what it holds: the problems, [] when sound."""
+
+
+class KeyValues(Protocol):
+    """What is a cache rather than the ledger, by key: plain lists and dicts as values."""
+
+    def get_many(self, keys: list[Key]) -> dict[Key, Any]: ...
+
+    def set_many(self, values: dict[Key, Any]) -> None: ...
+
+    def close(self) -> None: ...

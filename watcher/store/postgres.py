@@ -1,0 +1,228 @@
+"""The store on PostgreSQL (``[store] url``): one psycopg 3 connection, its transactions, the
+SQL dialect's differences from SQLite, and psycopg's errors turned into one-line
+``StoreError``s that name the database (never its password) and the fix.
+
+As the embedded store's connection does (``watcher/store/db.py``), one connection serves every
+thread of a process, guarded by a re-entrant lock held for a whole transaction. Writers of
+every replica are serialised as SQLite serialises them: a transaction first takes a
+transaction-scoped advisory lock (``pg_advisory_xact_lock``), so two processes never both read,
+then both write; reads outside a transaction wait for nothing. Nothing here relies on a
+session's state (no session advisory lock, no ``SET``, no prepared statement), so the store
+works through PgBouncer in transaction mode, and a pool recycling connections could take
+nothing from it.
+
+A fence (``fence``): while a replica leads (``watcher/daemon/leader.py``), every write of its
+jobs is made in a transaction that first checks, under a share lock on the lease row, that the
+lease is still its own and unexpired; a deposed leader's late write is refused (``Deposed``)
+and rolled back.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from watcher.errors import StoreBusy, StoreError, StoreReadOnly
+from watcher.store.backend import Params
+from watcher.store.pgurl import masked, password_of
+
+logger = logging.getLogger(__name__)
+
+# Keys of the advisory locks (any 64-bit numbers; these spell "rwledger" and "rwpacing").
+LEDGER_LOCK = 0x72776C6564676572
+PACE_LOCK = 0x727770616369676E
+CONNECT_TIMEOUT = 10  # seconds to reach the server at all
+LEASE = "leader"
+
+
+class Deposed(StoreError):
+    """A write under a fencing token that is no longer the leader's: refused, rolled back."""
+
+
+def _translate(sql: str) -> str:
+    """The store's ``?`` placeholders as psycopg's ``%s`` (a literal ``%`` doubled)."""
+    return sql.replace("%", "%%").replace("?", "%s")
+
+
+class PostgresDatabase:
+    def __init__(self, url: str, *, read_only: bool, lock: int = LEDGER_LOCK) -> None:
+        self.url = url
+        self.read_only = read_only
+        self.path = Path("/nonexistent/postgresql-store")  # no local file: no writer.lock
+        self.fence: Callable[[], int | None] | None = None  # the leader's token, or None
+        self._lock_key = lock
+        self._guard = threading.RLock()
+        self._depth = 0
+        self._owner: int | None = None
+        self._wait: float | None = None  # seconds a transaction waits for the writer lock
+        self.connection: Any = self._connect()
+
+    @classmethod
+    def open(cls, url: str, *, read_only: bool = False) -> PostgresDatabase:
+        """Connect, and make the database a store of this schema (``pg_schema``)."""
+        from watcher.store.pg_schema import prepare
+
+        db = cls(url, read_only=read_only)
+        try:
+            prepare(db)
+        except BaseException:
+            db.close()
+            raise
+        return db
+
+    def _connect(self) -> Any:
+        import psycopg
+
+        try:
+            # prepare_threshold=None: no server-side prepared statement (PgBouncer's
+            # transaction mode hands each transaction another server connection).
+            return psycopg.connect(self.url, autocommit=True, prepare_threshold=None,
+                                   connect_timeout=CONNECT_TIMEOUT,
+                                   application_name="release-watch")
+        except psycopg.Error as error:
+            raise self._describe(error) from None
+
+    @property
+    def where(self) -> str:
+        return masked(self.url)
+
+    def _describe(self, error: Exception) -> StoreError:
+        text = " ".join(str(error).split())
+        secret = password_of(self.url)
+        if secret:
+            text = text.replace(secret, "***")
+        lowered = text.lower()
+        name = type(error).__name__
+        if name in ("LockNotAvailable", "QueryCanceled") or "lock timeout" in lowered:
+            return StoreBusy(f"the store {self.where} stayed locked by another process "
+                             f"({text}); try again later")
+        if name == "ReadOnlySqlTransaction" or "read-only" in lowered:
+            return StoreReadOnly(f"the store {self.where} is read-only ({text}); point "
+                                 "[store] url at the primary server")
+        if name in ("OperationalError", "ConnectionTimeout"):
+            return StoreError(f"cannot reach the store {self.where} ({text}); check the "
+                              "server, [store] url and the password (PGPASSWORD, ~/.pgpass)")
+        return StoreError(f"the store {self.where} failed: {text}")
+
+    def close(self) -> None:
+        with self._guard:
+            self.connection.close()
+
+    def wait_at_most(self, seconds: float) -> None:
+        """How long a transaction waits for another's writer lock before ``StoreBusy``:
+        set per transaction (``SET LOCAL``), never on the session."""
+        self._wait = seconds
+
+    def holds_transaction(self) -> bool:
+        return self._depth > 0 and self._owner == threading.get_ident()
+
+    @contextmanager
+    def guard(self) -> Iterator[None]:
+        import psycopg
+
+        with self._guard:
+            if self._depth == 0 and (self.connection.closed or self.connection.broken):
+                self.connection = self._connect()  # the server restarted, or a pooler hung up
+            try:
+                yield
+            except psycopg.Error as error:
+                raise self._describe(error) from None
+
+    def _autofenced(self, sql: str) -> bool:
+        """A write outside a transaction, while fenced: made in one of its own."""
+        return (self.fence is not None and self._depth == 0
+                and sql.lstrip()[:6].upper() != "SELECT")
+
+    def execute(self, sql: str, params: Params = ()) -> Any:
+        if self._autofenced(sql):
+            with self.transaction():
+                return self.execute(sql, params)
+        with self.guard():
+            if not params:  # no placeholder: psycopg sends it as it is, % and all
+                return self.connection.execute(sql)
+            return self.connection.execute(_translate(sql), params)
+
+    def executemany(self, sql: str, rows: Sequence[Params]) -> None:
+        if not rows:
+            return
+        if self._autofenced(sql):
+            with self.transaction():
+                self.executemany(sql, rows)
+            return
+        with self.guard(), self.connection.cursor() as cursor:
+            cursor.executemany(_translate(sql), rows)
+
+    def one(self, sql: str, params: Params = ()) -> Any:
+        return self.execute(sql, params).fetchone()
+
+    def all(self, sql: str, params: Params = ()) -> list[Any]:
+        return list(self.execute(sql, params).fetchall())
+
+    def scalar(self, sql: str, params: Params = ()) -> Any:
+        row = self.one(sql, params)
+        return None if row is None else row[0]
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """All or nothing, writers of every replica one at a time (the advisory lock); nested
+        uses join the outer transaction. Under a fence, refused unless the lease is ours."""
+        with self.guard():
+            if self._depth:
+                self._depth += 1
+                try:
+                    yield
+                finally:
+                    self._depth -= 1
+                return
+            with self.connection.transaction():
+                self._depth, self._owner = 1, threading.get_ident()
+                try:
+                    self._begin()
+                    yield
+                finally:
+                    self._depth, self._owner = 0, None
+
+    def _begin(self) -> None:
+        if self._wait is not None:
+            self.connection.execute("SELECT set_config('lock_timeout', %s, true)",
+                                    (f"{max(1, round(self._wait * 1000))}ms",))
+        self.connection.execute("SELECT pg_advisory_xact_lock(%s)", (self._lock_key,))
+        token = self.fence() if self.fence is not None else None
+        if self.fence is not None:
+            held = None if token is None else self.connection.execute(
+                "SELECT 1 FROM rw_lease WHERE name = %s AND token = %s "
+                "AND expires > clock_timestamp() FOR SHARE", (LEASE, token)).fetchone()
+            if held is None:
+                raise Deposed(f"this replica no longer leads the store {self.where} (its lease"
+                              f"{'' if token is None else f' {token}'} was lost or taken "
+                              "over); the write was refused")
+
+    # ---- the dialect (``watcher/store/backend.py``) -----------------------------------------
+    def among(self, column: str, values: Sequence[str]) -> tuple[str, Any]:
+        return f"{column} = ANY(?)", list(values)
+
+    def json_int(self, column: str, field: str) -> str:
+        return f"({column}::jsonb ->> '{field}')::bigint"
+
+    def json_text(self, column: str, field: str) -> str:
+        return f"({column}::jsonb ->> '{field}')"
+
+    def has_table(self, name: str) -> bool:
+        return self.scalar("SELECT to_regclass(?) IS NOT NULL", (name.lower(),)) is True
+
+    def reclaim(self) -> None:
+        """Nothing to do: autovacuum gives the space back."""
+
+    def another(self) -> PostgresDatabase:
+        return PostgresDatabase(self.url, read_only=self.read_only, lock=PACE_LOCK)
+
+    def integrity(self) -> list[str]:
+        """PostgreSQL checks its pages itself (and ``pg_amcheck`` is the administrator's):
+        here, that every table of the store is there."""
+        from watcher.store.pg_schema import missing_tables
+
+        return [f"the table {name} is missing" for name in missing_tables(self)]
