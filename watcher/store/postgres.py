@@ -25,10 +25,11 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qsl, unquote, urlsplit
 
 from watcher.errors import StoreBusy, StoreError, StoreReadOnly
+from watcher.logs import mask_url_credentials, register_secrets
 from watcher.store.backend import Params
-from watcher.store.pgurl import masked, password_of
 
 logger = logging.getLogger(__name__)
 
@@ -43,6 +44,15 @@ class Deposed(StoreError):
     """A write under a fencing token that is no longer the leader's: refused, rolled back."""
 
 
+def password_of(url: str) -> str | None:
+    """The password the URL carries itself, if any (best kept out of it: ``PGPASSWORD`` or
+    libpq's ``~/.pgpass``, which psycopg reads itself)."""
+    parts = urlsplit(url)
+    if parts.password:
+        return unquote(parts.password)
+    return dict(parse_qsl(parts.query)).get("password") or None
+
+
 def _translate(sql: str) -> str:
     """The store's ``?`` placeholders as psycopg's ``%s`` (a literal ``%`` doubled)."""
     return sql.replace("%", "%%").replace("?", "%s")
@@ -51,6 +61,9 @@ def _translate(sql: str) -> str:
 class PostgresDatabase:
     def __init__(self, url: str, *, read_only: bool, lock: int = LEDGER_LOCK) -> None:
         self.url = url
+        secret = password_of(url)
+        if secret:
+            register_secrets([secret])  # masked in every log line from now on
         self.read_only = read_only
         self.path = Path("/nonexistent/postgresql-store")  # no local file: no writer.lock
         self.fence: Callable[[], int | None] | None = None  # the leader's token, or None
@@ -88,7 +101,7 @@ class PostgresDatabase:
 
     @property
     def where(self) -> str:
-        return masked(self.url)
+        return mask_url_credentials(self.url)
 
     def _describe(self, error: Exception) -> StoreError:
         text = " ".join(str(error).split())
