@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 from watcher import lazy_exports
 
 if TYPE_CHECKING:
+    from watcher.store.backend import Lease as Lease
     from watcher.store.db import DB_NAME as DB_NAME
     from watcher.store.db import Database as Database
     from watcher.store.locks import FileLock as FileLock
@@ -54,6 +55,7 @@ _EXPORTS = {
     "DigestDelivery": "records",
     "FileLock": "locks",
     "inspect": "storedir",
+    "Lease": "backend",
     "NOTIFIER_PREFIX": "subscriptions",
     "open_store": "opening",
     "refuse_lost": "storedir",

@@ -14,7 +14,7 @@ The diskcache keys have a port of their own (``KeyValues``): diskcache in the em
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, Protocol
@@ -39,6 +39,10 @@ class Backend(Protocol):
     # The embedded store's database file; a server's store has none (a path where nothing
     # is, so no lock file is ever found beside it).
     path: Path
+    # Whether deliveries are claimed row by row (``watcher/store/claims.py``): replicas share
+    # this store. ``fence``: the leader's current token, every write checked against it.
+    has_claims: bool
+    fence: Callable[[], int | None] | None
 
     @property
     def where(self) -> str:
@@ -81,6 +85,18 @@ class Backend(Protocol):
 
     def integrity(self) -> list[str]:
         """The database's own check of what it holds: the problems, [] when sound."""
+
+    def lease(self, holder: str, seconds: float) -> Lease | None:
+        """The leader's lease where replicas share the store (``watcher/store/lease.py``)."""
+
+
+class Lease(Protocol):
+    def acquire(self) -> int | None:
+        """Take or renew the lease: its fencing token, or None while another holds it."""
+
+    def release(self) -> None: ...
+
+    def close(self) -> None: ...
 
 
 class KeyValues(Protocol):

@@ -15,7 +15,7 @@ import json
 import os
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -68,6 +68,8 @@ class Database:
         self.connection = connection
         self.path = path
         self.read_only = read_only
+        self.has_claims = False  # one daemon, one writer at a time: its locks
+        self.fence: Callable[[], int | None] | None = None  # no leader to fence
         self._lock = threading.RLock()
         self._depth = 0
         self._owner: int | None = None  # the thread whose transaction is open
@@ -143,6 +145,10 @@ class Database:
 
     def another(self) -> Database:
         return Database.connect(self.path)
+
+    def lease(self, holder: str, seconds: float) -> None:
+        """None: one daemon holds the embedded store, by its ``daemon.lock``."""
+        return None
 
     def integrity(self) -> list[str]:
         found = [str(row[0]) for row in self.all("PRAGMA integrity_check")]

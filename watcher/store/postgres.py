@@ -30,6 +30,7 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 from watcher.errors import StoreBusy, StoreError, StoreReadOnly
 from watcher.logs import mask_url_credentials, register_secrets
 from watcher.store.backend import Params
+from watcher.store.lease import LEASE, Lease
 
 logger = logging.getLogger(__name__)
 
@@ -37,7 +38,6 @@ logger = logging.getLogger(__name__)
 LEDGER_LOCK = 0x72776C6564676572
 PACE_LOCK = 0x727770616369676E
 CONNECT_TIMEOUT = 10  # seconds to reach the server at all
-LEASE = "leader"
 
 
 class Deposed(StoreError):
@@ -67,6 +67,7 @@ class PostgresDatabase:
         self.read_only = read_only
         self.path = Path("/nonexistent/postgresql-store")  # no local file: no writer.lock
         self.fence: Callable[[], int | None] | None = None  # the leader's token, or None
+        self.has_claims = True
         self._lock_key = lock
         self._guard = threading.RLock()
         self._depth = 0
@@ -232,6 +233,11 @@ class PostgresDatabase:
 
     def another(self) -> PostgresDatabase:
         return PostgresDatabase(self.url, read_only=self.read_only, lock=PACE_LOCK)
+
+    def lease(self, holder: str, seconds: float) -> Lease:
+        """The leader's lease, on a connection of its own: a renewal never waits behind a
+        transaction of this one."""
+        return Lease(PostgresDatabase(self.url, read_only=False), holder, seconds)
 
     def integrity(self) -> list[str]:
         """PostgreSQL checks its pages itself (and ``pg_amcheck`` is the administrator's):

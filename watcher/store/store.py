@@ -42,19 +42,20 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from watcher.errors import StoreReadOnly
 from watcher.models import Event
-from watcher.store.backend import Backend, Key, KeyValues
-from watcher.store.cachekeys import CacheKeys, code_index_key, memory_key, pr_labels_key
+from watcher.store.backend import Backend, KeyValues, Lease
+from watcher.store.cachekeys import CacheKeys
 from watcher.store.cacherows import missing_value_files
+from watcher.store.claims import DeliveryClaims
 from watcher.store.db import DB_NAME, Database
 from watcher.store.digests import DigestLedger
+from watcher.store.keyed import KeyedValues
 from watcher.store.pace import PaceLedger
 from watcher.store.records import Delivery, DigestDelivery, ReleaseRecord, RepoState, delivery_id
 from watcher.store.schema import SCHEMA_VERSION
@@ -66,7 +67,8 @@ __all__ = ["SCHEMA_VERSION", "Delivery", "DigestDelivery", "ReleaseRecord", "Rep
            "Store", "delivery_id"]
 
 
-class Store(DigestLedger, PaceLedger, SeenLedger, SubscriptionLedger):
+class Store(DeliveryClaims, DigestLedger, KeyedValues, PaceLedger, SeenLedger,
+            SubscriptionLedger):
     def __init__(self, db: Backend, keys: KeyValues | None = None) -> None:
         self.db = db
         self.keys = keys  # None: read-only, the ledger alone
@@ -98,6 +100,17 @@ class Store(DigestLedger, PaceLedger, SeenLedger, SubscriptionLedger):
         if self._pace is not None:
             self._pace.close()
         self.db.close()
+
+    def lease(self, holder: str, seconds: float) -> Lease | None:
+        """The leader's lease on a shared store, on a connection of its own (``lease.py``);
+        None for the embedded store, which one daemon holds by its ``daemon.lock``."""
+        return self.db.lease(holder, seconds)
+
+    def fenced_by(self, token: Callable[[], int | None]) -> None:
+        """Every write from now on checked against the leader's ``token`` (a shared store:
+        a deposed leader's late write is refused, ``Deposed``); nothing on the embedded one."""
+        if self.db.has_claims:
+            self.db.fence = token
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
@@ -347,51 +360,3 @@ class Store(DigestLedger, PaceLedger, SeenLedger, SubscriptionLedger):
         self.db.execute("INSERT INTO rw_org (org, state) VALUES (?, ?) "
                         "ON CONFLICT (org) DO UPDATE SET state = excluded.state",
                         (org.lower(), json.dumps(state)))
-
-    # ---- diskcache keys (``watcher/store/cachekeys.py``): outside the ledger's transactions ----
-    def pr_labels(self, repo: str, numbers: list[int]) -> dict[int, list[str]]:
-        keys = self._keys()
-        if keys is None:
-            return {}
-        wanted: dict[Key, int] = {pr_labels_key(repo, number): number for number in numbers}
-        return {wanted[key]: list(labels)
-                for key, labels in keys.get_many(list(wanted)).items()}
-
-    def put_pr_labels(self, repo: str, labels: dict[int, list[str]]) -> None:
-        """Kept for good: a merged PR's release-notes labels do not change."""
-        self._writable_keys().set_many({pr_labels_key(repo, number): list(names)
-                                        for number, names in labels.items()})
-
-    def code_index(self, root: str) -> dict[str, str]:
-        """A codebase's impact index as last scanned, per file (its size, mtime, hash and
-        uses, as ``watcher.impact.scan`` writes them); {} when never scanned."""
-        keys = self._keys()
-        found = keys.get_many([code_index_key(root)]) if keys is not None else {}
-        return dict(next(iter(found.values()), None) or {})
-
-    def put_code_index(self, root: str, files: dict[str, str]) -> None:
-        """A cache: losing it costs one full scan of the codebase, never an event."""
-        self._writable_keys().set_many({code_index_key(root): dict(files)})
-
-    def recall(self, notifier: str, key: str) -> dict[str, Any] | None:
-        """What a notifier remembered under ``key`` (the Slack message of a release)."""
-        keys = self._keys()
-        found = keys.get_many([memory_key(notifier, key)]) if keys is not None else {}
-        value = next(iter(found.values()), None)
-        return dict(value) if value else None  # {}: forgotten (its thread is gone)
-
-    def remember(self, notifier: str, key: str, value: dict[str, Any]) -> None:
-        self._writable_keys().set_many({memory_key(notifier, key): dict(value)})
-
-    def _keys(self) -> KeyValues | None:
-        if self.db.holds_transaction():
-            # diskcache's connection would wait for the write lock this thread holds.
-            raise RuntimeError("the store's diskcache keys are used outside its transactions")
-        return self.keys
-
-    def _writable_keys(self) -> KeyValues:
-        keys = self._keys()
-        if keys is None:
-            raise StoreReadOnly(f"the store {self.db.where} was opened read-only")
-        return keys
-

@@ -1,0 +1,140 @@
+"""Which replica leads: on a shared store (PostgreSQL) exactly one daemon polls, runs the
+schedule and delivers, the one holding the store's lease (``watcher/store/lease.py``); every
+replica serves ``/healthz``, ``/readyz``, ``/metrics``, slash commands and feeds. The embedded
+store has one daemon (its ``daemon.lock``), which always leads.
+
+The lease is renewed every third of ``[store] lease`` on a thread of its own. A leader counts
+its lease from the moment it *asked* for it (before the server's clock started it), and stops
+starting side effects two thirds of the way through it: a renewal that failed once still leaves
+a third of the lease, and by the time the lease can have expired on the server (and a standby
+taken it), nothing new has started here. A write already under way is fenced: it carries the
+token and is refused once another term began (``watcher.store.Deposed``).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Callable
+
+from watcher.errors import WatcherError
+from watcher.store import Lease
+
+logger = logging.getLogger(__name__)
+
+TRUSTED = 2 / 3  # of the lease, from the moment it was asked for: when a leader stops starting
+
+
+def holder_name() -> str:
+    """This process, as the lease names its holder: host, pid and a random part (a pid
+    reused by a restarted container is still another holder)."""
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
+class Leadership:
+    def __init__(self, lease: Lease | None, seconds: float, *,
+                 monotonic: Callable[[], float] = time.monotonic,
+                 on_change: Callable[[bool], None] | None = None) -> None:
+        """``lease`` None: the embedded store, always led by its one daemon."""
+        self._lease = lease
+        self.seconds = seconds
+        self._monotonic = monotonic
+        self._on_change = on_change
+        self._token: int | None = None
+        self._until = 0.0
+        self._led = lease is None  # as last told to on_change
+        self._failing = False
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    @property
+    def shared(self) -> bool:
+        return self._lease is not None
+
+    def token(self) -> int | None:
+        """The fencing token while this replica may act on it; None otherwise (and always for
+        the embedded store, whose writes need none)."""
+        with self._lock:
+            return self._token if self._monotonic() < self._until else None
+
+    def leads(self) -> bool:
+        return self._lease is None or self.token() is not None
+
+    @property
+    def role(self) -> str:
+        return "leader" if self.leads() else "standby"
+
+    def renew(self) -> bool:
+        """One try at taking or renewing the lease; whether this replica leads after it."""
+        if self._lease is None:
+            return True
+        asked = self._monotonic()
+        try:
+            token = self._lease.acquire()
+        except WatcherError as error:  # the server unreachable: the lease runs out on its own
+            if not self._failing:
+                logger.warning("cannot renew the leader's lease: %s", error)
+            self._failing = True
+        else:
+            if self._failing:
+                logger.info("the store answers again")
+            self._failing = False
+            with self._lock:
+                if token is None:
+                    self._token = None
+                else:
+                    self._token, self._until = token, asked + self.seconds * TRUSTED
+        self._tell()
+        return self.leads()
+
+    def _tell(self) -> None:
+        leads = self.leads()
+        if leads == self._led:
+            return
+        self._led = leads
+        if leads:
+            logger.info("this replica leads now (lease term %s): it polls, runs the schedule "
+                        "and delivers", self._token)
+        else:
+            logger.warning("this replica is a standby now: another holds the lease, or it "
+                           "could not be renewed in time; it starts nothing more")
+        if self._on_change is not None:
+            self._on_change(leads)
+
+    def start(self) -> None:
+        """The first try now (the role is known from the start), then one every third of
+        the lease on a thread of its own."""
+        if self._lease is None:
+            return
+        self.renew()
+        self._thread = threading.Thread(target=self._run, name="leader-lease", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.seconds / 3):
+            try:
+                self.renew()
+            except Exception:  # the thread must outlive any one failure
+                logger.exception("the leader's lease thread failed unexpectedly")
+
+    def stop(self) -> None:
+        """Renew no more; a leader lets its lease lapse at once, so a standby takes over at
+        its next try instead of waiting the lease out."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=self.seconds)
+        if self._lease is None:
+            return
+        try:
+            if self.token() is not None:
+                self._lease.release()
+        except WatcherError as error:
+            logger.warning("could not hand the lease back (it lapses on its own): %s", error)
+        with self._lock:
+            self._token = None
+        self._lease.close()
