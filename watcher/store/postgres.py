@@ -226,7 +226,10 @@ class PostgresDatabase:
         return f"({column}::jsonb ->> '{field}')"
 
     def has_table(self, name: str) -> bool:
-        return self.scalar("SELECT to_regclass(?) IS NOT NULL", (name.lower(),)) is True
+        # A query of the catalog, not to_regclass: that reads the session's catalog cache,
+        # which a replica that just waited for the writers' lock may not have refreshed.
+        return self.one("SELECT 1 FROM pg_tables WHERE schemaname = current_schema() "
+                        "AND tablename = ?", (name.lower(),)) is not None
 
     def reclaim(self) -> None:
         """Nothing to do: autovacuum gives the space back."""
