@@ -21,6 +21,7 @@ from watcher import lazy_exports
 
 if TYPE_CHECKING:
     from watcher.store.backend import Lease as Lease
+    from watcher.store.copy import copy_store as copy_store
     from watcher.store.db import DB_NAME as DB_NAME
     from watcher.store.db import Database as Database
     from watcher.store.locks import FileLock as FileLock
@@ -47,6 +48,7 @@ if TYPE_CHECKING:
 
 _EXPORTS = {
     "check_usable": "storedir",
+    "copy_store": "copy",
     "daemon_lock": "locks",
     "Database": "db",
     "DB_NAME": "db",
