@@ -15,8 +15,6 @@ takes the next one, and every write of a leader's jobs checks it (``postgres.Dep
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from watcher.store.backend import Backend
 
 LEASE = "leader"  # the row's name: one leader per store
@@ -32,13 +30,6 @@ ON CONFLICT (name) DO UPDATE SET
 WHERE l.holder = excluded.holder OR l.expires <= clock_timestamp()
 RETURNING token
 """
-
-
-@dataclass(frozen=True)
-class Holder:
-    holder: str
-    token: int
-    seconds_left: float  # negative once lapsed
 
 
 class Lease:
@@ -57,11 +48,6 @@ class Lease:
         """Let it lapse now (a clean stop), so a standby takes over at its next try."""
         self.db.execute("UPDATE rw_lease SET expires = clock_timestamp() "
                         "WHERE name = ? AND holder = ?", (LEASE, self.holder))
-
-    def current(self) -> Holder | None:
-        row = self.db.one("SELECT holder, token, extract(epoch FROM expires - "
-                          "clock_timestamp()) FROM rw_lease WHERE name = ?", (LEASE,))
-        return None if row is None else Holder(str(row[0]), int(row[1]), float(row[2]))
 
     def close(self) -> None:
         self.db.close()
