@@ -19,10 +19,11 @@ import socket
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
-from watcher.errors import WatcherError
-from watcher.store import Lease
+from watcher.errors import StoreBusy, WatcherError
+from watcher.store import Lease, Store
 
 logger = logging.getLogger(__name__)
 
@@ -106,12 +107,13 @@ class Leadership:
         if self._on_change is not None:
             self._on_change(leads)
 
-    def start(self) -> None:
-        """The first try now (the role is known from the start), then one every third of
-        the lease on a thread of its own."""
+    def start(self, *, tried: bool = False) -> None:
+        """The first try now (the role is known from the start; ``tried``: it was made
+        already), then one every third of the lease on a thread of its own."""
         if self._lease is None:
             return
-        self.renew()
+        if not tried:
+            self.renew()
         self._thread = threading.Thread(target=self._run, name="leader-lease", daemon=True)
         self._thread.start()
 
@@ -138,3 +140,32 @@ class Leadership:
         with self._lock:
             self._token = None
         self._lease.close()
+
+
+@contextmanager
+def leading(store: Store, seconds: float, *, wait: float, sleep: Callable[[float], None],
+            monotonic: Callable[[], float] = time.monotonic,
+            on_wait: Callable[[str], None] | None = None) -> Iterator[None]:
+    """Lead a shared store for one run (``release-watch poll`` by hand): take its lease,
+    waiting up to ``wait`` seconds while another holds it, renew it while the run lasts, its
+    writes fenced by it, and hand it back at the end. A running daemon renews its lease for
+    as long as it runs, so beside one this gives up: the daemon polls that store already."""
+    lease = store.lease(holder_name(), seconds)
+    leadership = Leadership(lease, seconds, monotonic=monotonic)
+    deadline = monotonic() + wait
+    told = False
+    while not leadership.renew():
+        if monotonic() >= deadline:
+            leadership.stop()
+            raise StoreBusy(f"another replica leads the store {store.db.where} (a daemon: it "
+                            f"polls and delivers already); gave up after {wait:.0f}s")
+        if not told and on_wait is not None:
+            on_wait("waiting for the store's leader to hand over its lease")
+            told = True
+        sleep(min(1.0, seconds / 3))
+    store.fenced_by(leadership.token)
+    leadership.start(tried=True)
+    try:
+        yield
+    finally:
+        leadership.stop()
