@@ -14,8 +14,9 @@ The diskcache keys have a port of their own (``KeyValues``): diskcache in the em
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -107,3 +108,40 @@ class KeyValues(Protocol):
     def set_many(self, values: dict[Key, Any]) -> None: ...
 
     def close(self) -> None: ...
+
+
+class Nesting:
+    """What both backends' transactions share: one transaction open at a time per
+    connection, owned by the thread that opened it, nested uses joining it."""
+
+    _depth = 0
+    _owner: int | None = None
+
+    def one(self, sql: str, params: Params = ()) -> Any:
+        raise NotImplementedError
+
+    def scalar(self, sql: str, params: Params = ()) -> Any:
+        row = self.one(sql, params)
+        return None if row is None else row[0]
+
+    def holds_transaction(self) -> bool:
+        """Whether this thread has a transaction open."""
+        return self._depth > 0 and self._owner == threading.get_ident()
+
+    @contextmanager
+    def joined(self) -> Iterator[None]:
+        """A transaction inside the open one: it is part of it."""
+        self._depth += 1
+        try:
+            yield
+        finally:
+            self._depth -= 1
+
+    @contextmanager
+    def opened(self) -> Iterator[None]:
+        """The outermost transaction, by this thread, while it lasts."""
+        self._depth, self._owner = 1, threading.get_ident()
+        try:
+            yield
+        finally:
+            self._depth, self._owner = 0, None

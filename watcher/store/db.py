@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from watcher.errors import StoreBusy, StoreDamaged, StoreError, StoreReadOnly
-from watcher.store.backend import Params
+from watcher.store.backend import Nesting, Params
 
 DB_NAME = "cache.db"  # diskcache's own file name: the ledger tables live beside its keys
 BUSY_TIMEOUT = 60.0  # seconds another writer's transaction may keep us waiting
@@ -63,7 +63,7 @@ def locked(path: Path, detail: str) -> StoreBusy:
                       f"{BUSY_TIMEOUT:.0f}s ({detail}); try again later")
 
 
-class Database:
+class Database(Nesting):
     def __init__(self, connection: sqlite3.Connection, path: Path, *, read_only: bool) -> None:
         self.connection = connection
         self.path = path
@@ -71,8 +71,6 @@ class Database:
         self.has_claims = False  # one daemon, one writer at a time: its locks
         self.fence: Callable[[], int | None] | None = None  # no leader to fence
         self._lock = threading.RLock()
-        self._depth = 0
-        self._owner: int | None = None  # the thread whose transaction is open
 
     @classmethod
     def connect(cls, path: Path, *, read_only: bool = False) -> Database:
@@ -161,11 +159,6 @@ class Database:
         with self.guard():
             self.connection.execute(f"PRAGMA busy_timeout = {max(1, round(seconds * 1000))}")
 
-    def holds_transaction(self) -> bool:
-        """Whether this thread has a transaction open: another connection to the file (the
-        store's diskcache) would then wait for a lock this very thread holds."""
-        return self._depth > 0 and self._owner == threading.get_ident()
-
     @contextmanager
     def guard(self) -> Iterator[None]:
         with self._lock:
@@ -191,30 +184,21 @@ class Database:
         with self.guard():
             return self.connection.execute(sql, params).fetchall()
 
-    def scalar(self, sql: str, params: Params = ()) -> Any:
-        row = self.one(sql, params)
-        return None if row is None else row[0]
-
     @contextmanager
     def transaction(self) -> Iterator[None]:
         """All or nothing. ``BEGIN IMMEDIATE`` takes the write lock up front, so two processes
         never both read, then both write; nested uses join the outer transaction."""
         with self.guard():
             if self._depth:
-                self._depth += 1
-                try:
+                with self.joined():
                     yield
-                finally:
-                    self._depth -= 1
                 return
             self.connection.execute("BEGIN IMMEDIATE")
-            self._depth, self._owner = 1, threading.get_ident()
-            try:
-                yield
-                self.connection.execute("COMMIT")
-            except BaseException:
-                if self.connection.in_transaction:  # a failed COMMIT leaves it open too
-                    self.connection.execute("ROLLBACK")
-                raise
-            finally:
-                self._depth, self._owner = 0, None
+            with self.opened():
+                try:
+                    yield
+                    self.connection.execute("COMMIT")
+                except BaseException:
+                    if self.connection.in_transaction:  # a failed COMMIT leaves it open too
+                        self.connection.execute("ROLLBACK")
+                    raise

@@ -29,7 +29,7 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 
 from watcher.errors import StoreBusy, StoreError, StoreReadOnly
 from watcher.logs import mask_url_credentials, register_secrets
-from watcher.store.backend import Params
+from watcher.store.backend import Nesting, Params
 from watcher.store.lease import LEASE, Lease
 
 logger = logging.getLogger(__name__)
@@ -58,7 +58,7 @@ def _translate(sql: str) -> str:
     return sql.replace("%", "%%").replace("?", "%s")
 
 
-class PostgresDatabase:
+class PostgresDatabase(Nesting):
     def __init__(self, url: str, *, read_only: bool, lock: int = LEDGER_LOCK) -> None:
         self.url = url
         secret = password_of(url)
@@ -70,8 +70,6 @@ class PostgresDatabase:
         self.has_claims = True
         self._lock_key = lock
         self._guard = threading.RLock()
-        self._depth = 0
-        self._owner: int | None = None
         self._wait: float | None = None  # seconds a transaction waits for the writer lock
         self.connection: Any = self._connect()
 
@@ -131,9 +129,6 @@ class PostgresDatabase:
         set per transaction (``SET LOCAL``), never on the session."""
         self._wait = seconds
 
-    def holds_transaction(self) -> bool:
-        return self._depth > 0 and self._owner == threading.get_ident()
-
     @contextmanager
     def guard(self) -> Iterator[None]:
         import psycopg
@@ -176,29 +171,18 @@ class PostgresDatabase:
     def all(self, sql: str, params: Params = ()) -> list[Any]:
         return list(self.execute(sql, params).fetchall())
 
-    def scalar(self, sql: str, params: Params = ()) -> Any:
-        row = self.one(sql, params)
-        return None if row is None else row[0]
-
     @contextmanager
     def transaction(self) -> Iterator[None]:
         """All or nothing, writers of every replica one at a time (the advisory lock); nested
         uses join the outer transaction. Under a fence, refused unless the lease is ours."""
         with self.guard():
             if self._depth:
-                self._depth += 1
-                try:
+                with self.joined():
                     yield
-                finally:
-                    self._depth -= 1
                 return
-            with self.connection.transaction():
-                self._depth, self._owner = 1, threading.get_ident()
-                try:
-                    self._begin()
-                    yield
-                finally:
-                    self._depth, self._owner = 0, None
+            with self.connection.transaction(), self.opened():
+                self._begin()
+                yield
 
     def _begin(self) -> None:
         if self._wait is not None:
