@@ -83,3 +83,35 @@ def test_a_clean_stop_hands_the_lease_back_and_a_standby_keeps_it_untouched():
     standby.stop()
     assert leader_lease.released and leader_lease.closed and leader.token() is None
     assert not standby_lease.released and standby_lease.closed
+
+
+class DigestState:
+    """What ``MissedDigests`` reads of the store: when each digest last went out, and which
+    one is in flight."""
+
+    def __init__(self, since: dict, in_flight: set) -> None:
+        self.since, self.in_flight = since, in_flight
+
+    def digest_since(self, name):
+        return self.since.get(name)
+
+    def digest_delivery(self, name, *, ids=True):
+        return object() if name in self.in_flight else None
+
+
+def test_a_new_leader_sends_the_digests_the_dead_one_owed_and_no_other():
+    from datetime import UTC, datetime, timedelta
+
+    from watcher.daemon.leader import MissedDigests
+
+    monday = datetime(2026, 11, 30, 9, tzinfo=UTC)
+    missed = MissedDigests()
+    for name in ("sent-by-leader", "leader-died-first", "weekly-never"):
+        missed.missed(name, monday - timedelta(days=7))
+        missed.missed(name, monday)  # the latest run counts
+    store = DigestState({"sent-by-leader": monday + timedelta(seconds=2),
+                         "leader-died-first": monday - timedelta(days=7),
+                         "not-missed": monday - timedelta(days=7)}, in_flight={"mid-digest"})
+    names = ["sent-by-leader", "leader-died-first", "weekly-never", "not-missed", "mid-digest"]
+    assert missed.owed(store, names) == ["leader-died-first", "weekly-never", "mid-digest"]
+    assert missed.owed(store, names) == ["mid-digest"]  # the missed runs are forgotten

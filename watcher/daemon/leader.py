@@ -19,8 +19,9 @@ import socket
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
+from datetime import datetime, timedelta
 
 from watcher.errors import StoreBusy, WatcherError
 from watcher.store import Lease, Store
@@ -28,6 +29,7 @@ from watcher.store import Lease, Store
 logger = logging.getLogger(__name__)
 
 TRUSTED = 2 / 3  # of the lease, from the moment it was asked for: when a leader stops starting
+SAME_RUN = timedelta(minutes=1)  # a digest sent this close to a missed run was that run
 
 
 def holder_name() -> str:
@@ -140,6 +142,31 @@ class Leadership:
         with self._lock:
             self._token = None
         self._lease.close()
+
+
+class MissedDigests:
+    """Digest runs that came round while this replica stood by (each replica schedules every
+    digest; a standby's run does nothing). When it takes over, a digest is sent now if one is
+    in flight (its leader died mid-digest), or if its last run here was missed and no digest
+    went out since (its leader died just before the run); not when the leader sent it."""
+
+    def __init__(self) -> None:
+        self._at: dict[str, datetime] = {}
+
+    def missed(self, name: str, at: datetime) -> None:
+        self._at[name] = at  # the latest run missed is the one that may be owed
+
+    def owed(self, store: Store, names: Iterable[str]) -> list[str]:
+        """Of the digest notifiers ``names``, those to send now; forgets the missed runs."""
+        owed = []
+        for name in names:
+            missed = self._at.get(name)
+            since = store.digest_since(name)
+            if store.digest_delivery(name, ids=False) is not None or (
+                    missed is not None and (since is None or since < missed - SAME_RUN)):
+                owed.append(name)
+        self._at.clear()
+        return owed
 
 
 @contextmanager

@@ -36,7 +36,7 @@ from watcher.app import Dependencies, Runtime, build_runtime, slack_command_tran
 from watcher.config import Config, digest_trigger, format_duration, load_config
 from watcher.daemon.clock import ClockWatch, rearm_after_step
 from watcher.daemon.commands import SUBSCRIPTION_JOBS, SlackCommands, schedule_subscription_digests
-from watcher.daemon.leader import Leadership, holder_name
+from watcher.daemon.leader import Leadership, MissedDigests, holder_name
 from watcher.delivery import Notifier, deliver_pending, send_digests
 from watcher.errors import ConfigError, StoreDamaged, StoreReadOnly, WatcherError
 from watcher.present import plural
@@ -61,6 +61,7 @@ class Daemon:
         self.notifiers: dict[str, Notifier] = {}
         self._lock: FileLock | None = None
         self.leadership = Leadership(None, config.store.lease)  # until start: the embedded way
+        self.missed = MissedDigests()  # a standby's digest runs, owed if the leader died
         self.broken: WatcherError | None = None  # a store no job can use: the daemon stops
         self.clock_watch = ClockWatch(deps.clock, monotonic)
         self.slack = SlackCommands(lambda: self.config, self.deps, self.stopping,
@@ -164,10 +165,19 @@ class Daemon:
 
     def _led(self, leads: bool) -> None:
         """The lease was won: poll and deliver now rather than at the next interval (the
-        takeover is the lease plus a renewal, not plus a poll interval as well)."""
+        takeover is the lease plus a renewal, not plus a poll interval as well), and send the
+        digests the dead leader owed."""
         if not leads or self.scheduler is None or not self.scheduler.running:
             return
-        for job_id in ("poll", "deliver"):
+        owed: list[str] = []
+        if self.runtime is not None:
+            digests = [job.id.removeprefix("digest:") for job in self.scheduler.get_jobs()
+                       if job.id.startswith("digest:")]
+            try:
+                owed = self.missed.owed(self.runtime.store, digests)
+            except WatcherError as error:
+                logger.warning("could not tell which digests the last leader owed: %s", error)
+        for job_id in ("poll", "deliver", *(f"digest:{name}" for name in owed)):
             try:
                 self.scheduler.modify_job(job_id, next_run_time=self.deps.clock())
             except LookupError:  # APScheduler's JobLookupError: not scheduled (yet)
@@ -293,6 +303,8 @@ class Daemon:
                                     quiet_repeats=True, metrics=self.deps.metrics)
 
     def _digest_job(self, name: str) -> None:
+        if not self.leadership.leads():
+            self.missed.missed(name, self.deps.clock())  # owed if the leader is gone
         with self._job(f"digest {name}") as running:
             if running:
                 assert self.runtime is not None
