@@ -72,3 +72,31 @@ def test_a_manual_poll_beside_a_leading_daemon_waits_then_gives_up(
     assert store.leader()["holder"] == "the-daemon"
     lease.close()
     store.close()
+
+
+def test_store_check_and_reinit_on_postgres(run_cli, write_config, fake_github, postgres_url,
+                                            monkeypatch):
+    fake_github.add_repo("pytorch/pytorch")
+    fake_github.add_repo("pytorch/xla")
+    monkeypatch.setenv("RELEASE_WATCH_STORE_URL", postgres_url)
+    config = str(write_config())
+    assert run_cli("--config", config, "poll").code == 0
+    check = run_cli("--config", config, "store", "check")
+    assert check.code == 0 and "ok (every table there; 2 repos, 0 releases" in check.stdout
+    reinit = run_cli("--config", config, "store", "reinit", "--force")
+    assert reinit.code == 1 and "starts over in a new database" in reinit.stderr
+
+
+def test_a_digest_by_hand_on_postgres_leads_for_its_run(run_cli, write_config, fake_github,
+                                                        postgres_url, monkeypatch):
+    from watcher.store import Store
+
+    monkeypatch.setenv("RELEASE_WATCH_STORE_URL", postgres_url)
+    notifiers = ('[[notifiers]]\nname = "log"\ntype = "jsonl"\npath = "events.jsonl"\n'
+                 'mode = "digest"\n')
+    config = write_config(notifiers=notifiers)
+    result = run_cli("--config", str(config), "digest")
+    assert result.code == 0, result.stderr
+    store = Store.connect(postgres_url)
+    assert store.leader()["term"] == 1 and store.digest_since("log") is not None
+    store.close()

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import logging
 import tempfile
-from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import IO
 
-from watcher.app import Dependencies, Runtime, build_notifiers, build_runtime
+from watcher.app import Dependencies, build_notifiers, build_runtime
+from watcher.cli.commands.writer import one_writer
 from watcher.config import Config
 from watcher.delivery import Notifier, deliver_pending, route
 from watcher.models import Event
 from watcher.poller import RepoOutcome
-from watcher.store import Shape, check_usable, shared, writer_lock
+from watcher.store import Shape, check_usable
 from watcher.untrusted import clean_line
 
 logger = logging.getLogger(__name__)
@@ -33,7 +33,7 @@ def run_poll(config: Config, deps: Dependencies, repo_names: list[str], *, dry_r
     try:
         # Beside a running daemon this waits for its job to finish, then sees its records:
         # the same change is never polled and posted twice.
-        with _one_writer(config, deps, runtime):
+        with one_writer(config, deps, runtime.store, "`release-watch poll`"):
             notifiers = runtime.with_subscriptions(notifiers, deps)  # channels' /release-watch
             repos, org_failures = runtime.poller.watched(repo_names)
             report = runtime.poller.poll(repos)
@@ -50,21 +50,6 @@ def run_poll(config: Config, deps: Dependencies, repo_names: list[str], *, dry_r
                 plural(report.event_count, "event"), plural(delivery.sent, "message"),
                 plural(len(report.failed), "repo"))
     return 1 if report.failed or delivery.failed or org_failures else 0
-
-
-def _one_writer(config: Config, deps: Dependencies, runtime: Runtime
-                ) -> AbstractContextManager[None]:
-    """The embedded store's writer lock; a shared store's lease, held for the run."""
-    def on_wait(why: str) -> None:
-        logger.warning("%s", why)
-
-    if shared(runtime.store):
-        from watcher.daemon import leading
-
-        return leading(runtime.store, config.store.lease, wait=config.poll.lock_wait,
-                       sleep=deps.sleep, monotonic=deps.epoch, on_wait=on_wait)
-    return writer_lock(config.store_path(), wait=config.poll.lock_wait, sleep=deps.sleep,
-                       on_wait=on_wait, doing="`release-watch poll`")
 
 
 def baseline_line(outcome: RepoOutcome, *, dry_run: bool = False) -> str:
