@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import time
 
+import httpx
 from conftest import SLACK_TOKEN, release_notes
 from daemon_support import wait_for
 from failover_support import POSTS, REPO, Replica, compare, reference, sent, wait_for_roles
@@ -34,6 +35,10 @@ def test_the_standby_takes_over_after_a_kill_mid_delivery(fake_github, fake_slac
         leader = wait_for_roles(replicas)
         assert leader is first
         standby = second
+        gauges = [httpx.get(f"http://127.0.0.1:{r.port}/metrics", timeout=10).text
+                  for r in (leader, standby)]
+        assert "release_watch_leader 1\n" in gauges[0]
+        assert "release_watch_leader 0\n" in gauges[1]
         fake_github.add_release(REPO, tag="v1.0", body=XLA)
         wait_for(lambda: posted(fake_slack, "v1.0"), what="v1.0 posted")
         # The thread of v2.0 goes out slowly; the leader is killed once its parent is in.

@@ -1,5 +1,8 @@
-"""The on-disk memory of release-watch: a diskcache directory, ``store.path``, whose one SQLite
-file, ``cache.db``, holds diskcache's keys and the ledger's tables side by side.
+"""The memory of release-watch: by default on disk, a diskcache directory, ``store.path``, whose
+one SQLite file, ``cache.db``, holds diskcache's keys and the ledger's tables side by side; or,
+with ``[store] url``, a PostgreSQL database holding the same tables and the keys as rows of
+``rw_kv`` (``Store.connect``), shared by replicas. One API over both: the SQL dialect is the
+backend's (``watcher/store/backend.py``), the keys go through one port (``KeyValues``).
 
 In diskcache (``watcher/store/cachekeys.py``; opened on first use): what is a cache, read and
 written by key on its own, never in a transaction with the ledger:
