@@ -58,12 +58,45 @@ def _translate(sql: str) -> str:
     return sql.replace("%", "%%").replace("?", "%s")
 
 
+def describe(url: str, error: Exception) -> StoreError:
+    """psycopg's error as one line naming the store (its password masked) and the fix."""
+    text = " ".join(str(error).split())
+    secret = password_of(url)
+    if secret:
+        text = text.replace(secret, "***")
+    where, lowered, name = mask_url_credentials(url), text.lower(), type(error).__name__
+    if name in ("LockNotAvailable", "QueryCanceled") or "lock timeout" in lowered:
+        return StoreBusy(f"the store {where} stayed locked by another process ({text}); try "
+                         "again later")
+    if name == "ReadOnlySqlTransaction" or "read-only" in lowered:
+        return StoreReadOnly(f"the store {where} is read-only ({text}); point [store] url at "
+                             "the primary server")
+    if name in ("OperationalError", "ConnectionTimeout"):
+        return StoreError(f"cannot reach the store {where} ({text}); check the server, "
+                          "[store] url and the password (PGPASSWORD, ~/.pgpass)")
+    return StoreError(f"the store {where} failed: {text}")
+
+
+def _connect(url: str) -> Any:
+    import psycopg
+
+    secret = password_of(url)
+    if secret:
+        register_secrets([secret])  # masked in every log line from now on
+    try:
+        # prepare_threshold=None: no server-side prepared statement (PgBouncer's transaction
+        # mode hands each transaction another server connection).
+        return psycopg.connect(url, autocommit=True, prepare_threshold=None,
+                               connect_timeout=CONNECT_TIMEOUT, application_name="release-watch")
+    except psycopg.Error as error:
+        raise describe(url, error) from None
+
+
 class PostgresDatabase(Nesting):
-    def __init__(self, url: str, *, read_only: bool, lock: int = LEDGER_LOCK) -> None:
+    def __init__(self, url: str, connection: Any, *, read_only: bool,
+                 lock: int = LEDGER_LOCK) -> None:
         self.url = url
-        secret = password_of(url)
-        if secret:
-            register_secrets([secret])  # masked in every log line from now on
+        self.connection = connection
         self.read_only = read_only
         self.path = Path("/nonexistent/postgresql-store")  # no local file: no writer.lock
         self.fence: Callable[[], int | None] | None = None  # the leader's token, or None
@@ -71,14 +104,18 @@ class PostgresDatabase(Nesting):
         self._lock_key = lock
         self._guard = threading.RLock()
         self._wait: float | None = None  # seconds a transaction waits for the writer lock
-        self.connection: Any = self._connect()
+
+    @classmethod
+    def connect(cls, url: str, *, read_only: bool = False,
+                lock: int = LEDGER_LOCK) -> PostgresDatabase:
+        return cls(url, _connect(url), read_only=read_only, lock=lock)
 
     @classmethod
     def open(cls, url: str, *, read_only: bool = False) -> PostgresDatabase:
         """Connect, and make the database a store of this schema (``pg_schema``)."""
         from watcher.store.pg_schema import prepare
 
-        db = cls(url, read_only=read_only)
+        db = cls.connect(url, read_only=read_only)
         try:
             prepare(db)
         except BaseException:
@@ -86,39 +123,9 @@ class PostgresDatabase(Nesting):
             raise
         return db
 
-    def _connect(self) -> Any:
-        import psycopg
-
-        try:
-            # prepare_threshold=None: no server-side prepared statement (PgBouncer's
-            # transaction mode hands each transaction another server connection).
-            return psycopg.connect(self.url, autocommit=True, prepare_threshold=None,
-                                   connect_timeout=CONNECT_TIMEOUT,
-                                   application_name="release-watch")
-        except psycopg.Error as error:
-            raise self._describe(error) from None
-
     @property
     def where(self) -> str:
         return mask_url_credentials(self.url)
-
-    def _describe(self, error: Exception) -> StoreError:
-        text = " ".join(str(error).split())
-        secret = password_of(self.url)
-        if secret:
-            text = text.replace(secret, "***")
-        lowered = text.lower()
-        name = type(error).__name__
-        if name in ("LockNotAvailable", "QueryCanceled") or "lock timeout" in lowered:
-            return StoreBusy(f"the store {self.where} stayed locked by another process "
-                             f"({text}); try again later")
-        if name == "ReadOnlySqlTransaction" or "read-only" in lowered:
-            return StoreReadOnly(f"the store {self.where} is read-only ({text}); point "
-                                 "[store] url at the primary server")
-        if name in ("OperationalError", "ConnectionTimeout"):
-            return StoreError(f"cannot reach the store {self.where} ({text}); check the "
-                              "server, [store] url and the password (PGPASSWORD, ~/.pgpass)")
-        return StoreError(f"the store {self.where} failed: {text}")
 
     def close(self) -> None:
         with self._guard:
@@ -135,11 +142,11 @@ class PostgresDatabase(Nesting):
 
         with self._guard:
             if self._depth == 0 and (self.connection.closed or self.connection.broken):
-                self.connection = self._connect()  # the server restarted, or a pooler hung up
+                self.connection = _connect(self.url)  # the server restarted, or a pooler hung up
             try:
                 yield
             except psycopg.Error as error:
-                raise self._describe(error) from None
+                raise describe(self.url, error) from None
 
     def _autofenced(self, sql: str) -> bool:
         """A write outside a transaction, while fenced: made in one of its own."""
@@ -219,12 +226,12 @@ class PostgresDatabase(Nesting):
         """Nothing to do: autovacuum gives the space back."""
 
     def another(self) -> PostgresDatabase:
-        return PostgresDatabase(self.url, read_only=self.read_only, lock=PACE_LOCK)
+        return PostgresDatabase.connect(self.url, read_only=self.read_only, lock=PACE_LOCK)
 
     def lease(self, holder: str, seconds: float) -> Lease:
         """The leader's lease, on a connection of its own: a renewal never waits behind a
         transaction of this one."""
-        return Lease(PostgresDatabase(self.url, read_only=False), holder, seconds)
+        return Lease(PostgresDatabase.connect(self.url), holder, seconds)
 
     def integrity(self) -> list[str]:
         """PostgreSQL checks its pages itself (and ``pg_amcheck`` is the administrator's):
