@@ -67,8 +67,12 @@ TABLES = frozenset(name for script in MIGRATIONS.values()
 
 def stored_version(db: PostgresDatabase) -> int | None:
     """The version in ``rw_meta``; None for a database without the store's tables."""
-    if not db.has_table("rw_meta"):
-        if db.has_table("rw_event"):
+    # Both in one statement: another replica may commit the tables between two.
+    found = {row[0] for row in db.all("SELECT tablename FROM pg_tables WHERE schemaname = "
+                                      "current_schema() AND tablename IN ('rw_meta', "
+                                      "'rw_event')")}
+    if "rw_meta" not in found:
+        if "rw_event" in found:
             raise StoreError(f"the store {db.where} has lost its rw_meta table; restore the "
                              "database from a backup")
         return None
