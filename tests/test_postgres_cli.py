@@ -100,3 +100,12 @@ def test_a_digest_by_hand_on_postgres_leads_for_its_run(run_cli, write_config, f
     store = Store.connect(postgres_url)
     assert store.leader()["term"] == 1 and store.digest_since("log") is not None
     store.close()
+
+
+def test_config_check_shows_the_url_from_the_environment_masked(run_cli, write_config,
+                                                                monkeypatch):
+    monkeypatch.setenv("RELEASE_WATCH_STORE_URL", "postgresql://rw:pw-99-secret@db:5432/rw")
+    result = run_cli("--config", str(write_config()), "config", "check")
+    assert result.code == 0, result.stderr
+    assert "pw-99-secret" not in result.stdout + result.stderr
+    assert "postgresql://***@db:5432/rw" in result.stdout

@@ -159,3 +159,22 @@ def test_a_claim_left_by_an_earlier_term_is_taken_over_and_said(postgres_url, ca
     assert sql(postgres_url, "SELECT claim FROM rw_delivery") == [(2,)]
     lease.close()
     store.close()
+
+
+def test_a_lease_whose_connection_the_server_dropped_says_so_then_renews_on_a_new_one(
+        postgres_url):
+    """What a pool recycling the connection, or a server restart, does to the holder: its next
+    renewal fails in one line (the leader then runs on what is left of its lease), the one
+    after reconnects and finds the lease still its own, in the same term."""
+    store = Store.connect(postgres_url)
+    lease = store.lease("a", 15)
+    assert lease is not None and lease.acquire() == 1
+    pid = lease.db.connection.info.backend_pid
+    sql(postgres_url, "SELECT pg_terminate_backend(%s)", (pid,))
+    with pytest.raises(StoreError, match="the store postgresql://") as caught:
+        lease.acquire()
+    assert "\n" not in str(caught.value)
+    assert lease.acquire() == 1
+    assert lease.db.connection.info.backend_pid != pid
+    lease.close()
+    store.close()
