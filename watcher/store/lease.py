@@ -15,6 +15,8 @@ takes the next one, and every write of a leader's jobs checks it (``postgres.Dep
 
 from __future__ import annotations
 
+from typing import Any
+
 from watcher.store.backend import Backend
 
 LEASE = "leader"  # the row's name: one leader per store
@@ -30,6 +32,16 @@ ON CONFLICT (name) DO UPDATE SET
 WHERE l.holder = excluded.holder OR l.expires <= clock_timestamp()
 RETURNING token
 """
+
+
+def leader_of(db: Backend) -> dict[str, Any] | None:
+    """The lease as ``status`` shows it: holder, term, seconds left (negative once lapsed)."""
+    if not db.has_table("rw_lease"):
+        return None
+    row = db.one("SELECT holder, token, extract(epoch FROM expires - clock_timestamp()) "
+                 "FROM rw_lease WHERE name = ?", (LEASE,))
+    return None if row is None else {"holder": str(row[0]), "term": int(row[1]),
+                                     "seconds_left": round(float(row[2]), 1)}
 
 
 class Lease:

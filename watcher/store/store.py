@@ -112,12 +112,11 @@ class Store(DeliveryClaims, DigestLedger, KeyedValues, PaceLedger, SeenLedger,
     def leader(self) -> dict[str, Any] | None:
         """Who leads a shared store: its lease's holder, term and seconds left (negative once
         lapsed); None for the embedded store, or before any replica led."""
-        if not self.db.has_claims or not self.db.has_table("rw_lease"):
+        if not self.db.has_claims:
             return None
-        row = self.db.one("SELECT holder, token, extract(epoch FROM expires - "
-                          "clock_timestamp()) FROM rw_lease WHERE name = 'leader'")
-        return None if row is None else {"holder": str(row[0]), "term": int(row[1]),
-                                         "seconds_left": round(float(row[2]), 1)}
+        from watcher.store.lease import leader_of
+
+        return leader_of(self.db)
 
     def fenced_by(self, token: Callable[[], int | None]) -> None:
         """Every write from now on checked against the leader's ``token`` (a shared store:
