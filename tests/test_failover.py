@@ -69,3 +69,35 @@ def test_the_standby_takes_over_after_a_kill_mid_delivery(fake_github, fake_slac
     assert took_over < 60
     assert "this replica leads now" in standby.log
     assert "Traceback" not in standby.log
+
+
+def test_a_leader_whose_lease_was_taken_stands_by_and_posts_nothing(fake_github, fake_slack,
+                                                                   tmp_path, postgres_url):
+    """Its next renewal reads that the lease is no longer its own: from then on it starts
+    nothing; once the other term lapses it leads again, in a new term, and posts what came."""
+    import psycopg
+
+    fake_slack.add_token(SLACK_TOKEN, channels=["#releases"])
+    fake_github.add_repo(REPO)
+    replica = Replica(tmp_path, "a", fake_github.url, fake_slack.api_url, postgres_url, LEASE)
+    try:
+        replica.start()
+        wait_for_roles([replica])
+        with psycopg.connect(postgres_url, autocommit=True) as db:
+            db.execute("UPDATE rw_lease SET holder = 'elsewhere', token = token + 1, "
+                       "expires = clock_timestamp() + interval '12 seconds'")
+        taken = time.monotonic()
+        wait_for(lambda: replica.role() == "standby", timeout=30, what="the replica to stand by")
+        fake_github.add_release(REPO, tag="v1.0", body=XLA)
+        time.sleep(2)  # polls come round and do nothing while the other term holds
+        if time.monotonic() - taken < 11:  # (a machine this slow proves nothing here)
+            assert not posted(fake_slack, "v1.0")
+        wait_for(lambda: posted(fake_slack, "v1.0"), timeout=60, what="v1.0 once it leads again")
+        with psycopg.connect(postgres_url, autocommit=True) as db:
+            holder, token = db.execute("SELECT holder, token FROM rw_lease").fetchone()
+    finally:
+        replica.kill()
+    assert token == 3 and holder != "elsewhere"  # a new term of its own
+    assert "this replica is a standby now" in replica.log
+    assert sum(sent(fake_slack).values()) == sum(
+        reference([("v1.0", XLA)], tmp_path / "ref").values())  # once, whole
