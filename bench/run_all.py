@@ -29,7 +29,8 @@ TOKEN = "ghp_bench_token_0123456789"
 BENCHMARKS = ("bench_poll", "bench_scale", "bench_store", "bench_first_poll", "bench_startup",
               "bench_daemon_memory", "bench_pipeline", "bench_classify", "bench_hostile",
               "bench_impact", "bench_digest", "bench_slack_posts", "bench_pacing",
-              "bench_outbox", "bench_metrics", "bench_attacks", "bench_atlas")
+              "bench_outbox", "bench_metrics", "bench_attacks", "bench_atlas",
+              "bench_failover", "bench_poll_postgres")
 HEADERS = ("benchmark", "figure", "baseline (same run)", "ratio / note")
 
 if TYPE_CHECKING:

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -139,3 +140,34 @@ def write_config(tmp_path: Path, fake_github: FakeGitHub) -> Callable[..., Path]
         return path
 
     return write
+
+
+@pytest.fixture(scope="session")
+def postgres_cluster() -> Iterator[Any]:
+    """The session's throwaway PostgreSQL server (``tests/postgres_support.py``), started on
+    first use; skipped, with the reason, where the server or psycopg is not installed."""
+    from postgres_support import cluster
+
+    yield from cluster()
+
+
+@pytest.fixture
+def postgres_url(postgres_cluster: Any) -> str:
+    """The URL of a new, empty database of this test's own on the session's server."""
+    return str(postgres_cluster.database())
+
+
+@pytest.fixture(params=["embedded", "postgres"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
+    """The store's contract, run over both backends: the embedded store in a new directory,
+    and the store in a new PostgreSQL database (skipped where there is no server)."""
+    from watcher.store import Store
+
+    if request.param == "embedded":
+        opened = Store.open(tmp_path / "store")
+    else:
+        opened = Store.connect(request.getfixturevalue("postgres_url"))
+    try:
+        yield opened
+    finally:
+        opened.close()

@@ -22,11 +22,12 @@ CEILING = 120.0
 
 
 def daemon_config(path: Path, github_url: str, slack_url: str, *, repos: tuple[str, ...],
-                  extra: str = "", shutdown_timeout: str = "10s") -> Path:
+                  extra: str = "", shutdown_timeout: str = "10s", store: str = "") -> Path:
+    """``store``: more keys of the [store] table (``lease = "3s"``)."""
     tables = "".join(f'[[repos]]\nname = "{repo}"\n' for repo in repos)
     path.write_text(
         f'[github]\napi_url = "{github_url}"\nbackoff = "0s"\n'
-        f'[store]\npath = "store"\n'
+        f'[store]\npath = "store"\n{store}'
         f'[poll]\ninterval = "1s"\njitter = "0s"\nretry_interval = "1s"\n'
         f'shutdown_timeout = "{shutdown_timeout}"\nlock_wait = "30s"\n'
         f'[slack]\napi_url = "{slack_url}"\n{tables}'

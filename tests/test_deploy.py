@@ -670,3 +670,76 @@ def test_deploy_readme_covers_every_target_and_file() -> None:
     for path in DEPLOY.rglob("*"):
         if path.is_file() and path.name not in {"README.md", ".gitignore"}:
             assert path.name in readme or path.relative_to(DEPLOY).as_posix() in readme, path
+
+
+# ---- two replicas on PostgreSQL --------------------------------------------------------------
+
+REPLICAS = K8S / "replicas"
+
+
+def test_the_replicas_overlay_takes_the_base_and_leaves_the_example_secret_out(yaml: Any) -> None:
+    kustomization = yaml.safe_load((REPLICAS / "kustomization.yaml").read_text())
+    assert kustomization["resources"][0] == ".."  # the single-replica base, unchanged
+    assert all((REPLICAS / r).exists() for r in kustomization["resources"])
+    patches = [patch["path"] for patch in kustomization["patches"]]
+    assert all((REPLICAS / p).is_file() for p in patches)
+    listed = set(kustomization["resources"]) | set(patches)
+    assert {p.name for p in REPLICAS.glob("*.yaml")} - listed == {"kustomization.yaml",
+                                                                 "secret.example.yaml"}
+    assert "kubernetes/replicas/secret.yaml" in (DEPLOY / ".gitignore").read_text().split()
+
+
+def test_the_replicas_overlay_runs_two_pods_on_the_url_in_a_secret(yaml: Any) -> None:
+    patch = yaml.safe_load((REPLICAS / "deployment-patch.yaml").read_text())
+    assert patch["metadata"]["name"] == k8s(yaml, "deployment.yaml")["metadata"]["name"]
+    spec = patch["spec"]
+    assert spec["replicas"] == 2
+    assert spec["strategy"] == {"type": "RollingUpdate",
+                                "rollingUpdate": {"maxUnavailable": 0, "maxSurge": 1}}
+    (main,) = spec["template"]["spec"]["containers"]
+    _, base = container(yaml)
+    assert main["name"] == base["name"]
+    env = {e["name"]: e["valueFrom"]["secretKeyRef"] for e in main["env"]}
+    assert env == {"RELEASE_WATCH_STORE_URL": {"name": "release-watch-store", "key": "url"},
+                   "PGPASSWORD": {"name": "release-watch-store", "key": "password"}}
+    (store,) = spec["template"]["spec"]["volumes"]
+    assert store["name"] == "store" and store["persistentVolumeClaim"] is None
+    gone = yaml.safe_load((REPLICAS / "no-pvc.yaml").read_text())
+    assert gone["$patch"] == "delete"
+    assert gone["metadata"]["name"] == k8s(yaml, "pvc.yaml")["metadata"]["name"]
+    pdb = yaml.safe_load((REPLICAS / "pdb.yaml").read_text())
+    assert pdb["spec"]["minAvailable"] == 1
+    labels = k8s(yaml, "deployment.yaml")["spec"]["selector"]["matchLabels"]
+    assert pdb["spec"]["selector"]["matchLabels"] == labels
+
+
+def test_the_store_secret_example_keeps_the_password_out_of_the_url(yaml: Any) -> None:
+    secret = yaml.safe_load((REPLICAS / "secret.example.yaml").read_text())
+    assert secret["metadata"]["name"] == "release-watch-store"
+    data = secret["stringData"]
+    assert set(data) == {"url", "password"} and data["password"] == ""
+    config = config_from_dict({"store": {"url": data["url"]}}, base_dir=ROOT, source="secret")
+    assert config.store.url.startswith("postgresql://") and ":" not in data["url"].split(
+        "@")[0].removeprefix("postgresql://")
+
+
+def test_compose_with_replicas_runs_two_daemons_on_a_postgres_service(yaml: Any) -> None:
+    compose = yaml.safe_load((DEPLOY / "docker-compose.replicas.yml").read_text())
+    services = compose["services"]
+    assert sorted(services) == ["postgres", "replica-a", "replica-b"]
+    ports = set()
+    for name in ("replica-a", "replica-b"):
+        service = services[name]
+        assert parse_cli(["release-watch", *service["command"]])[0] == ("run",)
+        url = service["environment"]["RELEASE_WATCH_STORE_URL"]
+        assert url.startswith("postgresql://release_watch@postgres:5432/")  # no password in it
+        assert service["environment"]["PGPASSWORD"].startswith("${PGPASSWORD")
+        assert service["depends_on"] == {"postgres": {"condition": "service_healthy"}}
+        assert not [v for v in service["volumes"] if v["type"] == "volume"]  # no store on disk
+        ports |= set(service["ports"])
+    assert len(ports) == 2
+    database = services["postgres"]
+    assert "pg_isready" in database["healthcheck"]["test"]
+    assert database["environment"]["POSTGRES_PASSWORD"].startswith("${PGPASSWORD")
+    assert database["volumes"][0]["source"] in compose["volumes"]
+    assert ".env" in (DEPLOY / ".gitignore").read_text().split()

@@ -85,9 +85,9 @@ HELP = textwrap.dedent("""
 
 # Nothing a command needs to run, only click: help must be instant on a small container.
 HEAVY = ("httpx", "pydantic", "pydantic_settings", "diskcache", "slack_sdk", "apscheduler",
-         "markdown_it", "sqlite3")
+         "markdown_it", "sqlite3", "psycopg")
 COMMANDS = ("", "poll", "run", "digest", "classify", "diff", "impact", "status", "config",
-            "config check", "store", "store check", "store reinit")
+            "config check", "store", "store check", "store reinit", "store copy")
 
 
 def run_python(code: str, tmp_path: Path, *args: str) -> tuple[dict, str]:
@@ -106,7 +106,7 @@ def test_console_only_poll_imports_neither_slack_nor_the_scheduler_nor_apprise(t
     heading through the shipped model, applied in pure Python."""
     result, stdout = run_python(CONSOLE_POLL, tmp_path, str(TESTS), str(tmp_path / "result.json"),
                                 "slack_sdk", "apscheduler", "apprise", "sklearn", "scipy",
-                                "numpy")
+                                "numpy", "psycopg")  # the embedded store: no PostgreSQL
     assert result["codes"] == [0, 0]
     assert result["requests"] == 4  # one listing per repo per poll: the second poll was 304s
     assert result["label_queries"] > 0  # the label path ran too, and imported nothing heavy

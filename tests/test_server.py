@@ -242,7 +242,10 @@ def assert_same_judgement(server, run_cli, config, expected: int) -> dict:
     body = ready.json()
     assert (ready.status_code, body["ready"]) == ({0: 200, 1: 503}[code], code == 0)
     assert body["health"] == health
+    assert body["role"] == "leader"  # the embedded store's one daemon always leads
     assert code == expected, health
+    metrics = server.get("/metrics").text
+    assert "# TYPE release_watch_leader gauge\nrelease_watch_leader 1\n" in metrics
     return body
 
 

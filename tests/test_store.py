@@ -1,5 +1,6 @@
 """The store: schema versions, the upgrade from schema 1, transactions, the outbox, digest
-queues, retention, and constant cost per event."""
+queues, retention, and constant cost per event; what is not about the embedded store's file runs
+over both backends (the ``store`` fixture: embedded and PostgreSQL)."""
 
 from __future__ import annotations
 
@@ -148,8 +149,7 @@ def test_a_failed_upgrade_leaves_the_schema_1_store_as_it_was(v1_store, monkeypa
 
 # ---- transactions, outbox, digests ----------------------------------------------------------
 
-def test_outbox_keeps_order_and_never_queues_an_event_twice(tmp_path):
-    store = Store.open(tmp_path / "s")
+def test_outbox_keeps_order_and_never_queues_an_event_twice(store):
     assert store.add_event(an_event(1), ["a", "b"], NOW)
     assert store.add_event(an_event(2), ["a"], NOW)
     assert not store.add_event(an_event(1), ["a", "b"], NOW)
@@ -163,8 +163,7 @@ def test_outbox_keeps_order_and_never_queues_an_event_twice(tmp_path):
     assert [d.event_id[-1] for d in store.pending_deliveries()] == ["1", "2", "3"]
 
 
-def test_a_failed_transaction_writes_nothing(tmp_path):
-    store = Store.open(tmp_path / "s")
+def test_a_failed_transaction_writes_nothing(store):
     with pytest.raises(RuntimeError), store.transaction():
         store.add_event(an_event(1), ["a"], NOW)
         store.put_etags({"u": '"e"'})
@@ -173,8 +172,7 @@ def test_a_failed_transaction_writes_nothing(tmp_path):
     assert not store.has_event(an_event(1).id)
 
 
-def test_a_digest_takes_the_queue_as_it_was_and_leaves_later_events_queued(tmp_path):
-    store = Store.open(tmp_path / "s")
+def test_a_digest_takes_the_queue_as_it_was_and_leaves_later_events_queued(store):
     for n in (1, 2):
         store.add_event(an_event(n), [], NOW, ["weekly"])
     digest = store.start_digest("weekly", NOW)
@@ -190,8 +188,7 @@ def test_a_digest_takes_the_queue_as_it_was_and_leaves_later_events_queued(tmp_p
 
 # ---- retention ------------------------------------------------------------------------------
 
-def test_retention_drops_old_bodies_but_keeps_ids_and_anything_still_waiting(tmp_path):
-    store = Store.open(tmp_path / "s")
+def test_retention_drops_old_bodies_but_keeps_ids_and_anything_still_waiting(store):
     old = NOW - timedelta(days=400)
     sent = an_event(1, old)
     waiting = an_event(2, old)
@@ -226,8 +223,7 @@ def add_cost(store: Store, first: int, count: int) -> float:
     return (time.perf_counter() - start) / count
 
 
-def test_adding_an_event_does_not_get_dearer_as_events_pile_up(tmp_path):
-    store = Store.open(tmp_path / "s")
+def test_adding_an_event_does_not_get_dearer_as_events_pile_up(store):
     add_cost(store, 0, 100)
     small = min(add_cost(store, 1000 + 100 * i, 100) for i in range(3))
     add_cost(store, 10_000, 3000)

@@ -35,7 +35,7 @@ from watcher.github import GitHubClient, Pacer, RetryPolicy
 from watcher.metrics import Metrics
 from watcher.notes import Analyzer
 from watcher.poller import Poller
-from watcher.store import Store
+from watcher.store import Store, open_store
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -223,7 +223,7 @@ def build_runtime(config: Config, deps: Dependencies) -> Runtime:
                                   max_connections=github.concurrency)
     policy = RetryPolicy(retries=github.retries, backoff=github.backoff,
                          max_rate_limit_wait=github.max_rate_limit_wait)
-    store = Store.open(config.store_path())
+    store = open_store(config.store_path(), config.store_url())
 
     def pacer(endpoint: str) -> Pacer:
         # Paced with every process on this store (GitHub counts per token, not per process),

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from watcher.config import format_duration
-from watcher.logs import RedactSecrets
-from watcher.store import Shape, Store, check_usable, running_daemon
+from watcher.logs import RedactSecrets, mask_url_credentials
+from watcher.store import Shape, Store, check_usable, open_store, running_daemon
 
 if TYPE_CHECKING:
     from watcher.config import Config
@@ -68,7 +68,10 @@ def collect(config: Config, store: Store) -> dict[str, Any]:
         if digest is not None and digest.attempts:
             failing.append({"notifier": name, "event": "digest", "attempts": digest.attempts,
                             "error": digest.last_error, "permanent": digest.permanent_failure})
-    return {"store": str(config.store_path()), "repos": repos, "daemon": store.daemon_state(),
+    url = config.store_url()
+    where = str(config.store_path()) if url is None else mask_url_credentials(url)
+    return {"store": where, "repos": repos, "daemon": store.daemon_state(),
+            "leader": store.leader(),
             "rate_limit": rate_limit, "digest_queues": digests,
             "subscriptions": _subscriptions(config, store),
             "pending_deliveries": sum(by_notifier.values()), "pending_by_notifier": by_notifier,
@@ -145,16 +148,16 @@ def status_report(config: Config, deps: Dependencies, now: datetime,
     """What ``status`` shows, with the judgement ``--check`` exits by (``healthy``, and
     ``health`` saying why): the daemon's ``/readyz`` answers from this same function.
     ``store``: one already open (the daemon's); else it is opened read-only, as a probe must."""
-    path = config.store_path()
+    path, url = config.store_path(), config.store_url()
     if store is not None:
         data = collect(config, store)
-    elif check_usable(path).shape is Shape.ABSENT:  # a store that lost its database: refused
+    elif url is None and check_usable(path).shape is Shape.ABSENT:  # lost: refused there
         data = {"store": str(path), "repos": [], "daemon": None, "rate_limit": {},
                 "digest_queues": {}, "subscriptions": [], "pending_deliveries": 0,
                 "pending_by_notifier": {},
                 "oldest_undelivered": {}, "failing_deliveries": []}
     else:
-        store = Store.open(path, read_only=True)
+        store = open_store(path, url, read_only=True)
         try:
             data = collect(config, store)
         finally:
@@ -171,6 +174,10 @@ def _daemon_liveness(data: dict[str, Any], path: Path) -> None:
     """Whether a daemon runs on the store: the pid and heartbeat the last one recorded stay
     in the store after it stopped (or was killed), so they are no proof that it runs."""
     daemon = data["daemon"] or {}
+    leader = data.get("leader")
+    if leader is not None:  # a shared store: a daemon runs while its lease is fresh
+        data["daemon"] = {**daemon, "running": leader["seconds_left"] > 0}
+        return
     recorded = daemon.get("pid")
     pid = running_daemon(path, recorded if isinstance(recorded, int) else None)
     if pid is not None and pid != recorded:  # started since, no job finished yet

@@ -337,7 +337,7 @@ def config_check(state: State, online: bool) -> None:
 
 @cli.group("store")
 def store_group() -> None:
-    """Store commands: check its database, or start over."""
+    """Store commands: check its database, start over, or copy it into PostgreSQL."""
 
 
 @store_group.command("check")
@@ -359,6 +359,18 @@ def store_reinit(state: State, force: bool) -> None:
     from watcher.cli.commands.store import run_store_reinit
 
     sys.exit(run_store_reinit(state.config(), state.deps, force=force))
+
+
+@store_group.command("copy")
+@global_options
+@click.option("--to", "url", metavar="URL", default=None,
+              help="The PostgreSQL database (postgresql://…); default: [store] url.")
+@click.pass_obj
+def store_copy(state: State, url: str | None) -> None:
+    """Copy the embedded store (store.path) into PostgreSQL; run again, it copies nothing new."""
+    from watcher.cli.commands.store_copy import run_store_copy
+
+    sys.exit(run_store_copy(state.config(), state.deps, url))
 
 
 def main(argv: Sequence[str] | None = None, deps: Any = None) -> int:

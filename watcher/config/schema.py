@@ -21,8 +21,11 @@ from pydantic import (
 
 from watcher.config.durations import Duration
 from watcher.config.impact import Codebase, ImpactConfig
+from watcher.errors import ConfigError
 
 REPO_NAME = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
+STORE_URL_SCHEMES = ("postgresql://", "postgres://")
+STORE_URL_VARIABLE = "RELEASE_WATCH_STORE_URL"
 
 
 class Section(BaseModel):
@@ -59,6 +62,18 @@ class StoreConfig(Section):
     # Events older than this lose their body (their id stays, so a change is never announced
     # twice); the records of releases still listed are kept whatever their age.
     retention: Duration = Field(default=365 * 86400.0, ge=3600)
+    # The store on PostgreSQL instead of store.path (or $RELEASE_WATCH_STORE_URL): replicas
+    # sharing it elect one leader, holding a lease this long (renewed every third of it).
+    url: str = ""
+    lease: Duration = Field(default=15.0, ge=1)
+
+    @field_validator("url")
+    @classmethod
+    def _postgres_url(cls, url: str) -> str:
+        if url and not url.lower().startswith(STORE_URL_SCHEMES):
+            raise ValueError("store.url must be a postgresql:// URL (or empty: the embedded "
+                             "store at store.path)")
+        return url
 
 
 class PollConfig(Section):
@@ -276,6 +291,15 @@ class Config(Section):
         """Every configured codebase with its name and link template: an ``[impact] code``
         entry is named after its folder and takes ``[impact] link``."""
         return self.impact.codebases_at(self.resolve_path)
+
+    def store_url(self) -> str | None:
+        """The PostgreSQL store's URL (``[store] url``, else ``$RELEASE_WATCH_STORE_URL``);
+        None for the embedded store at ``store_path()``, the default. It may carry a
+        password: show it through ``mask_url_credentials`` only."""
+        url = self.store.url or os.environ.get(STORE_URL_VARIABLE, "").strip()
+        if url and not url.lower().startswith(STORE_URL_SCHEMES):
+            raise ConfigError(f"${STORE_URL_VARIABLE} must be a postgresql:// URL")
+        return url or None
 
     def store_path(self) -> Path:
         if self.store.path:

@@ -27,7 +27,7 @@ from watcher.app import Dependencies, Runtime
 from watcher.config import Config, digest_trigger
 from watcher.delivery import Notifier
 from watcher.server import Route
-from watcher.store import NOTIFIER_PREFIX, Store
+from watcher.store import NOTIFIER_PREFIX, Store, open_store
 from watcher.subscribe import (
     Answer,
     CommandSettings,
@@ -58,7 +58,7 @@ class SlackCommands:
         self._store: Store | None = None
         self._socket: SocketConnection | None = None
 
-    def start(self, store_path: Path) -> None:
+    def start(self, store_path: Path, url: str | None = None) -> None:
         """Answer commands from now on, if a transport is configured."""
         secrets = self.deps.get_secrets()
         app_token = secret_value(secrets.slack_app_token)
@@ -71,7 +71,7 @@ class SlackCommands:
                 "serves /slack/commands: set [server] listen (behind an HTTPS proxy "
                 "Slack can reach), or use Socket Mode (SLACK_APP_TOKEN)"
             )
-        self._store = Store.open(store_path)
+        self._store = open_store(store_path, url)
         self.commands = SlashCommands(self._store, self._settings, self.deps.clock)
         if app_token is not None:
             self._socket = self.transports.socket_mode(

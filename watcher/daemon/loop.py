@@ -5,6 +5,10 @@ takes the store's writer lock, so a ``release-watch poll`` run by hand waits its
 coalesce, run one instance at most, and have a misfire grace time, so a laptop waking from
 sleep runs one catch-up poll, not fifty.
 
+On a shared store (PostgreSQL) every replica runs this and one leads
+(``watcher.daemon.leader``): a standby's jobs come round and do nothing, and its notifiers'
+``stopping`` is set, so a leader that lost its lease starts no further post either.
+
 The main thread watches: for signals (SIGTERM/SIGINT stop, SIGHUP reloads the configuration)
 and for the wall clock being stepped, which APScheduler 3 schedules by.
 """
@@ -17,7 +21,7 @@ import signal
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -32,6 +36,7 @@ from watcher.app import Dependencies, Runtime, build_runtime, slack_command_tran
 from watcher.config import Config, digest_trigger, format_duration, load_config
 from watcher.daemon.clock import ClockWatch, rearm_after_step
 from watcher.daemon.commands import SUBSCRIPTION_JOBS, SlackCommands, schedule_subscription_digests
+from watcher.daemon.leader import Leadership, MissedDigests, holder_name
 from watcher.delivery import Notifier, deliver_pending, send_digests
 from watcher.errors import ConfigError, StoreDamaged, StoreReadOnly, WatcherError
 from watcher.present import plural
@@ -55,6 +60,8 @@ class Daemon:
         self.runtime: Runtime | None = None
         self.notifiers: dict[str, Notifier] = {}
         self._lock: FileLock | None = None
+        self.leadership = Leadership(None, config.store.lease)  # until start: the embedded way
+        self.missed = MissedDigests()  # a standby's digest runs, owed if the leader died
         self.broken: WatcherError | None = None  # a store no job can use: the daemon stops
         self.clock_watch = ClockWatch(deps.clock, monotonic)
         self.slack = SlackCommands(lambda: self.config, self.deps, self.stopping,
@@ -70,23 +77,32 @@ class Daemon:
         # that lost its database (watcher/store/storedir.py).
         self.runtime = build_runtime(self.config, self.deps)
         try:
-            self._lock = daemon_lock(store_path)
+            lease = self.runtime.store.lease(holder_name(), self.config.store.lease)
+            if lease is None:  # the embedded store: one daemon, by its lock
+                self._lock = daemon_lock(store_path)
+            else:  # a shared store: every replica runs, the lease's holder leads
+                self.leadership = Leadership(lease, self.config.store.lease,
+                                             on_change=self._led)
+                self.runtime.store.fenced_by(self.leadership.token)
+                self.leadership.start()
             self.service.start(self)  # after the lock: a second daemon says that, not "port used"
         except WatcherError:
             if self._lock is not None:
                 self._lock.release()
+            self.leadership.stop()
             self.runtime.close()
             raise
         self.notifiers = notifiers
-        self.slack.start(store_path)
+        self.slack.start(store_path, self.config.store_url())
         self.scheduler = BackgroundScheduler(
             executors={"default": ThreadPoolExecutor(max_workers=1)},
             job_defaults={"coalesce": True, "max_instances": 1}, timezone=UTC)
         self._schedule(None, self.config, triggers)
         self.clock_watch.step()  # from here on
         self.scheduler.start(paused=paused)
-        logger.info("daemon started (pid %d): %s, store %s", os.getpid(),
-                    self._describe(self.config, triggers), store_path)
+        logger.info("daemon started (pid %d): %s, store %s%s", os.getpid(),
+                    self._describe(self.config, triggers), self.runtime.store.db.where,
+                    f", {self.leadership.role}" if self.leadership.shared else "")
 
     @staticmethod
     def _describe(config: Config, triggers: dict[str, CronTrigger]) -> str:
@@ -103,7 +119,8 @@ class Daemon:
         for notifier in notifiers.values():
             # Checked by deliveries between their calls (each Slack post): after SIGTERM none
             # starts another, rather than posting on until the shutdown timeout cuts one off.
-            notifier.context = replace(notifier.context, stopping=self.stopping.is_set)
+            # A standby, or a leader whose lease is running out, starts none either.
+            notifier.context = replace(notifier.context, stopping=self._holding_off)
         return notifiers, triggers
 
     def _schedule(self, old: Config | None, new: Config,
@@ -138,6 +155,34 @@ class Daemon:
                                    misfire_grace_time=grace, replace_existing=True,
                                    next_run_time=first)
 
+    def _holding_off(self) -> bool:
+        """Whether no new side effect may start: stopping, or not (or no longer) leading."""
+        return self.stopping.is_set() or not self.leadership.leads()
+
+    def role(self) -> str:
+        """``leader`` or ``standby`` (``/readyz``, ``/metrics``)."""
+        return self.leadership.role
+
+    def _led(self, leads: bool) -> None:
+        """The lease was won: poll and deliver now rather than at the next interval (the
+        takeover is the lease plus a renewal, not plus a poll interval as well), and send the
+        digests the dead leader owed."""
+        if not leads or self.scheduler is None or not self.scheduler.running:
+            return
+        owed: list[str] = []
+        if self.runtime is not None:
+            digests = [job.id.removeprefix("digest:") for job in self.scheduler.get_jobs()
+                       if job.id.startswith("digest:")]
+            try:
+                owed = self.missed.owed(self.runtime.store, digests)
+            except WatcherError as error:
+                logger.warning("could not tell which digests the last leader owed: %s", error)
+        for job_id in ("poll", "deliver", *(f"digest:{name}" for name in owed)):
+            try:
+                self.scheduler.modify_job(job_id, next_run_time=self.deps.clock())
+            except LookupError:  # APScheduler's JobLookupError: not scheduled (yet)
+                continue
+
     def stop(self) -> bool:
         """Stop scheduling, let the job in flight finish (bounded); True if it finished."""
         self.stopping.set()
@@ -153,6 +198,8 @@ class Daemon:
         for notifier in self.notifiers.values():
             notifier.close()
         self.slack.close()
+        if finished:  # nothing of ours runs: the lease is handed back for a standby to take
+            self.leadership.stop()
         self.service.stop()  # before the store closes: /readyz and /metrics read it
         if self.runtime is not None and finished:
             self.runtime.close()
@@ -174,9 +221,10 @@ class Daemon:
         one. One log line either way."""
         try:
             config = load()
-            if config.store_path() != self.config.store_path():
-                raise ConfigError(f"store.path changed to {config.store_path()}: the daemon "
-                                  "holds its store's lock; restart it to use another store")
+            if (config.store_path(), config.store_url()) != (self.config.store_path(),
+                                                             self.config.store_url()):
+                raise ConfigError("[store] path or url changed: the daemon holds its store's "
+                                  "lock or lease; restart it to use another store")
             notifiers, triggers = self._validated(config)
             runtime = build_runtime(config, self.deps)
         except Exception as error:  # whatever it is, the running configuration carries on
@@ -192,6 +240,7 @@ class Daemon:
         try:
             old, old_runtime, old_notifiers = self.config, self.runtime, self.notifiers
             self.config, self.runtime, self.notifiers = config, runtime, notifiers
+            runtime.store.fenced_by(self.leadership.token)
             self._schedule(old, config, triggers)
         finally:
             self.busy.release()
@@ -208,12 +257,11 @@ class Daemon:
     @contextmanager
     def _job(self, name: str) -> Iterator[bool]:
         """Run a job unless stopping; never let one failure kill the scheduler thread."""
-        if self.stopping.is_set() or not self.busy.acquire(blocking=False):
-            yield False
+        if self._holding_off() or not self.busy.acquire(blocking=False):
+            yield False  # a standby's jobs come round and do nothing
             return
         try:
-            with writer_lock(self.config.store_path(), wait=self.config.poll.lock_wait,
-                             doing=f"the daemon's {name} job"):
+            with self._writer(name):
                 yield True
         except (StoreDamaged, StoreReadOnly) as error:
             logger.error("%s job: %s; stopping the daemon", name, error)
@@ -225,6 +273,14 @@ class Daemon:
         finally:
             self.busy.release()
             self._heartbeat()
+
+    def _writer(self, name: str) -> AbstractContextManager[None]:
+        """The embedded store's writer lock; a shared store's writers are its leader, fenced
+        by its lease (a manual poll there waits for the writers' lock of each transaction)."""
+        if self.leadership.shared:
+            return nullcontext()
+        return writer_lock(self.config.store_path(), wait=self.config.poll.lock_wait,
+                           doing=f"the daemon's {name} job")
 
     def _poll_job(self) -> None:
         with self._job("poll") as running:
@@ -247,6 +303,8 @@ class Daemon:
                                     quiet_repeats=True, metrics=self.deps.metrics)
 
     def _digest_job(self, name: str) -> None:
+        if not self.leadership.leads():
+            self.missed.missed(name, self.deps.clock())  # owed if the leader is gone
         with self._job(f"digest {name}") as running:
             if running:
                 assert self.runtime is not None
@@ -264,7 +322,8 @@ class Daemon:
 
     def _heartbeat(self) -> None:
         """What `status` shows of the daemon: pid, last heartbeat, next runs."""
-        if self.runtime is None or self.scheduler is None or not self.scheduler.running:
+        if (self.runtime is None or self.scheduler is None or not self.scheduler.running
+                or not self.leadership.leads()):
             return
         next_runs = {job.name: job.next_run_time.isoformat()
                      for job in self.scheduler.get_jobs() if job.next_run_time}

@@ -4,7 +4,9 @@ several calls saves its progress after each, so a retry never repeats what alrea
 
 The one window where a duplicate is possible: the process dies after the receiver accepted a
 message and before the store recorded it (one store write later). Then that one message
-is sent again on the next run.
+is sent again on the next run. On a shared store each delivery is claimed first, row by row,
+under the leader's fencing token (``Store.claim``), and its record is written under it: a
+deposed leader's late write is refused.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from watcher.delivery.routing import route
 from watcher.errors import HandlerError
 from watcher.metrics import Metrics
 from watcher.models import Event
-from watcher.store import Delivery, DigestDelivery, Store
+from watcher.store import Delivery, Deposed, DigestDelivery, Store
 
 logger = logging.getLogger(__name__)
 
@@ -128,10 +130,14 @@ def deliver_pending(store: Store, notifiers: dict[str, Notifier], *,
             continue
         if notifier.context.stopping():
             break  # the run is stopping (SIGTERM): no new delivery starts; all stay queued
+        if not store.claim(delivery):
+            continue  # another process holds it this instant (a shared store), or it went
         crashpoint("deliver:before-send")
         try:
             with metrics.delivery_timer(delivery.notifier):
                 notifier.send(view, StoreProgress(store, delivery))
+        except Deposed:
+            raise  # the lease went to another replica: nothing more is written here
         except HandlerError as error:
             if _interrupted(notifier, error, delivery.event_id):
                 break

@@ -50,13 +50,17 @@ class DaemonView(Protocol):
     broken: WatcherError | None
     slack: SlackCommands  # /release-watch (watcher.daemon.commands)
 
+    def role(self) -> str:
+        """``leader`` (the embedded store's one daemon; the lease's holder on a shared
+        store) or ``standby``."""
+
 
 def daemon_routes(daemon: DaemonView, metrics: PrometheusMetrics) -> dict[str, Handler | Route]:
     """The daemon's routes table. An endpoint more is one line here: a path (ending in ``/``
     for a prefix) and its handler, or a ``Route`` naming the methods it takes (as
     ``SlackCommands.routes`` gives ``/slack/commands`` with POST only)."""
     return {
-        "/metrics": metrics_endpoint(metrics),
+        "/metrics": metrics_endpoint(metrics, daemon),
         "/healthz": healthz(daemon),
         "/readyz": readyz(daemon),
         "/feeds/": feeds(daemon),
@@ -64,9 +68,15 @@ def daemon_routes(daemon: DaemonView, metrics: PrometheusMetrics) -> dict[str, H
     }
 
 
-def metrics_endpoint(metrics: PrometheusMetrics) -> Handler:
+LEADER_GAUGE = ("# HELP release_watch_leader 1 while this replica leads (polls, runs the "
+                "schedule, delivers), 0 on a standby\n# TYPE release_watch_leader gauge\n"
+                "release_watch_leader {}\n")
+
+
+def metrics_endpoint(metrics: PrometheusMetrics, daemon: DaemonView) -> Handler:
     def serve(request: Request) -> Response:
-        return Response(200, metrics.render(), CONTENT_TYPE)
+        leader = LEADER_GAUGE.format(int(daemon.role() == "leader")).encode()
+        return Response(200, metrics.render() + leader, CONTENT_TYPE)
 
     return serve
 
@@ -104,7 +114,8 @@ def readyz(daemon: DaemonView) -> Handler:
         else:
             data = status_report(daemon.config, daemon.deps, daemon.deps.clock(), runtime.store)
             ready, why = bool(data["healthy"]), str(data["health"])
-        body = json.dumps({"ready": ready, "health": why}, ensure_ascii=False) + "\n"
+        body = json.dumps({"ready": ready, "health": why, "role": daemon.role()},
+                          ensure_ascii=False) + "\n"
         return Response(200 if ready else 503, body.encode("utf-8"), JSON_TYPE)
 
     return serve

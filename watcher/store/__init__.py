@@ -5,7 +5,10 @@ in one ledger, and diskcache keys for what is a cache); ``storedir`` says what i
 ``store.path`` before anything opens it; ``db`` is the SQLite connection and its transactions;
 ``schema`` creates the ledger's tables and runs the upgrades (``migrate_v1``, ``migrate_v2``);
 ``cachekeys`` and ``cacherows`` are diskcache's keys and rows; ``records`` the values it keeps;
-``locks`` the cross-process locks on the directory; ``digests``, ``pace``, ``seen`` and
+``locks`` the cross-process locks on the directory; ``backend`` the boundary both databases
+meet (the embedded SQLite file, ``db``, and PostgreSQL, ``postgres`` with its ``pg_schema`` and
+``tablekeys``), ``opening`` which one a configuration names, ``lease`` the leader's lease and
+``copy`` an embedded store copied into PostgreSQL; ``digests``, ``pace``, ``seen`` and
 ``subscriptions`` are parts of ``Store`` (digest queues, the shared pacing window, the signed
 requests seen, channels' Slack subscriptions).
 """
@@ -17,6 +20,8 @@ from typing import TYPE_CHECKING
 from watcher import lazy_exports
 
 if TYPE_CHECKING:
+    from watcher.store.backend import Lease as Lease
+    from watcher.store.copy import copy_store as copy_store
     from watcher.store.db import DB_NAME as DB_NAME
     from watcher.store.db import Database as Database
     from watcher.store.locks import FileLock as FileLock
@@ -24,6 +29,9 @@ if TYPE_CHECKING:
     from watcher.store.locks import running_daemon as running_daemon
     from watcher.store.locks import writer_activity as writer_activity
     from watcher.store.locks import writer_lock as writer_lock
+    from watcher.store.opening import open_store as open_store
+    from watcher.store.opening import shared as shared
+    from watcher.store.postgres import Deposed as Deposed
     from watcher.store.records import Delivery as Delivery
     from watcher.store.records import DigestDelivery as DigestDelivery
     from watcher.store.records import ReleaseRecord as ReleaseRecord
@@ -40,14 +48,18 @@ if TYPE_CHECKING:
 
 _EXPORTS = {
     "check_usable": "storedir",
+    "copy_store": "copy",
     "daemon_lock": "locks",
     "Database": "db",
     "DB_NAME": "db",
+    "Deposed": "postgres",
     "Delivery": "records",
     "DigestDelivery": "records",
     "FileLock": "locks",
     "inspect": "storedir",
+    "Lease": "backend",
     "NOTIFIER_PREFIX": "subscriptions",
+    "open_store": "opening",
     "refuse_lost": "storedir",
     "ReleaseRecord": "records",
     "RepoState": "records",
@@ -55,6 +67,7 @@ _EXPORTS = {
     "SCHEMA_VERSION": "schema",
     "set_aside": "storedir",
     "Shape": "storedir",
+    "shared": "opening",
     "Store": "store",
     "Subscription": "subscriptions",
     "writer_activity": "locks",

@@ -19,9 +19,10 @@ Keys:
 
 from __future__ import annotations
 
+import base64
 from datetime import datetime
 
-from watcher.store.cachekeys import CacheKeys
+from watcher.store.backend import KeyValues
 
 
 def atlas_key(package: str, version: str) -> str:
@@ -39,21 +40,23 @@ def atlas_tried_key(package: str, version: str) -> str:
 class AtlasShelf:
     """Mixed into ``Store``; it provides ``_keys()`` and ``_writable_keys()``."""
 
-    def _keys(self) -> CacheKeys | None:
+    def _keys(self) -> KeyValues | None:
         raise NotImplementedError
 
-    def _writable_keys(self) -> CacheKeys:
+    def _writable_keys(self) -> KeyValues:
         raise NotImplementedError
 
     def atlas(self, package: str, version: str) -> bytes | None:
         """The stored atlas of one release, as the bytes ``put_atlas`` was given."""
         found = self._get(atlas_key(package, version))
+        if isinstance(found, str):  # base64: the key-value port takes JSON values only
+            return base64.b64decode(found)
         return bytes(found) if isinstance(found, bytes | bytearray) else None
 
     def put_atlas(self, package: str, version: str, data: bytes) -> None:
         versions = self.atlas_versions(package)
         keys = self._writable_keys()
-        keys.set_many({atlas_key(package, version): bytes(data),
+        keys.set_many({atlas_key(package, version): base64.b64encode(data).decode("ascii"),
                        atlas_versions_key(package): sorted({*versions, version})})
 
     def atlas_versions(self, package: str) -> list[str]:

@@ -11,20 +11,20 @@ of its own (``watcher/store/cachekeys.py``).
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from watcher.errors import StoreBusy, StoreDamaged, StoreError, StoreReadOnly
+from watcher.store.backend import Nesting, Params
 
 DB_NAME = "cache.db"  # diskcache's own file name: the ledger tables live beside its keys
 BUSY_TIMEOUT = 60.0  # seconds another writer's transaction may keep us waiting
-
-Params = Sequence[Any] | dict[str, Any]
 
 
 def describe(path: Path, error: sqlite3.Error) -> StoreError:
@@ -63,14 +63,14 @@ def locked(path: Path, detail: str) -> StoreBusy:
                       f"{BUSY_TIMEOUT:.0f}s ({detail}); try again later")
 
 
-class Database:
+class Database(Nesting):
     def __init__(self, connection: sqlite3.Connection, path: Path, *, read_only: bool) -> None:
         self.connection = connection
         self.path = path
         self.read_only = read_only
+        self.has_claims = False  # one daemon, one writer at a time: its locks
+        self.fence: Callable[[], int | None] | None = None  # no leader to fence
         self._lock = threading.RLock()
-        self._depth = 0
-        self._owner: int | None = None  # the thread whose transaction is open
 
     @classmethod
     def connect(cls, path: Path, *, read_only: bool = False) -> Database:
@@ -119,17 +119,45 @@ class Database:
         with self._lock:
             self.connection.close()
 
+    # ---- the dialect (``watcher/store/backend.py``) -----------------------------------------
+    @property
+    def where(self) -> str:
+        return str(self.path)
+
+    def among(self, column: str, values: Sequence[str]) -> tuple[str, Any]:
+        return f"{column} IN (SELECT value FROM json_each(?))", json.dumps(list(values))
+
+    def json_int(self, column: str, field: str) -> str:
+        return f"json_extract({column}, '$.{field}')"
+
+    def json_text(self, column: str, field: str) -> str:
+        return f"json_extract({column}, '$.{field}')"
+
+    def has_table(self, name: str) -> bool:
+        return self.one("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
+                        (name,)) is not None
+
+    def reclaim(self) -> None:
+        if not self.connection.in_transaction:  # PRAGMA incremental_vacuum commits
+            self.execute("PRAGMA incremental_vacuum")
+
+    def another(self) -> Database:
+        return Database.connect(self.path)
+
+    def lease(self, holder: str, seconds: float) -> None:
+        """None: one daemon holds the embedded store, by its ``daemon.lock``."""
+        return None
+
+    def integrity(self) -> list[str]:
+        found = [str(row[0]) for row in self.all("PRAGMA integrity_check")]
+        return [] if found == ["ok"] else found
+
     def wait_at_most(self, seconds: float) -> None:
         """How long a statement of this connection waits for another's write lock before it
         fails with ``StoreBusy`` (``BUSY_TIMEOUT`` unless set here); the slash commands'
         connection waits less than Slack waits for their answer."""
         with self.guard():
             self.connection.execute(f"PRAGMA busy_timeout = {max(1, round(seconds * 1000))}")
-
-    def holds_transaction(self) -> bool:
-        """Whether this thread has a transaction open: another connection to the file (the
-        store's diskcache) would then wait for a lock this very thread holds."""
-        return self._depth > 0 and self._owner == threading.get_ident()
 
     @contextmanager
     def guard(self) -> Iterator[None]:
@@ -156,30 +184,21 @@ class Database:
         with self.guard():
             return self.connection.execute(sql, params).fetchall()
 
-    def scalar(self, sql: str, params: Params = ()) -> Any:
-        row = self.one(sql, params)
-        return None if row is None else row[0]
-
     @contextmanager
     def transaction(self) -> Iterator[None]:
         """All or nothing. ``BEGIN IMMEDIATE`` takes the write lock up front, so two processes
         never both read, then both write; nested uses join the outer transaction."""
         with self.guard():
             if self._depth:
-                self._depth += 1
-                try:
+                with self.joined():
                     yield
-                finally:
-                    self._depth -= 1
                 return
             self.connection.execute("BEGIN IMMEDIATE")
-            self._depth, self._owner = 1, threading.get_ident()
-            try:
-                yield
-                self.connection.execute("COMMIT")
-            except BaseException:
-                if self.connection.in_transaction:  # a failed COMMIT leaves it open too
-                    self.connection.execute("ROLLBACK")
-                raise
-            finally:
-                self._depth, self._owner = 0, None
+            with self.opened():
+                try:
+                    yield
+                    self.connection.execute("COMMIT")
+                except BaseException:
+                    if self.connection.in_transaction:  # a failed COMMIT leaves it open too
+                        self.connection.execute("ROLLBACK")
+                    raise

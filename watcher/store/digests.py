@@ -11,12 +11,12 @@ import json
 from collections.abc import Collection, Iterator
 from datetime import datetime
 
-from watcher.store.db import Database
+from watcher.store.backend import Backend
 from watcher.store.records import DigestDelivery
 
 
 class DigestLedger:
-    db: Database
+    db: Backend
 
     def digest_queue(self, notifier: str, upto: int | None = None) -> list[str]:
         rows = self.db.all("SELECT event_id FROM rw_digest_queue WHERE notifier = ? AND seq <= ?"
@@ -39,7 +39,7 @@ class DigestLedger:
         if repos is not None:
             if not names:
                 return
-            where = (" AND json_extract(e.body, '$.repo') IN ("
+            where = (f" AND {self.db.json_text('e.body', 'repo')} IN ("
                      + ", ".join("?" * len(names)) + ")")
         after = 0
         while True:

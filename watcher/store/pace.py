@@ -2,7 +2,7 @@
 from every process on this store, so two polls run back to back pace together
 (``watcher/github/pacing.py``).
 
-A part of ``Store`` (which mixes it in). The window has its own connection to the file, opened
+A part of ``Store`` (which mixes it in). The window has its own connection to the store, opened
 by the first paced request.
 """
 
@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import threading
 
-from watcher.store.db import Database
+from watcher.store.backend import Backend
 
 
 class PaceLedger:
-    db: Database
-    _pace: Database | None
+    db: Backend
+    _pace: Backend | None
     _pace_lock: threading.Lock
 
     def reserve_sends(self, key: str, now: float, per_minute: int, window: float,
@@ -48,7 +48,7 @@ class PaceLedger:
                              [(key, at) for at in taken])
         return taken
 
-    def _pacing(self) -> Database:
+    def _pacing(self) -> Backend:
         """The pacing window's own connection to the file: its writes (one per request) are
         never part of a ledger transaction, so a poll where nothing changed is still one
         ledger transaction, and fetch threads never wait for the one the poll holds."""
@@ -57,5 +57,5 @@ class PaceLedger:
             raise RuntimeError("GitHub requests are paced outside the store's transactions")
         with self._pace_lock:
             if self._pace is None:
-                self._pace = Database.connect(self.db.path)
+                self._pace = self.db.another()
             return self._pace

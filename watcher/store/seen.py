@@ -11,11 +11,11 @@ finds the key absent. The table came after schema 3 (``schema.ADDITIONS``).
 
 from __future__ import annotations
 
-from watcher.store.db import Database
+from watcher.store.backend import Backend
 
 
 class SeenLedger:
-    db: Database
+    db: Backend
 
     def first_sighting(self, key: str, now: float, until: float) -> bool:
         """Record ``key``, good until the epoch second ``until``; True when no record of it
@@ -24,7 +24,8 @@ class SeenLedger:
         with self.db.transaction():
             self.db.execute("DELETE FROM rw_seen_request WHERE until < ?", (now,))
             cursor = self.db.execute(
-                "INSERT OR IGNORE INTO rw_seen_request (key, until) VALUES (?, ?)", (key, until))
+                "INSERT INTO rw_seen_request (key, until) VALUES (?, ?) ON CONFLICT DO NOTHING",
+                (key, until))
         return cursor.rowcount == 1
 
     def seen_requests(self) -> int:

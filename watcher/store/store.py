@@ -1,5 +1,8 @@
-"""The on-disk memory of release-watch: a diskcache directory, ``store.path``, whose one SQLite
-file, ``cache.db``, holds diskcache's keys and the ledger's tables side by side.
+"""The memory of release-watch: by default on disk, a diskcache directory, ``store.path``, whose
+one SQLite file, ``cache.db``, holds diskcache's keys and the ledger's tables side by side; or,
+with ``[store] url``, a PostgreSQL database holding the same tables and the keys as rows of
+``rw_kv`` (``Store.connect``), shared by replicas. One API over both: the SQL dialect is the
+backend's (``watcher/store/backend.py``), the keys go through one port (``KeyValues``).
 
 In diskcache (``watcher/store/cachekeys.py``; opened on first use): what is a cache, read and
 written by key on its own, never in a transaction with the ledger:
@@ -44,19 +47,21 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from watcher.errors import StoreReadOnly
 from watcher.models import Event
 from watcher.store.atlases import AtlasShelf
-from watcher.store.cachekeys import CacheKeys, Key, code_index_key, memory_key, pr_labels_key
-from watcher.store.cacherows import has_cache_table, missing_value_files
+from watcher.store.backend import Backend, KeyValues, Lease
+from watcher.store.cachekeys import CacheKeys
+from watcher.store.cacherows import missing_value_files
+from watcher.store.claims import DeliveryClaims
 from watcher.store.db import DB_NAME, Database
 from watcher.store.digests import DigestLedger
+from watcher.store.keyed import KeyedValues
 from watcher.store.pace import PaceLedger
 from watcher.store.records import Delivery, DigestDelivery, ReleaseRecord, RepoState, delivery_id
 from watcher.store.schema import SCHEMA_VERSION
@@ -68,11 +73,12 @@ __all__ = ["SCHEMA_VERSION", "Delivery", "DigestDelivery", "ReleaseRecord", "Rep
            "Store", "delivery_id"]
 
 
-class Store(DigestLedger, PaceLedger, SeenLedger, SubscriptionLedger, AtlasShelf):
-    def __init__(self, db: Database, keys: CacheKeys | None = None) -> None:
+class Store(AtlasShelf, DeliveryClaims, DigestLedger, KeyedValues, PaceLedger, SeenLedger,
+            SubscriptionLedger):
+    def __init__(self, db: Backend, keys: KeyValues | None = None) -> None:
         self.db = db
         self.keys = keys  # None: read-only, the ledger alone
-        self._pace: Database | None = None  # opened by the first paced request
+        self._pace: Backend | None = None  # opened by the first paced request
         self._pace_lock = threading.Lock()
 
     @classmethod
@@ -84,12 +90,42 @@ class Store(DigestLedger, PaceLedger, SeenLedger, SubscriptionLedger, AtlasShelf
         db = open_database(path, read_only=read_only, fresh=fresh)
         return cls(db, None if read_only else CacheKeys(path))
 
+    @classmethod
+    def connect(cls, url: str, *, read_only: bool = False) -> Store:
+        """Open the store in the PostgreSQL database at ``url`` (``[store] url``): create or
+        upgrade its tables, unless ``read_only``. psycopg is imported only here."""
+        from watcher.store.postgres import PostgresDatabase
+        from watcher.store.tablekeys import TableKeys
+
+        db = PostgresDatabase.open(url, read_only=read_only)
+        return cls(db, None if read_only else TableKeys(db))
+
     def close(self) -> None:
         if self.keys is not None:
             self.keys.close()
         if self._pace is not None:
             self._pace.close()
         self.db.close()
+
+    def lease(self, holder: str, seconds: float) -> Lease | None:
+        """The leader's lease on a shared store, on a connection of its own (``lease.py``);
+        None for the embedded store, which one daemon holds by its ``daemon.lock``."""
+        return self.db.lease(holder, seconds)
+
+    def leader(self) -> dict[str, Any] | None:
+        """Who leads a shared store: its lease's holder, term and seconds left (negative once
+        lapsed); None for the embedded store, or before any replica led."""
+        if not self.db.has_claims:
+            return None
+        from watcher.store.lease import leader_of
+
+        return leader_of(self.db)
+
+    def fenced_by(self, token: Callable[[], int | None]) -> None:
+        """Every write from now on checked against the leader's ``token`` (a shared store:
+        a deposed leader's late write is refused, ``Deposed``); nothing on the embedded one."""
+        if self.db.has_claims:
+            self.db.fence = token
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
@@ -105,8 +141,9 @@ class Store(DigestLedger, PaceLedger, SeenLedger, SubscriptionLedger, AtlasShelf
     def repo_states(self, repos: list[str]) -> dict[str, RepoState]:
         """Many repos' states in one statement (a poll reads them all before its fetch
         threads start, rather than one query per repo while they hold the GIL)."""
+        among, names = self.db.among("repo", repos)
         rows = self.db.all("SELECT repo, state, last_poll, last_success FROM rw_repo "
-                           "WHERE repo IN (SELECT value FROM json_each(?))", (json.dumps(repos),))
+                           f"WHERE {among}", (names,))
         found = {row[0]: RepoState.from_row(*row) for row in rows}
         return {repo: found.get(repo) or RepoState(repo=repo) for repo in repos}
 
@@ -117,14 +154,16 @@ class Store(DigestLedger, PaceLedger, SeenLedger, SubscriptionLedger, AtlasShelf
         """When each of ``repos`` was last polled successfully, for those that ever were: one
         statement over the column alone (``/metrics`` reads it at scrape time), no state
         parsed."""
+        among, names = self.db.among("repo", repos)
         rows = self.db.all("SELECT repo, last_success FROM rw_repo WHERE last_success IS NOT "
-                           "NULL AND repo IN (SELECT value FROM json_each(?))",
-                           (json.dumps(repos),))
+                           f"NULL AND {among}", (names,))
         return {repo: datetime.fromisoformat(when) for repo, when in rows}
 
     def put_repo_state(self, state: RepoState) -> None:
-        self.db.execute("INSERT OR REPLACE INTO rw_repo (repo, state, last_poll, last_success) "
-                        "VALUES (?, ?, ?, ?)", state.row())
+        self.db.execute("INSERT INTO rw_repo (repo, state, last_poll, last_success) "
+                        "VALUES (?, ?, ?, ?) ON CONFLICT (repo) DO UPDATE SET "
+                        "state = excluded.state, last_poll = excluded.last_poll, "
+                        "last_success = excluded.last_success", state.row())
 
     def touch_repos(self, states: Iterable[RepoState]) -> None:
         """Move only the poll timestamps, for many repos in one statement."""
@@ -144,7 +183,8 @@ class Store(DigestLedger, PaceLedger, SeenLedger, SubscriptionLedger, AtlasShelf
         return int(self.db.scalar("SELECT count(*) FROM rw_release WHERE repo = ?", (repo,)))
 
     def put_release(self, record: ReleaseRecord) -> None:
-        self.db.execute("INSERT OR REPLACE INTO rw_release (repo, id, record) VALUES (?, ?, ?)",
+        self.db.execute("INSERT INTO rw_release (repo, id, record) VALUES (?, ?, ?) "
+                        "ON CONFLICT (repo, id) DO UPDATE SET record = excluded.record",
                         (record.repo, record.release.id, record.model_dump_json()))
 
     def delete_release(self, repo: str, release_id: int) -> None:
@@ -156,20 +196,22 @@ class Store(DigestLedger, PaceLedger, SeenLedger, SubscriptionLedger, AtlasShelf
         return str(value) if value else None
 
     def etags(self, urls: list[str]) -> dict[str, str]:
-        rows = self.db.all("SELECT url, etag FROM rw_etag WHERE url IN "
-                           "(SELECT value FROM json_each(?))", (json.dumps(urls),))
+        among, names = self.db.among("url", urls)
+        rows = self.db.all(f"SELECT url, etag FROM rw_etag WHERE {among}", (names,))
         return {url: etag for url, etag in rows if etag}
 
     def last_pages(self, urls: list[str]) -> set[str]:
         """Those of ``urls`` that were the last page of their listing when their ETag came."""
-        rows = self.db.all("SELECT url FROM rw_etag WHERE last_page AND url IN "
-                           "(SELECT value FROM json_each(?))", (json.dumps(urls),))
+        among, names = self.db.among("url", urls)
+        rows = self.db.all(f"SELECT url FROM rw_etag WHERE last_page <> 0 AND {among}",
+                           (names,))
         return {row[0] for row in rows}
 
     def put_etags(self, etags: dict[str, str], last_pages: Iterable[str] = ()) -> None:
         last = set(last_pages)
-        self.db.executemany("INSERT OR REPLACE INTO rw_etag (url, etag, last_page) "
-                            "VALUES (?, ?, ?)",
+        self.db.executemany("INSERT INTO rw_etag (url, etag, last_page) VALUES (?, ?, ?) "
+                            "ON CONFLICT (url) DO UPDATE SET etag = excluded.etag, "
+                            "last_page = excluded.last_page",
                             [(url, etag, int(url in last)) for url, etag in etags.items()])
 
     # ---- events and the outbox ---------------------------------------------------------------
@@ -187,7 +229,8 @@ class Store(DigestLedger, PaceLedger, SeenLedger, SubscriptionLedger, AtlasShelf
         twice). A few row inserts, however many events are stored."""
         with self.transaction():
             added = self.db.execute(
-                "INSERT OR IGNORE INTO rw_event (id, detected, body) VALUES (?, ?, ?)",
+                "INSERT INTO rw_event (id, detected, body) VALUES (?, ?, ?) "
+                "ON CONFLICT DO NOTHING",
                 (event.id, event.detected_at.timestamp(), event.model_dump_json())).rowcount
             if not added:
                 return False
@@ -233,9 +276,9 @@ class Store(DigestLedger, PaceLedger, SeenLedger, SubscriptionLedger, AtlasShelf
     def failing_deliveries(self) -> list[Delivery]:
         """The queued deliveries that failed at least once, oldest first: read through a
         partial index of them alone, so a long healthy outbox is not read."""
+        attempts = self.db.json_int("record", "attempts")
         return [Delivery.model_validate_json(record) for (record,) in self.db.all(
-            "SELECT record FROM rw_delivery WHERE json_extract(record, '$.attempts') > 0 "
-            "ORDER BY seq")]
+            f"SELECT record FROM rw_delivery WHERE {attempts} > 0 ORDER BY seq")]
 
     def _delivery(self, key: str) -> Delivery | None:
         record = self.db.scalar("SELECT record FROM rw_delivery WHERE id = ?", (key,))
@@ -276,14 +319,15 @@ class Store(DigestLedger, PaceLedger, SeenLedger, SubscriptionLedger, AtlasShelf
             "AND id NOT IN (SELECT event_id FROM rw_delivery) "
             "AND id NOT IN (SELECT event_id FROM rw_digest_queue)",
             (before.timestamp(),)).rowcount
-        if pruned and not self.db.connection.in_transaction:
-            self.db.execute("PRAGMA incremental_vacuum")
+        if pruned:
+            self.db.reclaim()
         return int(pruned)
 
     def integrity(self) -> list[str]:
         """SQLite's own check of every page and index (``release-watch store check``): the
         problems it found, [] when the database is sound. Reads the whole file."""
-        return _integrity(self.db)
+        return self.db.integrity() + (missing_value_files(self.db, self.db.path.parent)
+                                      if isinstance(self.db, Database) else [])
 
     @staticmethod
     def file_integrity(path: Path) -> list[str]:
@@ -292,7 +336,7 @@ class Store(DigestLedger, PaceLedger, SeenLedger, SubscriptionLedger, AtlasShelf
         read at all (a garbled header) raises the one-line error it is."""
         db = Database.connect(path / DB_NAME, read_only=True)
         try:
-            return _integrity(db)
+            return db.integrity() + missing_value_files(db, path)
         finally:
             db.close()
 
@@ -300,8 +344,10 @@ class Store(DigestLedger, PaceLedger, SeenLedger, SubscriptionLedger, AtlasShelf
         """Row counts for ``store check`` (not ``status``: counting events reads history)."""
         tables = {"repos": "rw_repo", "releases": "rw_release", "events": "rw_event",
                   "pending deliveries": "rw_delivery", "queued for digests": "rw_digest_queue"}
-        if has_cache_table(self.db):  # not in a schema-2 store read as it is
+        if self.db.has_table("Cache"):  # not in a schema-2 store read as it is
             tables["diskcache keys"] = "Cache"
+        if self.db.has_table("rw_kv"):  # PostgreSQL's table for them
+            tables["stored keys"] = "rw_kv"
         return {name: int(self.db.scalar(f"SELECT count(*) FROM {table}"))
                 for name, table in tables.items()}
 
@@ -311,7 +357,8 @@ class Store(DigestLedger, PaceLedger, SeenLedger, SubscriptionLedger, AtlasShelf
         return dict(json.loads(value)) if value else None
 
     def put_meta(self, key: str, value: dict[str, Any]) -> None:
-        self.db.execute("INSERT OR REPLACE INTO rw_meta (key, value) VALUES (?, ?)",
+        self.db.execute("INSERT INTO rw_meta (key, value) VALUES (?, ?) "
+                        "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
                         (key, json.dumps(value)))
 
     def daemon_state(self) -> dict[str, Any] | None:
@@ -325,58 +372,6 @@ class Store(DigestLedger, PaceLedger, SeenLedger, SubscriptionLedger, AtlasShelf
         return dict(json.loads(value)) if value else None
 
     def put_org_state(self, org: str, state: dict[str, Any]) -> None:
-        self.db.execute("INSERT OR REPLACE INTO rw_org (org, state) VALUES (?, ?)",
+        self.db.execute("INSERT INTO rw_org (org, state) VALUES (?, ?) "
+                        "ON CONFLICT (org) DO UPDATE SET state = excluded.state",
                         (org.lower(), json.dumps(state)))
-
-    # ---- diskcache keys (``watcher/store/cachekeys.py``): outside the ledger's transactions ----
-    def pr_labels(self, repo: str, numbers: list[int]) -> dict[int, list[str]]:
-        keys = self._keys()
-        if keys is None:
-            return {}
-        wanted: dict[Key, int] = {pr_labels_key(repo, number): number for number in numbers}
-        return {wanted[key]: list(labels)
-                for key, labels in keys.get_many(list(wanted)).items()}
-
-    def put_pr_labels(self, repo: str, labels: dict[int, list[str]]) -> None:
-        """Kept for good: a merged PR's release-notes labels do not change."""
-        self._writable_keys().set_many({pr_labels_key(repo, number): list(names)
-                                        for number, names in labels.items()})
-
-    def code_index(self, root: str) -> dict[str, str]:
-        """A codebase's impact index as last scanned, per file (its size, mtime, hash and
-        uses, as ``watcher.impact.code.scan`` writes them); {} when never scanned."""
-        keys = self._keys()
-        found = keys.get_many([code_index_key(root)]) if keys is not None else {}
-        return dict(next(iter(found.values()), None) or {})
-
-    def put_code_index(self, root: str, files: dict[str, str]) -> None:
-        """A cache: losing it costs one full scan of the codebase, never an event."""
-        self._writable_keys().set_many({code_index_key(root): dict(files)})
-
-    def recall(self, notifier: str, key: str) -> dict[str, Any] | None:
-        """What a notifier remembered under ``key`` (the Slack message of a release)."""
-        keys = self._keys()
-        found = keys.get_many([memory_key(notifier, key)]) if keys is not None else {}
-        value = next(iter(found.values()), None)
-        return dict(value) if value else None  # {}: forgotten (its thread is gone)
-
-    def remember(self, notifier: str, key: str, value: dict[str, Any]) -> None:
-        self._writable_keys().set_many({memory_key(notifier, key): dict(value)})
-
-    def _keys(self) -> CacheKeys | None:
-        if self.db.holds_transaction():
-            # diskcache's connection would wait for the write lock this thread holds.
-            raise RuntimeError("the store's diskcache keys are used outside its transactions")
-        return self.keys
-
-    def _writable_keys(self) -> CacheKeys:
-        keys = self._keys()
-        if keys is None:
-            raise StoreReadOnly(f"the store {self.db.path.parent} was opened read-only")
-        return keys
-
-
-def _integrity(db: Database) -> list[str]:
-    found = [str(row[0]) for row in db.all("PRAGMA integrity_check")]
-    # The check covers diskcache's tables too (one file); its value files are beside it.
-    return ([] if found == ["ok"] else found) + missing_value_files(db, db.path.parent)

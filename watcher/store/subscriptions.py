@@ -13,7 +13,7 @@ from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict
 
-from watcher.store.db import Database
+from watcher.store.backend import Backend
 
 NOTIFIER_PREFIX = "subscription-"
 
@@ -56,15 +56,18 @@ class Subscription(BaseModel):
 
 
 class SubscriptionLedger:
-    db: Database
+    db: Backend
 
     def subscriptions(self, channel: str | None = None) -> list[Subscription]:
         """Every subscription (or one channel's), oldest first."""
         if not self._has_subscriptions():
             return []
-        rows = self.db.all(
-            "SELECT id, record FROM rw_subscription WHERE ? IS NULL OR channel = ? ORDER BY id",
-            (channel, channel),
+        rows = (
+            self.db.all("SELECT id, record FROM rw_subscription ORDER BY id")
+            if channel is None
+            else self.db.all(
+                "SELECT id, record FROM rw_subscription WHERE channel = ? ORDER BY id", (channel,)
+            )
         )
         return [
             Subscription.model_validate_json(record).model_copy(update={"id": sub_id})
@@ -74,11 +77,11 @@ class SubscriptionLedger:
     def add_subscription(self, subscription: Subscription) -> Subscription:
         """Store it; the stored copy carries its id (and so its notifier's name)."""
         with self.db.transaction():
-            cursor = self.db.execute(
-                "INSERT INTO rw_subscription (channel, record) VALUES (?, ?)",
+            new_id = self.db.scalar(
+                "INSERT INTO rw_subscription (channel, record) VALUES (?, ?) RETURNING id",
                 (subscription.channel, subscription.model_dump_json(exclude={"id"})),
             )
-        return subscription.model_copy(update={"id": int(cursor.lastrowid or 0)})
+        return subscription.model_copy(update={"id": int(new_id)})
 
     def remove_subscriptions(self, ids: list[int]) -> list[Subscription]:
         """Remove them, with what their notifiers still had queued (deliveries, a digest
@@ -97,9 +100,4 @@ class SubscriptionLedger:
 
     def _has_subscriptions(self) -> bool:
         """False only in a store opened read-only that was written before the table."""
-        return (
-            self.db.one(
-                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'rw_subscription'"
-            )
-            is not None
-        )
+        return self.db.has_table("rw_subscription")

@@ -60,6 +60,9 @@ def _effective(config: Config, deps: Dependencies,
         as_written(n.config.model_dump(mode="json", exclude_none=True), tables.get(name))
         for name, n in notifiers.items()]
     effective["store"]["effective_path"] = str(config.store_path())
+    url = config.store_url()  # the file's, or $RELEASE_WATCH_STORE_URL's; masked below
+    if url is not None:
+        effective["store"]["effective_url"] = url
     effective["environment"] = _environment(deps, notifiers)
     return effective
 

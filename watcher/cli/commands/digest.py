@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from watcher.app import Dependencies, build_notifiers, subscribed_notifiers
+from watcher.cli.commands.writer import one_writer
 from watcher.config import Config
 from watcher.delivery import Notifier, send_digests
 from watcher.errors import ConfigError
-from watcher.store import NOTIFIER_PREFIX, Shape, Store, check_usable, writer_lock
+from watcher.store import NOTIFIER_PREFIX, Shape, check_usable, open_store
 
 
 def _require(notifier: str | None, notifiers: Mapping[str, Notifier]) -> None:
@@ -23,18 +24,17 @@ def run_digest(config: Config, deps: Dependencies, *, notifier: str | None,
     notifiers = build_notifiers(config, deps)
     if notifier is None or not notifier.startswith(NOTIFIER_PREFIX):
         _require(notifier, notifiers)  # before the store: a typo costs nothing
-    path = config.store_path()
-    if check_usable(path).shape is Shape.ABSENT:
+    path, url = config.store_path(), config.store_url()
+    if url is None and check_usable(path).shape is Shape.ABSENT:
         _require(notifier, notifiers)
         deps.stdout.write("no store yet: nothing has been polled, no digest to send\n")
         return 0
-    store = Store.open(path)
+    store = open_store(path, url)
     try:
         # Channels' /release-watch subscriptions with --digest are digest notifiers too.
         notifiers |= subscribed_notifiers(config, deps, store, notifiers)
         _require(notifier, notifiers)
-        with writer_lock(path, wait=config.poll.lock_wait, sleep=deps.sleep,
-                         doing="`release-watch digest`"):
+        with one_writer(config, deps, store, "`release-watch digest`"):
             report = send_digests(store, notifiers, deps.clock(), only=notifier,
                                   dry_run=dry_run)
     finally:

@@ -10,11 +10,12 @@ from pathlib import Path
 from typing import IO
 
 from watcher.app import Dependencies, build_notifiers, build_runtime
+from watcher.cli.commands.writer import one_writer
 from watcher.config import Config
 from watcher.delivery import Notifier, deliver_pending, route
 from watcher.models import Event
 from watcher.poller import RepoOutcome
-from watcher.store import Shape, check_usable, writer_lock
+from watcher.store import Shape, check_usable
 from watcher.untrusted import clean_line
 
 logger = logging.getLogger(__name__)
@@ -58,9 +59,7 @@ def _poll(config: Config, deps: Dependencies, repo_names: list[str]) -> int:
     try:
         # Beside a running daemon this waits for its job to finish, then sees its records:
         # the same change is never polled and posted twice.
-        with writer_lock(config.store_path(), wait=config.poll.lock_wait, sleep=deps.sleep,
-                         on_wait=lambda why: logger.warning("%s", why),
-                         doing="`release-watch poll`"):
+        with one_writer(config, deps, runtime.store, "`release-watch poll`"):
             notifiers = runtime.with_subscriptions(notifiers, deps)  # channels' /release-watch
             repos, org_failures = runtime.poller.watched(repo_names)
             report = runtime.poller.poll(repos)

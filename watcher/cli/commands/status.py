@@ -71,6 +71,12 @@ def _text(data: dict[str, Any], now: datetime) -> str:
               f"({clean_line(sub['channel'])}): {clean_line(sub['what'])}"
               for sub in data["subscriptions"]]
     lines += _daemon_lines(data["daemon"])
+    leader = data.get("leader")
+    if leader is not None:  # a shared store (PostgreSQL): who leads its replicas
+        state = (f"{leader['seconds_left']:g}s left" if leader["seconds_left"] > 0
+                 else "lapsed: no replica leads")
+        lines.append(f"leader: {clean_line(leader['holder'])} (term {leader['term']}, "
+                     f"lease {state})")
     lines.append(f"health: {'ok' if data['healthy'] else 'UNHEALTHY'}: "
                  f"{clean_line(data['health'])}")
     return "\n".join(lines) + "\n"

@@ -23,11 +23,14 @@ if TYPE_CHECKING:
 SHOWN = 20  # problems listed; SQLite can report thousands for one bad page
 # What store.totals() counts, as one of each reads.
 _ONE = {"repos": "repo", "releases": "release", "events": "event",
-        "pending deliveries": "pending delivery", "diskcache keys": "diskcache key"}
+        "pending deliveries": "pending delivery", "diskcache keys": "diskcache key",
+        "stored keys": "stored key"}
 
 
 def run_store_check(config: Config, deps: Dependencies) -> int:
     """SQLite's integrity check over the whole database; 0 when sound, 1 when not."""
+    if config.store_url() is not None:
+        return _check_shared(str(config.store_url()), deps)
     path = config.store_path()
     out = deps.stdout
     found = inspect(path)
@@ -63,6 +66,24 @@ def run_store_check(config: Config, deps: Dependencies) -> int:
     return 0
 
 
+def _check_shared(url: str, deps: Dependencies) -> int:
+    """A PostgreSQL store: every table there (the server checks its own pages), and counts."""
+    store = Store.connect(url, read_only=True)
+    try:
+        problems, where = store.integrity(), store.db.where
+        totals = store.totals() if not problems else {}
+    finally:
+        store.close()
+    if problems:
+        deps.stdout.write(f"{where}: DAMAGED: " + "; ".join(problems) + "; restore the "
+                          "database from a backup\n")
+        return 1
+    listed = ", ".join(f"{count:,} {name if count != 1 else _ONE.get(name, name)}"
+                       for name, count in totals.items())
+    deps.stdout.write(f"{where}: ok (every table there; {listed})\n")
+    return 0
+
+
 def _sound(config: Config) -> bool:
     try:
         store = Store.open(config.store_path(), read_only=True)
@@ -79,6 +100,10 @@ def _sound(config: Config) -> bool:
 def run_store_reinit(config: Config, deps: Dependencies, *, force: bool) -> int:
     """Start over: the old database is set aside (renamed, not deleted) and a new, empty
     store takes its place. Refused for a sound store unless ``force``, and while a daemon runs."""
+    if config.store_url() is not None:
+        raise StoreError("store reinit starts an embedded store (store.path) over; a store on "
+                         "PostgreSQL starts over in a new database: stop every replica, then "
+                         "point [store] url at it")
     path = config.store_path()
     found = inspect(path)
     if found.shape is Shape.READY and not force and _sound(config):
