@@ -73,8 +73,8 @@ __all__ = ["SCHEMA_VERSION", "Delivery", "DigestDelivery", "ReleaseRecord", "Rep
            "Store", "delivery_id"]
 
 
-class Store(AtlasShelf, DeliveryClaims, DigestLedger, KeyedValues, PaceLedger, SeenLedger,
-            SubscriptionLedger):
+class Store(DeliveryClaims, DigestLedger, KeyedValues, PaceLedger, SeenLedger,
+            SubscriptionLedger, AtlasShelf):
     def __init__(self, db: Backend, keys: KeyValues | None = None) -> None:
         self.db = db
         self.keys = keys  # None: read-only, the ledger alone
