@@ -26,7 +26,6 @@ from handlers.slack.items import (
 from handlers.slack.text import Line, escape, link, to_mrkdwn
 from watcher.models import KIND_TITLES, EventItem
 from watcher.present import (
-    AFFECTS_TITLE,
     EventPlan,
     Section,
     changes_in_words,
@@ -34,7 +33,6 @@ from watcher.present import (
     plural,
     release_title,
     tally_line,
-    uses_summary,
 )
 
 
@@ -79,11 +77,12 @@ def closing_line(left: list[EventItem], sections: list[Section], url: str) -> st
 
 # ---- the parent message ---------------------------------------------------------------------
 def affects(plan: EventPlan, style: Style) -> list[Piece]:
-    """ "Affects your code (N)", first: what a team must look at before it upgrades."""
+    """ "Affects your code (…)", first: what a team must look at before it upgrades, what
+    breaks before what to check, the mentions counted."""
     if not plan.affects:
         return []
-    title = f"{AFFECTS_TITLE} ({len(plan.affects)}, {uses_summary(plan.affects)})"
-    return [Titled(escape(title), [[Line(line)] for line in affects_lines(plan.affects, style)])]
+    lines = affects_lines(plan.affects, style)
+    return [Titled(escape(plan.affects.title), [[Line(line)] for line in lines])]
 
 
 def callouts(plan: EventPlan, style: Style) -> list[Piece]:

@@ -27,7 +27,16 @@ from typing import overload
 
 from watcher.delivery.fold import ReleaseFold, key_of_id
 from watcher.models import ChangeType, Event, EventItem, top_level
-from watcher.present import KIND_ORDER, happened, plural, release_title, subsystem_name
+from watcher.present import (
+    KIND_ORDER,
+    AffectsPlan,
+    UseTally,
+    affects_of,
+    happened,
+    plural,
+    release_title,
+    subsystem_name,
+)
 from watcher.untrusted import clean_line
 
 DIGEST_MAX_ITEMS = 200  # items a digest shows whole; the rest are counted and linked
@@ -68,26 +77,26 @@ class DigestItem:
 
 @dataclass
 class AffectsTally:
-    """The BC-breaking and deprecation items that touch the configured code: how many, their
-    uses and files in all, and the first of them (at most the digest's item cap)."""
+    """What of the queue touches the configured code: its BC-breaking and deprecation items'
+    uses counted per tier over the whole queue (``UseTally``), and the first of the items
+    that touch the code (at most the digest's item cap), to list."""
 
-    count: int = 0
-    uses: int = 0
-    files: set[tuple[str, str]] = field(default_factory=set)
+    uses: UseTally = field(default_factory=UseTally)
     items: list[EventItem] = field(default_factory=list)
 
     def add(self, item: EventItem, keep: int) -> None:
-        self.count += 1
-        for use in item.affects or ():
-            self.uses += 1
-            self.files.add((use.root, use.path))
-        if len(self.items) < keep:
+        self.uses.add(item)
+        if item.breaks_code and len(self.items) < keep:
             self.items.append(item)
 
     @property
-    def summary(self) -> str:
-        """``2, 3 uses in 1 file``: as ``uses_summary`` words it for a whole event."""
-        return f"{self.count}, {plural(self.uses, 'use')} in {plural(len(self.files), 'file')}"
+    def count(self) -> int:
+        """The items that touch the code (a use in ``breaks`` or ``check``)."""
+        return self.uses.items
+
+    def plan(self) -> AffectsPlan:
+        """What "Affects your code" shows, as for an event: counted over the queue."""
+        return affects_of(self.items, self.uses)
 
 
 @dataclass
@@ -280,7 +289,7 @@ class _Folder:
             group.by_kind[kind] += number
             repo.kinds[kind] += number
         for item in items:
-            if item.breaks_code:
+            if item.affects:
                 repo.affects.add(item, self.max_items)
             self._keep(ref, item)
 
