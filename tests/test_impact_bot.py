@@ -239,6 +239,11 @@ def test_an_edit_that_adds_a_breaking_use_redraws_the_first_message_with_it(
     fake_github.edit_release("pytorch/pytorch", release["id"], body=NOTES)
     assert run_cli("--config", str(config), "poll", env=ENV).code == 0
     for channel, parent in parents.items():
+        # The reply says what of the edit touches the code: the new item's call, to check.
+        (reply,) = [m for m in fake_slack.messages if m.thread_ts == parent.ts
+                    and "*Release notes edited:*" in m.all_text()]
+        assert ("*Affects your code (1 item, 1 use in 1 file: 1 to check; 1 mention)*\n"
+                "*Check (1 use in 1 file)*") in reply.all_text(), channel
         updated = next(m for m in fake_slack.messages if m.ts == parent.ts)
         text = updated.all_text()
         assert updated.edits == 1, channel

@@ -1,0 +1,239 @@
+""""Affects your code" in tiers, everywhere a reader sees it (issue 27 item 5, issue 28 item 3):
+what breaks first, then what to check, each use with its why, the mentions counted in one line;
+the Slack parent and its thread, the console (``poll`` and ``--short``), a digest (console and
+Slack), the Atom feed and the jsonl events agree on the counts. With several codebases every
+use names its codebase and links into its own repository.
+
+Against the loopback fake GitHub and fake Slack, with codebases written by each test, so every
+use is known line by line: a call relying on ``torch.load``'s flipped default (breaks), one
+forwarding ``**kwargs`` to it (check), and an import of the deprecated namespace (a mention)."""
+
+from __future__ import annotations
+
+import html
+import json
+import textwrap
+from pathlib import Path
+
+import feedparser
+from conftest import SLACK_TOKEN
+
+ENV = {"SLACK_BOT_TOKEN": SLACK_TOKEN}
+
+NOTES = textwrap.dedent("""\
+    # PyTorch 2.6.0 Release Notes
+    # Backwards Incompatible Changes
+    ### Flip default torch.load to weights_only (#137602, #138225)
+    `torch.load` now uses `weights_only=True` by default. Loading a checkpoint that holds
+    arbitrary Python objects needs `weights_only=False`, for files you trust.
+    # Deprecations
+    ## Quantization
+    - `torch.ao.quantization` is deprecated and will be removed in 2.10 (#153892)
+    # New Features
+    ## Distributed
+    - Add a new `ProcessGroup` option for NCCL (#140001)
+    """)
+FLIP = "Flip default torch.load to weights_only (#137602, #138225)"
+DEPRECATED = "`torch.ao.quantization` is deprecated and will be removed in 2.10 (#153892)"
+
+CKPT = textwrap.dedent("""\
+    import torch
+    from torch.ao.quantization import QConfig
+
+
+    def load(path):
+        return torch.load(path)
+
+
+    def load_with(path, **kwargs):
+        return torch.load(path, **kwargs)
+    """)
+SCORE = "import torch\n\n\ndef score(path):\n    return torch.load(path)\n"
+WHY = "relies on the default of weights_only, changed"
+
+ONE = ('[impact]\ncode = ["trainer"]\n'
+       'link = "https://github.com/acme/trainer/blob/main/{path}#L{line}"\n')
+# ``[impact] code`` names its entry after its folder (``trainer``); an ``[[impact.codebases]]``
+# entry by its ``name``.
+TWO = ONE + textwrap.dedent("""\
+
+    [[impact.codebases]]
+    name = "evals"
+    path = "eval-suite"
+    link = "https://git.example.com/acme/evals/-/blob/main/{path}#L{line}"
+    """)
+TITLE_ONE = "Affects your code (1 item, 2 uses in 1 file: 1 break, 1 to check; 1 mention)"
+TITLE_TWO = "Affects your code (1 item, 3 uses in 2 files: 2 break, 1 to check; 1 mention)"
+MENTIONS = ("1 mention in 1 file (imports, annotations, isinstance, marking decorators), "
+            "not listed")
+
+
+def notifier(name: str, kind: str, extra: str = "") -> str:
+    return f'[[notifiers]]\nname = "{name}"\ntype = "{kind}"\n{extra}\n'
+
+
+def slack(name: str, channel: str, extra: str = "") -> str:
+    return notifier(name, "slack", f'channel = "{channel}"\nmin_interval = "1s"\n{extra}')
+
+
+WEEKLY = 'mode = "digest"\ndigest_schedule = "0 9 * * MON"\n'
+NOTIFIERS = (notifier("log", "jsonl", 'path = "events.jsonl"')
+             + notifier("feed", "feed", 'path = "team.atom"')
+             + slack("releases", "#releases"))
+
+
+def write_code(tmp_path: Path, *, evals: bool = False) -> None:
+    (tmp_path / "trainer").mkdir()
+    (tmp_path / "trainer" / "ckpt.py").write_text(CKPT)
+    if evals:
+        (tmp_path / "eval-suite").mkdir()
+        (tmp_path / "eval-suite" / "score.py").write_text(SCORE)
+
+
+def poll(run_cli, config: Path, *args: str) -> str:
+    result = run_cli("--config", str(config), "poll", *args, env=ENV)
+    assert result.code == 0, result.stderr
+    return result.stdout
+
+
+def parent_text(fake_slack, channel: str) -> str:
+    parent = next(m for m in fake_slack.channel_messages(channel) if m.thread_ts is None)
+    return parent.blocks[1]["text"]["text"]
+
+
+def jsonl_tiers(tmp_path: Path) -> dict[str, list[tuple[str, str, int]]]:
+    """Per tier, the uses of the first event's BC-breaking and deprecation items."""
+    event = json.loads((tmp_path / "events.jsonl").read_text().splitlines()[0])
+    tiers: dict[str, list[tuple[str, str, int]]] = {}
+    for item in event["items"]:
+        for use in item.get("affects") or ():
+            tiers.setdefault(use["tier"], []).append((use["codebase"], use["path"], use["line"]))
+    return tiers
+
+
+def test_every_renderer_leads_with_breaks_then_check_and_counts_the_mentions(
+        fake_github, fake_slack, write_config, run_cli, tmp_path):
+    write_code(tmp_path)
+    fake_github.add_release("pytorch/pytorch", tag="v2.6.0", name="PyTorch 2.6.0", body=NOTES)
+    config = write_config(ONE, repos=("pytorch/pytorch",), slack_url=fake_slack.api_url,
+                          notifiers=NOTIFIERS + notifier("console", "console")
+                          + slack("weekly", "#breaking", WEEKLY)
+                          + notifier("digest", "console", WEEKLY))
+    stdout = poll(run_cli, config)
+
+    # The jsonl: the truth the renderers count.
+    assert jsonl_tiers(tmp_path) == {"breaks": [("trainer", "ckpt.py", 6)],
+                                     "check": [("trainer", "ckpt.py", 10)],
+                                     "mentions": [("trainer", "ckpt.py", 2)]}
+
+    # Slack's parent: the title counts, breaks before check, each place linked with its why
+    # in italics, the mentions in one line; a single codebase is not named.
+    lines = parent_text(fake_slack, "releases").split("\n")
+    assert lines[0] == f"*{TITLE_ONE}*"
+    assert lines[1] == "*Breaks (1 use in 1 file)*"
+    assert lines[2].startswith("• *BC-breaking:* ") and "Flip default torch.load" in lines[2]
+    assert lines[3] == (f"\u2003<https://github.com/acme/trainer/blob/main/ckpt.py#L6|ckpt.py:6> "
+                        f"_{WHY}_")
+    assert lines[4] == "*Check (1 use in 1 file)*"
+    assert "Flip default torch.load" in lines[5]
+    assert lines[6].startswith("\u2003<https://github.com/acme/trainer/blob/main/ckpt.py#L10|"
+                               "ckpt.py:10> _")
+    assert lines[-1] == f"_{MENTIONS}_"
+    assert DEPRECATED not in "\n".join(lines)  # a mention alone does not touch the code
+
+    # The thread marks the one item that touches the code, not the one only mentioned.
+    replies = "\n".join(m.all_text() for m in fake_slack.channel_messages("releases")
+                        if m.thread_ts is not None)
+    marked = [line for line in replies.splitlines() if "_(affects your code)_" in line]
+    assert len(marked) == 1 and "Flip default torch.load" in marked[0]
+
+    # The console: the same tiers, each use with its code and why.
+    out = stdout.splitlines()
+    start = out.index(f"  {TITLE_ONE}:")
+    assert out[start + 1:start + 7] == [
+        "    Breaks (1 use in 1 file):",
+        f"      - BC-breaking: {FLIP}",
+        f"          ckpt.py:6  return torch.load(path)  — {WHY}",
+        "    Check (1 use in 1 file):",
+        f"      - BC-breaking: {FLIP}",
+        "          ckpt.py:10  return torch.load(path, **kwargs)  — "
+        + out[start + 6].split("  — ", 1)[1]]
+    assert out[start + 7] == f"    {MENTIONS}"
+
+    # The feed: the same title, tiers and mention line.
+    entry = feedparser.parse((tmp_path / "team.atom").read_bytes()).entries[0]
+    content = html.unescape(entry.content[0].value)
+    assert content.index(TITLE_ONE) < content.index("Breaks (1 use in 1 file)") < \
+        content.index("Check (1 use in 1 file)") < content.index(MENTIONS)
+    assert f"<code>ckpt.py:6</code> <code>return torch.load(path)</code> <em>{WHY}</em>" in \
+        content
+
+    # The digests, console and Slack: the same counts over the period.
+    result = run_cli("--config", str(config), "digest", env=ENV)
+    assert result.code == 0, result.stderr
+    digest = result.stdout.splitlines()
+    start = digest.index(f"    {TITLE_ONE}:")
+    assert digest[start + 1] == "      Breaks (1 use in 1 file):"
+    assert digest[start + 3] == f"            ckpt.py:6  return torch.load(path)  — {WHY}"
+    assert digest[start + 4] == "      Check (1 use in 1 file):"
+    assert digest[start + 7] == f"      {MENTIONS}"
+    weekly = [m for m in fake_slack.channel_messages("breaking") if m.thread_ts is None]
+    text = weekly[0].all_text()
+    assert f"*{TITLE_ONE}*" in text
+    assert text.index("*Breaks (1 use in 1 file)*") < text.index("*Check (1 use in 1 file)*") \
+        < text.index(f"_{MENTIONS}_")
+
+
+def test_the_short_console_form_has_the_tiers_too(fake_github, write_config, run_cli,
+                                                  tmp_path):
+    write_code(tmp_path)
+    fake_github.add_release("pytorch/pytorch", tag="v2.6.0", name="PyTorch 2.6.0", body=NOTES)
+    config = write_config(ONE, repos=("pytorch/pytorch",), notifiers=notifier("c", "console"))
+    out = poll(run_cli, config, "--short").splitlines()
+    assert out[1:4] == [f"  {TITLE_ONE}:", "    Breaks (1 use in 1 file):",
+                        f"      - BC-breaking: {FLIP}"]
+    assert f"    {MENTIONS}" in out
+    assert out.index("    Check (1 use in 1 file):") < out.index(f"    {MENTIONS}")
+
+
+def test_with_two_codebases_each_use_names_its_codebase_and_links_into_its_own(
+        fake_github, fake_slack, write_config, run_cli, tmp_path):
+    write_code(tmp_path, evals=True)
+    fake_github.add_release("pytorch/pytorch", tag="v2.6.0", name="PyTorch 2.6.0", body=NOTES)
+    config = write_config(TWO, repos=("pytorch/pytorch",), slack_url=fake_slack.api_url,
+                          notifiers=NOTIFIERS + notifier("console", "console"))
+    stdout = poll(run_cli, config)
+    assert jsonl_tiers(tmp_path)["breaks"] == [("trainer", "ckpt.py", 6),
+                                               ("evals", "score.py", 5)]
+
+    parent = next(m for m in fake_slack.channel_messages("releases") if m.thread_ts is None)
+    assert parent.blocks[1]["text"]["text"].startswith(f"*{TITLE_TWO}*\n*Breaks (2 uses in 2 ")
+    links = [link for link in parent.links if ".py#L" in link[0]]
+    assert links == [
+        ("https://github.com/acme/trainer/blob/main/ckpt.py#L6", "trainer: ckpt.py:6"),
+        ("https://git.example.com/acme/evals/-/blob/main/score.py#L5", "evals: score.py:5"),
+        ("https://github.com/acme/trainer/blob/main/ckpt.py#L10", "trainer: ckpt.py:10")]
+
+    out = stdout.splitlines()
+    assert f"  {TITLE_TWO}:" in out
+    assert f"          trainer: ckpt.py:6  return torch.load(path)  — {WHY}" in out
+    assert f"          evals: score.py:5  return torch.load(path)  — {WHY}" in out
+
+    content = html.unescape(feedparser.parse((tmp_path / "team.atom").read_bytes())
+                            .entries[0].content[0].value)
+    assert "<code>evals: score.py:5</code>" in content
+    assert "<code>trainer: ckpt.py:10</code>" in content
+
+
+def test_a_codebase_without_a_link_is_never_linked_through_another(
+        fake_github, fake_slack, write_config, run_cli, tmp_path):
+    write_code(tmp_path, evals=True)
+    fake_github.add_release("pytorch/pytorch", tag="v2.6.0", name="PyTorch 2.6.0", body=NOTES)
+    unlinked = TWO.replace('link = "https://git.example.com/acme/evals/-/blob/main/'
+                           '{path}#L{line}"\n', "")
+    config = write_config(unlinked, repos=("pytorch/pytorch",), slack_url=fake_slack.api_url,
+                          notifiers=slack("releases", "#releases"))
+    poll(run_cli, config)
+    parent = next(m for m in fake_slack.channel_messages("releases") if m.thread_ts is None)
+    assert "\u2003`evals: score.py:5` _" in parent.all_text()
+    assert all("score.py" not in url for url, _ in parent.links)
