@@ -16,9 +16,7 @@ import textwrap
 from pathlib import Path
 
 import feedparser
-from conftest import SLACK_TOKEN
-
-ENV = {"SLACK_BOT_TOKEN": SLACK_TOKEN}
+from test_impact_bot import ENV, slack
 
 NOTES = textwrap.dedent("""\
     # PyTorch 2.6.0 Release Notes
@@ -72,17 +70,15 @@ def notifier(name: str, kind: str, extra: str = "") -> str:
     return f'[[notifiers]]\nname = "{name}"\ntype = "{kind}"\n{extra}\n'
 
 
-def slack(name: str, channel: str, extra: str = "") -> str:
-    return notifier(name, "slack", f'channel = "{channel}"\nmin_interval = "1s"\n{extra}')
-
-
 WEEKLY = 'mode = "digest"\ndigest_schedule = "0 9 * * MON"\n'
 NOTIFIERS = (notifier("log", "jsonl", 'path = "events.jsonl"')
              + notifier("feed", "feed", 'path = "team.atom"')
              + slack("releases", "#releases"))
 
 
-def write_code(tmp_path: Path, *, evals: bool = False) -> None:
+def publish(fake_github, tmp_path: Path, *, evals: bool = False) -> None:
+    """The release, and the code it touches: ``trainer``, and ``eval-suite`` with ``evals``."""
+    fake_github.add_release("pytorch/pytorch", tag="v2.6.0", name="PyTorch 2.6.0", body=NOTES)
     (tmp_path / "trainer").mkdir()
     (tmp_path / "trainer" / "ckpt.py").write_text(CKPT)
     if evals:
@@ -113,8 +109,7 @@ def jsonl_tiers(tmp_path: Path) -> dict[str, list[tuple[str, str, int]]]:
 
 def test_every_renderer_leads_with_breaks_then_check_and_counts_the_mentions(
         fake_github, fake_slack, write_config, run_cli, tmp_path):
-    write_code(tmp_path)
-    fake_github.add_release("pytorch/pytorch", tag="v2.6.0", name="PyTorch 2.6.0", body=NOTES)
+    publish(fake_github, tmp_path)
     config = write_config(ONE, repos=("pytorch/pytorch",), slack_url=fake_slack.api_url,
                           notifiers=NOTIFIERS + notifier("console", "console")
                           + slack("weekly", "#breaking", WEEKLY)
@@ -186,8 +181,7 @@ def test_every_renderer_leads_with_breaks_then_check_and_counts_the_mentions(
 
 def test_the_short_console_form_has_the_tiers_too(fake_github, write_config, run_cli,
                                                   tmp_path):
-    write_code(tmp_path)
-    fake_github.add_release("pytorch/pytorch", tag="v2.6.0", name="PyTorch 2.6.0", body=NOTES)
+    publish(fake_github, tmp_path)
     config = write_config(ONE, repos=("pytorch/pytorch",), notifiers=notifier("c", "console"))
     out = poll(run_cli, config, "--short").splitlines()
     assert out[1:4] == [f"  {TITLE_ONE}:", "    Breaks (1 use in 1 file):",
@@ -198,8 +192,7 @@ def test_the_short_console_form_has_the_tiers_too(fake_github, write_config, run
 
 def test_with_two_codebases_each_use_names_its_codebase_and_links_into_its_own(
         fake_github, fake_slack, write_config, run_cli, tmp_path):
-    write_code(tmp_path, evals=True)
-    fake_github.add_release("pytorch/pytorch", tag="v2.6.0", name="PyTorch 2.6.0", body=NOTES)
+    publish(fake_github, tmp_path, evals=True)
     config = write_config(TWO, repos=("pytorch/pytorch",), slack_url=fake_slack.api_url,
                           notifiers=NOTIFIERS + notifier("console", "console"))
     stdout = poll(run_cli, config)
@@ -227,8 +220,7 @@ def test_with_two_codebases_each_use_names_its_codebase_and_links_into_its_own(
 
 def test_a_codebase_without_a_link_is_never_linked_through_another(
         fake_github, fake_slack, write_config, run_cli, tmp_path):
-    write_code(tmp_path, evals=True)
-    fake_github.add_release("pytorch/pytorch", tag="v2.6.0", name="PyTorch 2.6.0", body=NOTES)
+    publish(fake_github, tmp_path, evals=True)
     unlinked = TWO.replace('link = "https://git.example.com/acme/evals/-/blob/main/'
                            '{path}#L{line}"\n', "")
     config = write_config(unlinked, repos=("pytorch/pytorch",), slack_url=fake_slack.api_url,
