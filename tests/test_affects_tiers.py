@@ -11,12 +11,22 @@ forwarding ``**kwargs`` to it (check), and an import of the deprecated namespace
 from __future__ import annotations
 
 import html
+import io
 import json
 import textwrap
+from datetime import UTC, datetime
 from pathlib import Path
 
 import feedparser
 from test_impact_bot import ENV, slack
+
+from handlers.base import HandlerContext, notifier_config
+from handlers.slack.items import CALLOUT_ITEMS, Style, affects_lines
+from watcher.config import Secrets
+from watcher.delivery.digest import AffectsTally
+from watcher.delivery.events import make_event
+from watcher.models import Affect, EventItem, Release
+from watcher.present import affects_of
 
 NOTES = textwrap.dedent("""\
     # PyTorch 2.6.0 Release Notes
@@ -229,3 +239,62 @@ def test_a_codebase_without_a_link_is_never_linked_through_another(
     parent = next(m for m in fake_slack.channel_messages("releases") if m.thread_ts is None)
     assert "\u2003`evals: score.py:5` _" in parent.all_text()
     assert all("score.py" not in url for url, _ in parent.links)
+
+
+# ---- the plan and its drawing, on their own -------------------------------------------------
+NOW = datetime(2026, 11, 29, 12, tzinfo=UTC)
+
+
+def use(line: int, tier: str, codebase: str = "trainer") -> Affect:
+    return Affect(path="ckpt.py", line=line, code="torch.load(f)", api="torch.load",
+                  root=codebase, codebase=codebase, tier=tier, why=f"why {line}")  # type: ignore[arg-type]
+
+
+def deprecation(number: int, *uses: Affect) -> EventItem:
+    return EventItem(subsystem="python_frontend", kind="deprecation", text=f"Item {number}",
+                     section=["Deprecations"], prs=[number], affects=list(uses))
+
+
+def test_the_plan_lists_breaks_then_check_and_leaves_mention_only_items_out():
+    items = [deprecation(1, use(3, "check")), deprecation(2, use(4, "mentions")),
+             deprecation(3, use(5, "breaks"), use(6, "check"), use(7, "mentions"))]
+    plan = affects_of(items)
+    assert plan.title == ("Affects your code (2 items, 3 uses in 1 file: 1 break, 2 to check; "
+                          "2 mentions)")
+    assert [(group.title, [(entry.item.prs, [u.line for u in entry.uses])
+                           for entry in group.entries]) for group in plan.tiers] == [
+        ("Breaks (1 use in 1 file)", [([3], [5])]),
+        ("Check (2 uses in 1 file)", [([1], [3]), ([3], [6])])]
+    assert plan.mentions == ("2 mentions in 1 file (imports, annotations, isinstance, marking "
+                             "decorators), not listed")
+    assert not plan.named
+    assert not affects_of([deprecation(1, use(4, "mentions"))])  # a mention touches nothing
+
+
+def test_slack_lists_eight_items_and_counts_the_rest_with_a_digests_unkept_ones():
+    items = [deprecation(number, use(number, "breaks")) for number in range(1, 11)]
+    tally = AffectsTally()
+    for item in items:
+        tally.add(item, keep=9)
+    assert tally.count == 10 and len(tally.items) == 9
+    lines = affects_lines(tally.plan(), Style(), more=tally.count - len(tally.items))
+    assert lines[0] == "*Breaks (10 uses in 1 file)*"
+    assert sum(line.startswith("• *Deprecation:* ") for line in lines) == CALLOUT_ITEMS == 8
+    assert lines[-1] == "_…and 2 more in the thread_"  # one the digest did not keep, one cut
+    assert tally.plan().title == "Affects your code (10 items, 10 uses in 1 file: 10 break)"
+
+
+def test_a_context_with_one_link_for_all_links_every_codebase_through_it(tmp_path):
+    cls, config = notifier_config({"name": "r", "type": "slack", "channel": "#r"}, "test",
+                                  environ={"SLACK_BOT_TOKEN": "xoxb-1"})
+    context = HandlerContext(secrets=Secrets(), base_dir=tmp_path, stdout=io.StringIO(),
+                             code_link="https://h/{path}#L{line}")
+    release = Release(id=1, tag_name="v2.6.0", name="PyTorch 2.6.0", body="",
+                      html_url="https://github.com/pytorch/pytorch/releases/tag/v2.6.0",
+                      published_at=NOW)
+    item = deprecation(1, use(5, "breaks", "trainer"), use(6, "breaks", "evals"))
+    event = make_event("published", "pytorch/pytorch", release, "1" * 64, [item], NOW)
+    (message,) = cls(config, context).plan(event)
+    text = json.dumps(message.blocks)
+    assert "<https://h/ckpt.py#L5|trainer: ckpt.py:5> _why 5_" in text
+    assert "<https://h/ckpt.py#L6|evals: ckpt.py:6> _why 6_" in text

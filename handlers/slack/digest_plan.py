@@ -189,7 +189,8 @@ def _repo_parent(repo: RepoDigest, room: _OneMessage, style: Style, *, where: st
     cut = False
     if repo.affects.count:
         affects = repo.affects.plan()
-        lines = affects_lines(affects, style, more=repo.affects.count - len(repo.affects.items))
+        lines = affects_lines(affects, style, more=repo.affects.count - len(repo.affects.items),
+                              where=where)
         cut = room.lines(escape(affects.title), lines) < len(lines)
     called = sorted(
         (shown for shown in repo.items if shown.item.kind in CALLED_OUT),

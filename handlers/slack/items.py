@@ -107,11 +107,11 @@ def use_line(use: Affect, style: Style, *, named: bool) -> str:
 
 
 def affects_lines(affects: AffectsPlan, style: Style, *, limit: int = CALLOUT_ITEMS,
-                  more: int = 0) -> list[str]:
+                  more: int = 0, where: str = "in the thread") -> list[str]:
     """Per tier, breaks first: its title, then each item under it (``limit`` in all) with up
     to ``USES_SHOWN`` of its uses of that tier, each with its why, and how many more; then
-    how many items were not listed (``more``: beyond ``affects.items``, a digest's), and the
-    line counting the mentions."""
+    how many items were not listed (``more``: beyond ``affects.items``, a digest's) and
+    ``where`` they are, and the line counting the mentions."""
     lines: list[str] = []
     listed: set[int] = set()
     for group in affects.tiers:
@@ -128,7 +128,7 @@ def affects_lines(affects: AffectsPlan, style: Style, *, limit: int = CALLOUT_IT
             listed.add(id(entry.item))
     left = sum(id(item) not in listed for item in affects.items) + more
     if left:
-        lines.append(f"_…and {left} more in the thread_")
+        lines.append(f"_…and {left} more {where}_")
     if affects.mentions:
         lines.append(f"_{escape(affects.mentions)}_")
     return lines
