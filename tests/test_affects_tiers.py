@@ -298,3 +298,10 @@ def test_a_context_with_one_link_for_all_links_every_codebase_through_it(tmp_pat
     text = json.dumps(message.blocks)
     assert "<https://h/ckpt.py#L5|trainer: ckpt.py:5> _why 5_" in text
     assert "<https://h/ckpt.py#L6|evals: ckpt.py:6> _why 6_" in text
+
+
+def test_a_why_is_one_line_of_text_that_pings_nobody():
+    hostile = use(5, "breaks").model_copy(update={"why": "calls <!channel>\n*x*"})
+    (title, entry) = affects_lines(affects_of([deprecation(1, hostile)]), Style())
+    assert title == "*Breaks (1 use in 1 file)*"
+    assert entry.split("\n")[1] == "\u2003`ckpt.py:5` _calls &lt;!channel&gt;\\n*x*_"

@@ -19,6 +19,7 @@ from watcher.present import (
     subsystem_tag,
     use_place,
 )
+from watcher.untrusted import clean_line
 
 ANY_CODEBASE = ""  # the key of a link template that serves every codebase (``[impact] link``)
 TITLE_CHARS = 300  # a called-out item's title in the parent (its thread has it whole)
@@ -102,7 +103,7 @@ def use_link(use: Affect, style: Style, *, named: bool = False) -> str:
 
 def use_line(use: Affect, style: Style, *, named: bool) -> str:
     """``\u2003<link|ckpt.py:6> _relies on the default of weights_only, changed_``."""
-    why = f" _{escape(use.why)}_" if use.why else ""
+    why = f" _{escape(clean_line(use.why))}_" if use.why else ""  # one line, whatever it holds
     return f"\u2003{use_link(use, style, named=named)}{why}"
 
 
