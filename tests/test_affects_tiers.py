@@ -23,10 +23,9 @@ from test_impact_bot import ENV, slack
 from handlers.base import HandlerContext, notifier_config
 from handlers.slack.items import CALLOUT_ITEMS, Style, affects_lines
 from watcher.config import Secrets
-from watcher.delivery.digest import AffectsTally
 from watcher.delivery.events import make_event
 from watcher.models import Affect, EventItem, Release
-from watcher.present import affects_of
+from watcher.present import AffectsTally, affects_of
 
 NOTES = textwrap.dedent("""\
     # PyTorch 2.6.0 Release Notes

@@ -29,9 +29,7 @@ from watcher.delivery.fold import ReleaseFold, key_of_id
 from watcher.models import ChangeType, Event, EventItem, top_level
 from watcher.present import (
     KIND_ORDER,
-    AffectsPlan,
-    UseTally,
-    affects_of,
+    AffectsTally,
     happened,
     plural,
     release_title,
@@ -73,30 +71,6 @@ class DigestItem:
 
     release: ReleaseRef
     item: EventItem
-
-
-@dataclass
-class AffectsTally:
-    """What of the queue touches the configured code: its BC-breaking and deprecation items'
-    uses counted per tier over the whole queue (``UseTally``), and the first of the items
-    that touch the code (at most the digest's item cap), to list."""
-
-    uses: UseTally = field(default_factory=UseTally)
-    items: list[EventItem] = field(default_factory=list)
-
-    def add(self, item: EventItem, keep: int) -> None:
-        self.uses.add(item)
-        if item.breaks_code and len(self.items) < keep:
-            self.items.append(item)
-
-    @property
-    def count(self) -> int:
-        """The items that touch the code (a use in ``breaks`` or ``check``)."""
-        return self.uses.items
-
-    def plan(self) -> AffectsPlan:
-        """What "Affects your code" shows, as for an event: counted over the queue."""
-        return affects_of(self.items, self.uses)
 
 
 @dataclass

@@ -19,6 +19,7 @@ from watcher import lazy_exports
 if TYPE_CHECKING:
     from watcher.present.affects import LISTED_TIERS as LISTED_TIERS
     from watcher.present.affects import AffectsPlan as AffectsPlan
+    from watcher.present.affects import AffectsTally as AffectsTally
     from watcher.present.affects import TierEntry as TierEntry
     from watcher.present.affects import TierGroup as TierGroup
     from watcher.present.affects import UseTally as UseTally
@@ -79,6 +80,7 @@ _EXPORTS = {
     "affects_of": "affects",
     "affects_title": "words",
     "AffectsPlan": "affects",
+    "AffectsTally": "affects",
     "breaking": "words",
     "by_change": "words",
     "by_kind": "plan",

@@ -4,7 +4,7 @@ or deprecation item listed under a tier with its uses of that tier, and the ment
 annotations, ``isinstance``, marking decorators) counted in one line, never listed.
 
 ``affects_of`` is part of the event's plan (``plan``); a digest counts the uses of its whole
-queue in a ``UseTally`` and plans what it shows from the items it kept. Where the uses come
+queue (``AffectsTally``) and plans what it shows from the items it kept. Where the uses come
 from more than one codebase, every use names its codebase (``named``). The renderers draw the
 result (Slack mrkdwn, console text, Atom HTML) and decide nothing of it again.
 """
@@ -103,3 +103,27 @@ def affects_of(items: list[EventItem], tally: UseTally | None = None) -> Affects
         mentions=mentions_line(mentions, counts.files_of("mentions")) if mentions else None,
         named=len(counts.codebases) > 1,
     )
+
+
+@dataclass
+class AffectsTally:
+    """What of a digest's queue touches the configured code: its BC-breaking and deprecation
+    items' uses counted per tier over the whole queue (``UseTally``), and the first of the
+    items that touch the code (at most the digest's item cap), to list."""
+
+    uses: UseTally = field(default_factory=UseTally)
+    items: list[EventItem] = field(default_factory=list)
+
+    def add(self, item: EventItem, keep: int) -> None:
+        self.uses.add(item)
+        if item.breaks_code and len(self.items) < keep:
+            self.items.append(item)
+
+    @property
+    def count(self) -> int:
+        """The items that touch the code (a use in ``breaks`` or ``check``)."""
+        return self.uses.items
+
+    def plan(self) -> AffectsPlan:
+        """What "Affects your code" shows, as for an event: counted over the queue."""
+        return affects_of(self.items, self.uses)
