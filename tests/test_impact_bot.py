@@ -73,6 +73,9 @@ def slack(name: str, channel: str, extra: str = "") -> str:
             f'min_interval = "1s"\n{extra}\n')
 
 
+# What "Affects your code" counts for NOTES in CKPT: the flipped default's call breaks, the
+# deprecated namespace's call is to check, its import is a mention.
+AFFECTS = "Affects your code (2 items, 2 uses in 1 file: 1 break, 1 to check; 1 mention)"
 JSONL = '[[notifiers]]\nname = "log"\ntype = "jsonl"\npath = "events.jsonl"\n'
 IMPACT = ('[impact]\ncode = ["trainer"]\n'
           'link = "https://github.com/acme/trainer/blob/main/{path}#L{line}"\n')
@@ -120,7 +123,7 @@ def test_events_carry_apis_and_affects_and_slack_opens_with_them(
 
     parent = next(m for m in fake_slack.channel_messages("releases") if m.thread_ts is None)
     opening = parent.blocks[1]["text"]["text"]
-    assert opening.startswith("*Affects your code (2, 3 uses in 1 file)*")
+    assert opening.startswith(f"*{AFFECTS}*")
     assert ("https://github.com/acme/trainer/blob/main/ckpt.py#L6", "ckpt.py:6") in parent.links
     replies = "\n".join(m.all_text() for m in fake_slack.channel_messages("releases")
                         if m.thread_ts is not None)
@@ -158,10 +161,19 @@ def test_the_console_shows_what_affects_the_code_first(fake_github, write_config
     result = run_cli("--config", str(config), "poll")
     assert result.code == 0, result.stderr
     lines = result.stdout.splitlines()
-    assert lines[2] == "  Affects your code (2, 3 uses in 1 file):"
-    assert lines[3] == ("    - BC-breaking: Flip default torch.load to weights_only "
-                        "(#137602, #138225)")
-    assert lines[4] == "        ckpt.py:6  return torch.load(path)"
+    assert lines[2:9] == [
+        f"  {AFFECTS}:",
+        "    Breaks (1 use in 1 file):",
+        "      - BC-breaking: Flip default torch.load to weights_only (#137602, #138225)",
+        "          ckpt.py:6  return torch.load(path)  — relies on the default of weights_only, "
+        "changed",
+        "    Check (1 use in 1 file):",
+        "      - Deprecation: `torch.ao.quantization` is deprecated and will be removed in 2.10 "
+        "(#153892)",
+        "          ckpt.py:14  return quantize_dynamic(model)  — calls "
+        "torch.ao.quantization.quantize_dynamic, deprecated"]
+    assert lines[9] == ("    1 mention in 1 file (imports, annotations, isinstance, marking "
+                        "decorators), not listed")
     assert lines.index(lines[2]) < next(i for i, line in enumerate(lines) if "changes" in line)
 
 
@@ -175,7 +187,7 @@ def test_a_digest_opens_each_repo_with_what_affects_the_code(fake_github, write_
     assert run_cli("--config", str(config), "poll").code == 0
     result = run_cli("--config", str(config), "digest")
     assert result.code == 0, result.stderr
-    assert "    Affects your code (2, 3 uses in 1 file):" in result.stdout.splitlines()
+    assert f"    {AFFECTS}:" in result.stdout.splitlines()
 
 
 def test_an_unchanged_codebase_is_not_read_again(fake_github, write_config, run_cli, tmp_path):
@@ -223,15 +235,20 @@ def test_an_edit_that_adds_a_breaking_use_redraws_the_first_message_with_it(
     parents = {m.channel: m for m in fake_slack.messages if m.thread_ts is None}
     assert set(parents) == {"releases", "breaking"}
     for parent in parents.values():
-        assert "*Affects your code (1, 1 use in 1 file)*" in parent.all_text()
+        assert "*Affects your code (1 item, 1 use in 1 file: 1 break)*" in parent.all_text()
 
     fake_github.edit_release("pytorch/pytorch", release["id"], body=NOTES)
     assert run_cli("--config", str(config), "poll", env=ENV).code == 0
     for channel, parent in parents.items():
+        # The reply says what of the edit touches the code: the new item's call, to check.
+        (reply,) = [m for m in fake_slack.messages if m.thread_ts == parent.ts
+                    and "*Release notes edited:*" in m.all_text()]
+        assert ("*Affects your code (1 item, 1 use in 1 file: 1 to check; 1 mention)*\n"
+                "*Check (1 use in 1 file)*") in reply.all_text(), channel
         updated = next(m for m in fake_slack.messages if m.ts == parent.ts)
         text = updated.all_text()
         assert updated.edits == 1, channel
-        assert "*Affects your code (2, 3 uses in 1 file)*" in text, channel
+        assert f"*{AFFECTS}*" in text, channel
         assert "`torch.ao.quantization` is deprecated" in text, channel
         assert ("https://github.com/acme/trainer/blob/main/ckpt.py#L14", "ckpt.py:14") in \
             updated.links, channel

@@ -240,7 +240,7 @@ def build_runtime(config: Config, deps: Dependencies) -> Runtime:
     notifiers = [cfg for _, cfg in notifier_configs(config, deps.environ)]
     poller = Poller(config, store, client, analyzer, notifiers, clock=deps.clock,
                     impact=impact_step(config, store, deps.metrics, clock=deps.clock)
-                    if config.impact.code
+                    if config.impact_codebases()
                     else None, metrics=deps.metrics)
     return Runtime(config, store, client, analyzer, poller, http)
 

@@ -28,6 +28,7 @@ what a period's summary shows and in what order (the period's neutral value is
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from handlers.slack.blocks import Titled, header, section
@@ -36,7 +37,6 @@ from handlers.slack.layout import MAX_BLOCKS, SECTION_CHARS, Packer, SlackMessag
 from handlers.slack.text import escape, link
 from watcher.models import KIND_TITLES
 from watcher.present import (
-    AFFECTS_TITLE,
     CALLED_OUT,
     KIND_RANK,
     UNSURE_BELOW,
@@ -67,7 +67,7 @@ def plan_digest(
     threads: bool,
     max_chars: int,
     threshold: float = UNSURE_BELOW,
-    code_link: str | None = None,
+    code_links: Mapping[str, str] | None = None,
     max_repos: int = DIGEST_MAX_REPOS,
 ) -> list[SlackMessage]:
     """Per repository (at most ``max_repos``, the most important), its parent message then
@@ -86,7 +86,7 @@ def plan_digest(
     messages: list[SlackMessage] = []
     for repo in threaded:
         messages += _repo_messages(
-            repo, period, Style(threshold, repo.repo, code_link), threads=threads,
+            repo, period, Style(threshold, repo.repo, code_links or {}), threads=threads,
             max_chars=max_chars,
         )
     if others:
@@ -188,9 +188,10 @@ def _repo_parent(repo: RepoDigest, room: _OneMessage, style: Style, *, where: st
     room.block(section(totals))
     cut = False
     if repo.affects.count:
-        title = f"{AFFECTS_TITLE} ({repo.affects.summary})"
-        lines = affects_lines(repo.affects.items, style)
-        cut = room.lines(escape(title), lines) < len(lines)
+        affects = repo.affects.plan()
+        lines = affects_lines(affects, style, more=repo.affects.count - len(repo.affects.items),
+                              where=where)
+        cut = room.lines(escape(affects.title), lines) < len(lines)
     called = sorted(
         (shown for shown in repo.items if shown.item.kind in CALLED_OUT),
         key=lambda shown: (not shown.item.breaks_code, KIND_RANK[shown.item.kind]),

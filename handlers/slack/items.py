@@ -5,7 +5,8 @@ them affects the configured code. ``render`` draws events and ``digest_plan`` di
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from urllib.parse import quote
 
 from handlers.slack.text import Line, escape, item_lines, link, to_mrkdwn
@@ -14,11 +15,13 @@ from watcher.present import (
     KIND_NAMES,
     UNSURE_BELOW,
     USES_SHOWN,
-    breaking,
+    AffectsPlan,
     subsystem_tag,
     use_place,
 )
+from watcher.untrusted import clean_line
 
+ANY_CODEBASE = ""  # the key of a link template that serves every codebase (``[impact] link``)
 TITLE_CHARS = 300  # a called-out item's title in the parent (its thread has it whole)
 CALLOUT_ITEMS = 8  # BC-breaking/deprecation/… titles shown in the parent message
 GROUP_CHARS = 200  # a group's name above its items (some groups are a paragraph)
@@ -27,11 +30,13 @@ GROUP_CHARS = 200  # a group's name above its items (some groups are a paragraph
 @dataclass(frozen=True)
 class Style:
     """What a reader asked for: how sure a subsystem must be not to be marked a guess, and
-    whether items name their top-level subsystem (a message mixing them) or only the finer."""
+    whether items name their top-level subsystem (a message mixing them) or only the finer,
+    and each codebase's link template by its name (``HandlerContext.link_template``; under
+    ``ANY_CODEBASE``, one for every codebase)."""
 
     threshold: float = UNSURE_BELOW
     repo: str = ""
-    code_link: str | None = None  # ``[impact] link``
+    code_links: Mapping[str, str] = field(default_factory=dict)
 
 
 # ---- items as lines -------------------------------------------------------------------------
@@ -84,26 +89,47 @@ def with_groups(
     return entries
 
 
-def use_link(use: Affect, style: Style) -> str:
-    """``path:line``, linked to the code when ``[impact] link`` is set (the path is the
-    operator's own codebase, still made safe as any URL we build)."""
-    place = use_place(use)
-    if style.code_link is None:
+def use_link(use: Affect, style: Style, *, named: bool = False) -> str:
+    """``path:line`` (``named``: ``codebase: path:line``), linked to the code through its own
+    codebase's template, never another's (the path is the operator's own codebase, still made
+    safe as any URL we build)."""
+    place = use_place(use, named=named)
+    template = style.code_links.get(use.codebase, style.code_links.get(ANY_CODEBASE))
+    if template is None:
         return f"`{escape(place)}`"
-    url = style.code_link.replace("{path}", quote(use.path)).replace("{line}", str(use.line))
+    url = template.replace("{path}", quote(use.path)).replace("{line}", str(use.line))
     return link(url, place)
 
 
-def affects_lines(items: list[EventItem], style: Style, *, limit: int = CALLOUT_ITEMS) -> list[str]:
-    """Each BC-breaking or deprecation item that touches the code: its title, then up to
-    ``USES_SHOWN`` of its uses and how many more."""
-    picked = breaking(items)
-    lines = []
-    for item in picked[:limit]:
-        uses = item.affects or []
-        places = ", ".join(use_link(use, style) for use in uses[:USES_SHOWN])
-        more = f" +{len(uses) - USES_SHOWN} more" if len(uses) > USES_SHOWN else ""
-        lines.append(f"{item_title(item, style, show_kind=True)}\n\u2003{places}{more}")
-    if len(picked) > limit:
-        lines.append(f"_…and {len(picked) - limit} more in the thread_")
+def use_line(use: Affect, style: Style, *, named: bool) -> str:
+    """``\u2003<link|ckpt.py:6> _relies on the default of weights_only, changed_``."""
+    why = f" _{escape(clean_line(use.why))}_" if use.why else ""  # one line, whatever it holds
+    return f"\u2003{use_link(use, style, named=named)}{why}"
+
+
+def affects_lines(affects: AffectsPlan, style: Style, *, limit: int = CALLOUT_ITEMS,
+                  more: int = 0, where: str = "in the thread") -> list[str]:
+    """Per tier, breaks first: its title, then each item under it (``limit`` in all) with up
+    to ``USES_SHOWN`` of its uses of that tier, each with its why, and how many more; then
+    how many items were not listed (``more``: beyond ``affects.items``, a digest's) and
+    ``where`` they are, and the line counting the mentions."""
+    lines: list[str] = []
+    listed: set[int] = set()
+    for group in affects.tiers:
+        entries = group.entries[:max(0, limit - len(listed))]
+        if not entries:
+            continue
+        lines.append(f"*{escape(group.title)}*")
+        for entry in entries:
+            uses = [use_line(use, style, named=affects.named)
+                    for use in entry.uses[:USES_SHOWN]]
+            if len(entry.uses) > USES_SHOWN:
+                uses.append(f"\u2003+{len(entry.uses) - USES_SHOWN} more")
+            lines.append("\n".join([item_title(entry.item, style, show_kind=True), *uses]))
+            listed.add(id(entry.item))
+    left = sum(id(item) not in listed for item in affects.items) + more
+    if left:
+        lines.append(f"_…and {left} more {where}_")
+    if affects.mentions:
+        lines.append(f"_{escape(affects.mentions)}_")
     return lines

@@ -44,7 +44,7 @@ from handlers.slack.compose import (
     thread_key,
 )
 from handlers.slack.digest_plan import DIGEST_MAX_REPOS, plan_digest
-from handlers.slack.items import Style
+from handlers.slack.items import ANY_CODEBASE, Style
 from handlers.slack.layout import MESSAGE_CHARS, SlackMessage, plan_texts
 from handlers.slack.retries import PacedRateLimit, with_sleep
 from watcher.config import Duration
@@ -172,7 +172,14 @@ class SlackNotifier(Notifier):
                       self.settings.max_messages_per_event)
 
     def _style(self, event: Event) -> Style:
-        return Style(self.config.min_confidence, event.repo, self.context.code_link)
+        return Style(self.config.min_confidence, event.repo, self._link_templates())
+
+    def _link_templates(self) -> dict[str, str]:
+        """Each codebase's link template by its name, as ``HandlerContext.link_template``
+        answers: a context that names no codebase links every use through ``code_link``."""
+        if self.context.code_links or self.context.code_link is None:
+            return dict(self.context.code_links)
+        return {ANY_CODEBASE: self.context.code_link}
 
     def plan(self, event: Event) -> list[SlackMessage]:
         return event_messages(event, self._limits(), self._style(event))
@@ -226,7 +233,7 @@ class SlackNotifier(Notifier):
         return plan_digest(digest, threads=self.threads,
                            max_chars=self.settings.max_message_chars,
                            threshold=self.config.min_confidence,
-                           code_link=self.context.code_link,
+                           code_links=self._link_templates(),
                            max_repos=self.settings.digest_max_repos)
 
     # ---- posting ---------------------------------------------------------------------------

@@ -26,7 +26,6 @@ from handlers.slack.items import (
 from handlers.slack.text import Line, escape, link, to_mrkdwn
 from watcher.models import KIND_TITLES, EventItem
 from watcher.present import (
-    AFFECTS_TITLE,
     EventPlan,
     Section,
     changes_in_words,
@@ -34,7 +33,6 @@ from watcher.present import (
     plural,
     release_title,
     tally_line,
-    uses_summary,
 )
 
 
@@ -78,12 +76,13 @@ def closing_line(left: list[EventItem], sections: list[Section], url: str) -> st
 
 
 # ---- the parent message ---------------------------------------------------------------------
-def affects(plan: EventPlan, style: Style) -> list[Piece]:
-    """ "Affects your code (N)", first: what a team must look at before it upgrades."""
+def affects(plan: EventPlan, style: Style, *, where: str) -> list[Piece]:
+    """ "Affects your code (…)", first: what a team must look at before it upgrades, what
+    breaks before what to check, the mentions counted."""
     if not plan.affects:
         return []
-    title = f"{AFFECTS_TITLE} ({len(plan.affects)}, {uses_summary(plan.affects)})"
-    return [Titled(escape(title), [[Line(line)] for line in affects_lines(plan.affects, style)])]
+    lines = affects_lines(plan.affects, style, where=where)
+    return [Titled(escape(plan.affects.title), [[Line(line)] for line in lines])]
 
 
 def callouts(plan: EventPlan, style: Style) -> list[Piece]:
@@ -109,7 +108,8 @@ def parent(plan: EventPlan, style: Style, *, threads: bool) -> list[Piece]:
     changed, the counts, then the one item whole or the called-out kinds' titles, and the
     link to the notes last."""
     event = plan.event
-    pieces: list[Piece] = [header(plan.headline), *affects(plan, style)]
+    pieces: list[Piece] = [header(plan.headline),
+                           *affects(plan, style, where="in the thread" if threads else "below")]
     if plan.edited:
         pieces.append(section(edit_summary(plan.items, style, plan.rename)))
     elif event.event == "released" and (plan.rename or plan.changes):
@@ -161,7 +161,7 @@ def opening(plan: EventPlan, style: Style) -> str:
 def follow_up(plan: EventPlan, sections: list[Section], style: Style) -> list[Piece]:
     """The replies in the release's thread: what happened, what of it affects the code, then
     the changes whole, per subsystem and change, each item naming its kind."""
-    pieces: list[Piece] = [section(opening(plan, style)), *affects(plan, style)]
+    pieces: list[Piece] = [section(opening(plan, style)), *affects(plan, style, where="below")]
     for part in sections:
         for group in part.groups:
             pieces.append(Titled(f"{escape(part.name)}: {group.key}",

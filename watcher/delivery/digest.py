@@ -27,7 +27,14 @@ from typing import overload
 
 from watcher.delivery.fold import ReleaseFold, key_of_id
 from watcher.models import ChangeType, Event, EventItem, top_level
-from watcher.present import KIND_ORDER, happened, plural, release_title, subsystem_name
+from watcher.present import (
+    KIND_ORDER,
+    AffectsTally,
+    happened,
+    plural,
+    release_title,
+    subsystem_name,
+)
 from watcher.untrusted import clean_line
 
 DIGEST_MAX_ITEMS = 200  # items a digest shows whole; the rest are counted and linked
@@ -64,30 +71,6 @@ class DigestItem:
 
     release: ReleaseRef
     item: EventItem
-
-
-@dataclass
-class AffectsTally:
-    """The BC-breaking and deprecation items that touch the configured code: how many, their
-    uses and files in all, and the first of them (at most the digest's item cap)."""
-
-    count: int = 0
-    uses: int = 0
-    files: set[tuple[str, str]] = field(default_factory=set)
-    items: list[EventItem] = field(default_factory=list)
-
-    def add(self, item: EventItem, keep: int) -> None:
-        self.count += 1
-        for use in item.affects or ():
-            self.uses += 1
-            self.files.add((use.root, use.path))
-        if len(self.items) < keep:
-            self.items.append(item)
-
-    @property
-    def summary(self) -> str:
-        """``2, 3 uses in 1 file``: as ``uses_summary`` words it for a whole event."""
-        return f"{self.count}, {plural(self.uses, 'use')} in {plural(len(self.files), 'file')}"
 
 
 @dataclass
@@ -280,7 +263,7 @@ class _Folder:
             group.by_kind[kind] += number
             repo.kinds[kind] += number
         for item in items:
-            if item.breaks_code:
+            if item.affects:
                 repo.affects.add(item, self.max_items)
             self._keep(ref, item)
 

@@ -2,11 +2,12 @@
 
 ``plan`` is the first stage of every message: what an event tells a reader, in order (its
 headline, what affects the configured code, the counts, the called-out kinds, every item per
-subsystem and kind), decided once for every notifier; ``words`` holds the shared wording (names
-not ids, plurals, a release's title as people say it, guesses marked as guesses, the order of
-kinds); ``plain`` renders whole events and digests as plain text, for the console,
-``--dry-run`` previews and services that take a title and a body; ``html`` renders an event as
-HTML, for feeds. Notifiers with a richer format (Slack) render the plan with ``words``.
+subsystem and kind), decided once for every notifier; ``affects`` is its part that says what
+touches the configured code (breaks, then check, mentions counted); ``words`` holds the
+shared wording (names not ids, plurals, a release's title as people say it, guesses marked as
+guesses, the order of kinds); ``plain`` renders whole events and digests as plain text, for the
+console, ``--dry-run`` previews and services that take a title and a body; ``html`` renders an
+event as HTML, for feeds. Notifiers with a richer format (Slack) render the plan with ``words``.
 """
 
 from __future__ import annotations
@@ -16,6 +17,13 @@ from typing import TYPE_CHECKING
 from watcher import lazy_exports
 
 if TYPE_CHECKING:
+    from watcher.present.affects import LISTED_TIERS as LISTED_TIERS
+    from watcher.present.affects import AffectsPlan as AffectsPlan
+    from watcher.present.affects import AffectsTally as AffectsTally
+    from watcher.present.affects import TierEntry as TierEntry
+    from watcher.present.affects import TierGroup as TierGroup
+    from watcher.present.affects import UseTally as UseTally
+    from watcher.present.affects import affects_of as affects_of
     from watcher.present.digest_text import format_digest as format_digest
     from watcher.present.html import event_html as event_html
     from watcher.present.links import hyperlinks_for as hyperlinks_for
@@ -36,9 +44,13 @@ if TYPE_CHECKING:
     from watcher.present.words import KIND_COUNTS as KIND_COUNTS
     from watcher.present.words import KIND_NAMES as KIND_NAMES
     from watcher.present.words import KIND_ORDER as KIND_ORDER
+    from watcher.present.words import MENTIONS_ARE as MENTIONS_ARE
+    from watcher.present.words import TIER_COUNTS as TIER_COUNTS
+    from watcher.present.words import TIER_TITLES as TIER_TITLES
     from watcher.present.words import UNSURE_BELOW as UNSURE_BELOW
     from watcher.present.words import USES_SHOWN as USES_SHOWN
     from watcher.present.words import Tally as Tally
+    from watcher.present.words import affects_title as affects_title
     from watcher.present.words import breaking as breaking
     from watcher.present.words import by_change as by_change
     from watcher.present.words import by_name_note as by_name_note
@@ -49,6 +61,7 @@ if TYPE_CHECKING:
     from watcher.present.words import headline as headline
     from watcher.present.words import kind_count as kind_count
     from watcher.present.words import kinds_in_words as kinds_in_words
+    from watcher.present.words import mentions_line as mentions_line
     from watcher.present.words import period_counts as period_counts
     from watcher.present.words import plural as plural
     from watcher.present.words import release_title as release_title
@@ -57,13 +70,17 @@ if TYPE_CHECKING:
     from watcher.present.words import subsystem_tag as subsystem_tag
     from watcher.present.words import tally as tally
     from watcher.present.words import tally_line as tally_line
+    from watcher.present.words import tier_title as tier_title
     from watcher.present.words import unparsable_note as unparsable_note
     from watcher.present.words import use_place as use_place
     from watcher.present.words import uses_in_files as uses_in_files
-    from watcher.present.words import uses_summary as uses_summary
 
 _EXPORTS = {
     "AFFECTS_TITLE": "words",
+    "affects_of": "affects",
+    "affects_title": "words",
+    "AffectsPlan": "affects",
+    "AffectsTally": "affects",
     "breaking": "words",
     "by_change": "words",
     "by_kind": "plan",
@@ -88,6 +105,9 @@ _EXPORTS = {
     "kinds_in_words": "words",
     "KIND_ORDER": "words",
     "KIND_RANK": "plan",
+    "LISTED_TIERS": "affects",
+    "MENTIONS_ARE": "words",
+    "mentions_line": "words",
     "period_counts": "words",
     "plan_event": "plan",
     "plural": "words",
@@ -100,14 +120,19 @@ _EXPORTS = {
     "subsystem_name": "words",
     "subsystem_tag": "words",
     "Tally": "words",
+    "TIER_COUNTS": "words",
+    "tier_title": "words",
+    "TIER_TITLES": "words",
+    "TierEntry": "affects",
+    "TierGroup": "affects",
     "tally": "words",
     "tally_line": "words",
     "unparsable_note": "words",
     "UNSURE_BELOW": "words",
     "use_place": "words",
+    "UseTally": "affects",
     "USES_SHOWN": "words",
     "uses_in_files": "words",
-    "uses_summary": "words",
 }
 __all__ = sorted(_EXPORTS)
 __getattr__ = lazy_exports(__name__, _EXPORTS)

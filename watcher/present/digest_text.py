@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING
 
 from watcher.present.plain import View, affects_lines, format_items
 from watcher.present.words import (
-    AFFECTS_TITLE,
     UNSURE_BELOW,
     USES_SHOWN,
     kinds_in_words,
@@ -68,15 +67,11 @@ def format_digest(
 
 
 def _digest_affects(repo: RepoDigest, indent: str) -> list[str]:
-    """ "Affects your code", counted over the whole queue; the items as ``affects_lines``."""
+    """ "Affects your code", counted over the whole queue; the items it kept as
+    ``affects_lines`` draws an event's, the others counted."""
     tally = repo.affects
-    if not tally.count:
-        return []
-    lines = affects_lines(tally.items, indent, uses_shown=USES_SHOWN)
-    lines[0] = f"{indent}{AFFECTS_TITLE} ({tally.summary}):"
-    if tally.count > len(tally.items):
-        lines.append(f"{indent}  …and {tally.count - len(tally.items)} more")
-    return lines
+    return affects_lines(tally.plan(), indent, uses_shown=USES_SHOWN,
+                         more=tally.count - len(tally.items))
 
 
 def _digest_subsystems(repo: RepoDigest, view: View) -> list[str]:

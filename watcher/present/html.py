@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from html import escape
 
-from watcher.models import KIND_TITLES, Event, EventItem
+from watcher.models import KIND_TITLES, Affect, Event, EventItem
+from watcher.present.affects import AffectsPlan
 from watcher.present.plan import EventPlan, plan_event, sections_of
 from watcher.present.words import (
-    AFFECTS_TITLE,
     CALLED_OUT,
     KIND_NAMES,
     UNSURE_BELOW,
@@ -25,7 +25,6 @@ from watcher.present.words import (
     subsystem_tag,
     tally_line,
     use_place,
-    uses_summary,
 )
 from watcher.untrusted import clean_line, clean_text
 
@@ -68,19 +67,29 @@ def _items(items: list[EventItem], threshold: float) -> list[str]:
     return html
 
 
-def _affects(picked: list[EventItem]) -> list[str]:
-    if not picked:
+def _use(use: Affect, named: bool) -> str:
+    """``<code>trainer: ckpt.py:6</code> <code>torch.load(path)</code> <em>why</em>``."""
+    why = f" <em>{_line(use.why)}</em>" if use.why else ""
+    return (f"<br>\n<code>{_line(use_place(use, named=named))}</code> "
+            f"<code>{_line(use.code)}</code>{escape(by_name_note(use))}{why}")
+
+
+def _affects(affects: AffectsPlan) -> list[str]:
+    """The tiers, breaks first, each item under them with its uses of that tier and why;
+    the mentions counted in one line."""
+    if not affects:
         return []
-    html = [f"<h3>{AFFECTS_TITLE} ({len(picked)}, {uses_summary(picked)})</h3>", "<ul>"]
-    for item in picked:
-        uses = "".join(
-            f"<br>\n<code>{_line(use_place(use))}</code> "
-            f"<code>{_line(use.code)}</code>{escape(by_name_note(use))}"
-            for use in item.affects or []
-        )
-        title = _line(item.text.split("\n", 1)[0])
-        html.append(f"<li>{KIND_NAMES[item.kind]}: {title}{uses}</li>")
-    return [*html, "</ul>"]
+    html = [f"<h3>{escape(affects.title)}</h3>"]
+    for group in affects.tiers:
+        html += [f"<h4>{escape(group.title)}</h4>", "<ul>"]
+        for entry in group.entries:
+            uses = "".join(_use(use, affects.named) for use in entry.uses)
+            title = _line(entry.item.text.split("\n", 1)[0])
+            html.append(f"<li>{KIND_NAMES[entry.item.kind]}: {title}{uses}</li>")
+        html.append("</ul>")
+    if affects.mentions:
+        html.append(f"<p>{escape(affects.mentions)}</p>")
+    return html
 
 
 def _by_subsystem(items: list[EventItem], threshold: float) -> list[str]:

@@ -19,16 +19,16 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from watcher.models import KIND_TITLES, Event, EventItem
+from watcher.models import KIND_TITLES, Affect, Event, EventItem
+from watcher.present.affects import AffectsPlan
 from watcher.present.links import show_links
 from watcher.present.plan import EventPlan, plan_event, sections_of
 from watcher.present.words import (
-    AFFECTS_TITLE,
     CALLED_OUT,
     CHANGE_SIGNS,
     KIND_NAMES,
     UNSURE_BELOW,
-    breaking,
+    USES_SHOWN,
     by_change,
     by_name_note,
     by_top_subsystem,
@@ -37,7 +37,6 @@ from watcher.present.words import (
     plural,
     subsystem_tag,
     use_place,
-    uses_summary,
 )
 from watcher.untrusted import clean_line, clean_text
 
@@ -184,26 +183,36 @@ def _by_subsystem(items: list[EventItem], view: View) -> list[str]:
     return lines
 
 
+def use_text(use: Affect, named: bool) -> str:
+    """``train/ckpt.py:6  return torch.load(path)  — relies on the default of weights_only,
+    changed``: where, the code, then why; ``named``: the place names its codebase."""
+    why = f"  — {clean_line(use.why)}" if use.why else ""
+    return (f"{clean_line(use_place(use, named=named))}  {clean_line(use.code)}"
+            f"{by_name_note(use)}{why}")
+
+
 def affects_lines(
-    items: list[EventItem], indent: str, *, uses_shown: int | None = None
+    affects: AffectsPlan, indent: str, *, uses_shown: int | None = None, more: int = 0
 ) -> list[str]:
-    """ "Affects your code (N): …" and under each BC-breaking or deprecation item that touches
-    the configured code, its uses as ``path:line  code`` (all of them, or ``uses_shown``)."""
-    picked = breaking(items)
-    if not picked:
+    """ "Affects your code (…)": the tiers, breaks first, each item under them with its uses
+    of that tier (``use_text``; all of them, or ``uses_shown``); ``more``: items not listed
+    (a digest's); then the one line counting the mentions."""
+    if not affects:
         return []
-    lines = [f"{indent}{AFFECTS_TITLE} ({len(picked)}, {uses_summary(picked)}):"]
-    for item in picked:
-        title = clean_line(item.text.split("\n", 1)[0])
-        lines.append(f"{indent}  - {KIND_NAMES[item.kind]}: {title}")
-        uses = item.affects or []
-        for use in uses[:uses_shown]:
-            lines.append(
-                f"{indent}      {clean_line(use_place(use))}  {clean_line(use.code)}"
-                f"{by_name_note(use)}"
-            )
-        if uses_shown is not None and len(uses) > uses_shown:
-            lines.append(f"{indent}      +{len(uses) - uses_shown} more")
+    lines = [f"{indent}{affects.title}:"]
+    for group in affects.tiers:
+        lines.append(f"{indent}  {group.title}:")
+        for entry in group.entries:
+            title = clean_line(entry.item.text.split("\n", 1)[0])
+            lines.append(f"{indent}    - {KIND_NAMES[entry.item.kind]}: {title}")
+            lines += [f"{indent}        {use_text(use, affects.named)}"
+                      for use in entry.uses[:uses_shown]]
+            if uses_shown is not None and len(entry.uses) > uses_shown:
+                lines.append(f"{indent}        +{len(entry.uses) - uses_shown} more")
+    if more:
+        lines.append(f"{indent}  …and {more} more")
+    if affects.mentions:
+        lines.append(f"{indent}  {affects.mentions}")
     return lines
 
 
@@ -216,7 +225,7 @@ def _opening(plan: EventPlan, view: View, *, short: bool) -> list[str]:
         lines.append(f"  {clean_line(event.url)}")
     if rename is not None:
         lines.append(f"  {rename}")
-    lines += affects_lines(plan.affects, "  ", uses_shown=3 if short else None)
+    lines += affects_lines(plan.affects, "  ", uses_shown=USES_SHOWN if short else None)
     if event.event == "edited" and not event.items and rename is None:
         lines.append("  prose edited; no item added, removed or changed")
     if event.changes and not short:

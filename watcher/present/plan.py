@@ -15,12 +15,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from watcher.models import Event, EventItem
+from watcher.present.affects import AffectsPlan, affects_of
 from watcher.present.words import (
     CALLED_OUT,
     KIND_ORDER,
     UNSURE_BELOW,
     Tally,
-    breaking,
     by_change,
     by_top_subsystem,
     headline,
@@ -54,7 +54,7 @@ class EventPlan:
     event: Event
     headline: str
     rename: str | None            # what a rename or re-tag changed, in words
-    affects: list[EventItem]      # BC-breaking and deprecation items that touch the code
+    affects: AffectsPlan          # what touches the code: breaks, check, mentions counted
     counts: Tally | None          # what a count line says; None for an edit
     callouts: list[Group]         # the called-out kinds (``CALLED_OUT``) with their items
     sections: list[Section]       # every item, per subsystem, per kind or change
@@ -99,7 +99,7 @@ def plan_event(event: Event, threshold: float = UNSURE_BELOW) -> EventPlan:
         event=event,
         headline=headline(event),
         rename=renamed(event),
-        affects=breaking(items),
+        affects=affects_of(items),
         counts=None if edited or not items else tally(items, threshold),
         callouts=callouts,
         sections=sections_of(items, per_change=edited),

@@ -198,6 +198,33 @@ def renamed(event: Event) -> str | None:
 # ---- the impact analysis: "Affects your code", first in every notifier ----
 AFFECTS_TITLE = "Affects your code"
 USES_SHOWN = 3  # uses listed under an item before "+N more", in Slack and digests
+TIER_TITLES: dict[str, str] = {"breaks": "Breaks", "check": "Check", "mentions": "Mentions"}
+TIER_COUNTS: dict[str, str] = {"breaks": "break", "check": "to check"}  # "2 break, 1 to check"
+MENTIONS_ARE = "imports, annotations, isinstance, marking decorators"  # what a mention is
+
+
+def affects_title(items: int, uses: Mapping[str, int], files: int) -> str:
+    """``Affects your code (2 items, 3 uses in 2 files: 2 break, 1 to check; 14 mentions)``:
+    the uses that the changes reach (``breaks``) or may reach (``check``), then the mentions,
+    which are counted, not listed."""
+    touching = sum(uses.get(tier, 0) for tier in TIER_COUNTS)
+    split = ", ".join(f"{uses[tier]} {word}" for tier, word in TIER_COUNTS.items()
+                      if uses.get(tier))
+    mentions = uses.get("mentions", 0)
+    return (f"{AFFECTS_TITLE} ({plural(items, 'item')}, {plural(touching, 'use')} in "
+            f"{plural(files, 'file')}: {split}"
+            + (f"; {plural(mentions, 'mention')})" if mentions else ")"))
+
+
+def tier_title(tier: str, uses: int, files: int) -> str:
+    """``Breaks (3 uses in 2 files)``: a tier's heading, as ``release-watch impact`` says it."""
+    return f"{TIER_TITLES[tier]} ({plural(uses, 'use')} in {plural(files, 'file')})"
+
+
+def mentions_line(mentions: int, files: int) -> str:
+    """``14 mentions in 9 files (imports, annotations, isinstance, marking decorators), not
+    listed``: the one line the mentions get."""
+    return f"{plural(mentions, 'mention')} in {plural(files, 'file')} ({MENTIONS_ARE}), not listed"
 
 
 KIND_COUNTS: dict[str, tuple[str, str]] = {
@@ -267,18 +294,15 @@ def breaking(items: Iterable[EventItem]) -> list[EventItem]:
     return [item for item in items if item.breaks_code]
 
 
-def use_place(use: Affect) -> str:
-    """``train/ckpt.py:42``, naming the codebase too when several are configured."""
-    return f"{use.path}:{use.line}"
+def use_place(use: Affect, *, named: bool = False) -> str:
+    """``train/ckpt.py:42``; ``named`` (uses from several codebases): ``trainer:
+    train/ckpt.py:42``."""
+    place = f"{use.path}:{use.line}"
+    return f"{use.codebase or use.root}: {place}" if named else place
 
 
 def by_name_note(use: Affect) -> str:
     return " (by method name: the object's type is not known)" if use.by_method_name else ""
-
-
-def uses_summary(items: Sequence[EventItem]) -> str:
-    """``19 uses in 12 files``: what the "Affects your code" items touch, altogether."""
-    return uses_in_files([use for item in items for use in item.affects or ()])
 
 
 def uses_in_files(uses: Sequence[Affect]) -> str:

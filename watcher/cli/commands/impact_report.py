@@ -12,14 +12,15 @@ from watcher.models import TIERS, Affect, ClassifiedItem, Tier
 from watcher.present import (
     KIND_NAMES,
     by_name_note,
+    mentions_line,
     plural,
+    tier_title,
     unparsable_note,
     use_place,
     uses_in_files,
 )
 from watcher.untrusted import clean_line
 
-TITLES = {"breaks": "Breaks", "check": "Check", "mentions": "Mentions"}
 APIS_SHOWN = 6  # an item's APIs named on its "changes:" line (a base class's change reaches
 # every subclass: the JSON lists them all)
 
@@ -91,8 +92,7 @@ def report_text(found: list[Found], analyzer: ImpactAnalyzer, show_all: bool) ->
     mentions = uses_of(found, "mentions")
     if mentions and not show_all:
         files = len({(use.root, use.path) for use in mentions})
-        lines.append(f"{plural(len(mentions), 'mention')} in {plural(files, 'file')} (imports, "
-                     "annotations, isinstance, marking decorators), not listed; --all lists them")
+        lines.append(f"{mentions_line(len(mentions), files)}; --all lists them")
     touching = [entry for entry in found if entry.impact is not None and any(
         use.tier != "mentions" for use in entry.impact.affects)]
     uses = uses_of(found, "breaks") + uses_of(found, "check")
@@ -120,7 +120,7 @@ def tier_section(found: list[Found], tier: Tier, several: bool, releases: bool) 
     uses = uses_of(found, tier)
     if not uses:
         return []
-    lines = [f"{TITLES[tier]} ({uses_in_files(uses)})", ""]
+    lines = [tier_title(tier, len(uses), len({(use.root, use.path) for use in uses})), ""]
     for entry in found:
         mine = [use for use in entry.impact.affects if use.tier == tier] if entry.impact else []
         if not mine or entry.impact is None:
