@@ -105,10 +105,13 @@ def test_a_poll_announces_the_package_change_that_touches_the_code(
         fake_github, write_config, run_cli, tmp_path, code):
     fake_github.add_release("pytorch/pytorch", tag="v2.7.0", name="PyTorch 2.7.0",
                             body=release_notes("pytorch/v2.7.0.md"))
+    console = '[[notifiers]]\nname = "console"\ntype = "console"\n'
     config = write_config(f'[impact]\ncode = ["{code}"]\n', repos=("pytorch/pytorch",),
-                          notifiers=JSONL)
+                          notifiers=JSONL + console)
     result = run_cli("--config", str(config), "poll")
     assert result.code == 0, result.stderr
+    assert "more API changes in the package that the notes do not mention, none touching " \
+        "your code" in result.stdout
     (event,) = [json.loads(line) for line in (tmp_path / "events.jsonl").read_text()
                 .splitlines()]
     package = [item for item in event["items"] if item["origin"] == "package"]

@@ -110,6 +110,8 @@ def parent(plan: EventPlan, style: Style, *, threads: bool) -> list[Piece]:
     event = plan.event
     pieces: list[Piece] = [header(plan.headline),
                            *affects(plan, style, where="in the thread" if threads else "below")]
+    if plan.unmentioned is not None:
+        pieces.append(context(escape(plan.unmentioned)))
     if plan.edited:
         pieces.append(section(edit_summary(plan.items, style, plan.rename)))
     elif event.event == "released" and (plan.rename or plan.changes):

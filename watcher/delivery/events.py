@@ -140,6 +140,7 @@ def with_items(
 ) -> Event:
     """The same event carrying only ``items`` (a notifier's filtered view), and of its
     promotion's ``changes`` only those given."""
-    return event.model_copy(
-        update={"items": items, "summary": summarize(items), "changes": changes or None}
-    )
+    summary = summarize(items).model_copy(
+        update={"unmentioned_api_changes": event.summary.unmentioned_api_changes})
+    return event.model_copy(update={"items": items, "summary": summary,
+                                    "changes": changes or None})

@@ -114,6 +114,8 @@ def plan_html(plan: EventPlan, threshold: float) -> str:
         f"{escape(plan.headline)}</a></p>"
     ]
     html += _affects(plan.affects)
+    if plan.unmentioned is not None:
+        html.append(f"<p>{escape(plan.unmentioned)}</p>")
     if plan.edited:
         if not plan.changes:
             return "\n".join(

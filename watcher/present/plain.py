@@ -226,6 +226,8 @@ def _opening(plan: EventPlan, view: View, *, short: bool) -> list[str]:
     if rename is not None:
         lines.append(f"  {rename}")
     lines += affects_lines(plan.affects, "  ", uses_shown=USES_SHOWN if short else None)
+    if plan.unmentioned is not None:
+        lines.append(f"  {plan.unmentioned}")
     if event.event == "edited" and not event.items and rename is None:
         lines.append("  prose edited; no item added, removed or changed")
     if event.changes and not short:

@@ -26,6 +26,7 @@ from watcher.present.words import (
     headline,
     renamed,
     tally,
+    unmentioned_line,
 )
 
 KIND_RANK = {kind: index for index, kind in enumerate(KIND_ORDER)}
@@ -61,6 +62,8 @@ class EventPlan:
     changes: list[EventItem]      # an edit's items, a promotion's changes; else none
     items: list[EventItem]        # the event's, as the channel sees them
     edited: bool                  # an edit: its items are changes, counted per change
+    # The package's API changes the notes do not mention that touch no code: one line.
+    unmentioned: str | None = None
 
 
 def by_kind(items: list[EventItem]) -> list[Group]:
@@ -100,6 +103,7 @@ def plan_event(event: Event, threshold: float = UNSURE_BELOW) -> EventPlan:
         headline=headline(event),
         rename=renamed(event),
         affects=affects_of(items),
+        unmentioned=unmentioned_line(event.summary.unmentioned_api_changes),
         counts=None if edited or not items else tally(items, threshold),
         callouts=callouts,
         sections=sections_of(items, per_change=edited),

@@ -309,3 +309,12 @@ def uses_in_files(uses: Sequence[Affect]) -> str:
     """``19 uses in 12 files``, a file counted once per codebase it is in."""
     files = {(use.root, use.path) for use in uses}
     return f"{plural(len(uses), 'use')} in {plural(len(files), 'file')}"
+
+
+def unmentioned_line(count: int) -> str | None:
+    """What a release's package changed that its notes do not say and that touches none of
+    the configured code, counted (``release-watch atlas diff`` lists them)."""
+    if not count:
+        return None
+    return (f"{plural(count, 'more API change')} in the package that the notes do not "
+            "mention, none touching your code (`release-watch atlas diff` lists them)")
