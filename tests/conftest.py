@@ -35,9 +35,11 @@ def _loopback(host: object) -> bool:
     if name == "localhost" or name.endswith(".localhost"):
         return True
     try:
-        return ipaddress.ip_address(name.strip("[]")).is_loopback
+        address = ipaddress.ip_address(name.strip("[]"))
     except ValueError:
         return False
+    # 0.0.0.0 and :: too: a listener bound to every address, reached on this machine.
+    return address.is_loopback or address.is_unspecified
 
 
 def _local_only(host, *args, **kwargs):  # type: ignore[no-untyped-def]

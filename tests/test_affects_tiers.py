@@ -56,7 +56,7 @@ CKPT = textwrap.dedent("""\
         return torch.load(path, **kwargs)
     """)
 SCORE = "import torch\n\n\ndef score(path):\n    return torch.load(path)\n"
-WHY = "relies on the default of weights_only, changed"
+WHY = "relies on the default of weights_only, changed in v2.6.0"
 
 ONE = ('[impact]\ncode = ["trainer"]\n'
        'link = "https://github.com/acme/trainer/blob/main/{path}#L{line}"\n')

@@ -166,12 +166,12 @@ def test_the_console_shows_what_affects_the_code_first(fake_github, write_config
         "    Breaks (1 use in 1 file):",
         "      - BC-breaking: Flip default torch.load to weights_only (#137602, #138225)",
         "          ckpt.py:6  return torch.load(path)  — relies on the default of weights_only, "
-        "changed",
+        "changed in v2.6.0",
         "    Check (1 use in 1 file):",
         "      - Deprecation: `torch.ao.quantization` is deprecated and will be removed in 2.10 "
         "(#153892)",
         "          ckpt.py:14  return quantize_dynamic(model)  — calls "
-        "torch.ao.quantization.quantize_dynamic, deprecated"]
+        "torch.ao.quantization.quantize_dynamic, deprecated in v2.6.0"]
     assert lines[9] == ("    1 mention in 1 file (imports, annotations, isinstance, marking "
                         "decorators), not listed")
     assert lines.index(lines[2]) < next(i for i, line in enumerate(lines) if "changes" in line)

@@ -128,7 +128,8 @@ def test_editing_one_bullet_of_a_real_body_is_one_edited_event_with_that_change(
     assert edited[0]["items"] == [{
         "subsystem": "build", "kind": "new_feature", "text": new[2:],
         "section": ["New features", "Release Engineering"], "prs": [139760],
-        "change": "changed", "old_text": old[2:], "decided_by": "heading", "confidence": 1.0}]
+        "change": "changed", "old_text": old[2:], "decided_by": "heading", "confidence": 1.0,
+        "origin": "notes"}]
 
 
 def test_whitespace_and_line_ending_churn_is_not_an_edit(fake_github, write_config, run_cli):
@@ -192,7 +193,8 @@ def test_twice_with_jsonl_gives_contract_lines_then_none(fake_github, write_conf
             # Beyond the contract, only where they apply: the group, a guess's candidates.
             assert set(item) - {"group", "candidates"} == {
                 "subsystem", "kind", "text", "section", "prs", "change", "decided_by",
-                "confidence"}
+                "confidence", "origin"}
+            assert item["origin"] == "notes"  # "package" only with [impact] configured
             assert "candidates" not in item or (item["decided_by"] == "model" and all(
                 isinstance(name, str) and 0 <= p <= 1 for name, p in item["candidates"]))
             assert item["decided_by"] in {"heading", "label", "rule", "model"}
