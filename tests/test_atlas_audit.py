@@ -136,3 +136,41 @@ def test_a_keyword_only_parameter_made_positional_only_is_reported(tmp_path: Pat
     # ``pad(x, pad=[1])`` worked and no longer does; ``input`` became positional-only too.
     assert _changes(before, after) == {("torch.nn.functional.pad", "positional_only", "pad"),
                                        ("torch.nn.functional.pad", "positional_only", "input")}
+
+
+def test_a_default_written_differently_but_the_same_value_is_no_change(tmp_path: Path) -> None:
+    before = _atlas(tmp_path, **{"torch/nn/functional.py": (
+        "def pad(input, pad, mode='constant', value=( 0, 1 )):\n    return input\n"
+        "def norm(input, p='fro'):\n    return input\n")})
+    after = _atlas(tmp_path, "2.7.0", **{"torch/nn/functional.py": (
+        'def pad(input, pad, mode="constant", value=(0,\n                                 1)):\n'
+        "    return input\n"
+        "def norm(input, p='fro'):\n    return input\n")})
+    assert after.signature("torch.nn.functional.pad")[-1] == Param(  # type: ignore[index]
+        "value", default="(0, 1)")
+    assert _changes(before, after) == set()
+
+
+def test_a_public_looking_module_inside_a_private_package_is_not_public(tmp_path: Path) -> None:
+    atlas = _atlas(tmp_path, **{"torch/_internal/helpers.py": "def util(x):\n    return x\n"})
+    assert not any(name.startswith("torch._internal") for name in atlas.names)
+    assert atlas.resolve("torch._internal.helpers.util") is None
+
+
+def test_the_release_before_a_major_is_the_newest_of_the_major_before(tmp_path: Path) -> None:
+    from datetime import UTC, datetime
+
+    from watcher.impact.atlas import AtlasSource, dumps
+    from watcher.store import Store
+
+    store = Store.open(tmp_path / "store")
+    try:
+        atlas = dumps(_atlas(tmp_path))
+        for version in ("2.13.0", "2.14.1", "3.0.0"):
+            store.put_atlas("torch", version, atlas)
+        source = AtlasSource(store=store, index=None, clock=lambda: datetime.now(UTC),
+                             bundled=tmp_path / "none")
+        assert source.before("torch", "3.0.0") is not None
+        assert ("torch", "2.14.1") in source.origin and ("torch", "3.0.0") not in source.origin
+    finally:
+        store.close()

@@ -19,7 +19,6 @@ from watcher.impact.atlas.model import (
     KEYWORD_ONLY,
     MODULE,
     POSITIONAL_ONLY,
-    POSITIONAL_OR_KEYWORD,
     UNKNOWN_DEFAULT,
     Atlas,
     Param,
