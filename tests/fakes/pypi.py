@@ -7,7 +7,9 @@ loopback, so the atlas's index client runs the real httpx: status codes, streami
 
 (https://docs.pypi.org/api/json/). A version not added answers 404, as PyPI does for one not
 yet published. Faults are set per file: ``corrupt`` serves other bytes than the sha256 says,
-``delay`` answers late (only timeout tests use it, with the client's timeout set shorter).
+``delay`` answers late (only timeout tests use it, with the client's timeout set shorter),
+``status`` answers the download with that status and an error page; ``json_status`` answers
+the JSON API so (an index failing: 503).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ class Release:
     packagetype: str = "bdist_wheel"
     corrupt: bool = False
     delay: float = 0.0
+    status: int = 200  # the download's answer; another status serves an error page
 
 
 class FakePackageIndex(Served):
@@ -40,6 +43,7 @@ class FakePackageIndex(Served):
         self.releases: list[Release] = []
         self.requests: list[str] = []
         self.json_delay = 0.0  # the JSON API's answers, late (timeout tests)
+        self.json_status: int | None = None  # the JSON API failing with this status
         self._lock = threading.Lock()
 
     def add(self, package: str, version: str, filename: str, data: bytes, **faults: object
@@ -54,6 +58,9 @@ class FakePackageIndex(Served):
             self.requests.append(path)
         parts = path.strip("/").split("/")
         if len(parts) == 4 and parts[0] == "pypi" and parts[3] == "json":
+            if self.json_status is not None:
+                return Answer(self.json_status, {"content-type": "text/html"},
+                              b"<html>Service Unavailable</html>")
             return self._json(parts[1], parts[2])
         if len(parts) == 2 and parts[0] == "files":
             return self._file(parts[1])
@@ -76,6 +83,9 @@ class FakePackageIndex(Served):
         found = next((r for r in self.releases if r.filename == filename), None)
         if found is None:
             return Answer(404, {"content-type": "text/plain"}, b"Not Found")
+        if found.status != 200:
+            return Answer(found.status, {"content-type": "text/html"},
+                          b"<html>" + str(found.status).encode() + b" error</html>")
         data = found.data[::-1] if found.corrupt else found.data
         return Answer(200, {"content-type": "application/octet-stream"}, data,
                       delay=found.delay)

@@ -19,7 +19,6 @@ from watcher.impact.atlas.model import (
     KEYWORD_ONLY,
     MODULE,
     POSITIONAL_ONLY,
-    POSITIONAL_OR_KEYWORD,
     UNKNOWN_DEFAULT,
     Atlas,
     Param,
@@ -174,7 +173,8 @@ def _param_change(before: Param, after: Param, names: tuple[str, ...], ordered: 
     name, spelled = before.name, list(names)
     if after.kind == KEYWORD_ONLY and before.kind != KEYWORD_ONLY:
         yield _named(KEYWORD_ONLY_CHANGE, spelled, parameter=name, ordered=ordered)
-    elif after.kind == POSITIONAL_ONLY and before.kind == POSITIONAL_OR_KEYWORD:
+    elif after.kind == POSITIONAL_ONLY and before.kind != POSITIONAL_ONLY:
+        # From keyword-only too: every call passed it by keyword, and none can now.
         yield _named(POSITIONAL_ONLY_CHANGE, spelled, parameter=name, ordered=ordered)
     if before.default is not None and after.default is None:
         yield _named(DEFAULT_REMOVED, spelled, parameter=name, old=before.default,
