@@ -24,7 +24,8 @@ from watcher.impact.model import Scope, Subject
 from watcher.models import ClassifiedItem
 
 __all__ = ["UNMENTIONED", "PackageChanges", "confirmed_classes", "covers", "dead_spellings",
-           "speaks_of", "subject_of", "unmentioned_items"]
+           "speaks_of", "subject_of", "unmentioned_groups",
+           "unmentioned_item"]
 
 UNMENTIONED = "API changes the notes do not mention"
 PACKAGES = {"pytorch/pytorch": "torch", "pytorch/xla": "torch_xla"}
@@ -200,26 +201,27 @@ def _sentence(change: ApiChange, apis: str) -> str:
     return f"{what} deprecated" + (f": {change.new}" if change.new else "")
 
 
-def unmentioned_items(changes: list[ApiChange], release: str,
-                      owner: Callable[[str], str | None]) -> list[tuple[ClassifiedItem,
-                                                                       list[ApiChange]]]:
-    """The changes no item speaks of, one item per kind of change and parameter (``verbose``
-    removed from 17 schedulers is one item), each with its changes; ``owner``: the subsystem
-    that owns an API (``config/apis.toml``)."""
+def unmentioned_groups(changes: list[ApiChange]) -> list[list[ApiChange]]:
+    """The changes no item speaks of, grouped per kind of change and parameter (``verbose``
+    removed from 17 schedulers is one group)."""
     groups: dict[tuple[str, str | None, str | None, str | None], list[ApiChange]] = {}
     for change in changes:
         groups.setdefault((change.change, change.parameter, change.old, change.new),
                           []).append(change)
-    items = []
-    for (kind, _, _, _), members in groups.items():
-        shown = ", ".join(f"`{change.api}`" for change in members[:_NAMED_SHOWN])
-        more = len(members) - _NAMED_SHOWN
-        apis = shown + (f" and {more} more" if more > 0 else "")
-        text = (f"{_sentence(members[0], apis)} in {release} (found in the package's API; "
-                "the release notes do not say)")
-        subsystem = owner(members[0].api) or "python_frontend"
-        items.append((ClassifiedItem(
-            text=text, section=(UNMENTIONED,), subsystem=subsystem,
-            kind="deprecation" if kind == "deprecated" else "bc_breaking",
-            decided_by="rule", confidence=1.0), members))
-    return items
+    return list(groups.values())
+
+
+def unmentioned_item(changes: list[ApiChange], release: str,
+                     owner: Callable[[str], str | None]) -> ClassifiedItem:
+    """One group as an item: its first APIs named (put those that touch the code first), the
+    rest counted; filed under the subsystem that owns its first API (``owner``:
+    ``config/apis.toml``)."""
+    shown = ", ".join(f"`{change.api}`" for change in changes[:_NAMED_SHOWN])
+    more = len(changes) - _NAMED_SHOWN
+    apis = shown + (f" and {more} more" if more > 0 else "")
+    text = (f"{_sentence(changes[0], apis)} in {release} (found in the package's API; "
+            "the release notes do not say)")
+    return ClassifiedItem(
+        text=text, section=(UNMENTIONED,), subsystem=owner(changes[0].api) or "python_frontend",
+        kind="deprecation" if changes[0].change == "deprecated" else "bc_breaking",
+        decided_by="rule", confidence=1.0)

@@ -27,7 +27,8 @@ from watcher.impact.package import (
     dead_spellings,
     speaks_of,
     subject_of,
-    unmentioned_items,
+    unmentioned_groups,
+    unmentioned_item,
 )
 from watcher.impact.subjects import read_subjects
 from watcher.impact.tiers import rank
@@ -195,12 +196,20 @@ class ReleaseAnalysis:
         rest = [change for index, change in enumerate(self.package.changes)
                 if index not in self._claimed]
         kept, self.untouched = [], 0
-        for item, changes in unmentioned_items(rest, self.release or "this release",
-                                               self.owner):
-            uses = self._package_uses(changes, Subjects())
-            if any(use.tier != "mentions" for use in uses):
-                kept.append((item, ItemImpact([change.api for change in changes],
-                                              _merged([], uses))))
-            else:
+        for changes in unmentioned_groups(rest):
+            if changes[0].change == "default_changed":
+                # A default the notes never mention is counted, not flagged: when it matters
+                # the package does not say (2.7's ``optimize`` of torch.onnx.export applies
+                # only with ``dynamo=True``, not the default then), so every call relying on
+                # it would be a false alarm but a few.
                 self.untouched += len(changes)
+                continue
+            uses = self._package_uses(changes, Subjects())
+            if not any(use.tier != "mentions" for use in uses):
+                self.untouched += len(changes)
+                continue
+            touched = {use.api for use in uses if use.tier != "mentions"}
+            first = sorted(changes, key=lambda c: not ({c.api, *c.names} & touched))
+            item = unmentioned_item(first, self.release or "this release", self.owner)
+            kept.append((item, ItemImpact([change.api for change in first], _merged([], uses))))
         return kept
