@@ -10,7 +10,7 @@ neither way. Flagged pairs missing from the truth file are listed as unjudged (n
 
 Prints per codebase and overall: flagged pairs, right, precision, true pairs, found, recall.
 
-    python scripts/eval_impact.py --heldout /work/heldout --truth /work/heldout/truth.json \
+    python scripts/eval_impact.py --heldout DIR --truth scripts/impact_truth/unseen.json \
         [--details] [--uses]
 
 ``--uses`` prints every flagged use (tier, path:line, code, why) under its item, to judge from.
