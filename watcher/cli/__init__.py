@@ -1,8 +1,10 @@
 """The command line (``release-watch``, also ``python -m watcher``): the composition root's
 front door.
 
-``commandline`` parses the command line with click and runs one command; each command that does real
-work is a module of ``commands``, imported only when it runs; ``inputs`` reads what the operator
+``commandline`` parses the command line with click and runs one command (``options``: the
+global options and the state they lead to; ``groups``: the ``atlas``, ``config`` and ``store``
+groups); each command that does real work is a module of ``commands``, imported only when it
+runs; ``inputs`` reads what the operator
 names (a file or standard input); ``online`` is ``config check --online``.
 """
 

@@ -12,11 +12,13 @@ import json
 import logging
 import os
 import sys
-from collections.abc import Callable, Sequence
-from typing import Any, NoReturn, TypeVar
+from collections.abc import Sequence
+from typing import Any
 
 import click
 
+from watcher.cli.groups import atlas_group, config_group, store_group
+from watcher.cli.options import CONFIG_HELP, LOG_FORMAT_HELP, VERBOSE_HELP, State, global_options
 from watcher.errors import ConfigError, StorePathError, WatcherError
 
 logger = logging.getLogger("watcher")
@@ -24,123 +26,17 @@ logger = logging.getLogger("watcher")
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
-class State:
-    """The global options. What they lead to (the environment's secrets, logging, the
-    dependencies) is built when a command first asks, so ``SUBCOMMAND --help`` imports none of
-    the heavy libraries."""
-
-    def __init__(self, config_path: str | None, verbose: bool, log_format: str,
-                 deps: Any) -> None:
-        self.config_path = config_path
-        self.verbose = verbose
-        self.log_format = log_format
-        self._deps = deps
-        self._logging = False
-
-    @property
-    def deps(self) -> Any:
-        if self._deps is None:
-            from watcher.deps import Dependencies
-
-            self._deps = Dependencies()
-        if not self._logging:
-            self.setup_logging()
-        return self._deps
-
-    def setup_logging(self) -> None:
-        from watcher.logs import setup_logging
-
-        self._logging = True
-        secrets = self.deps.get_secrets()
-        values = [s.get_secret_value() for s in (secrets.github_token, secrets.slack_bot_token,
-                                                  secrets.slack_webhook_url,
-                                                  secrets.slack_app_token,
-                                                  secrets.slack_signing_secret) if s is not None]
-        setup_logging(verbose=self.verbose, log_format=self.log_format, secrets=values)
-
-    def config_file(self) -> Any:
-        """The config file's path (None: the built-in defaults), logging set up first."""
-        self.deps  # noqa: B018 - logging (with the secrets masked) first, then the config
-        from watcher.config import find_config_file
-
-        return find_config_file(self.config_path)
-
-    def config(self) -> Any:
-        from watcher.config import load_config
-        from watcher.logs import register_secrets
-
-        path = self.config_file()
-        try:
-            config = load_config(path)
-        except ConfigError as error:
-            # Every problem, not only the top-level ones: the notifiers' too, as `config check`
-            # lists them.
-            from watcher.validate import check_file
-
-            problems = check_file(path, self.deps).problems
-            raise ConfigError("\n".join(problems) or str(error)) from None
-        register_secrets(str(n["webhook_url"]) for n in config.notifiers if n.get("webhook_url"))
-        return config
-
-
-def _fail(message: str, code: int) -> NoReturn:
-    click.echo(f"release-watch: {message}", err=True)
-    sys.exit(code)
-
-
-_CONFIG_HELP = ("Config file (else $RELEASE_WATCH_CONFIG, else ./release-watch.toml, else the "
-                "built-in defaults).")
-_VERBOSE_HELP = "Debug logging and tracebacks on errors."
-_LOG_FORMAT_HELP = "Format of log lines on stderr."
-
-
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="release-watch", prog_name="release-watch",
                       message="%(prog)s %(version)s")
-@click.option("--config", "config_path", metavar="PATH", help=_CONFIG_HELP)
-@click.option("-v", "--verbose", is_flag=True, help=_VERBOSE_HELP)
+@click.option("--config", "config_path", metavar="PATH", help=CONFIG_HELP)
+@click.option("-v", "--verbose", is_flag=True, help=VERBOSE_HELP)
 @click.option("--log-format", type=click.Choice(["text", "json"]), default="text",
-              show_default=True, help=_LOG_FORMAT_HELP)
+              show_default=True, help=LOG_FORMAT_HELP)
 @click.pass_context
 def cli(ctx: click.Context, config_path: str | None, verbose: bool, log_format: str) -> None:
     """Tells you what changed in PyTorch and PyTorch/XLA releases, by subsystem."""
     ctx.obj = State(config_path, verbose, log_format, ctx.obj)
-
-
-def _late_global(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
-    """A global option given after the subcommand (``poll --config X``): it overrides the one
-    before, and logging is set up again if it changed."""
-    state = ctx.find_object(State)
-    if state is None or value is None or value is False:
-        return value  # not given here (or parsed without running, as tests of deploy files do)
-    if param.name == "config_path":
-        state.config_path = value
-        return value
-    if param.name == "verbose":
-        state.verbose = True
-    else:
-        state.log_format = value
-    state.setup_logging()
-    return value
-
-
-Command = TypeVar("Command", bound=Callable[..., Any])
-
-
-def global_options(command: Command) -> Command:
-    """The group's options, accepted after the subcommand too (the contract says --config is
-    global; people type it at the end)."""
-    for option in (
-        click.option("--log-format", "log_format", type=click.Choice(["text", "json"]),
-                     default=None, expose_value=False, callback=_late_global,
-                     help=_LOG_FORMAT_HELP),
-        click.option("-v", "--verbose", "verbose", is_flag=True, default=False,
-                     expose_value=False, callback=_late_global, help=_VERBOSE_HELP),
-        click.option("--config", "config_path", metavar="PATH", default=None,
-                     expose_value=False, callback=_late_global, help=_CONFIG_HELP),
-    ):
-        command = option(command)
-    return command
 
 
 @cli.command()
@@ -278,99 +174,10 @@ def status(state: State, as_json: bool, check: bool) -> None:
     sys.exit(run_status(state.config(), state.deps, as_json=as_json, check=check))
 
 
-_PACKAGE_HELP = "The package whose API it is (torch_xla: pytorch/xla's)."
 
 
-@cli.group("atlas")
-def atlas_group() -> None:
-    """The API atlas of a package release, read from its wheel: build one, or diff two."""
-
-
-@atlas_group.command("build")
-@global_options
-@click.argument("what", metavar="WHEEL|VERSION")
-@click.option("--package", type=click.Choice(["torch", "torch_xla"]), default="torch",
-              show_default=True, help=_PACKAGE_HELP)
-@click.pass_obj
-def atlas_build(state: State, what: str, package: str) -> None:
-    """Build the atlas of a wheel file, or of a version (bundled, stored, or fetched from the
-    package index and built), keep it in the store and print what it holds."""
-    from watcher.cli.commands.atlas import run_atlas_build
-
-    sys.exit(run_atlas_build(state.config(), state.deps, what, package))
-
-
-@atlas_group.command("diff")
-@global_options
-@click.argument("old", metavar="OLD")
-@click.argument("new", metavar="NEW")
-@click.option("--package", type=click.Choice(["torch", "torch_xla"]), default="torch",
-              show_default=True, help=_PACKAGE_HELP)
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
-              show_default=True)
-@click.pass_obj
-def atlas_diff(state: State, old: str, new: str, package: str, fmt: str) -> None:
-    """The API changes from OLD to NEW (each a wheel, an atlas file or a version): names
-    removed, parameters removed or made keyword-only, defaults changed, new deprecations."""
-    from watcher.cli.commands.atlas import run_atlas_diff
-
-    sys.exit(run_atlas_diff(state.config(), state.deps, old, new, package=package, fmt=fmt))
-
-
-@cli.group("config")
-def config_group() -> None:
-    """Configuration commands."""
-
-
-@config_group.command("check")
-@global_options
-@click.option("--online", is_flag=True,
-              help="Also ask GitHub (/rate_limit) and Slack (auth.test) whether the tokens "
-                   "work; exit 1 if one does not.")
-@click.pass_obj
-def config_check(state: State, online: bool) -> None:
-    """Validate everything `run` would; print the config with secrets masked."""
-    from watcher.cli.commands.config_check import run_config_check
-
-    sys.exit(run_config_check(state.config_file(), state.deps, online=online))
-
-
-@cli.group("store")
-def store_group() -> None:
-    """Store commands: check its database, start over, or copy it into PostgreSQL."""
-
-
-@store_group.command("check")
-@global_options
-@click.pass_obj
-def store_check(state: State) -> None:
-    """Run SQLite's integrity check over the store; exit 1 if it is damaged."""
-    from watcher.cli.commands.store import run_store_check
-
-    sys.exit(run_store_check(state.config(), state.deps))
-
-
-@store_group.command("reinit")
-@global_options
-@click.option("--force", is_flag=True, help="Start over even if the store is sound.")
-@click.pass_obj
-def store_reinit(state: State, force: bool) -> None:
-    """Start over with an empty store (a lost or damaged one is set aside, not deleted)."""
-    from watcher.cli.commands.store import run_store_reinit
-
-    sys.exit(run_store_reinit(state.config(), state.deps, force=force))
-
-
-@store_group.command("copy")
-@global_options
-@click.option("--to", "url", metavar="URL", default=None,
-              help="The PostgreSQL database (postgresql://…); default: [store] url.")
-@click.pass_obj
-def store_copy(state: State, url: str | None) -> None:
-    """Copy the embedded store (store.path) into PostgreSQL; run again, it copies nothing new."""
-    from watcher.cli.commands.store_copy import run_store_copy
-
-    sys.exit(run_store_copy(state.config(), state.deps, url))
+for group in (atlas_group, config_group, store_group):
+    cli.add_command(group)
 
 
 def main(argv: Sequence[str] | None = None, deps: Any = None) -> int:

@@ -9,9 +9,10 @@ images); ``model`` holds the values they share; ``match`` finds the uses each ch
 codebase.
 
 ``package`` joins a release's own API changes (the atlas diff) with what its notes say, and
-``release`` puts the two behind one analysis per release. ``atlas`` (a package of its own) is
-the API of a package's release read from its wheel, the
-diff of two releases, and where atlases come from (bundled, the store, the package index).
+``release`` puts the two behind one analysis per release; ``syntax`` holds the readings of
+syntax trees they share. ``atlas`` (a package of its own) is the API of a package's release
+read from its wheel, the diff of two releases, and where atlases come from (bundled, the
+store, the package index).
 """
 
 from __future__ import annotations

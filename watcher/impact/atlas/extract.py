@@ -12,9 +12,10 @@ import ast
 import bisect
 from dataclasses import dataclass, field
 
-from watcher.impact.atlas.markers import body_markers, decorator_marker, dotted, message_text
+from watcher.impact.atlas.markers import body_markers, decorator_marker, message_text
 from watcher.impact.atlas.model import CLASS, DATA, FUNCTION, METHOD, PROPERTY, Param
 from watcher.impact.atlas.signature import FunctionNode, merge_overloads, params_of
+from watcher.impact.syntax import dotted
 
 # A binding of a top-level name: ("def", qualname), ("from", module, name), ("module", module)
 # or ("alias", dotted expression).

@@ -13,6 +13,8 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from watcher.impact.syntax import dotted
+
 CATEGORIES = frozenset({"FutureWarning", "DeprecationWarning"})
 MAX_MESSAGE = 200
 _BLANKS = re.compile(r"\s+")
@@ -81,18 +83,6 @@ def message_text(node: ast.expr) -> str:
         text = ast.unparse(node)
     text = _BLANKS.sub(" ", text).strip()
     return text if len(text) <= MAX_MESSAGE else text[:MAX_MESSAGE - 1].rstrip() + "…"
-
-
-def dotted(node: ast.expr) -> str:
-    """``a.b.c`` for a name or an attribute chain, "" for anything else."""
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return ""
-    parts.append(node.id)
-    return ".".join(reversed(parts))
 
 
 Found = Iterator[tuple[ast.Call, frozenset[str]]]

@@ -15,6 +15,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal
 
+from watcher.impact.syntax import dotted
+
 __all__ = ["ALIASES", "NameInfo", "SpanKind", "camel", "distinctive", "expand", "is_method_form",
            "normalise_package", "read_span"]
 
@@ -111,21 +113,9 @@ def _read_call(text: str, name: str, rest: str) -> NameInfo:
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return NameInfo("other")
     keywords: tuple[str, ...] = ()
-    if isinstance(tree.body, ast.Call) and _dotted(tree.body.func) == name:
+    if isinstance(tree.body, ast.Call) and dotted(tree.body.func) == name:
         keywords = tuple(kw.arg for kw in tree.body.keywords if kw.arg)
     return NameInfo("call", name=name, keywords=keywords)
-
-
-def _dotted(node: ast.expr) -> str:
-    """``a.b.c`` of an attribute chain rooted at a plain name, or ""."""
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return ""
-    parts.append(node.id)
-    return ".".join(reversed(parts))
 
 
 def expand(name: str) -> str:
