@@ -52,7 +52,7 @@ from watcher.impact.code import scan_codebase
 from watcher.impact.code.scan import walk
 from watcher.impact.match import find_affects
 from watcher.impact.model import EnvironmentSubject, Subject, Subjects
-from watcher.models import ClassifiedItem
+from watcher.models import ClassifiedItem, Release
 from watcher.store import Store
 
 EXAMPLES = REPO / "tests" / "fixtures" / "codebases" / "examples"
@@ -97,7 +97,7 @@ import pickle, sys
 from watcher.impact.match import find_affects
 from watcher.impact.model import EnvironmentSubject, Subject, Subjects
 from watcher.impact.code import scan_codebase
-from watcher.models import ClassifiedItem
+from watcher.models import ClassifiedItem, Release
 root, stored = sys.argv[1], sys.argv[2]
 try:
     with open(stored, "rb") as handle:
@@ -228,10 +228,12 @@ def daemon_rescan(tree: Path, tmp: Path) -> tuple[float, float]:
         store = Store.open(tmp / f"store{round_}")
         try:
             step = impact_step(config, store)
+            # A pre-release: no package diff, the scan and the matching alone.
+            release = Release(id=1, tag_name="v9.9.9-rc1", prerelease=True)
             start = time.perf_counter()
-            step(False)(item)
+            step(False)("pytorch/pytorch", release).of(item)
             middle = time.perf_counter()
-            step(False)(item)
+            step(False)("pytorch/pytorch", release).of(item)
             first = min(first, middle - start)
             second = min(second, time.perf_counter() - middle)
         finally:

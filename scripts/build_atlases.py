@@ -56,6 +56,21 @@ def build(wheel: Path, package: str, out: Path) -> Path:
     return target
 
 
+def write_diffs(package: str, out: Path) -> int:
+    """The diff of each bundled atlas and the one the analysis takes as the release before it
+    (``AtlasSource.before``), bundled too (``watcher.impact.atlas.bundled_diffs``)."""
+    from watcher.impact.atlas import AtlasSource
+    from watcher.impact.atlas.bundled_diffs import write_diff
+
+    source = AtlasSource(store=None, index=None, clock=lambda: None, bundled=out)  # type: ignore[arg-type]
+    for version in source.versions(package):
+        after = source.known(package, version)
+        before = source.before(package, version)
+        if after is not None and before is not None:
+            print(write_diff(before, after, out), file=sys.stderr)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("versions", nargs="*", help="versions to download and build")
@@ -67,7 +82,11 @@ def main(argv: list[str] | None = None) -> int:
                         help="where wheels are downloaded")
     parser.add_argument("--out", type=Path, default=REPO / "config" / "atlases")
     parser.add_argument("--keep", action="store_true", help="keep the downloaded wheels")
+    parser.add_argument("--diffs", action="store_true",
+                        help="(only) write the diff of each bundled atlas and the one before it")
     args = parser.parse_args(argv)
+    if args.diffs:
+        return write_diffs(args.package, args.out)
     if not args.versions and not args.wheel:
         parser.error("give versions or --wheel")
     args.out.mkdir(parents=True, exist_ok=True)

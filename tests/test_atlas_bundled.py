@@ -84,3 +84,22 @@ def test_2_14_removes_cholesky_and_qr_left_as_stubs_that_raise() -> None:
 
 def test_a_release_diffed_with_itself_has_no_change() -> None:
     assert changes("2.9.0", "2.9.0") == []
+
+
+def test_each_bundled_diff_is_the_diff_of_its_bundled_atlases():
+    """The diffs are bundled so an ``impact`` run need not compute them (0.4-0.5 s each):
+    each must be what ``diff`` gives now (``scripts/build_atlases.py --diffs`` writes them)."""
+    from watcher.impact.atlas import AtlasSource, diff
+    from watcher.impact.atlas.bundled_diffs import bundled_diff
+
+    source = AtlasSource(store=None, index=None, clock=lambda: None)  # type: ignore[arg-type]
+    checked = 0
+    for version in source.versions("torch"):
+        after, before = source.known("torch", version), source.before("torch", version)
+        if before is None or after is None:
+            continue
+        bundled = bundled_diff("torch", before.version, after.version)
+        assert bundled == diff(before, after), f"{before.version} -> {version}: run " \
+            "scripts/build_atlases.py --diffs"
+        checked += 1
+    assert checked >= 7

@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from packaging.version import Version
 
 from watcher.impact.analyze import ImpactAnalyzer, ItemImpact
-from watcher.impact.atlas import ApiChange, AtlasError, AtlasSource, diff, normal_version
+from watcher.impact.atlas import ApiChange, AtlasError, AtlasSource, normal_version
+from watcher.impact.atlas.bundled_diffs import changes_between
 from watcher.impact.knowledge import ApiKnowledge, NoKnowledge, Signature
 from watcher.impact.model import Subject, Subjects
 from watcher.impact.package import (
@@ -61,7 +62,7 @@ def package_changes(source: AtlasSource, repo: str, tag: str, prerelease: bool =
     before = source.before(package, version) if after is not None else None
     if after is None or before is None:
         return None
-    return PackageChanges(tag, tuple(diff(before, after)), before, after)
+    return PackageChanges(tag, tuple(changes_between(before, after)), before, after)
 
 
 def _merged(notes: list[Affect], package: list[Affect]) -> list[Affect]:
