@@ -91,6 +91,13 @@ def test_setup_cfg_and_setup_py():
         )
         """) == [(4, "python", "", ">=3.8,<3.12"),
                  (5, "package", "torch", ""), (5, "package", "onnxscript", ">=0.1")]
+    # dinov2's setup.py: the value through a module-level name, found where it is written.
+    assert declared("setup.py", """\
+        from setuptools import setup
+        REQUIRES_PYTHON = ">=3.9.0"
+        REQUIRED = ["torch"]
+        setup(name="x", python_requires=REQUIRES_PYTHON, install_requires=REQUIRED)
+        """) == [(2, "python", "", ">=3.9.0"), (3, "package", "torch", "")]
 
 
 def test_dockerfiles_base_images_and_installs():
@@ -140,6 +147,7 @@ def test_conda_environment_files():
     ("requirements/base.txt", True), ("deps/test.in", True), ("MANIFEST.in", False),
     ("Dockerfile", True), ("docker/Dockerfile.cpu", True), ("x.dockerfile", True),
     ("environment.yml", True), ("environment-gpu.yaml", True), ("setup.cfg", True),
+    ("conda.yaml", True), ("conda-extras.yaml", True),
     ("setup.py", True), ("notes.txt", False), ("config.yml", False), ("tox.ini", False)])
 def test_which_files_are_environment_files(path, kind):
     assert is_environment_file(path) is kind

@@ -27,6 +27,7 @@ def environment_kind(path: str) -> EnvironmentKind | None:
         return "requirements"
     if lower.startswith(("dockerfile", "containerfile")) or lower.endswith(".dockerfile"):
         return "dockerfile"
-    if fnmatch(lower, "environment*.yml") or fnmatch(lower, "environment*.yaml"):
-        return "conda"
+    if any(fnmatch(lower, f"{stem}*.{ending}") for stem in ("environment", "conda")
+           for ending in ("yml", "yaml")):
+        return "conda"  # environment.yml, conda.yaml, conda-extras.yaml
     return None

@@ -172,11 +172,21 @@ def setup_py(lines: list[str]) -> list[Declaration]:
     except (SyntaxError, ValueError, RecursionError):
         return []  # the Python index reports it
     found: list[Declaration] = []
+    # Module-level names bound once to a literal (``REQUIRES_PYTHON = ">=3.9.0"``, then
+    # ``python_requires=REQUIRES_PYTHON``): the value is the literal, where it is written.
+    constants: dict[str, ast.expr] = {}
+    for statement in tree.body:
+        if (isinstance(statement, ast.Assign) and len(statement.targets) == 1
+                and isinstance(statement.targets[0], ast.Name)):
+            name = statement.targets[0].id
+            constants[name] = statement.value if name not in constants else ast.Constant(None)
     for node in ast.walk(tree):
         if not isinstance(node, ast.keyword) or node.arg not in ("python_requires",
                                                                   "install_requires"):
             continue
         value = node.value
+        if isinstance(value, ast.Name) and value.id in constants:
+            value = constants[value.id]
         if node.arg == "python_requires":
             if isinstance(value, ast.Constant) and isinstance(value.value, str):
                 found.append(python(value.lineno, lines[value.lineno - 1], value.value))
