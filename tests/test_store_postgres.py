@@ -127,6 +127,22 @@ def test_a_deposed_leaders_late_write_is_refused_and_rolled_back(postgres_url):
     store.close()
 
 
+def test_a_lapsed_lease_fences_writes_even_before_another_replica_takes_it(postgres_url):
+    """Its token is still the newest, but the server's clock says it expired: a leader that
+    believes it still leads (a stalled process waking up) writes nothing."""
+    store = Store.connect(postgres_url)
+    lease = store.lease("a", 15)
+    assert lease is not None
+    token = lease.acquire()
+    store.fenced_by(lambda: token)
+    lapse(postgres_url)
+    with pytest.raises(Deposed):
+        store.add_event(an_event(1), ["slack"], NOW)
+    assert not store.has_event(an_event(1).id)
+    lease.close()
+    store.close()
+
+
 # ---- delivery claims -------------------------------------------------------------------------
 
 def test_a_delivery_another_process_holds_is_skipped_without_waiting(postgres_url):
