@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 import httpx
@@ -151,6 +152,17 @@ def impact_step(config: Config, store: Store, metrics: Metrics | None = None, *,
             kept[label] = store.code_index(label)
         return dict(kept[label])
 
+    # The atlases' source (its index's HTTP client) and the taxonomy (owners of API modules), made
+    # when a release is first read and kept for the daemon's life: a poll that announces
+    # nothing builds neither.
+    @cache
+    def atlases() -> AtlasSource:
+        return package_source(config, store, clock, transport)
+
+    @cache
+    def taxonomy() -> Taxonomy:
+        return taxonomy_for(config)
+
     def for_poll(dry_run: bool) -> ImpactOf:
         def save(label: str, files: dict[str, str]) -> None:
             if not dry_run:
@@ -160,8 +172,7 @@ def impact_step(config: Config, store: Store, metrics: Metrics | None = None, *,
         on_scan = (metrics or Metrics()).impact_scanned
         analyzer = ImpactAnalyzer(roots, load_cache=load, save_cache=save, on_scan=on_scan,
                                   kept=indexes)
-        return release_impact(analyzer, package_source(config, store, clock, transport),
-                              taxonomy_for(config))
+        return release_impact(analyzer, atlases, taxonomy)
 
     return for_poll
 
@@ -176,19 +187,20 @@ def package_source(config: Config, store: Store, clock: Callable[[], datetime],
     return AtlasSource(store=store, index=index, clock=clock)
 
 
-def release_impact(analyzer: ImpactAnalyzer, source: AtlasSource | None,
-                   taxonomy: Taxonomy) -> ImpactOf:
+def release_impact(analyzer: ImpactAnalyzer, atlases: Callable[[], AtlasSource] | None,
+                   taxonomy: Callable[[], Taxonomy]) -> ImpactOf:
     """The impact step of one poll: per release, its notes' subjects joined with its
     package's API changes (its atlas and the one before, compared once per release); an API
     change no item speaks of is filed under the subsystem owning its module."""
     from watcher.impact import ReleaseAnalysis, package_changes
 
-    owners = taxonomy.apis
+    def owner(api: str) -> str | None:
+        return taxonomy().apis.owner(api)
 
     def for_release(repo: str, release: Release) -> ReleaseImpact:
-        package = (package_changes(source, repo, release.tag_name, release.prerelease)
-                   if source is not None else None)
-        return ReleaseAnalysis(analyzer, release.tag_name, package, owner=owners.owner)
+        package = (package_changes(atlases(), repo, release.tag_name, release.prerelease)
+                   if atlases is not None else None)
+        return ReleaseAnalysis(analyzer, release.tag_name, package, owner=owner)
 
     return for_release
 
