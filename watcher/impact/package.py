@@ -42,10 +42,12 @@ class PackageChanges:
     changes: tuple[ApiChange, ...]
     before: Atlas
     after: Atlas
-    knowledge: AtlasKnowledge = field(init=False)
+    knowledge: AtlasKnowledge = field(init=False)  # names, signatures, subclasses
+    exact: AtlasKnowledge = field(init=False)  # names and signatures, no subclass followed
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "knowledge", AtlasKnowledge(self.before))
+        object.__setattr__(self, "exact", AtlasKnowledge(self.before, subclasses=False))
 
 
 def _canonical(atlas: Atlas, name: str) -> str:

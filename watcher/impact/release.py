@@ -18,7 +18,7 @@ from packaging.version import Version
 from watcher.impact.analyze import ImpactAnalyzer, ItemImpact
 from watcher.impact.atlas import ApiChange, AtlasError, AtlasSource, normal_version
 from watcher.impact.atlas.bundled_diffs import changes_between
-from watcher.impact.knowledge import ApiKnowledge, NoKnowledge, Signature
+from watcher.impact.knowledge import NoKnowledge
 from watcher.impact.model import Subject, Subjects
 from watcher.impact.package import (
     PACKAGES,
@@ -77,31 +77,6 @@ def _merged(notes: list[Affect], package: list[Affect]) -> list[Affect]:
     return sorted(found.values(), key=lambda use: (rank(use.tier), use.path, use.line, use.api))
 
 
-class _Exactly:
-    """Knowledge of names and signatures, but of no subclass."""
-
-    def __init__(self, knowledge: ApiKnowledge) -> None:
-        self._knowledge = knowledge
-
-    def resolve(self, name: str) -> str | None:
-        return self._knowledge.resolve(name)
-
-    def names_of(self, api: str) -> list[str]:
-        return self._knowledge.names_of(api)
-
-    def subclasses(self, cls: str) -> set[str]:
-        return set()
-
-    def signature(self, api: str) -> Signature | None:
-        return self._knowledge.signature(api)
-
-    def deprecated(self, api: str) -> str | None:
-        return self._knowledge.deprecated(api)
-
-    def module_of(self, api: str) -> str | None:
-        return self._knowledge.module_of(api)
-
-
 @dataclass
 class ReleaseAnalysis:
     """``release``: the tag the items are of; ``package``: its API changes, when both its
@@ -113,10 +88,6 @@ class ReleaseAnalysis:
     owner: Callable[[str], str | None] = lambda api: None
     untouched: int = 0  # the package's changes no item speaks of that touch no code
     _claimed: set[int] = field(default_factory=set)
-
-    @property
-    def knowledge(self) -> ApiKnowledge | None:
-        return self.package.knowledge if self.package is not None else None
 
     def _package_uses(self, changes: list[ApiChange], notes: Subjects) -> list[Affect]:
         """The uses the changes reach as the package says them; a removed spelling of an API
@@ -137,8 +108,7 @@ class ReleaseAnalysis:
         found: list[Affect] = []
         # Each class a change reaches is a change of its own in the diff (a subclass with an
         # __init__ of its own keeps its parameters): no subclass is followed from here.
-        exact = _Exactly(self.knowledge) if self.knowledge is not None else NoKnowledge()
-        for subjects, knowledge in ((known, exact), (spelled, NoKnowledge())):
+        for subjects, knowledge in ((known, package.exact), (spelled, NoKnowledge())):
             if subjects:
                 found += self.analyzer.affects(
                     Subjects(python=tuple(subjects), qualifiers=notes.qualifiers), self.release,
@@ -148,20 +118,21 @@ class ReleaseAnalysis:
     def of(self, item: ClassifiedItem) -> ItemImpact | None:
         """None for an item that is not BC-breaking or a deprecation, or names nothing a
         codebase could use; else its APIs and their uses, possibly none."""
+        if self.package is None:
+            return self.analyzer.impact(item, self.release)
         if item.kind not in ATTENTION_KINDS:
             return None
+        package = self.package
         subjects = read_subjects(item)
         joined: list[ApiChange] = []
-        if self.package is not None:
-            before = self.package.before
-            for index, change in enumerate(self.package.changes):
-                spoken = speaks_of(change, subjects.python, item.text, before)
-                if spoken is None:
-                    continue
-                self._claimed.add(index)
-                # A namespace or module the notes name reaches every use under it already.
-                if not covers(spoken, before) and subject_of(change, before) is not None:
-                    joined.append(change)
+        for index, change in enumerate(package.changes):
+            spoken = speaks_of(change, subjects.python, item.text, package.before)
+            if spoken is None:
+                continue
+            self._claimed.add(index)
+            # A namespace or module the notes name reaches every use under it already.
+            if not covers(spoken, package.before) and subject_of(change, package.before):
+                joined.append(change)
         if not subjects and not joined:
             return None
         # Where the package shows what became of the option the notes name, it says exactly
@@ -172,18 +143,17 @@ class ReleaseAnalysis:
         for subject in subjects.python:
             if subject.option in shown:
                 continue
-            classes = (confirmed_classes(subject, self.package.before, self.package.after)
-                       if self.package is not None else None)
+            classes = confirmed_classes(subject, package.before, package.after)
             if classes is None:
                 notes.append(subject)
             else:  # the atlases tell which classes lost it: those, each as itself
                 exact += [subject.model_copy(update={"api": cls}) for cls in classes]
         subjects = subjects.model_copy(update={"python": tuple(notes)})
-        affects = self.analyzer.affects(subjects, self.release, self.knowledge)
+        affects = self.analyzer.affects(subjects, self.release, package.knowledge)
         if exact:
             affects += self.analyzer.affects(
                 Subjects(python=tuple(exact), qualifiers=subjects.qualifiers), self.release,
-                _Exactly(self.knowledge) if self.knowledge is not None else None)
+                package.exact)
         if joined:
             affects = _merged(affects, self._package_uses(joined, subjects))
         apis = list(dict.fromkeys([*subjects.apis, *(change.api for change in joined)]))

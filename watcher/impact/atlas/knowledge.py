@@ -18,8 +18,12 @@ _KINDS: dict[str, ParameterKind] = {
 
 
 class AtlasKnowledge:
-    def __init__(self, atlas: Atlas) -> None:
+    """``subclasses``: False for knowledge of names and signatures alone (a package's change
+    of each class is a change of its own, so none is followed from a base)."""
+
+    def __init__(self, atlas: Atlas, *, subclasses: bool = True) -> None:
         self.atlas = atlas
+        self.follows_subclasses = subclasses
 
     def resolve(self, name: str) -> str | None:
         return self.atlas.resolve(name)
@@ -28,7 +32,7 @@ class AtlasKnowledge:
         return self.atlas.names_of(api)
 
     def subclasses(self, cls: str) -> set[str]:
-        return set(self.atlas.subclasses(cls))
+        return set(self.atlas.subclasses(cls)) if self.follows_subclasses else set()
 
     def signature(self, api: str) -> Signature | None:
         params = self.atlas.signature(api)
