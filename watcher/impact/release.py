@@ -135,6 +135,7 @@ class ReleaseAnalysis:
                 joined.append(change)
         if not subjects and not joined:
             return None
+        named = subjects.apis  # what the notes say it changes, however its uses are found
         # Where the package shows what became of the option the notes name, it says exactly
         # which classes lost it ("Sampler" loses data_source; SequentialSampler, with an
         # __init__ of its own, keeps it): the notes' broader reading gives way.
@@ -156,7 +157,7 @@ class ReleaseAnalysis:
                 package.exact)
         if joined:
             affects = _merged(affects, self._package_uses(joined, subjects))
-        apis = list(dict.fromkeys([*subjects.apis, *(change.api for change in joined)]))
+        apis = list(dict.fromkeys([*named, *(change.api for change in joined)]))
         return ItemImpact(apis, affects)
 
     def unmentioned(self) -> list[tuple[ClassifiedItem, ItemImpact]]:
