@@ -7,29 +7,22 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 from atlas_support import write_wheel
 from conftest import Result
 from fakes.pypi import FakePackageIndex
+from test_atlas_source import NOW, Clock
+from test_atlas_source import _source as source_of
 
 from watcher.impact.atlas import AtlasError, IndexUnreachable, NotYetPublished
 from watcher.impact.atlas.index import PackageIndex
 from watcher.impact.atlas.source import AtlasSource
 from watcher.store import Store
 
-NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 Run = Callable[..., Result]
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = NOW
-
-    def __call__(self) -> datetime:
-        return self.now
 
 
 @pytest.fixture
@@ -46,8 +39,7 @@ def store(tmp_path: Path) -> Iterator[Store]:
 
 
 def _source(store: Store, index: FakePackageIndex, clock: Clock) -> AtlasSource:
-    return AtlasSource(store=store, index=PackageIndex(index.url, timeout=5.0), clock=clock,
-                       bundled=Path("/nonexistent"))
+    return source_of(store, index.url, clock)
 
 
 def test_a_server_error_is_an_index_out_of_reach_in_one_line(
