@@ -14,7 +14,13 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from watcher.impact.code.shapes import chain_of, literal_keys, string_keys, top_level_imports
+from watcher.impact.code.shapes import (
+    chain_of,
+    literal_keys,
+    returned_keys,
+    string_keys,
+    top_level_imports,
+)
 
 __all__ = ["CONFIG_PATCH", "PARTIAL", "Raw", "Ref", "Walker"]
 
@@ -76,9 +82,15 @@ class Walker:
         self._forwarded: set[str] = set()
         self._dicts: dict[str, set[str]] = {}
         self._open: set[str] = set()  # of those, the ones updated from a dict of unknown keys
+        # The module's own functions, and the keys of the dicts each returns (read when a call
+        # of one is spread: ``**loader_kwargs(args)``).
+        self._functions: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
+        self._returns: dict[str, set[str] | None] = {}
 
     def walk(self, tree: ast.Module) -> None:
         self._top = {id(node) for node in top_level_imports(tree.body)}
+        self._functions = {node.name: node for node in tree.body
+                           if type(node) is ast.FunctionDef or type(node) is ast.AsyncFunctionDef}
         stack: list[Any] = [tree]
         pop, push, extend = stack.pop, stack.append, stack.extend
         record, refs, name_kind, load = self.raws.append, self._refs, ast.Name, ast.Load
@@ -146,7 +158,7 @@ class Walker:
             return
         target = targets[0]
         if type(target) is ast.Name:
-            keys = literal_keys(value)
+            keys = literal_keys(value, self.returns_of)
             self._open.discard(target.id)
             if keys is None:
                 self._dicts.pop(target.id, None)
@@ -170,13 +182,25 @@ class Walker:
             if keyword.arg is not None:
                 continue
             value = keyword.value
-            known = self._dicts.get(value.id) if type(value) is ast.Name else None
-            if known is not None and value.id not in self._forwarded:  # type: ignore[attr-defined]
+            if type(value) is ast.Name:
+                known = self._dicts.get(value.id)
+                if value.id in self._forwarded:
+                    known = None
+                unknown = unknown or value.id in self._open
+            else:  # ``**({...} if c else {})``, ``**loader_kwargs(args)``
+                known = literal_keys(value, self.returns_of)
+            if known is not None:
                 keys += sorted(known)
-                unknown = unknown or value.id in self._open  # type: ignore[attr-defined]
             else:
                 unknown = True
         return tuple(keys), unknown
+
+    def returns_of(self, name: str) -> set[str] | None:
+        """The keys of the dicts a module function returns, when each return is literal."""
+        if name not in self._returns:
+            function = self._functions.get(name)
+            self._returns[name] = None if function is None else returned_keys(function)
+        return self._returns[name]
 
     def mark(self, tree: ast.expr, ref: Ref) -> None:
         for node in ast.walk(tree):

@@ -5,8 +5,9 @@ level."""
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 
-__all__ = ["chain_of", "literal_keys", "string_keys", "top_level_imports"]
+__all__ = ["chain_of", "literal_keys", "returned_keys", "string_keys", "top_level_imports"]
 
 
 def chain_of(node: ast.expr) -> tuple[str, tuple[str, ...]] | None:
@@ -47,17 +48,61 @@ def top_level_imports(body: list[ast.stmt]) -> list[ast.stmt]:
     return found
 
 
-def literal_keys(node: ast.expr) -> set[str] | None:
-    """The keys of ``{"a": 1, "b": 2}`` or ``dict(a=1, b=2)``; None for anything else (a
-    ``**`` inside, a computed key, another value)."""
-    if type(node) is ast.Dict:
+def literal_keys(node: ast.expr, functions: Callable[[str], set[str] | None] | None = None
+                 ) -> set[str] | None:
+    """The keys of ``{"a": 1, "b": 2}``, ``dict(a=1, b=2)``, of both branches of
+    ``{"a": 1} if c else {}`` (any path's keys: a call passing it says those options), or of
+    ``f()`` where ``functions`` knows what ``f`` returns; None for anything else (a ``**``
+    inside, a computed key, another value)."""
+    kind = type(node)
+    if kind is ast.Dict:
         keys = set()
-        for key in node.keys:
+        for key in node.keys:  # type: ignore[attr-defined]
             if type(key) is not ast.Constant or not isinstance(key.value, str):
                 return None
             keys.add(key.value)
         return keys
-    if type(node) is ast.Call and type(node.func) is ast.Name and node.func.id == "dict" \
-            and not node.args and all(keyword.arg is not None for keyword in node.keywords):
-        return {str(keyword.arg) for keyword in node.keywords}
-    return None
+    if kind is ast.IfExp:
+        body = literal_keys(node.body, functions)  # type: ignore[attr-defined]
+        orelse = literal_keys(node.orelse, functions)  # type: ignore[attr-defined]
+        return None if body is None or orelse is None else body | orelse
+    if kind is not ast.Call or type(node.func) is not ast.Name:  # type: ignore[attr-defined]
+        return None
+    name = node.func.id  # type: ignore[attr-defined]
+    if name == "dict":
+        if node.args or any(keyword.arg is None for keyword in node.keywords):  # type: ignore[attr-defined]
+            return None
+        return {str(keyword.arg) for keyword in node.keywords}  # type: ignore[attr-defined]
+    known = functions(name) if functions is not None else None
+    return None if known is None else set(known)
+
+
+def returned_keys(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str] | None:
+    """The keys of every dict a function can return, when each of its ``return``s gives a
+    literal one (``return {"multiprocessing_context": ctx}`` / ``return {}``); None when one
+    returns anything else or it can end without a return."""
+    keys: set[str] = set()
+    returns = 0
+    pending: list[ast.AST] = list(function.body)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
+            continue  # a nested definition's returns are its own
+        if type(node) is ast.Return:
+            found = literal_keys(node.value) if node.value is not None else None
+            if found is None:
+                return None
+            keys |= found
+            returns += 1
+        pending.extend(ast.iter_child_nodes(node))
+    return keys if returns and not falls_through(function.body) else None
+
+
+def falls_through(body: list[ast.stmt]) -> bool:
+    """Whether a block can end without a ``return`` or ``raise`` (a function returning None)."""
+    last = body[-1] if body else None
+    if type(last) in (ast.Return, ast.Raise):
+        return False
+    if type(last) is ast.If:
+        return falls_through(last.body) or falls_through(last.orelse)
+    return True
