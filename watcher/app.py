@@ -192,7 +192,7 @@ def release_impact(analyzer: ImpactAnalyzer, atlases: Callable[[], AtlasSource] 
     """The impact step of one poll: per release, its notes' subjects joined with its
     package's API changes (its atlas and the one before, compared once per release); an API
     change no item speaks of is filed under the subsystem owning its module."""
-    from watcher.impact import ReleaseAnalysis, package_changes
+    from watcher.impact import ReleaseAnalysis, package_changes, package_expected
 
     def owner(api: str) -> str | None:
         return taxonomy().apis.owner(api)
@@ -200,7 +200,10 @@ def release_impact(analyzer: ImpactAnalyzer, atlases: Callable[[], AtlasSource] 
     def for_release(repo: str, release: Release) -> ReleaseImpact:
         package = (package_changes(atlases(), repo, release.tag_name, release.prerelease)
                    if atlases is not None else None)
-        return ReleaseAnalysis(analyzer, release.tag_name, package, owner=owner)
+        pending = package is None and atlases is not None and package_expected(
+            repo, release.tag_name, release.prerelease)
+        return ReleaseAnalysis(analyzer, release.tag_name, package, owner=owner,
+                               pending=pending)
 
     return for_release
 

@@ -7,9 +7,10 @@ confirmed deleted, and ``now``. Output: the records to write and the events to a
 from __future__ import annotations
 
 import hashlib
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from watcher.delivery import (
     ImpactOf,
@@ -24,6 +25,11 @@ from watcher.notes import Analyzer, body_hash, diff_items
 from watcher.store import ReleaseRecord
 
 _OLDEST = datetime.min.replace(tzinfo=UTC)
+# How long a release announced before its wheels were published is asked about again: the
+# wheels of a torch release follow its notes by hours or days, never by a month.
+PACKAGE_WAIT = timedelta(days=30)
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass
@@ -32,6 +38,18 @@ class RepoPlan:
     deleted: list[int] = field(default_factory=list)
     events: list[Event] = field(default_factory=list)
     baseline: int | None = None  # a repo's first poll: the releases recorded as its history
+
+    def mark_pending(self, release_id: int) -> None:
+        """The release was announced without its package's API changes: ask again later."""
+        self.records = [record.model_copy(update={"package_pending": True})
+                        if record.release.id == release_id else record
+                        for record in self.records]
+
+    def pending(self, known: dict[int, ReleaseRecord]) -> bool:
+        """Whether a release of the repo still waits for its package, once this plan is kept."""
+        after = {**known, **{record.release.id: record for record in self.records}}
+        return any(record.package_pending for release_id, record in after.items()
+                   if release_id not in self.deleted)
 
 
 @dataclass(frozen=True)
@@ -143,6 +161,45 @@ def _later_events(
     return [event.model_copy(update={"release_items": whole_release(new_items, found)})]
 
 
+def _package_arrived(
+    old: ReleaseRecord,
+    release: Release,
+    new_hash: str,
+    analyzed: Callable[[Release], list[ClassifiedItem]],
+    now: datetime,
+    impact: ImpactOf,
+) -> tuple[ReleaseRecord | None, list[Event]]:
+    """A release announced before its package could be read, asked about again: once the
+    package's API changes can be had, an ``edited`` event with what they add to what was
+    announced (its own items, and the notes' items whose uses changed), when that touches the
+    code; the record no longer pending. (None, []) while still pending."""
+    repo = old.repo
+    done = old.model_copy(update={"package_pending": False, "release": release})
+    if now - old.first_seen > PACKAGE_WAIT:
+        logger.info("package diff of %s %s given up: no package after %d days", repo,
+                    release.tag_name, PACKAGE_WAIT.days)
+        return done, []
+    found = impact(repo, release)
+    if found.pending:
+        return None, []
+    items = analyzed(release)
+    announced = {(item.origin, item.text): item
+                 for item in whole_release(items, found.without_package())}
+    now_items = whole_release(items, found)
+    changes = []
+    for item in now_items:
+        was = announced.get((item.origin, item.text))
+        if was is None:
+            changes.append(item)
+        elif (was.apis, was.affects) != (item.apis, item.affects):
+            changes.append(item.model_copy(update={"change": "changed"}))
+    if not any(item.affects for item in changes):
+        return done, []
+    package_hash = hashlib.sha256(f"{new_hash}\npackage".encode()).hexdigest()
+    event = make_event("edited", repo, release, package_hash, changes, now)
+    return done, [counted(event, found).model_copy(update={"release_items": now_items})]
+
+
 def counted(event: Event, impact: ReleaseImpact | None) -> Event:
     """The event, its summary counting the package's API changes that touch no code."""
     if impact is None or not impact.untouched:
@@ -177,6 +234,8 @@ def plan_repo(
     def announced(release: Release, new_hash: str) -> Event:
         """A release's ``published`` event: every item, with the package's own changes."""
         found = impact(repo, release) if impact is not None else None
+        if found is not None and found.pending:
+            plan.mark_pending(release.id)
         items = whole_release(analyzed(release), found)
         return counted(make_event("published", repo, release, new_hash, items, now), found)
 
@@ -221,9 +280,14 @@ def plan_repo(
             # Whitespace churn, a flag, or a field we do not announce: remember it silently.
             plan.records.append(old.model_copy(update={"release": release}))
         if wanted:
-            plan.events += _later_events(
-                repo, old, release, new_hash, analyzed, analyzer, now, impact
-            )
+            later = _later_events(repo, old, release, new_hash, analyzed, analyzer, now, impact)
+            plan.events += later
+            if not later and old.package_pending and impact is not None:
+                record, arrived = _package_arrived(old, release, new_hash, analyzed, now, impact)
+                if record is not None:
+                    plan.records = [r for r in plan.records if r.release.id != release.id]
+                    plan.records.append(record)
+                plan.events += arrived
 
     if policy.first_run:
         plan.baseline = len(plan.records)

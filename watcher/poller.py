@@ -10,7 +10,7 @@ import logging
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
@@ -268,15 +268,22 @@ class Poller:
                 # The first fingerprint is taken on trust; a later one only with a REST read
                 # that changed, so a REST replica lagging behind GraphQL cannot hide an edit.
                 succeeded = succeeded.model_copy(update={"fingerprint": pending.fingerprint})
-            batch.add(state, succeeded)
-            batch.etags.update(listing.etags)  # a deep scan's empty page past the last one
-            batch.last_pages |= listing.last_pages
-            return []
-        # Only now: a poll where nothing changed never needs the planner (nor the diff).
+            if not (state.package_pending and self._impact_now is not None):
+                batch.add(state, succeeded)
+                batch.etags.update(listing.etags)  # a deep scan's empty page past the last one
+                batch.last_pages |= listing.last_pages
+                return []
+        # Only now: a poll where nothing changed never needs the planner (nor the diff), unless
+        # a release waits for its package: then its known releases are planned again as listed.
         from watcher.plan import RepoPolicy, deletion_candidates, plan_repo
 
         known = self.store.release_records(repo.name)
         deleted = []
+        # The fingerprint a REST read that changed vouches for; an unchanged one keeps its own.
+        fingerprint = pending.fingerprint
+        if listing.not_modified:
+            listing = replace(listing, releases=[record.release for record in known.values()])
+            fingerprint = state.fingerprint or pending.fingerprint
         for release_id in deletion_candidates(known, listing.releases, listing.complete):
             outcome.requests += 1
             if self.client.get_release(repo.name, release_id) is None:
@@ -298,7 +305,8 @@ class Poller:
         if not dry_run:
             self._record(self._succeeded(noted, now, deep=pending.deep,
                                          baseline=pending.baseline).model_copy(
-                update={"fingerprint": pending.fingerprint}), plan, listing, now)
+                update={"fingerprint": fingerprint,
+                        "package_pending": plan.pending(known)}), plan, listing, now)
             self.metrics.events_recorded(plan.events)
         return plan.events
 

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from watcher.impact.package import PackageChanges as PackageChanges
     from watcher.impact.release import ReleaseAnalysis as ReleaseAnalysis
     from watcher.impact.release import package_changes as package_changes
+    from watcher.impact.release import package_expected as package_expected
     from watcher.impact.subjects import read_subjects as read_subjects
 
 _EXPORTS = {
@@ -49,6 +50,7 @@ _EXPORTS = {
     "ImpactAnalyzer": "analyze",
     "ItemImpact": "analyze",
     "package_changes": "release",
+    "package_expected": "release",
     "PackageChanges": "package",
     "ReleaseAnalysis": "release",
     "NoKnowledge": "knowledge",

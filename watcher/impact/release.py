@@ -35,7 +35,7 @@ from watcher.impact.subjects import read_subjects
 from watcher.impact.tiers import rank
 from watcher.models import ATTENTION_KINDS, Affect, ClassifiedItem
 
-__all__ = ["ReleaseAnalysis", "package_changes"]
+__all__ = ["ReleaseAnalysis", "package_changes", "package_expected"]
 
 logger = logging.getLogger(__name__)
 
@@ -46,23 +46,34 @@ def package_changes(source: AtlasSource, repo: str, tag: str, prerelease: bool =
     atlases (bundled, stored, else fetched: ``AtlasSource``); None, with one line saying why,
     when either cannot be had now (offline, not yet published), or the repo ships no package
     the project reads. A pre-release's wheels are not on the package index: none either."""
-    package = PACKAGES.get(repo.lower())
-    if package is None:
+    if not package_expected(repo, tag, prerelease, say=True):
         return None
-    try:
-        version = normal_version(tag)
-    except AtlasError:
-        logger.info("package diff skipped: %s %s is not a version", repo, tag)
-        return None
-    if prerelease or Version(version).is_prerelease:
-        logger.info("package diff skipped: %s %s is a pre-release (its wheels are not on the "
-                    "package index)", repo, tag)
-        return None
+    package, version = PACKAGES[repo.lower()], normal_version(tag)
     after = source.find(package, version)
     before = source.before(package, version) if after is not None else None
     if after is None or before is None:
         return None
     return PackageChanges(tag, tuple(changes_between(before, after)), before, after)
+
+
+def package_expected(repo: str, tag: str, prerelease: bool = False, say: bool = False) -> bool:
+    """Whether ``repo``'s release ``tag`` has a package on the index to diff, now or once its
+    wheels are published (a final release of a package the project reads); ``say``: log why
+    not."""
+    if repo.lower() not in PACKAGES:
+        return False
+    try:
+        version = normal_version(tag)
+    except AtlasError:
+        if say:
+            logger.info("package diff skipped: %s %s is not a version", repo, tag)
+        return False
+    if prerelease or Version(version).is_prerelease:
+        if say:
+            logger.info("package diff skipped: %s %s is a pre-release (its wheels are not on "
+                        "the package index)", repo, tag)
+        return False
+    return True
 
 
 def _merged(notes: list[Affect], package: list[Affect]) -> list[Affect]:
@@ -80,12 +91,15 @@ def _merged(notes: list[Affect], package: list[Affect]) -> list[Affect]:
 @dataclass
 class ReleaseAnalysis:
     """``release``: the tag the items are of; ``package``: its API changes, when both its
-    atlas and the one before it could be had; ``owner``: the subsystem owning an API."""
+    atlas and the one before it could be had; ``owner``: the subsystem owning an API;
+    ``pending``: the release has a package whose atlas could not be had yet (its wheels not
+    published, the index out of reach), asked for again on a later poll."""
 
     analyzer: ImpactAnalyzer
     release: str | None
     package: PackageChanges | None = None
     owner: Callable[[str], str | None] = lambda api: None
+    pending: bool = False
     untouched: int = 0  # the package's changes no item speaks of that touch no code
     _claimed: set[int] = field(default_factory=set)
 
@@ -114,6 +128,11 @@ class ReleaseAnalysis:
                     Subjects(python=tuple(subjects), qualifiers=notes.qualifiers), self.release,
                     knowledge)
         return [use.model_copy(update={"source": "package"}) for use in found]
+
+    def without_package(self) -> ReleaseAnalysis:
+        """The same release read from its notes alone: what was announced while the package
+        was pending."""
+        return ReleaseAnalysis(self.analyzer, self.release, owner=self.owner)
 
     def of(self, item: ClassifiedItem) -> ItemImpact | None:
         """None for an item that is not BC-breaking or a deprecation, or names nothing a

@@ -22,6 +22,9 @@ class ReleaseRecord(Record):
     body_hash: str
     first_seen: datetime
     last_changed: datetime
+    # Announced while its package's atlas could not be had (wheels not yet published): later
+    # polls ask again and announce what the package adds once it can be read.
+    package_pending: bool = False
 
 
 class RepoState(Record):
@@ -39,6 +42,9 @@ class RepoState(Record):
     # Where GitHub redirected the last read of the repo (renamed or transferred): the config
     # should name that instead. A field with a default: state JSON without it still reads.
     moved_to: str | None = None
+    # A release of the repo was announced before its package could be read: polls that
+    # find the listing unchanged still ask for the package.
+    package_pending: bool = False
 
     _COLUMNS: ClassVar[set[str]] = {"repo", "last_poll", "last_success"}
 
