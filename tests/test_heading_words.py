@@ -95,6 +95,22 @@ def test_an_item_naming_one_subsystems_api_is_that_subsystems():
     assert decision.item.decided_by == "rule" and "torch.export" in decision.subsystem_reason
 
 
+def test_the_apis_an_item_names_place_it_before_an_unsure_model():
+    """The words say sparse (the model's guess, p 0.32); the API named is export's."""
+    item = Item(text="Allow `torch.export.save` of models holding sparse tensors (#4)")
+    decision = CLASSIFIER.explain(item)
+    assert decision.item.subsystem == "export" and decision.item.decided_by == "rule"
+    assert "torch.export.save" in decision.subsystem_reason
+
+
+def test_a_model_surer_than_the_apis_keeps_its_guess():
+    """2.6's "Prototype of torch.compile for Metal" is MPS work; the model says so with a
+    probability above the APIs' measured 0.79, so the API named does not overrule it."""
+    verdict = CLASSIFIER.explain(Item(text="Prototype of torch.compile for Metal (#143893)")).item
+    assert (top_level(verdict.subsystem), verdict.decided_by) == ("mps", "model")
+    assert verdict.confidence > 0.79
+
+
 def test_apis_of_two_subsystems_decide_nothing_by_themselves():
     item = Item(text="`torch.onnx.export` now calls `torch.export.export` with strict=False")
     verdict = CLASSIFIER.explain(item).item

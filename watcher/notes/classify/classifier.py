@@ -271,8 +271,9 @@ class Classifier:
 
     def _by_text(self, words: str, repo: str | None = None) -> Verdict:
         """A decisive rule, unless the item names another subsystem's APIs (``api_verdict``);
-        else the model's best guess with its calibrated probability (from
-        ``repo``'s prior); with no model (measurements), the best-scoring rule, unmeasured."""
+        else the subsystem of the APIs it names, unless the model's best guess (its calibrated
+        probability, from ``repo``'s prior) is surer; else that guess; with no model
+        (measurements), the best-scoring rule, unmeasured."""
         scores = self.rule_scores(words)
         top = self.decisive(scores)
         if top is not None:
@@ -282,9 +283,15 @@ class Classifier:
                 return named
             return self._rule_decision(scores, top)  # measured per subsystem: its sureness
         model = self.model
+        named = api_verdict(self.taxonomy.apis, words,
+                            lambda top: self._best_finer(scores, top)[0])
         if model is not None:
-            return with_apis(self.taxonomy.apis, self._model_decision(model, scores, words, repo),
-                             words)
+            guess = self._model_decision(model, scores, words, repo)
+            # The APIs an item names place it before the model does, unless the model is
+            # surer (its calibrated probability) than such a placement is measured to be right.
+            if named is not None and guess.confidence <= named.confidence:
+                return named
+            return with_apis(self.taxonomy.apis, guess, words)
         rule_top, _ = scores.best(self.order)
         if rule_top is not None:
             return self._rule_decision(scores, rule_top, confidence=0.0)
