@@ -122,6 +122,30 @@ def test_calls_record_their_keywords_and_kwargs():
     assert index.uses[1].passes_kwargs and not index.uses[0].passes_kwargs
 
 
+def test_a_branch_for_torch_releases_before_2_0_is_not_read():
+    found = uses("""\
+        import torch
+        from mmcv.utils import TORCH_VERSION, digit_version
+        if TORCH_VERSION != "parrots" and digit_version(TORCH_VERSION) < digit_version("1.7.0"):
+            def load(f):
+                return torch.load(f)
+        else:
+            from torch.hub import load_state_dict_from_url
+        if torch.__version__ >= "2.6":
+            torch.load(f, weights_only=True)
+        else:
+            torch.load(f)
+        state = torch.load(f, **({"weights_only": True} if torch.__version__ >= "1.13" else {}))
+        """)
+    names_by_line = {line: name for line, name, *_ in found}
+    assert 5 not in names_by_line  # only below torch 1.7
+    assert names_by_line[7] == "torch.hub.load_state_dict_from_url"
+    # A guard within 2.x depends on the release: both branches stay.
+    assert names_by_line[9] == names_by_line[11] == "torch.load"
+    # The dict of the dead branch carries nothing: the call says weights_only.
+    assert (12, "torch.load", True, ("weights_only",)) in found
+
+
 def test_functools_partial_is_a_call_of_its_first_argument():
     found = uses("""\
         import functools

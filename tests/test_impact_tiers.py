@@ -190,6 +190,17 @@ SCRIPTED = {
             @torch.jit.ignore
             def debug(self):
                 return torch.jit.is_scripting()
+
+            def forward(self, x):
+                return x if torch.jit.isinstance(x, list[int]) else [x]
+        """,
+    "interface.py": """\
+        import torch
+
+        @torch.jit.interface
+        class Step(torch.nn.Module):
+            def forward(self, x: torch.Tensor) -> torch.Tensor:
+                pass
         """,
 }
 
@@ -199,7 +210,10 @@ def test_the_torchscript_deprecation_tells_calls_from_marks(tmp_path):
     by_file: dict[str, set[str]] = {}
     for use in affects:
         by_file.setdefault(use.path, set()).add(use.tier)
-    assert by_file == {"scripted.py": {"check"}, "marked.py": {"mentions"}}
+    # torch.jit.isinstance is a plain type check out of TorchScript; @torch.jit.interface
+    # compiles its class when the module is imported.
+    assert by_file == {"scripted.py": {"check"}, "marked.py": {"mentions"},
+                       "interface.py": {"check"}}
 
 
 def test_a_removed_name_breaks_every_use_imports_included(tmp_path):

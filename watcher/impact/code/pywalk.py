@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
+from watcher.impact.code.guards import dead_branch
 from watcher.impact.code.shapes import (
     chain_of,
     literal_keys,
@@ -115,6 +116,17 @@ class Walker:
             elif kind is ast.Import or kind is ast.ImportFrom:
                 self.imports(node)
             elif isinstance(node, ast.AST):
+                if (kind is ast.If or kind is ast.IfExp) and (
+                        dead := dead_branch(node.test)) is not None:  # type: ignore[attr-defined]
+                    # A branch for torch releases older than any the analysis reads: its
+                    # uses never run there. The test and the live branch are walked.
+                    live = node.orelse if dead == "body" else node.body  # type: ignore[attr-defined]
+                    if type(live) is list:
+                        extend(reversed(live))
+                    else:
+                        push(live)
+                    push(node.test)  # type: ignore[attr-defined]
+                    continue
                 if kind is ast.Assign:
                     self.assignment(node.targets, node.value)  # type: ignore[attr-defined]
                 elif kind in DEFINITIONS or kind is ast.AnnAssign:

@@ -7,6 +7,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 
+from watcher.impact.code.guards import dead_branch
+
 __all__ = ["chain_of", "literal_keys", "returned_keys", "string_keys", "top_level_imports"]
 
 
@@ -63,8 +65,9 @@ def literal_keys(node: ast.expr, functions: Callable[[str], set[str] | None] | N
             keys.add(key.value)
         return keys
     if kind is ast.IfExp:
-        body = literal_keys(node.body, functions)  # type: ignore[attr-defined]
-        orelse = literal_keys(node.orelse, functions)  # type: ignore[attr-defined]
+        dead = dead_branch(node.test)  # type: ignore[attr-defined]
+        body = literal_keys(node.body, functions) if dead != "body" else set()  # type: ignore[attr-defined]
+        orelse = literal_keys(node.orelse, functions) if dead != "orelse" else set()  # type: ignore[attr-defined]
         return None if body is None or orelse is None else body | orelse
     if kind is not ast.Call or type(node.func) is not ast.Name:  # type: ignore[attr-defined]
         return None
