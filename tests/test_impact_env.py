@@ -98,6 +98,14 @@ def test_setup_cfg_and_setup_py():
         REQUIRED = ["torch"]
         setup(name="x", python_requires=REQUIRES_PYTHON, install_requires=REQUIRED)
         """) == [(2, "python", "", ">=3.9.0"), (3, "package", "torch", "")]
+    # An extra installs its requirements too (AutoGPTQ's triton extra), through a name or not.
+    assert sorted(declared("setup.py", """\
+        from setuptools import setup
+        extras_require = {"triton": ["triton==2.0.0"], "test": ["parameterized"]}
+        setup(name="x", install_requires=["torch>=1.13.0"], extras_require=extras_require)
+        setup(name="y", extras_require={"onnx": ["onnxscript>=0.1"]})
+        """)) == [(2, "package", "parameterized", ""), (2, "package", "triton", "==2.0.0"),
+                  (3, "package", "torch", ">=1.13.0"), (4, "package", "onnxscript", ">=0.1")]
 
 
 def test_dockerfiles_base_images_and_installs():

@@ -166,7 +166,8 @@ def setup_cfg(lines: list[str]) -> list[Declaration]:
 
 
 def setup_py(lines: list[str]) -> list[Declaration]:
-    """``python_requires="..."`` and ``install_requires=[...]`` passed to any call."""
+    """``python_requires="..."``, ``install_requires=[...]`` and ``extras_require={...}``
+    passed to any call."""
     try:
         tree = ast.parse("\n".join(lines))
     except (SyntaxError, ValueError, RecursionError):
@@ -181,8 +182,7 @@ def setup_py(lines: list[str]) -> list[Declaration]:
             name = statement.targets[0].id
             constants[name] = statement.value if name not in constants else ast.Constant(None)
     for node in ast.walk(tree):
-        if not isinstance(node, ast.keyword) or node.arg not in ("python_requires",
-                                                                  "install_requires"):
+        if not isinstance(node, ast.keyword) or node.arg not in SETUP_KEYWORDS:
             continue
         value = node.value
         if isinstance(value, ast.Name) and value.id in constants:
@@ -190,11 +190,21 @@ def setup_py(lines: list[str]) -> list[Declaration]:
         if node.arg == "python_requires":
             if isinstance(value, ast.Constant) and isinstance(value.value, str):
                 found.append(python(value.lineno, lines[value.lineno - 1], value.value))
-        elif isinstance(value, ast.List | ast.Tuple):
-            for item in value.elts:
-                if isinstance(item, ast.Constant) and isinstance(item.value, str):
-                    found += requirement(item.lineno, lines[item.lineno - 1], item.value)
+            continue
+        # An extra's requirements are what ``pip install pkg[extra]`` installs.
+        groups = value.values if node.arg == "extras_require" and isinstance(value, ast.Dict) \
+            else [value]
+        for group in groups:
+            if isinstance(group, ast.Name) and group.id in constants:
+                group = constants[group.id]
+            if isinstance(group, ast.List | ast.Tuple):
+                for item in group.elts:
+                    if isinstance(item, ast.Constant) and isinstance(item.value, str):
+                        found += requirement(item.lineno, lines[item.lineno - 1], item.value)
     return found
+
+
+SETUP_KEYWORDS = ("python_requires", "install_requires", "extras_require")
 
 
 READERS: dict[str, Reader] = {"pyproject": pyproject, "setup.cfg": setup_cfg, "setup.py": setup_py,
