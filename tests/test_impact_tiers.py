@@ -392,6 +392,42 @@ def test_a_dict_updated_from_kwargs_keeps_its_known_keys(tmp_path):
         ("onnx.py", 8): "check"}  # may carry fallback, else relies on the default
 
 
+WRAPPED = {"convert.py": """\
+    import torch
+
+    def to_onnx(model, inputs, path, opset_version=None, dynamo=False):
+        torch.onnx.export(model, inputs, path, opset_version=opset_version)
+
+    def pinned(model, inputs, path):
+        torch.onnx.export(model, inputs, path, opset_version=None)
+        torch.onnx.export(model, inputs, path, opset_version=17)
+    """}
+
+
+class OnnxAtlas(Atlas):
+    """torch.onnx.export's signature, its opset_version defaulting to None (as 2.8 has it)."""
+
+    def resolve(self, name: str) -> str | None:
+        return name if name.startswith("torch.onnx.") else super().resolve(name)
+
+    def signature(self, api: str) -> Signature | None:
+        if api == "torch.onnx.export":
+            return Signature((Parameter("model"), Parameter("args", default="()"),
+                              Parameter("f", default="None"),
+                              Parameter("opset_version", "keyword_only", default="None")))
+        return super().signature(api)
+
+
+def test_passing_none_where_none_is_the_default_relies_on_the_default(tmp_path):
+    found = uses(analyzer(tmp_path, WRAPPED, OnnxAtlas()), "2.8.0",
+                 "Default opset in `torch.onnx.export`")
+    # A wrapper's parameter defaulting to None passes None unless its caller gives a value;
+    # None itself is the signature's default; 17 says what it wants.
+    assert tiers(found) == {("convert.py", 4): "check", ("convert.py", 7): "breaks"}
+    assert next(use.why for use in found if use.line == 4).startswith(
+        "passes opset_version= from a parameter defaulting to None")
+
+
 def test_a_class_named_without_being_made_is_a_mention(tmp_path):
     affects = uses(analyzer(tmp_path, WRAPPER), "2.10.0", "`torch.jit` is not guaranteed")
     assert tiers(affects) == {("onnx.py", 7): "mentions"}

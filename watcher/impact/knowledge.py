@@ -44,6 +44,11 @@ class Signature:
                 return index
         return None
 
+    def default(self, name: str) -> str | None:
+        """The default ``name`` has, as source text; None when it has none or is no parameter."""
+        return next((parameter.default for parameter in self.parameters
+                     if parameter.name == name), None)
+
 
 class ApiKnowledge(Protocol):
     """Names are canonical: where the API is defined (``torch.serialization.load``)."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 from typing import NamedTuple
 
-from watcher.impact.code import UseRow
+from watcher.impact.code import UNSET, UseRow
 from watcher.impact.knowledge import Signature
 from watcher.impact.model import Subject
 from watcher.impact.vocabulary import vocabulary
@@ -133,6 +133,16 @@ def _option(subject: Subject, row: UseRow, signature: Signature | None, when: st
             return Verdict("check", f"forwards {forwards} to {owner}, which may carry "
                                     f"{option}= ({gone}{when})")
         return None
+    passed = row.get("values", {}).get(option, MISSING) if by_keyword else MISSING
+    if passed == UNSET:
+        return Verdict("check", f"passes {option}= from a parameter defaulting to None: relies "
+                                f"on the default of {option} unless given one "
+                                f"({'deprecated' if deprecated else 'changed'}{when})")
+    if passed is None and signature is not None and signature.default(option) == "None":
+        # None is what the signature defaults to: passing it is relying on the default.
+        tier: Tier = "check" if deprecated else "breaks"
+        return Verdict(tier, f"passes {option}=None, its default, "
+                             f"{'deprecated' if deprecated else 'changed'}{when}")
     if by_keyword or by_position:
         return None  # it says what it wants: the default does not reach it
     if forwards == "**kwargs":

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from watcher import lazy_exports
 
 if TYPE_CHECKING:
+    from watcher.impact.code.pyindex import UNSET as UNSET
     from watcher.impact.code.pyindex import PythonIndex as PythonIndex
     from watcher.impact.code.pyindex import UnparsableError as UnparsableError
     from watcher.impact.code.pyindex import UseRow as UseRow
@@ -37,6 +38,7 @@ _EXPORTS = {
     "scan_codebase": "scan",
     "ScanCounts": "scan",
     "UnparsableError": "pyindex",
+    "UNSET": "pyindex",
     "UseRow": "pyindex",
     "UseTable": "usetable",
 }

@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 from watcher.impact.code.pywalk import CONFIG_PATCH, PARTIAL, Raw, Walker
 from watcher.impact.model import FileIndex, UnparsableError
 
-__all__ = ["PythonIndex", "UnparsableError", "UseRow", "index_python", "module_name",
+__all__ = ["UNSET", "PythonIndex", "UnparsableError", "UseRow", "index_python", "module_name",
            "read_python"]
 
 STDLIB = frozenset(sys.stdlib_module_names)
@@ -30,6 +30,9 @@ FUNCTOOLS_PARTIAL = "functools.partial"
 # A Use as FileIndex's JSON has it, defaults left out: the scan caches and matches these
 # without building a model per use (the models cost more than the walk).
 UseRow = dict[str, Any]
+# The value of a keyword that passes a parameter of the calling function defaulting to None
+# (``opset_version=opset_version``): None unless the caller gives one.
+UNSET = "<a parameter defaulting to None>"
 
 
 class PythonIndex(NamedTuple):
@@ -113,10 +116,13 @@ def resolve(walker: Walker, lines: list[str]) -> list[UseRow]:
     seen: dict[UseTuple, UseRow] = {}
     aliases = walker.aliases
     count = len(lines)
+    rebound = walker.rebound
     for raw in walker.raws:
         for use in uses_of(raw, aliases):
             if use not in seen:
                 line, name, method, call, keywords, kwargs, ref, args, star, values = use
+                if any(type(value) is tuple for _, value in values):
+                    values = parameter_values(values, rebound)
                 row: UseRow = {"line": line, "code": lines[line - 1].strip()[:CODE_LIMIT]
                                if line <= count else "", "name": name}
                 # Defaults left out, as FileIndex's JSON has them.
@@ -127,6 +133,20 @@ def resolve(walker: Walker, lines: list[str]) -> list[UseRow]:
                 row.update((key, value) for key, value in optional if value)
                 seen[use] = row
     return sorted(seen.values(), key=line_of)
+
+
+def parameter_values(values: tuple[tuple[str, Any], ...], rebound: set[str]
+                     ) -> tuple[tuple[str, Any], ...]:
+    """A keyword passing a parameter that defaults to None, never assigned in the file, passes
+    ``UNSET`` (None unless the caller gives a value); one assigned passes a value unknown."""
+    found = []
+    for key, value in values:
+        if type(value) is tuple:
+            if value[1] in rebound:
+                continue
+            value = UNSET
+        found.append((key, value))
+    return tuple(found)
 
 
 def line_of(row: UseRow) -> int:

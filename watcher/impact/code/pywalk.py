@@ -23,10 +23,11 @@ from watcher.impact.code.shapes import (
     top_level_imports,
 )
 
-__all__ = ["CONFIG_PATCH", "PARTIAL", "Raw", "Ref", "Walker"]
+__all__ = ["CONFIG_PATCH", "PARAMETER", "PARTIAL", "Raw", "Ref", "Walker"]
 
 CONFIG_PATCH = "config"
 PARTIAL = "partial"
+PARAMETER = "parameter"  # a keyword's value is (PARAMETER, name) of a None-default parameter
 
 # (line, root, attributes, call, keywords, passes **kwargs, extra, ref, positional arguments,
 # passes *args, the constant values of keywords as ((name, value), ...)). ``root`` "" is an
@@ -86,6 +87,10 @@ class Walker:
         # The module's own functions, and the keys of the dicts each returns (read when a call
         # of one is spread: ``**loader_kwargs(args)``).
         self._functions: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
+        # Parameters that default to None (a keyword passing one passes None unless the caller
+        # gives a value), and every name the file assigns (one assigned is no longer only that).
+        self.unset: set[str] = set()
+        self.rebound: set[str] = set()
         self._returns: dict[str, set[str] | None] = {}
 
     def walk(self, tree: ast.Module) -> None:
@@ -156,6 +161,16 @@ class Walker:
         arguments = node.args
         if arguments.kwarg is not None:
             self._forwarded.add(arguments.kwarg.arg)
+        positional = [*arguments.posonlyargs, *arguments.args]
+        defaulted = positional[len(positional) - len(arguments.defaults):]
+        for argument, default in (*zip(defaulted, arguments.defaults, strict=True),
+                                  *zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True)):
+            if type(default) is ast.Constant and default.value is None:
+                self.unset.add(argument.arg)
+            else:  # a parameter of that name with another default: which one is unknown
+                self.rebound.add(argument.arg)
+        for argument in positional[:len(positional) - len(arguments.defaults)]:
+            self.rebound.add(argument.arg)
         for argument in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs,
                          arguments.vararg, arguments.kwarg):
             if argument is not None and argument.annotation is not None:
@@ -170,6 +185,7 @@ class Walker:
             return
         target = targets[0]
         if type(target) is ast.Name:
+            self.rebound.add(target.id)
             keys = literal_keys(value, self.returns_of)
             self._open.discard(target.id)
             if keys is None:
@@ -255,9 +271,15 @@ class Walker:
         if len(keywords) != len(node.keywords):
             spread, kwargs = self.double_starred(node)
             keywords += spread
-        values = tuple((keyword.arg, keyword.value.value) for keyword in node.keywords
-                       if keyword.arg is not None and type(keyword.value) is ast.Constant
-                       and isinstance(keyword.value.value, CONSTANTS))
+        values: tuple[tuple[str, Any], ...] = tuple(
+            (keyword.arg, keyword.value.value) for keyword in node.keywords
+            if keyword.arg is not None and type(keyword.value) is ast.Constant
+            and isinstance(keyword.value.value, CONSTANTS))
+        if self.unset:  # ``opset_version=opset_version``, a parameter defaulting to None
+            values += tuple((keyword.arg, (PARAMETER, keyword.value.id))
+                            for keyword in node.keywords
+                            if keyword.arg is not None and type(keyword.value) is ast.Name
+                            and keyword.value.id in self.unset)
         self.sets.update(keywords)
         last = func.attr if isinstance(func, ast.Attribute) else func.id
         extra: Any = None
