@@ -121,7 +121,7 @@ def test_dockerfiles_base_images_and_installs():
             conda install -y -c pytorch pytorch-cuda=12.1
         """) == [(2, "cuda", "", "12.1"), (3, "cuda", "", "12.1"), (4, "python", "", "==3.9.*"),
                  (7, "cuda", "", "11.8"), (7, "package", "torch", "==2.1.0"),
-                 (7, "cuda", "", "12.1")]
+                 (7, "cuda", "", "12.1"), (7, "channel", "pytorch", "")]
     assert declared("gpu.dockerfile", "FROM nvcr.io/nvidia/cuda:11.8.0-base\n") == [
         (1, "cuda", "", "11.8")]
 
@@ -147,7 +147,38 @@ def test_conda_environment_files():
                  (7, "package", "pytorch", "==2.1.0.*"), (7, "cuda", "", "12.1"),
                  (8, "cuda", "", "12.1"), (9, "package", "numpy", ">=1.24"),
                  (10, "package", "pip", ""), (12, "cuda", "", "12.1"),
-                 (13, "package", "onnxscript", "==0.2.0")]
+                 (13, "package", "onnxscript", "==0.2.0"),
+                 # torch from the channel listed first (a pin of a build it keeps, or not)
+                 (7, "channel", "pytorch", "==2.1.0.*"), (8, "channel", "pytorch", "")]
+
+
+def test_setup_scripts_and_the_channel_torch_comes_from():
+    assert declared("scripts/setup.sh", """\
+        #!/bin/bash
+        conda install -y pytorch torchvision pytorch-cuda=12.1 -c pytorch -c nvidia
+        pip install torch==1.13.1 \\
+            numpy
+        conda install -c conda-forge pytorch  # conda-forge keeps building it
+        """) == [(2, "package", "pytorch", ""), (2, "package", "torchvision", ""),
+                 (2, "cuda", "", "12.1"), (2, "channel", "pytorch", ""),
+                 (3, "package", "torch", "==1.13.1"), (3, "package", "numpy", ""),
+                 (5, "package", "pytorch", ""), (5, "channel", "conda-forge", "")]
+    # conda-forge first: torch comes from there, the pytorch channel is a fallback.
+    assert ("channel", "conda-forge") in {(kind, name) for _, kind, name, _ in declared(
+        "environment.yml", "channels:\n  - conda-forge\n  - pytorch\ndependencies:\n"
+        "  - pytorch\n")}
+
+
+@pytest.mark.parametrize(("declaration", "touched"), [
+    (Declaration(line=1, code="", kind="channel", name="pytorch"), True),
+    (Declaration(line=1, code="", kind="channel", name="pytorch", specifier=">=2.3"), True),
+    (Declaration(line=1, code="", kind="channel", name="pytorch", specifier="==2.1.0.*"), False),
+    (Declaration(line=1, code="", kind="channel", name="conda-forge"), False),
+    (Declaration(line=1, code="", kind="package", name="pytorch"), False)])
+def test_the_end_of_the_pytorch_channel_touches_what_installs_new_torch_from_it(declaration,
+                                                                               touched):
+    subject = EnvironmentSubject(kind="channel", name="pytorch")
+    assert touches(subject, declaration) is touched
 
 
 @pytest.mark.parametrize(("path", "kind"), [
@@ -156,7 +187,8 @@ def test_conda_environment_files():
     ("Dockerfile", True), ("docker/Dockerfile.cpu", True), ("x.dockerfile", True),
     ("environment.yml", True), ("environment-gpu.yaml", True), ("setup.cfg", True),
     ("conda.yaml", True), ("conda-extras.yaml", True),
-    ("setup.py", True), ("notes.txt", False), ("config.yml", False), ("tox.ini", False)])
+    ("setup.py", True), ("scripts/install.sh", True), ("notes.txt", False),
+    ("config.yml", False), ("tox.ini", False)])
 def test_which_files_are_environment_files(path, kind):
     assert is_environment_file(path) is kind
 

@@ -103,7 +103,7 @@ REAL_ITEMS: list[tuple[str, str, list[str], list[str]]] = [
     ("2.5.0", "The `training` option", ["torch.onnx.export passes training"], []),
     # -- 2.7 --
     ("2.7.0", "Removed CUDA 12.4 support", [], ["cuda 12.4"]),  # not 12.8, the replacement
-    ("2.7.0", "Removed Anaconda support", [], []),
+    ("2.7.0", "Removed Anaconda support", [], ["the pytorch conda channel"]),
     ("2.7.0", "Dropped support for Triton < 2.2.0", [], ["triton>=2.2.0"]),
     ("2.7.0", "Change `torch.Tensor.new_tensor()`", ["torch.Tensor.new_tensor [method]"], []),
     ("2.7.0", "Use Manylinux 2.28", [], []),
@@ -539,10 +539,16 @@ def test_removed_or_deprecated_options_read_as_calls_that_pass_them(text, expect
     ("Rename pytorch-triton package to triton (#169888)", "pytorch-triton (now triton)"),
     ("The `Pytorch_Triton_ROCm` package has been renamed to `triton-rocm`",
      "pytorch-triton-rocm (now triton-rocm)"),
+    ("Removed Anaconda support in CI/CD (#144870, #145015, #147792)",
+     "the pytorch conda channel"),
+    ("PyTorch will no longer publish packages to its Anaconda channel",
+     "the pytorch conda channel"),
+    ("Conda builds are discontinued", "the pytorch conda channel"),
 ], ids=["min-supported", "minimum-required", "no-more", "deprecate", "support-dropped",
         "dropped-support", "requires-or-later", "cuda-removed", "cuda-in-favor-of",
         "cuda-not-built", "package-required", "package-upgrade", "package-dropped-below",
-        "renamed", "rename-imperative", "renamed-normalised"])
+        "renamed", "rename-imperative", "renamed-normalised", "anaconda-removed",
+        "channel-no-longer-published", "conda-builds-discontinued"])
 def test_environment_requirements(text, expected):
     subjects = read_subjects(item(text))
     assert labels(subjects) == {expected}
@@ -561,8 +567,11 @@ def test_two_cuda_versions_removed_at_once():
     "Please utilize CUDA 12.6 instead.",
     "AOTI config variable `aot_inductor.embed_cubin` has been renamed to `aot_inductor.x_y`",
     "Requires MacOS-14+ going forward",
+    "Change conda to miniforge for xpu images (#134455)",
+    "Migrate conda, manywheel, libtorch Docker images build from pytorch/builder",
 ], ids=["cuda-architectures", "python-avoid", "python-added", "cuda-moved-to",
-        "cuda-replacement", "config-rename", "macos"])
+        "cuda-replacement", "config-rename", "macos", "conda-replaced-in-images",
+        "conda-images-migrated"])
 def test_environment_phrasings_that_require_nothing(text):
     assert read_subjects(item(text)).environment == ()
 

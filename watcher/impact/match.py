@@ -59,11 +59,12 @@ def find_affects(subjects: Subjects, index: CodeIndex, root_label: str, *,
         from watcher.impact.environment import touches
     for environment in subjects.environment:
         label = environment.label
+        why = (f"installs torch from {label}, which gets no new builds" if
+               environment.kind == "channel" else f"declares what {label} no longer admits")
         for path, declaration in index.declarations:
             if touches(environment, declaration):
                 keep(found, Affect(path=path, line=declaration.line, code=declaration.code,
-                                   api=label, why=f"declares what {label} no longer admits",
-                                   **base))  # type: ignore[arg-type]
+                                   api=label, why=why, **base))  # type: ignore[arg-type]
     return sorted(found.values(), key=lambda use: (rank(use.tier), use.path, use.line, use.api))
 
 

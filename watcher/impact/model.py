@@ -58,7 +58,7 @@ Ref = Literal["", "import", "annotation", "isinstance", "decorator", "base", "as
 Effect = Literal["removed", "deprecated", "changed"]
 
 # What an environment subject is about.
-EnvironmentKind = Literal["python", "cuda", "package", "renamed_package"]
+EnvironmentKind = Literal["python", "cuda", "package", "renamed_package", "channel"]
 
 
 class UnparsableError(Exception):
@@ -109,6 +109,8 @@ class EnvironmentSubject(Frozen):
       touched.
     - renamed_package: ``name`` (the old name, "pytorch-triton") is now ``new_name``; any pin of
       the old name is touched.
+    - channel: the conda channel ``name`` ("pytorch") gets no more builds ("Removed Anaconda
+      support"); an environment that installs torch from it is touched.
     """
 
     kind: EnvironmentKind
@@ -127,6 +129,8 @@ class EnvironmentSubject(Frozen):
             return f"cuda {self.removed}"
         if self.kind == "renamed_package":
             return f"{self.name} (now {self.new_name})"
+        if self.kind == "channel":
+            return f"the {self.name} conda channel"
         return f"{self.name}{self.specifier}"
 
 
@@ -169,8 +173,8 @@ class Declaration(Frozen):
 
     line: int
     code: str
-    kind: Literal["python", "cuda", "package"]
-    name: str = ""  # normalised package name, for package
+    kind: Literal["python", "cuda", "package", "channel"]
+    name: str = ""  # normalised package name, for package; the conda channel, for channel
     specifier: str = ""  # PEP 440 specifier as written (">=3.9", "==2.1.0"), for python/package
     version: str = ""  # the CUDA version of a base image or wheel index ("12.1")
 

@@ -10,7 +10,7 @@ from typing import Literal
 __all__ = ["EnvironmentKind", "environment_kind"]
 
 EnvironmentKind = Literal["pyproject", "setup.cfg", "setup.py", "requirements", "dockerfile",
-                          "conda"]
+                          "conda", "shell"]
 
 
 def environment_kind(path: str) -> EnvironmentKind | None:
@@ -30,4 +30,6 @@ def environment_kind(path: str) -> EnvironmentKind | None:
     if any(fnmatch(lower, f"{stem}*.{ending}") for stem in ("environment", "conda")
            for ending in ("yml", "yaml")):
         return "conda"  # environment.yml, conda.yaml, conda-extras.yaml
+    if lower.endswith(".sh"):
+        return "shell"  # setup and install scripts: what they pip / conda install
     return None

@@ -21,19 +21,32 @@ from watcher.impact.environment.declarations import (
 )
 from watcher.impact.model import Declaration
 
-__all__ = ["conda_environment", "dockerfile"]
+__all__ = ["conda_environment", "dockerfile", "shell_script"]
 
 VARIABLE = re.compile(r"\$\{(\w+)(?::?[-+]([^}]*))?\}|\$(\w+)")
 TAG_CU = re.compile(r"(?:^|[-_.])cu(\d{2,3})(?:$|[-_.])")
 RELEASE = re.compile(r"^(\d+)\.(\d+)")
 PIP = re.compile(r"\bpip3?(?:\.\d+)?\s+install\s+([^;&|]*)")
 CONDA = re.compile(r"\b(?:conda|mamba|micromamba)\s+install\s+([^;&|]*)")
+CHANNEL_OPTION = re.compile(r"(?:^|\s)(?:-c|--channel)(?:\s+|=)([\w.\-/:]{1,100})")
+# The torch package of conda, by its channel or not: "pytorch", "pytorch::pytorch=2.1".
+TORCH_SPEC = re.compile(r"^(?:([\w.\-]{1,60})::)?(?:pytorch|pytorch-cuda|pytorch-cpu)(?![\w-])")
 # Options of pip and conda install that take a value as the next word.
 VALUED = frozenset({"-r", "-c", "-e", "-i", "-f", "-t", "-n", "-p", "--requirement",
                     "--constraint", "--editable", "--index-url", "--extra-index-url",
                     "--find-links", "--target", "--prefix", "--root", "--trusted-host",
                     "--platform", "--python-version", "--only-binary", "--no-binary",
                     "--channel", "--name", "--timeout", "--retries", "--cache-dir"})
+
+
+def shell_script(lines: list[str]) -> list[Declaration]:
+    """What a setup script's ``pip install`` and ``conda install`` lines name (comments
+    left out)."""
+    found: list[Declaration] = []
+    bare = [re.sub(r"(^|\s)#.*$", "", line) for line in lines]
+    for number, text in instructions(bare):
+        found += run_line(number, lines[number - 1], text)
+    return found
 
 
 def dockerfile(lines: list[str]) -> list[Declaration]:
@@ -105,12 +118,41 @@ def base_image(number: int, code: str, rest: str) -> list[Declaration]:
 
 
 def run_line(number: int, code: str, command: str) -> list[Declaration]:
-    """A ``RUN``'s wheel index URLs, and what its ``pip install`` / ``conda install`` name."""
+    """A ``RUN``'s wheel index URLs, and what its ``pip install`` / ``conda install`` name
+    (and the conda channel torch comes from)."""
     found = cuda_in(number, code, command)
     for pattern, read in ((PIP, requirement), (CONDA, conda_spec)):
         for arguments in pattern.findall(command):
-            for word in install_words(arguments):
+            words = install_words(arguments)
+            for word in words:
                 found += read(number, code, word)
+            if read is conda_spec:
+                found += torch_channel(number, code, words, channels_of(arguments))
+    return found
+
+
+def channels_of(arguments: str) -> list[str]:
+    """The channels a ``conda install`` names (``-c pytorch``, ``--channel=pytorch``)."""
+    return [match[1].lower() for match in CHANNEL_OPTION.finditer(arguments)]
+
+
+def torch_channel(number: int, code: str, specs: list[str], channels: list[str]
+                  ) -> list[Declaration]:
+    """A conda install of torch from a named channel (``pytorch::pytorch``, or ``pytorch``
+    with ``-c pytorch`` given): where it comes from is what a channel's end reaches."""
+    found = []
+    for spec in specs:
+        match = TORCH_SPEC.match(spec.strip().lower())
+        if match is None:
+            continue
+        # conda takes a package from the first channel that has it: the first one named.
+        channel = match[1] or (channels[0] if channels else "")
+        if channel:
+            pinned = next((d.specifier for d in conda_spec(number, code, spec)
+                           if d.kind == "package"), "")
+            found.append(Declaration(line=number, code=code.strip()[:200], kind="channel",
+                                     name=channel, specifier=pinned))
+        break
     return found
 
 
@@ -137,15 +179,22 @@ def conda_environment(lines: list[str]) -> list[Declaration]:
     found: list[Declaration] = []
     listing = False
     pip_indent: int | None = None
+    section = ""
+    channels: list[str] = []
+    torch_lines: list[tuple[int, str, str]] = []  # the conda specs that install torch
     for number, text in enumerate(lines, 1):
         content = re.sub(r"(^|\s)#.*$", "", text).rstrip()
         if not content.strip():
             continue
         indent = len(content) - len(content.lstrip())
         if indent == 0:
-            listing, pip_indent = content.startswith("dependencies:"), None
+            section = content.partition(":")[0].strip()
+            listing, pip_indent = section == "dependencies", None
             continue
         item = content.strip()
+        if section == "channels" and item.startswith("-"):
+            channels.append(item[1:].strip().strip("'\"").lower())
+            continue
         if not listing or not item.startswith("-"):
             continue
         value = item[1:].strip().strip("'\"")
@@ -158,5 +207,9 @@ def conda_environment(lines: list[str]) -> list[Declaration]:
             pip_indent = indent
         else:
             found += conda_spec(number, text, value)
+            torch_lines.append((number, text, value))
+    # Channels are listed before or after the dependencies: torch's is known at the end.
+    for number, text, value in torch_lines:
+        found += torch_channel(number, text, [value], channels)
     return found
 

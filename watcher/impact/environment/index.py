@@ -16,7 +16,7 @@ from typing import Any
 
 from watcher.impact.environment.declarations import python, requirement, requirement_lines
 from watcher.impact.environment.files import environment_kind
-from watcher.impact.environment.images import conda_environment, dockerfile
+from watcher.impact.environment.images import conda_environment, dockerfile, shell_script
 from watcher.impact.model import Declaration, FileIndex, UnparsableError
 
 __all__ = ["environment_reader", "index_environment", "is_environment_file"]
@@ -209,4 +209,4 @@ SETUP_KEYWORDS = ("python_requires", "install_requires", "extras_require")
 
 READERS: dict[str, Reader] = {"pyproject": pyproject, "setup.cfg": setup_cfg, "setup.py": setup_py,
                               "requirements": requirement_lines, "dockerfile": dockerfile,
-                              "conda": conda_environment}
+                              "conda": conda_environment, "shell": shell_script}

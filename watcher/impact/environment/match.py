@@ -1,7 +1,8 @@
 """Whether an environment requirement of a release touches one declaration of a codebase:
 a ``requires-python`` that still admits a dropped Python, a pin or base image of a dropped
 CUDA, a pin that admits a version the release no longer works with, a pin of a renamed
-package. Specifiers are evaluated with ``packaging``; what does not parse touches nothing."""
+package, torch installed from a conda channel that gets no more builds. Specifiers are
+evaluated with ``packaging``; what does not parse touches nothing."""
 
 from __future__ import annotations
 
@@ -22,6 +23,10 @@ def touches(subject: EnvironmentSubject, declaration: Declaration) -> bool:
     if subject.kind == "python":
         return declaration.kind == "python" and admits_below(declaration.specifier,
                                                              subject.minimum)
+    if subject.kind == "channel":
+        # A pin of a release the channel still has asks for nothing new from it.
+        return declaration.kind == "channel" and declaration.name == subject.name and (
+            not declaration.specifier or admits_newest(declaration.specifier))
     if declaration.kind != "package" or canonicalize_name(subject.name) != declaration.name:
         return False
     if subject.kind == "renamed_package":
@@ -29,6 +34,12 @@ def touches(subject: EnvironmentSubject, declaration: Declaration) -> bool:
     # An unpinned dependency resolves to the newest release, which meets the requirement.
     return bool(declaration.specifier) and admits_rejected(declaration.specifier,
                                                           subject.specifier)
+
+
+def admits_newest(specifier: str) -> bool:
+    """Whether ``specifier`` admits releases yet to come (">=2.3": yes; "==2.1.*", "<2.6": no)."""
+    allowed = specifier_set(specifier)
+    return allowed is not None and allowed.contains(Version("999"), prereleases=True)
 
 
 def admits_below(specifier: str, minimum: str) -> bool:

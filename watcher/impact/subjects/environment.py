@@ -71,6 +71,19 @@ _RENAMED = [
     re.compile(r"\brenam(?:e|es|ed|ing)\s+(?:the\s+)?(?:package\s+)?(?:from\s+)?" + _NAME
                + r"\s+(?:package\s+|wheel\s+)?(?:to|as)\s+" + _NAME + r"(?=[\s,;)]|\.?$)", re.I),
 ]
+# PyTorch's own conda channel ending: "Removed Anaconda support in CI/CD", "PyTorch will no
+# longer publish packages on the pytorch conda channel", "conda builds are discontinued".
+_CHANNEL_ENDED = [
+    re.compile(r"\b" + _DROP + r"\s+(?:the\s+)?(?:support\s+for\s+)?(?:ana)?conda\b"
+               r"(?!\s+(?:to|with|for|in)\b)", re.I),
+    re.compile(r"\b(?:stop(?:s|ped)?|no\s+longer|discontinu\w{1,4})\s+(?:publish|build|ship|"
+               r"provid|upload)\w{0,4}\s+(?:\w{1,20}\s+){0,5}?(?:on|to|for|via)?\s*(?:the\s+)?"
+               r"(?:\w{1,20}\s+)?(?:ana)?conda\b", re.I),
+    re.compile(r"\b(?:ana)?conda\s+(?:support|packages|binaries|builds|channel)\s+(?:is\s+|are\s+|"
+               r"has\s+been\s+|have\s+been\s+)?(?:now\s+)?(?:dropped|removed|deprecated|"
+               r"discontinued|no\s+longer\s+(?:supported|published|built))\b", re.I),
+]
+PYTORCH_CHANNEL = "pytorch"
 _PACKAGE_WORDS = re.compile(r"\b(?:package|wheel|pip|pypi|distribution|dependency)\b", re.I)
 # Platforms and toolchains notes version-gate: not Python distributions a codebase pins.
 _NOT_PACKAGES = frozenset({"cuda", "rocm", "macos", "windows", "linux", "glibc", "gcc", "clang",
@@ -101,6 +114,8 @@ def _sentence_subjects(text: str) -> Iterator[EnvironmentSubject]:
         yield from _packages(text)
     if "renam" in lower:
         yield from _renames(text)
+    if "conda" in lower and any(pattern.search(text) for pattern in _CHANNEL_ENDED):
+        yield EnvironmentSubject(kind="channel", name=PYTORCH_CHANNEL)
 
 
 def _python(text: str) -> Iterator[EnvironmentSubject]:
