@@ -5,6 +5,8 @@ as a zip (``watcher.impact.atlas``), and its atlas written as ``{package}-{versi
     python scripts/build_atlases.py 2.5.0 2.6.0 2.7.0 [--package torch] [--wheels /tmp/wheels]
         [--platform macosx_11_0_arm64] [--keep] [--out config/atlases]
     python scripts/build_atlases.py --wheel /opt/wheels/torch-2.13.0+cpu-...whl [--out DIR]
+    python scripts/build_atlases.py --diffs     # the consecutive diffs (config/atlases/diffs/)
+    python scripts/build_atlases.py --names     # the classifier's short names (names.json)
 
 A wheel already in ``--wheels`` is not downloaded again; each is deleted once built unless
 ``--keep`` (they are 60-200 MB). Wheels never go into the repository.
@@ -71,6 +73,21 @@ def write_diffs(package: str, out: Path) -> int:
     return 0
 
 
+def write_names(package: str, out: Path) -> int:
+    """The short names of the newest bundled atlas (``watcher.impact.atlas.short_names``), for
+    the classifier: ``config/atlases/names.json``."""
+    from watcher.impact.atlas import AtlasSource
+    from watcher.impact.atlas.short_names import write_short_names
+    from watcher.notes.taxonomy import builtin_taxonomy
+
+    source = AtlasSource(store=None, index=None, clock=lambda: None, bundled=out)  # type: ignore[arg-type]
+    newest = source.known(package, source.versions(package)[-1])
+    assert newest is not None
+    print(write_short_names(newest, builtin_taxonomy().apis.owner, out / "names.json"),
+          file=sys.stderr)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("versions", nargs="*", help="versions to download and build")
@@ -84,9 +101,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", action="store_true", help="keep the downloaded wheels")
     parser.add_argument("--diffs", action="store_true",
                         help="(only) write the diff of each bundled atlas and the one before it")
+    parser.add_argument("--names", action="store_true",
+                        help="(only) write the newest bundled atlas's short names (names.json)")
     args = parser.parse_args(argv)
     if args.diffs:
         return write_diffs(args.package, args.out)
+    if args.names:
+        return write_names(args.package, args.out)
     if not args.versions and not args.wheel:
         parser.error("give versions or --wheel")
     args.out.mkdir(parents=True, exist_ok=True)

@@ -103,3 +103,22 @@ def test_each_bundled_diff_is_the_diff_of_its_bundled_atlases():
             "scripts/build_atlases.py --diffs"
         checked += 1
     assert checked >= 7
+
+
+def test_the_bundled_short_names_are_those_of_the_newest_atlas():
+    """``config/atlases/names.json`` (``scripts/build_atlases.py --names``): the classifier's
+    short names, which must follow the newest bundled atlas and ``config/apis.toml``."""
+    import json
+
+    from watcher.impact.atlas.short_names import short_names
+    from watcher.notes.taxonomy import builtin_taxonomy
+    from watcher.resources import short_names_path
+
+    written = json.loads(short_names_path().read_text(encoding="utf-8"))
+    assert written["from"] == f"torch {VERSIONS[-1]}"
+    assert written["names"] == short_names(bundled(VERSIONS[-1]), builtin_taxonomy().apis.owner), \
+        "run scripts/build_atlases.py --names"
+    names = written["names"]
+    assert names["fully_shard"] == "torch.distributed.fsdp.fully_shard"
+    assert names["ReduceLROnPlateau"] == "torch.optim.lr_scheduler.ReduceLROnPlateau"
+    assert "load" not in names and "export" not in names  # several APIs: no one of them

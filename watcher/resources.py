@@ -32,3 +32,7 @@ def kinds_path() -> Path:
 
 def apis_path() -> Path:
     return defaults_dir() / "apis.toml"
+
+
+def short_names_path() -> Path:
+    return defaults_dir() / "atlases" / "names.json"

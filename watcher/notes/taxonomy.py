@@ -27,7 +27,7 @@ from watcher.notes.headings import (
     spelled_keys,
 )
 from watcher.notes.prefilter import RuleIndex, any_of, literal_hint
-from watcher.resources import apis_path, kinds_path, subsystems_path
+from watcher.resources import apis_path, kinds_path, short_names_path, subsystems_path
 
 HEADINGS_KEPT = 4096  # headings whose meaning is remembered; a release has a few hundred
 DECISIVE = 6.0  # the score of a `decisive` pattern: enough to decide without the model
@@ -270,7 +270,9 @@ def builtin_taxonomy() -> Taxonomy:
     taxonomy = Taxonomy()
     _load_subsystems(taxonomy, _read(subsystems_path())["subsystems"], "subsystems.toml")
     _load_kinds(taxonomy, _read(kinds_path())["kinds"], "kinds.toml")
-    taxonomy.apis = _load_apis(_read(apis_path())["apis"], "apis.toml")
+    owners = _read(apis_path())
+    taxonomy.apis = _load_apis(owners["apis"], "apis.toml").with_short_names(
+        owners.get("aliases", {}), short_names_path())
     return taxonomy
 
 

@@ -278,7 +278,7 @@ class Classifier:
         top = self.decisive(scores)
         if top is not None:
             named = api_verdict(self.taxonomy.apis, words,
-                                lambda top: self._best_finer(scores, top)[0])
+                                lambda top: self._best_finer(scores, top)[0], written_only=True)
             if named is not None and top_level(named.subsystem) != top:
                 return named
             return self._rule_decision(scores, top)  # measured per subsystem: its sureness
