@@ -121,7 +121,7 @@ def test_dockerfiles_base_images_and_installs():
             conda install -y -c pytorch pytorch-cuda=12.1
         """) == [(2, "cuda", "", "12.1"), (3, "cuda", "", "12.1"), (4, "python", "", "==3.9.*"),
                  (7, "cuda", "", "11.8"), (7, "package", "torch", "==2.1.0"),
-                 (7, "cuda", "", "12.1"), (7, "channel", "pytorch", "")]
+                 (7, "cuda", "", "12.1")]  # pytorch-cuda is the CUDA it wants, not torch
     assert declared("gpu.dockerfile", "FROM nvcr.io/nvidia/cuda:11.8.0-base\n") == [
         (1, "cuda", "", "11.8")]
 
@@ -148,8 +148,8 @@ def test_conda_environment_files():
                  (8, "cuda", "", "12.1"), (9, "package", "numpy", ">=1.24"),
                  (10, "package", "pip", ""), (12, "cuda", "", "12.1"),
                  (13, "package", "onnxscript", "==0.2.0"),
-                 # torch from the channel listed first (a pin of a build it keeps, or not)
-                 (7, "channel", "pytorch", "==2.1.0.*"), (8, "channel", "pytorch", "")]
+                 # torch from the channel named, pinned to a build it keeps
+                 (7, "channel", "pytorch", "==2.1.0.*")]
 
 
 def test_setup_scripts_and_the_channel_torch_comes_from():

@@ -146,6 +146,22 @@ def test_a_branch_for_torch_releases_before_2_0_is_not_read():
     assert (12, "torch.load", True, ("weights_only",)) in found
 
 
+def test_a_dict_set_in_both_branches_of_an_if_holds_either_branchs_keys():
+    found = uses("""\
+        import torch
+        def load(p, safe):
+            if safe:
+                kwargs = {"weights_only": True}
+            else:
+                kwargs = {}
+            state = torch.load(p, **kwargs)
+            kwargs = {}
+            return state, torch.load(p, **kwargs)
+        """)
+    assert (7, "torch.load", True, ("weights_only",)) in found  # says it on some path
+    assert (9, "torch.load", True, ()) in found  # reassigned after the if: none
+
+
 def test_functools_partial_is_a_call_of_its_first_argument():
     found = uses("""\
         import functools

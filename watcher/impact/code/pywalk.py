@@ -91,6 +91,7 @@ class Walker:
         # gives a value), and every name the file assigns (one assigned is no longer only that).
         self.unset: set[str] = set()
         self.rebound: set[str] = set()
+        self._branch_keys: dict[int, set[str]] = {}  # a branch's dict value -> the if's union
         self._returns: dict[str, set[str] | None] = {}
 
     def walk(self, tree: ast.Module) -> None:
@@ -132,6 +133,8 @@ class Walker:
                         push(live)
                     push(node.test)  # type: ignore[attr-defined]
                     continue
+                if kind is ast.If and node.orelse:  # type: ignore[attr-defined]
+                    self.branches(node)  # type: ignore[arg-type]
                 if kind is ast.Assign:
                     self.assignment(node.targets, node.value)  # type: ignore[attr-defined]
                 elif kind in DEFINITIONS or kind is ast.AnnAssign:
@@ -187,6 +190,8 @@ class Walker:
         if type(target) is ast.Name:
             self.rebound.add(target.id)
             keys = literal_keys(value, self.returns_of)
+            if keys is not None and id(value) in self._branch_keys:
+                keys = set(self._branch_keys[id(value)])  # either branch's, as one
             self._open.discard(target.id)
             if keys is None:
                 self._dicts.pop(target.id, None)
@@ -199,6 +204,25 @@ class Walker:
                 known.add(key.value)
             elif known is not None:
                 self._open.add(target.value.id)
+
+    def branches(self, node: ast.If) -> None:
+        """``if c: d = {"a": 1} else: d = {}``: after the ``if``, ``d`` holds either branch's
+        keys, so each branch's literal dict of ``d`` counts as their union (as a conditional
+        expression's does)."""
+        found: dict[str, list[tuple[ast.expr, set[str]]]] = {}
+        for branch in (node.body, node.orelse):
+            for statement in branch:
+                if type(statement) is ast.Assign and len(statement.targets) == 1 \
+                        and type(statement.targets[0]) is ast.Name:
+                    keys = literal_keys(statement.value, self.returns_of)
+                    if keys is not None:
+                        found.setdefault(statement.targets[0].id, []).append(
+                            (statement.value, keys))
+        for assigned in found.values():
+            if len(assigned) > 1:
+                union = set().union(*(keys for _, keys in assigned))
+                for value, _ in assigned:
+                    self._branch_keys[id(value)] = union
 
     def double_starred(self, node: ast.Call) -> tuple[tuple[str, ...], bool]:
         """The keywords a call's ``**x`` pass when ``x`` is a dict the file builds literally;

@@ -29,8 +29,9 @@ RELEASE = re.compile(r"^(\d+)\.(\d+)")
 PIP = re.compile(r"\bpip3?(?:\.\d+)?\s+install\s+([^;&|]*)")
 CONDA = re.compile(r"\b(?:conda|mamba|micromamba)\s+install\s+([^;&|]*)")
 CHANNEL_OPTION = re.compile(r"(?:^|\s)(?:-c|--channel)(?:\s+|=)([\w.\-/:]{1,100})")
-# The torch package of conda, by its channel or not: "pytorch", "pytorch::pytorch=2.1".
-TORCH_SPEC = re.compile(r"^(?:([\w.\-]{1,60})::)?(?:pytorch|pytorch-cuda|pytorch-cpu)(?![\w-])")
+# The torch package of conda, by its channel or not: "pytorch", "pytorch::pytorch=2.1" (not
+# "pytorch-cuda", the CUDA it wants, nor "pytorch::torchvision").
+TORCH_SPEC = re.compile(r"^(?:([\w.\-]{1,60})::)?pytorch(?![\w:-])")
 # Options of pip and conda install that take a value as the next word.
 VALUED = frozenset({"-r", "-c", "-e", "-i", "-f", "-t", "-n", "-p", "--requirement",
                     "--constraint", "--editable", "--index-url", "--extra-index-url",
