@@ -13,6 +13,7 @@ import textwrap
 from pathlib import Path
 
 from atlas_support import V1, V2, write_wheel
+from conftest import SLACK_TOKEN
 from fakes.pypi import FakePackageIndex
 
 from watcher.store import Store
@@ -55,19 +56,23 @@ def pending(tmp_path: Path) -> tuple[bool, bool]:
         store.close()
 
 
-def test_the_package_read_later_adds_what_it_touches_once(fake_github, write_config, run_cli,
-                                                          clock, tmp_path):
+def test_the_package_read_later_adds_what_it_touches_once(fake_github, fake_slack, write_config,
+                                                          run_cli, clock, tmp_path):
     (tmp_path / "trainer").mkdir()
     (tmp_path / "trainer" / "train.py").write_text(TRAIN)
     fake_github.add_release("pytorch/pytorch", tag="v3.1.0", name="PyTorch 3.1.0", body=NOTES)
     with FakePackageIndex() as index:
         index.add("torch", "3.0.0", "torch-3.0.0-py3-none-any.whl",
                   write_wheel(tmp_path, "3.0.0", V1).read_bytes())
+        slack = ('[[notifiers]]\nname = "releases"\ntype = "slack"\nchannel = "#releases"\n'
+                 'min_interval = "1s"\n')
         config = write_config(f'[impact]\ncode = ["trainer"]\npackage_index = "{index.url}"\n',
-                              repos=("pytorch/pytorch",))
+                              repos=("pytorch/pytorch",), slack_url=fake_slack.api_url,
+                              notifiers='[[notifiers]]\nname = "log"\ntype = "jsonl"\n'
+                                        'path = "events.jsonl"\n' + slack)
 
         def poll() -> None:
-            result = run_cli("--config", str(config), "poll")
+            result = run_cli("--config", str(config), "poll", env={"SLACK_BOT_TOKEN": SLACK_TOKEN})
             assert result.code == 0, result.stderr
 
         poll()  # announced without the package: 3.1.0 is not on the index yet
@@ -101,6 +106,12 @@ def test_the_package_read_later_adds_what_it_touches_once(fake_github, write_con
         assert all(item["change"] == "added" for item in package)
         assert "ProcessGroup" not in json.dumps(edit)  # nothing it did not change
         assert pending(tmp_path) == (False, False)
+        # In Slack: a reply in the release's thread, and its first message redrawn so that
+        # "Affects your code" counts what the package found.
+        parent = next(m for m in fake_slack.channel_messages("releases") if m.thread_ts is None)
+        assert parent.edits == 1 and "torch.old_fn" in parent.all_text()
+        replies = [m for m in fake_slack.channel_messages("releases") if m.thread_ts]
+        assert any("torch.old_fn" in m.all_text() for m in replies)
 
         clock.sleep(2 * 3600)
         poll()  # never twice
