@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from watcher.impact.code import CodeIndex, UseTable
 from watcher.impact.knowledge import ApiKnowledge, NoKnowledge, Signature
 from watcher.impact.model import Qualifier, Subject, Subjects
-from watcher.impact.tiers import Match, Verdict, cap, judge, rank
+from watcher.impact.tiers import Match, cap, judge, rank
 from watcher.models import Affect
 
 __all__ = ["find_affects", "reachable"]
@@ -37,10 +37,7 @@ def find_affects(subjects: Subjects, index: CodeIndex, root_label: str, *,
     mentions, each by path and line."""
     found: dict[tuple[str, int, str], Affect] = {}
     base = {"root": root_label, "codebase": codebase, "release": release}
-    limits = tuple(qualifier for qualifier in subjects.qualifiers if qualifier.kind != "failure")
-    failures = [qualifier for qualifier in subjects.qualifiers if qualifier.kind == "failure"]
-    reaches, note = reachable(limits, index)
-    observing = observers(failures, index.table)
+    reaches, note = reachable(subjects.qualifiers, index)
     for subject in subjects.python if reaches else ():
         for match in python_uses(subject, index.table, knowledge):
             verdict = judge(subject, match, release)
@@ -48,8 +45,6 @@ def find_affects(subjects: Subjects, index: CodeIndex, root_label: str, *,
                 continue
             if note:
                 verdict = cap(verdict, note)
-            if failures:
-                verdict = failure_verdict(verdict, failures[0], observing.get(match.path))
             keep(found, Affect(path=match.path, line=match.row["line"], code=match.row["code"],
                                api=subject.api, by_method_name=match.by_method,
                                tier=verdict.tier, why=verdict.why, **base))  # type: ignore[arg-type]
@@ -96,31 +91,6 @@ def reachable(qualifiers: tuple[Qualifier, ...], index: CodeIndex) -> tuple[bool
         if maker is not None:
             return True, f"only with {qualifier.name}, which the code can make ({maker})"
     return False, ""
-
-
-def observers(failures: list[Qualifier], table: UseTable) -> dict[str, str]:
-    """The files that look for a failure a change fixes, each with the name it does so by."""
-    found: dict[str, str] = {}
-    for qualifier in failures:
-        for name in qualifier.made_by:
-            hits = table.by_method.get(name[1:], []) + table.ending_with(name[1:]) \
-                if name.startswith(".") else table.under(name)
-            shown = f"{name}()" if name.startswith(".") else name
-            for path, _ in hits:
-                found.setdefault(path, shown)
-    return found
-
-
-def failure_verdict(verdict: Verdict, failure: Qualifier, observer: str | None) -> Verdict:
-    """A change that turns a failed result into a value reaches a file that looks for that
-    failure (at most ``check``); in any other file the use worked on the old release only
-    where the failure never happened, so it is a mention."""
-    if verdict.tier == "mentions":
-        return verdict
-    if observer is not None:
-        return cap(verdict, f"only {failure.name}, which this file looks for ({observer})")
-    return Verdict("mentions", f"{verdict.why}; only {failure.name}, which this file never "
-                               "looks for")
 
 
 def makes(name: str, table: UseTable) -> bool:

@@ -88,12 +88,9 @@ class Qualifier(Frozen):
     """What a change is limited to: a kind of "input" the code must be able to make ("nested
     tensors"), or a "state" it must be able to set (``grad_scale`` already set). ``made_by``:
     the dotted names (or ``.method``s) whose use makes the input; for a state, the attribute
-    or keyword names that set it. A "failure": the change turns a result the old release
-    failed with (NaN) into a value; it reaches a file that looks for that failure (``made_by``:
-    ``torch.isnan``...), elsewhere only as a mention."""
+    or keyword names that set it."""
 
-    # setting: selected by a call (made_by); failure: judged file by file, not codebase-wide
-    kind: Literal["input", "state", "setting", "failure"]
+    kind: Literal["input", "state", "setting"]  # setting: selected by a call (made_by)
     name: str
     made_by: tuple[str, ...]
 

@@ -1,7 +1,6 @@
 """The impact analysis's vocabulary, read once from ``config/impact.toml``: the names that only
-mark code (``@torch.jit.ignore``, ``is_scripting()``), the kinds of input a change can be
-limited to, with how notes name each and what code that makes one uses, and what code that
-looks for NaN results calls.
+mark code (``@torch.jit.ignore``, ``is_scripting()``), and the kinds of input a change can be
+limited to, with how notes name each and what code that makes one uses.
 
 Data, not per-release tables: a new kind of input is a new ``[[inputs]]`` entry.
 """
@@ -28,7 +27,6 @@ class InputKind:
 class Vocabulary:
     markers: frozenset[str]
     inputs: tuple[InputKind, ...]
-    nan_observers: tuple[str, ...] = ()  # what code that looks for NaN results uses
 
     def is_marker(self, name: str) -> bool:
         """A name that only marks (or under one: ``torch.jit.Final[int]`` is ``Final``)."""
@@ -42,5 +40,4 @@ def vocabulary() -> Vocabulary:
         data = tomllib.load(handle)
     inputs = tuple(InputKind(entry["name"], tuple(word.lower() for word in entry["words"]),
                              tuple(entry["made_by"])) for entry in data.get("inputs", []))
-    return Vocabulary(frozenset(data.get("markers", [])), inputs,
-                      tuple(data.get("nan_observers", [])))
+    return Vocabulary(frozenset(data.get("markers", [])), inputs)

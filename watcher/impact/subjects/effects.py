@@ -5,9 +5,7 @@ must set).
 "Remove `torch.onnx._export`" removes a name, any use of which breaks; "Remove Nested Jagged
 Tensor support from `flex_attention`" changes a function's behaviour for one kind of input, and
 reaches only code that can make such an input; "respecting an already set `grad_scale`"
-reaches only code that sets ``grad_scale``; "fully masked rows … would yield NaNs …, after this
-PR … yield 0s" changes only results that used to be NaN, which code that worked on the old
-release either never got or had to look for.
+reaches only code that sets ``grad_scale``.
 """
 
 from __future__ import annotations
@@ -37,13 +35,6 @@ DISPATCH = re.compile(r"\bno\s+longer\s+dispatch(?:es)?\s+to\s+([A-Za-z][\w-]{1,
 # A call selecting something by name in an example: preferred_linalg_library("magma").
 SELECTOR = re.compile(r"([A-Za-z_][\w.]{0,120})\(\s*['\"]([\w-]{1,30})['\"]\s*\)")
 # "an already set `x` value", "when `x` is already set", "if `x` is set".
-# A result the old release failed with, now a value: "would yield NaNs in the output, after
-# this PR, fully masked rows yield 0s", "used to return nan, now returns 0".
-NAN_BEFORE = re.compile(r"\b(?:before|previously|used\s+to|would|formerly|in\s+\d+\.\d+)\b"
-                        r"(?:[^.;]|\.(?=\w)){0,200}?\bnans?\b", re.IGNORECASE)
-NAN_AFTER = re.compile(r"\b(?:after|now|instead)\b(?:[^.;]|\.(?=\w)){0,160}?(?<![\w.])"
-                       r"(?:0s|0\.0|0|zeros?|finite|-?inf|a\s+(?:number|value))(?!\w|\.\w)",
-                       re.IGNORECASE)
 STATE = re.compile(MARK + r"\s*(?:value\s+)?(?:is|was|has\s+been|are)\s+(?:already\s+)?set\b|"
                    r"\balready[- ]set\s+(?:the\s+)?(?=" + MARK + ")", re.IGNORECASE)
 
@@ -57,16 +48,11 @@ def effect_of(sentence: Sentence, kind: str) -> Effect:
 
 
 def read_qualifiers(sentences: list[Sentence], inputs: tuple[InputKind, ...],
-                    blocks: list[CodeBlock] | None = None,
-                    nan_observers: tuple[str, ...] = ()) -> list[Qualifier]:
+                    blocks: list[CodeBlock] | None = None) -> list[Qualifier]:
     """The inputs and states the title limits the change to: words of an input kind in its
     prose (outside code spans), a code span said to be already set, a backend the API no
-    longer dispatches to (selected by a call the item's examples show); and, from any of its
-    sentences, a result that used to be NaN (reached where a file looks for NaN)."""
+    longer dispatches to (selected by a call the item's examples show)."""
     found: list[Qualifier] = []
-    if nan_observers and any(nan_fixed(sentence.plain) for sentence in sentences):
-        found.append(Qualifier(kind="failure", name="results that were NaN before",
-                               made_by=nan_observers))
     for sentence in sentences:
         if not sentence.title:
             continue
@@ -83,12 +69,6 @@ def read_qualifiers(sentences: list[Sentence], inputs: tuple[InputKind, ...],
                 found.append(Qualifier(kind="state", name=mention,
                                        made_by=(mention, "_" + mention)))
     return list(dict.fromkeys(found))
-
-
-def nan_fixed(text: str) -> bool:
-    """The sentence says the old release gave NaN where the new one gives a value."""
-    before = NAN_BEFORE.search(text)
-    return before is not None and NAN_AFTER.search(text, before.end()) is not None
 
 
 def state_mention(sentence: Sentence, match: re.Match[str]) -> str:

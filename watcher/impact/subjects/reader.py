@@ -62,9 +62,8 @@ def read_subjects(item: ClassifiedItem) -> Subjects:
         python = [subject.model_copy(update={"condition": unflagged})
                   if subject.condition == "uses" else subject for subject in python]
     environment: list[EnvironmentSubject] = read_environment(parsed.sentences)
-    words = vocabulary()
-    qualifiers = read_qualifiers(parsed.sentences, words.inputs, parsed.blocks,
-                                 words.nan_observers) if python else []
+    qualifiers = read_qualifiers(parsed.sentences, vocabulary().inputs,
+                                 parsed.blocks) if python else []
     return Subjects(python=tuple(python), environment=tuple(environment),
                     qualifiers=tuple(qualifiers))
 
