@@ -98,6 +98,23 @@ def test_setup_cfg_and_setup_py():
         REQUIRED = ["torch"]
         setup(name="x", python_requires=REQUIRES_PYTHON, install_requires=REQUIRED)
         """) == [(2, "python", "", ">=3.9.0"), (3, "package", "torch", "")]
+    # No python_requires: the floor the script enforces itself (fairseq's), not a warning.
+    assert declared("setup.py", """\
+        import sys
+        from setuptools import setup
+        if sys.version_info < (3, 6):
+            sys.exit("Sorry, Python >= 3.6 is required.")
+        if sys.version_info[:2] < (3, 8):
+            print("Python 3.8 is recommended")
+        setup(name="x", install_requires=["torch"])
+        """) == [(7, "package", "torch", ""), (3, "python", "", ">=3.6")]
+    assert declared("setup.py", """\
+        import sys
+        from setuptools import setup
+        if sys.version_info < (3, 6):
+            raise RuntimeError("too old")
+        setup(name="x", python_requires=">=3.9")
+        """) == [(5, "python", "", ">=3.9")]  # what it declares wins
     # An extra installs its requirements too (AutoGPTQ's triton extra), through a name or not.
     assert sorted(declared("setup.py", """\
         from setuptools import setup

@@ -167,7 +167,7 @@ def setup_cfg(lines: list[str]) -> list[Declaration]:
 
 def setup_py(lines: list[str]) -> list[Declaration]:
     """``python_requires="..."``, ``install_requires=[...]`` and ``extras_require={...}``
-    passed to any call."""
+    passed to any call; without ``python_requires``, the version check it makes itself."""
     try:
         tree = ast.parse("\n".join(lines))
     except (SyntaxError, ValueError, RecursionError):
@@ -201,7 +201,46 @@ def setup_py(lines: list[str]) -> list[Declaration]:
                 for item in group.elts:
                     if isinstance(item, ast.Constant) and isinstance(item.value, str):
                         found += requirement(item.lineno, lines[item.lineno - 1], item.value)
+    if not any(declaration.kind == "python" for declaration in found):
+        found += version_check(tree, lines)
     return found
+
+
+def version_check(tree: ast.Module, lines: list[str]) -> list[Declaration]:
+    """The Python floor a ``setup.py`` without ``python_requires`` enforces itself: a
+    module-level ``if sys.version_info < (3, 6):`` that exits or raises is ``>=3.6``."""
+    for statement in tree.body:
+        if not isinstance(statement, ast.If) or not statement.body or not stops(statement.body):
+            continue
+        test = statement.test
+        if not (isinstance(test, ast.Compare) and len(test.ops) == 1
+                and isinstance(test.ops[0], ast.Lt) and is_version_info(test.left)):
+            continue
+        floor = test.comparators[0]
+        if isinstance(floor, ast.Tuple) and 1 <= len(floor.elts) <= 3 and all(
+                isinstance(e, ast.Constant) and type(e.value) is int for e in floor.elts):
+            version = ".".join(str(e.value) for e in floor.elts)  # type: ignore[attr-defined]
+            return [python(statement.lineno, lines[statement.lineno - 1], f">={version}")]
+    return []
+
+
+def is_version_info(node: ast.expr) -> bool:
+    """``sys.version_info`` (or its first fields, ``sys.version_info[:2]``)."""
+    if isinstance(node, ast.Subscript):
+        node = node.value
+    return (isinstance(node, ast.Attribute) and node.attr == "version_info"
+            and isinstance(node.value, ast.Name) and node.value.id == "sys")
+
+
+def stops(body: list[ast.stmt]) -> bool:
+    """The block ends the install: a ``raise``, or a call of ``sys.exit``/``exit``."""
+    last = body[-1]
+    if isinstance(last, ast.Raise):
+        return True
+    return (isinstance(last, ast.Expr) and isinstance(last.value, ast.Call)
+            and ((isinstance(last.value.func, ast.Attribute) and last.value.func.attr == "exit")
+                 or (isinstance(last.value.func, ast.Name) and last.value.func.id in (
+                     "exit", "quit"))))
 
 
 SETUP_KEYWORDS = ("python_requires", "install_requires", "extras_require")
