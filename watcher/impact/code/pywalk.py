@@ -56,8 +56,7 @@ def fields_of(kind: type) -> tuple[str, ...]:
     fields = _FIELDS.get(kind)
     if fields is None:
         fields = () if not issubclass(kind, ast.AST) or issubclass(kind, LEAVES) else tuple(
-            reversed([field for field in kind._fields  # type: ignore[attr-defined]
-                      if field not in SKIPPED]))
+            reversed([field for field in kind._fields if field not in SKIPPED]))
         _FIELDS[kind] = fields
     return fields
 
@@ -257,7 +256,7 @@ class Walker:
                            if keyword.arg is not None and type(keyword.value) is ast.Constant
                            and isinstance(keyword.value.value, CONSTANTS))
             self.sets.update(keywords)
-        last = func.attr if type(func) is ast.Attribute else func.id
+        last = func.attr if isinstance(func, ast.Attribute) else func.id
         extra: Any = None
         if last == "partial" and node.args:
             extra = (PARTIAL, chain_of(node.args[0]))
