@@ -23,12 +23,14 @@ if TYPE_CHECKING:
     from watcher.impact.code.pyindex import read_python as read_python
     from watcher.impact.code.scan import CodeIndex as CodeIndex
     from watcher.impact.code.scan import ScanCounts as ScanCounts
+    from watcher.impact.code.scan import gc_paused as gc_paused
     from watcher.impact.code.scan import scan_codebase as scan_codebase
     from watcher.impact.code.usetable import Hit as Hit
     from watcher.impact.code.usetable import UseTable as UseTable
 
 _EXPORTS = {
     "CodeIndex": "scan",
+    "gc_paused": "scan",
     "Hit": "usetable",
     "index_python": "pyindex",
     "module_name": "pyindex",

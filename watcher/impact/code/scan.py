@@ -27,7 +27,7 @@ from watcher.impact.code.usetable import UseTable
 from watcher.impact.environment import environment_kind
 from watcher.impact.model import Declaration, FileIndex, UnparsableError
 
-__all__ = ["CodeIndex", "ScanCounts", "scan_codebase"]
+__all__ = ["CodeIndex", "ScanCounts", "gc_paused", "scan_codebase"]
 
 FORMAT = 3  # bump when the index of a file would come out differently: old entries miss
 SKIPPED_DIRS = frozenset({
@@ -121,7 +121,8 @@ def stat_key(entry: os.DirEntry[str]) -> tuple[int, int]:
 def gc_paused() -> Iterator[None]:
     """A scan allocates millions of small objects (trees, rows) and no reference cycles: the
     cyclic collector, run every few hundred allocations, would only walk the whole heap again
-    and again (a third of a cold scan's time). Collected as usual once the scan is done."""
+    and again (a third of a cold scan's time). Collected as usual once the scan is done (or
+    the offline ``impact`` command, which pauses it for its whole run)."""
     enabled = gc.isenabled()
     gc.disable()
     try:
