@@ -26,6 +26,16 @@ logger = logging.getLogger("watcher")
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
+class Teardown:
+    """Whether the console script may end the process without the interpreter's teardown:
+    set by a command that leaves nothing open once its output is written (``impact``: it
+    reads files and writes no state). The teardown frees every object and module one by one,
+    ~40 ms after a scan of a large codebase, for a process about to end anyway (mypy ends
+    the same way); logging is still shut down and the standard streams flushed."""
+
+    skippable = False
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="release-watch", prog_name="release-watch",
                       message="%(prog)s %(version)s")
@@ -146,6 +156,7 @@ def impact(state: State, paths: tuple[str, ...], code: tuple[str, ...], release:
         touched = run_impact(config, state.deps.stdout, list(paths), list(code), repo=repo,
                              fmt=fmt, release=release, releases=releases, show_all=show_all,
                              fail_on=fail_on)
+    Teardown.skippable = True
     sys.exit(EXIT_FAILED if touched else EXIT_OK)
 
 
@@ -241,6 +252,10 @@ def _report(error: Exception, verbose: bool) -> None:
 def console_script() -> None:
     code = main()
     _quiet_stdout()
+    if Teardown.skippable:
+        logging.shutdown()
+        sys.stderr.flush()
+        os._exit(code)
     sys.exit(code)
 
 
