@@ -5,7 +5,8 @@ referenced: a call, an import, an annotation, an ``isinstance`` argument, a deco
 with ``shapes`` for the expressions it reads whole (dotted names, literal dicts);
 ``pyindex`` resolves them to dotted names; ``reexport`` follows names the codebase's own modules
 re-export; ``usetable`` is the look-ups the matcher asks; ``scan`` walks a codebase through a
-per-file cache, so an unchanged file is never read again.
+per-file cache, so an unchanged file is never read again (``gcpause``: with the cyclic
+collector paused).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING
 from watcher import lazy_exports
 
 if TYPE_CHECKING:
+    from watcher.impact.code.gcpause import gc_paused as gc_paused
     from watcher.impact.code.pyindex import PythonIndex as PythonIndex
     from watcher.impact.code.pyindex import UnparsableError as UnparsableError
     from watcher.impact.code.pyindex import UseRow as UseRow
@@ -23,14 +25,13 @@ if TYPE_CHECKING:
     from watcher.impact.code.pyindex import read_python as read_python
     from watcher.impact.code.scan import CodeIndex as CodeIndex
     from watcher.impact.code.scan import ScanCounts as ScanCounts
-    from watcher.impact.code.scan import gc_paused as gc_paused
     from watcher.impact.code.scan import scan_codebase as scan_codebase
     from watcher.impact.code.usetable import Hit as Hit
     from watcher.impact.code.usetable import UseTable as UseTable
 
 _EXPORTS = {
     "CodeIndex": "scan",
-    "gc_paused": "scan",
+    "gc_paused": "gcpause",
     "Hit": "usetable",
     "index_python": "pyindex",
     "module_name": "pyindex",

@@ -11,23 +11,22 @@ keeps uses as the JSON's plain rows and builds ``FileIndex`` models only when as
 
 from __future__ import annotations
 
-import gc
 import hashlib
 import json
 import os
 from collections.abc import Iterator, MutableMapping
-from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
 
+from watcher.impact.code.gcpause import gc_paused
 from watcher.impact.code.pyindex import UseRow, read_python
 from watcher.impact.code.reexport import resolve_reexports
 from watcher.impact.code.usetable import UseTable
 from watcher.impact.environment import environment_kind
 from watcher.impact.model import Declaration, FileIndex, UnparsableError
 
-__all__ = ["CodeIndex", "ScanCounts", "gc_paused", "scan_codebase"]
+__all__ = ["CodeIndex", "ScanCounts", "scan_codebase"]
 
 FORMAT = 3  # bump when the index of a file would come out differently: old entries miss
 SKIPPED_DIRS = frozenset({
@@ -115,21 +114,6 @@ def scan_codebase(root: str, cache: MutableMapping[str, str] | None = None,
 def stat_key(entry: os.DirEntry[str]) -> tuple[int, int]:
     stat = entry.stat(follow_symlinks=False)
     return stat.st_size, stat.st_mtime_ns
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """A scan allocates millions of small objects (trees, rows) and no reference cycles: the
-    cyclic collector, run every few hundred allocations, would only walk the whole heap again
-    and again (a third of a cold scan's time). Collected as usual once the scan is done (or
-    the offline ``impact`` command, which pauses it for its whole run)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def unchanged(previous: CodeIndex) -> CodeIndex:
