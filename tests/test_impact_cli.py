@@ -206,7 +206,9 @@ def test_the_console_script_ends_an_impact_process_with_its_code_and_whole_outpu
     is written (``Teardown.end``): the exit code, every byte of the report and the log lines
     are still there, as in process."""
     args = ["impact", str(notes), "--code", str(trainer), "--format", "json"]
-    env = {key: value for key, value in os.environ.items() if key != "RELEASE_WATCH_CONFIG"}
+    # Buffered, as a pipe's standard output is by default: what is not flushed is lost.
+    env = {key: value for key, value in os.environ.items()
+           if key not in ("RELEASE_WATCH_CONFIG", "PYTHONUNBUFFERED")}
     code = "import sys; from watcher.cli import console_script; sys.argv[0]='release-watch'; " \
            "console_script()"
     done = subprocess.run([sys.executable, "-c", code, *args], cwd=tmp_path,
