@@ -81,7 +81,8 @@ class CodeIndex:
 
     @cached_property
     def table(self) -> UseTable:
-        return UseTable((record.path, record.uses) for record in self.records)
+        with gc_paused():  # a tuple and a list entry per use, no cycle (see ``gc_paused``)
+            return UseTable((record.path, record.uses) for record in self.records)
 
     @cached_property
     def sets(self) -> frozenset[str]:
