@@ -4,6 +4,9 @@ as ``path:line`` and its line of code; exit 1 when a BC-breaking or deprecation 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
@@ -195,3 +198,30 @@ def test_range_reads_the_releases_the_store_knows(run_cli, trainer, fake_github,
     empty = run_cli("--config", str(config), "impact", "--range", "v3.0..v3.1", "--code",
                     str(trainer))
     assert empty.code == 2 and "the store knows no release in it" in empty.stderr
+
+
+def test_the_console_script_ends_an_impact_process_with_its_code_and_whole_output(
+        run_cli, trainer, notes, tmp_path):
+    """The console script's process ends without the interpreter's teardown once the report
+    is written (``Teardown.end``): the exit code, every byte of the report and the log lines
+    are still there, as in process."""
+    args = ["impact", str(notes), "--code", str(trainer), "--format", "json"]
+    # Buffered, as a pipe's standard output is by default: what is not flushed is lost.
+    env = {key: value for key, value in os.environ.items()
+           if key not in ("RELEASE_WATCH_CONFIG", "PYTHONUNBUFFERED")}
+    code = "import sys; from watcher.cli import console_script; sys.argv[0]='release-watch'; " \
+           "console_script()"
+    done = subprocess.run([sys.executable, "-c", code, *args], cwd=tmp_path,
+                          env={**env, "HOME": str(tmp_path)}, capture_output=True, text=True,
+                          timeout=120)
+    expected = run_cli(*args)
+    assert (done.returncode, expected.code) == (1, 1)
+    assert done.stdout == expected.stdout and json.loads(done.stdout)["items"]
+    clean = tmp_path / "clean"
+    clean.mkdir()
+    (clean / "model.py").write_text("import torch\ntorch.load('x', weights_only=True)\n")
+    passing = subprocess.run([sys.executable, "-c", code, "impact", str(notes), "--code",
+                              str(clean)], cwd=tmp_path, env={**env, "HOME": str(tmp_path)},
+                             capture_output=True, text=True, timeout=120)
+    assert passing.returncode == 0
+    assert passing.stdout == run_cli("impact", str(notes), "--code", str(clean)).stdout

@@ -26,6 +26,26 @@ logger = logging.getLogger("watcher")
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
+class Teardown:
+    """Whether this process is the console script's, which ends when its command does: then a
+    command that leaves nothing open once its output is written (``impact``: it reads files
+    and writes no state) ends the process itself, without the interpreter's teardown, which
+    frees every object and module one by one (~40 ms after a scan of a large codebase, and a
+    last collection of the run's objects), as mypy does. Logging is shut down and the
+    standard streams flushed first. In process (``main``, the tests) nothing changes."""
+
+    console = False
+
+    @classmethod
+    def end(cls, code: int) -> None:
+        """Ends the console script's process with ``code`` now; in process, returns."""
+        if cls.console:
+            _quiet_stdout()
+            logging.shutdown()
+            sys.stderr.flush()
+            os._exit(code)
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="release-watch", prog_name="release-watch",
                       message="%(prog)s %(version)s")
@@ -127,19 +147,26 @@ def impact(state: State, paths: tuple[str, ...], code: tuple[str, ...], release:
     (offline).
 
     Exit 1 when a use is in tier breaks (--fail-on check: also check), else 0."""
-    from watcher.cli.commands.impact import (
-        releases_in_range,
-        run_impact,
-        stored_releases,
-    )
+    from watcher.impact.code import gc_paused
 
     if bool(paths) == bool(span):
         raise click.UsageError("give notes files (or -) or --range FROM..TO, one of the two")
-    config = state.config()
-    releases = releases_in_range(stored_releases(config, repo), span) if span else None
-    touched = run_impact(config, state.deps.stdout, list(paths), list(code), repo=repo,
-                         fmt=fmt, release=release, releases=releases, show_all=show_all,
-                         fail_on=fail_on)
+    # One run, start to end, makes no garbage worth a cyclic collection: the collector would
+    # only walk the modules, the notes' items and the scan's rows again and again (a tenth of
+    # a run over a large codebase).
+    with gc_paused():
+        from watcher.cli.commands.impact import (
+            releases_in_range,
+            run_impact,
+            stored_releases,
+        )
+
+        config = state.config()
+        releases = releases_in_range(stored_releases(config, repo), span) if span else None
+        touched = run_impact(config, state.deps.stdout, list(paths), list(code), repo=repo,
+                             fmt=fmt, release=release, releases=releases, show_all=show_all,
+                             fail_on=fail_on)
+        Teardown.end(EXIT_FAILED if touched else EXIT_OK)  # before the collector resumes
     sys.exit(EXIT_FAILED if touched else EXIT_OK)
 
 
@@ -233,6 +260,7 @@ def _report(error: Exception, verbose: bool) -> None:
 
 
 def console_script() -> None:
+    Teardown.console = True
     code = main()
     _quiet_stdout()
     sys.exit(code)

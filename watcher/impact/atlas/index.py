@@ -15,9 +15,7 @@ import hashlib
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from watcher.impact.atlas.errors import (
     AtlasError,
@@ -29,6 +27,9 @@ from watcher.impact.atlas.errors import (
 DEFAULT_INDEX = "https://pypi.org"
 TIMEOUT = 60.0  # seconds without a byte before giving up (a wheel is 60-200 MB)
 _CHUNK = 1 << 20
+
+if TYPE_CHECKING:
+    import httpx
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,12 +47,25 @@ class PackageIndex:
     def __init__(self, base: str = DEFAULT_INDEX, *, timeout: float = TIMEOUT,
                  transport: httpx.BaseTransport | None = None) -> None:
         self.base = base.rstrip("/")
-        self._client = httpx.Client(timeout=timeout, transport=transport,
-                                    follow_redirects=True,
-                                    headers={"user-agent": "release-watch (API atlas)"})
+        self._timeout = timeout
+        self._transport = transport
+        self._opened: httpx.Client | None = None
+
+    @property
+    def _client(self) -> httpx.Client:
+        """Made on the first request: a run whose atlases are all bundled (the offline
+        ``impact``) never imports httpx nor builds its TLS context (~40 ms)."""
+        if self._opened is None:
+            import httpx
+
+            self._opened = httpx.Client(timeout=self._timeout, transport=self._transport,
+                                        follow_redirects=True,
+                                        headers={"user-agent": "release-watch (API atlas)"})
+        return self._opened
 
     def close(self) -> None:
-        self._client.close()
+        if self._opened is not None:
+            self._opened.close()
 
     def wheels(self, package: str, version: str) -> list[WheelFile]:
         """The wheels the index lists for ``package==version``, smallest first."""
@@ -80,6 +94,8 @@ class PackageIndex:
     def download(self, wheel: WheelFile, directory: Path) -> Path:
         """The wheel, written under ``directory`` once its sha256 is the index's; on a
         mismatch nothing is left behind."""
+        import httpx
+
         digest = hashlib.sha256()
         target = directory / Path(wheel.filename).name
         with tempfile.NamedTemporaryFile(dir=directory, delete=False, suffix=".part") as part:
@@ -107,6 +123,8 @@ class PackageIndex:
         return target
 
     def _get(self, url: str) -> httpx.Response:
+        import httpx
+
         try:
             return self._client.get(url)
         except httpx.TimeoutException as error:
@@ -128,6 +146,8 @@ def _check(response: httpx.Response, url: str) -> None:
 
 
 def _reason(error: httpx.HTTPError) -> str:
+    import httpx
+
     if isinstance(error, httpx.ConnectError):
         return "cannot connect (offline, or no index there)"
     return type(error).__name__

@@ -16,16 +16,17 @@ import tempfile
 from collections.abc import Callable
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from packaging.version import InvalidVersion, Version
 
-from watcher.impact.atlas.build import build_atlas
 from watcher.impact.atlas.codec import dumps, loads
 from watcher.impact.atlas.errors import AtlasError, IndexUnreachable, NotYetPublished
-from watcher.impact.atlas.index import PackageIndex
 from watcher.impact.atlas.model import Atlas
 from watcher.resources import defaults_dir
+
+if TYPE_CHECKING:
+    from watcher.impact.atlas.index import PackageIndex
 
 logger = logging.getLogger(__name__)
 
@@ -146,6 +147,9 @@ class AtlasSource:
                               f"{again:%H:%M}", package=package, version=version)
 
     def _fetch(self, package: str, version: str) -> Atlas:
+        # Imported here: reading a wheel is needed only where no atlas is bundled or stored.
+        from watcher.impact.atlas.build import build_atlas
+
         assert self.index is not None
         wheel = self.index.smallest_wheel(package, version)
         logger.info("building the API atlas of %s %s from %s (%d MB)", package, version,

@@ -5,7 +5,8 @@ referenced: a call, an import, an annotation, an ``isinstance`` argument, a deco
 with ``shapes`` for the expressions it reads whole (dotted names, literal dicts);
 ``pyindex`` resolves them to dotted names; ``reexport`` follows names the codebase's own modules
 re-export; ``usetable`` is the look-ups the matcher asks; ``scan`` walks a codebase through a
-per-file cache, so an unchanged file is never read again.
+per-file cache, so an unchanged file is never read again (``gcpause``: with the cyclic
+collector paused).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING
 from watcher import lazy_exports
 
 if TYPE_CHECKING:
+    from watcher.impact.code.gcpause import gc_paused as gc_paused
     from watcher.impact.code.pyindex import UNSET as UNSET
     from watcher.impact.code.pyindex import PythonIndex as PythonIndex
     from watcher.impact.code.pyindex import UnparsableError as UnparsableError
@@ -30,6 +32,7 @@ if TYPE_CHECKING:
 
 _EXPORTS = {
     "CodeIndex": "scan",
+    "gc_paused": "gcpause",
     "Hit": "usetable",
     "index_python": "pyindex",
     "module_name": "pyindex",

@@ -117,20 +117,36 @@ def resolve(walker: Walker, lines: list[str]) -> list[UseRow]:
     aliases = walker.aliases
     count = len(lines)
     rebound = walker.rebound
+    parameters = bool(walker.unset)  # a keyword may pass a None-default parameter
     for raw in walker.raws:
+        root = raw[1]
+        if root and root not in aliases and not (raw[2] and raw[3] is not None):
+            continue  # a local read or assigned, most references: no use (``uses_of``)
         for use in uses_of(raw, aliases):
             if use not in seen:
                 line, name, method, call, keywords, kwargs, ref, args, star, values = use
-                if any(type(value) is tuple for _, value in values):
+                if parameters and values and any(type(v) is tuple for _, v in values):
                     values = parameter_values(values, rebound)
                 row: UseRow = {"line": line, "code": lines[line - 1].strip()[:CODE_LIMIT]
                                if line <= count else "", "name": name}
-                # Defaults left out, as FileIndex's JSON has them.
-                optional: tuple[tuple[str, object], ...] = (
-                    ("method", method), ("is_call", call), ("keywords", list(keywords)),
-                    ("passes_kwargs", kwargs), ("ref", ref), ("args", args),
-                    ("passes_args", star), ("values", dict(values)))
-                row.update((key, value) for key, value in optional if value)
+                # Defaults left out, as FileIndex's JSON has them (one test each: this runs
+                # for every use of every file).
+                if method:
+                    row["method"] = method
+                if call:
+                    row["is_call"] = call
+                if keywords:
+                    row["keywords"] = list(keywords)
+                if kwargs:
+                    row["passes_kwargs"] = kwargs
+                if ref:
+                    row["ref"] = ref
+                if args:
+                    row["args"] = args
+                if star:
+                    row["passes_args"] = star
+                if values:
+                    row["values"] = dict(values)
                 seen[use] = row
     return sorted(seen.values(), key=line_of)
 

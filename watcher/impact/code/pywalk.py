@@ -46,12 +46,16 @@ Ref = str
 TYPE_TESTS = frozenset({"isinstance", "issubclass"})
 CONSTANTS = (bool, int, float, str, type(None))
 
-# Fields that never hold a node worth visiting: names, numbers, flags, expression contexts.
+# Fields that never hold a node worth visiting: names, numbers, flags, expression contexts,
+# operators.
 SKIPPED = frozenset({"ctx", "id", "attr", "name", "names", "module", "level", "type_comment",
-                     "kind", "arg", "conversion", "is_async", "simple", "kwd_attrs", "rest"})
+                     "kind", "arg", "conversion", "is_async", "simple", "kwd_attrs", "rest",
+                     "op", "ops"})
 DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 LEAVES = (ast.Constant, ast.Pass, ast.Break, ast.Continue, ast.Global, ast.Nonlocal)
-_FIELDS: dict[type, tuple[str, ...]] = {}
+# A value that is no node (the None of a ``**`` key in a dict display, a default left out, a
+# pattern's constant) has nothing to visit either.
+_FIELDS: dict[type, tuple[str, ...]] = {type(None): (), bool: (), int: (), str: ()}
 
 
 def fields_of(kind: type) -> tuple[str, ...]:
@@ -59,8 +63,8 @@ def fields_of(kind: type) -> tuple[str, ...]:
     into file order)."""
     fields = _FIELDS.get(kind)
     if fields is None:
-        fields = () if issubclass(kind, LEAVES) else tuple(reversed([
-            field for field in kind._fields if field not in SKIPPED]))  # type: ignore[attr-defined]
+        fields = () if not issubclass(kind, ast.AST) or issubclass(kind, LEAVES) else tuple(
+            reversed([field for field in kind._fields if field not in SKIPPED]))
         _FIELDS[kind] = fields
     return fields
 
@@ -101,7 +105,12 @@ class Walker:
         stack: list[Any] = [tree]
         pop, push, extend = stack.pop, stack.append, stack.extend
         record, refs, name_kind, load = self.raws.append, self._refs, ast.Name, ast.Load
-        constant = ast.Constant
+        constant, attribute, call, expression = ast.Constant, ast.Attribute, ast.Call, ast.Expr
+        assign, annotated, imports = ast.Assign, ast.AnnAssign, (ast.Import, ast.ImportFrom)
+        if_kind, if_expression = ast.If, ast.IfExp
+        known_fields = _FIELDS.get
+        # Each node type is tested once per node, the commonest first: this loop runs for
+        # every node of every file, most of a scan's time after ``ast.parse``.
         while stack:
             node = pop()
             kind = type(node)
@@ -113,36 +122,43 @@ class Walker:
                             refs.get(id(node), ""), 0, False, ()))
             elif kind is constant:
                 continue  # a leaf, and the most common node after names
-            elif kind is ast.Attribute:
+            elif kind is attribute:
                 base = self.reference(node, None, (), False, None)
                 if base is not None:
                     push(base)
-            elif kind is ast.Call:
+            elif kind is call:
                 extend(reversed(self.call(node)))
-            elif kind is ast.Import or kind is ast.ImportFrom:
-                self.imports(node)
-            elif isinstance(node, ast.AST):
-                if (kind is ast.If or kind is ast.IfExp) and (
-                        dead := dead_branch(node.test)) is not None:  # type: ignore[attr-defined]
+            elif kind is expression:
+                push(node.value)
+            else:
+                if (kind is if_kind or kind is if_expression) and (
+                        dead := dead_branch(node.test)) is not None:
                     # A branch for torch releases older than any the analysis reads: its
                     # uses never run there. The test and the live branch are walked.
-                    live = node.orelse if dead == "body" else node.body  # type: ignore[attr-defined]
+                    live = node.orelse if dead == "body" else node.body
                     if type(live) is list:
                         extend(reversed(live))
                     else:
                         push(live)
-                    push(node.test)  # type: ignore[attr-defined]
+                    push(node.test)
                     continue
-                if kind is ast.If and node.orelse:  # type: ignore[attr-defined]
-                    self.branches(node)  # type: ignore[arg-type]
-                if kind is ast.Assign:
-                    self.assignment(node.targets, node.value)  # type: ignore[attr-defined]
-                elif kind in DEFINITIONS or kind is ast.AnnAssign:
+                fields = known_fields(kind)
+                if fields is None:
+                    fields = fields_of(kind)
+                if kind is assign:
+                    self.assignment(node.targets, node.value)
+                elif kind in imports:
+                    self.imports(node)
+                    continue
+                elif kind is if_kind and node.orelse:
+                    self.branches(node)
+                elif kind in DEFINITIONS or kind is annotated:
                     self.definition(node)
-                for field in fields_of(kind):
-                    value = getattr(node, field, None)
+                for field in fields:
+                    value = getattr(node, field)
                     if type(value) is list:
-                        extend(reversed(value))
+                        if value:
+                            extend(reversed(value))
                     elif value is not None:
                         push(value)
 
@@ -255,9 +271,23 @@ class Walker:
         return self._returns[name]
 
     def mark(self, tree: ast.expr, ref: Ref) -> None:
-        for node in ast.walk(tree):
-            if type(node) is ast.Attribute or type(node) is ast.Name:
-                self._refs[id(node)] = ref
+        """Notes ``ref`` for each name and attribute within ``tree`` (as ``ast.walk`` would
+        find them, without its generator and deque per annotation)."""
+        refs, pending = self._refs, [tree]
+        while pending:
+            node = pending.pop()
+            kind = type(node)
+            if kind is ast.Name:
+                refs[id(node)] = ref
+                continue
+            if kind is ast.Attribute:
+                refs[id(node)] = ref
+            for field in fields_of(kind):
+                value = getattr(node, field)
+                if type(value) is list:
+                    pending += value
+                elif value is not None:
+                    pending.append(value)
 
     def reference(self, node: ast.expr, call: bool | None, keywords: tuple[str, ...],
                   kwargs: bool, extra: Any, ref: Ref = "", args: int = 0,
@@ -286,25 +316,28 @@ class Walker:
 
     def call(self, node: ast.Call) -> list[Any]:
         """Records the callee with its keywords; returns the nodes left to visit."""
-        func = node.func
-        rest: list[Any] = [*node.args, *(keyword.value for keyword in node.keywords)]
+        func, arguments, named = node.func, node.args, node.keywords
+        rest: list[Any] = [*arguments, *(keyword.value for keyword in named)] if named \
+            else arguments  # most calls pass no keyword: their arguments as they are
         if type(func) is not ast.Attribute and type(func) is not ast.Name:
             return [func, *rest]
-        keywords = tuple(keyword.arg for keyword in node.keywords if keyword.arg is not None)
+        keywords: tuple[str, ...] = ()
+        values: tuple[tuple[str, Any], ...] = ()
         kwargs = False
-        if len(keywords) != len(node.keywords):
-            spread, kwargs = self.double_starred(node)
-            keywords += spread
-        values: tuple[tuple[str, Any], ...] = tuple(
-            (keyword.arg, keyword.value.value) for keyword in node.keywords
-            if keyword.arg is not None and type(keyword.value) is ast.Constant
-            and isinstance(keyword.value.value, CONSTANTS))
-        if self.unset:  # ``opset_version=opset_version``, a parameter defaulting to None
-            values += tuple((keyword.arg, (PARAMETER, keyword.value.id))
-                            for keyword in node.keywords
-                            if keyword.arg is not None and type(keyword.value) is ast.Name
-                            and keyword.value.id in self.unset)
-        self.sets.update(keywords)
+        if named:
+            keywords = tuple(keyword.arg for keyword in named if keyword.arg is not None)
+            if len(keywords) != len(named):
+                spread, kwargs = self.double_starred(node)
+                keywords += spread
+            values = tuple((keyword.arg, keyword.value.value) for keyword in named
+                           if keyword.arg is not None and type(keyword.value) is ast.Constant
+                           and isinstance(keyword.value.value, CONSTANTS))
+            if self.unset:  # ``opset_version=opset_version``, a parameter defaulting to None
+                values += tuple((keyword.arg, (PARAMETER, keyword.value.id))
+                                for keyword in named
+                                if keyword.arg is not None and type(keyword.value) is ast.Name
+                                and keyword.value.id in self.unset)
+            self.sets.update(keywords)
         last = func.attr if isinstance(func, ast.Attribute) else func.id
         extra: Any = None
         if last == "partial" and node.args:
@@ -313,8 +346,11 @@ class Walker:
             extra = (CONFIG_PATCH, string_keys(node.args[0]) if node.args else ())
         elif last in TYPE_TESTS and type(func) is ast.Name and len(node.args) == 2:
             self.mark(node.args[1], "isinstance")
-        positional = sum(type(argument) is not ast.Starred for argument in node.args)
-        star = positional != len(node.args)
+        positional = len(arguments)
+        for argument in arguments:
+            if type(argument) is ast.Starred:
+                positional -= 1
+        star = positional != len(arguments)
         if last == "update" and type(func) is ast.Attribute and type(func.value) is ast.Name \
                 and func.value.id in self._dicts:  # d.update(b=2) adds keys; d.update(x): more
             self._dicts[func.value.id].update(keywords)

@@ -11,16 +11,15 @@ keeps uses as the JSON's plain rows and builds ``FileIndex`` models only when as
 
 from __future__ import annotations
 
-import gc
 import hashlib
 import json
 import os
 from collections.abc import Iterator, MutableMapping
-from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
 
+from watcher.impact.code.gcpause import gc_paused
 from watcher.impact.code.pyindex import UseRow, read_python
 from watcher.impact.code.reexport import resolve_reexports
 from watcher.impact.code.usetable import UseTable
@@ -82,7 +81,8 @@ class CodeIndex:
 
     @cached_property
     def table(self) -> UseTable:
-        return UseTable((record.path, record.uses) for record in self.records)
+        with gc_paused():  # a tuple and a list entry per use, no cycle (see ``gc_paused``)
+            return UseTable((record.path, record.uses) for record in self.records)
 
     @cached_property
     def sets(self) -> frozenset[str]:
@@ -115,20 +115,6 @@ def scan_codebase(root: str, cache: MutableMapping[str, str] | None = None,
 def stat_key(entry: os.DirEntry[str]) -> tuple[int, int]:
     stat = entry.stat(follow_symlinks=False)
     return stat.st_size, stat.st_mtime_ns
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """A scan allocates millions of small objects (trees, rows) and no reference cycles: the
-    cyclic collector, run every few hundred allocations, would only walk the whole heap again
-    and again (a third of a cold scan's time). Collected as usual once the scan is done."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def unchanged(previous: CodeIndex) -> CodeIndex:

@@ -13,6 +13,7 @@ from bisect import bisect_left
 from collections.abc import Iterable
 from functools import cached_property
 
+from watcher.impact.code.gcpause import gc_paused
 from watcher.impact.code.pyindex import UseRow
 
 __all__ = ["Hit", "UseTable"]
@@ -52,8 +53,9 @@ class UseTable:
     def by_method(self) -> dict[str, list[Hit]]:
         """The uses of a method of an object of unknown type, by method name."""
         found: dict[str, list[Hit]] = {}
-        for hit in self._unnamed:
-            found.setdefault(hit[1].get("method", ""), []).append(hit)
+        with gc_paused():  # most of a codebase's uses: a list entry each, no cycle
+            for hit in self._unnamed:
+                found.setdefault(hit[1].get("method", ""), []).append(hit)
         return found
 
     def under(self, api: str) -> list[Hit]:

@@ -21,6 +21,8 @@ def environment_kind(path: str) -> EnvironmentKind | None:
         return "pyproject"
     if lower in ("setup.cfg", "setup.py"):
         return lower  # type: ignore[return-value]
+    if lower.endswith(".py"):  # most files a scan asks about: none of the patterns below
+        return "dockerfile" if lower.startswith(("dockerfile", "containerfile")) else None
     if (fnmatch(lower, "requirements*.txt") or fnmatch(lower, "constraints*.txt")
             or (lower.endswith(".in") and lower != "manifest.in")
             or (lower.endswith(".txt") and folder.rpartition("/")[2] == "requirements")):
