@@ -76,6 +76,25 @@ def test_a_subscription_made_in_slack_posts_only_its_items_from_the_next_poll(
     assert APP_TOKEN not in everything and SLACK_TOKEN not in everything
 
 
+def test_an_envelope_slack_delivers_again_is_answered_without_doing_it_twice(
+    fake_github, fake_slack, socket_mode, write_config, clock
+):
+    channel = fake_slack.channel_id(CHANNEL)
+    with running_daemon(
+        write_config, fake_slack.api_url, clock, {"SLACK_APP_TOKEN": APP_TOKEN}
+    ) as daemon:
+        first = socket_mode.command("subscribe distributed bc_breaking", channel_id=channel)
+        assert first["payload"]["text"].startswith(f"Subscribed <#{channel}>")
+        again = socket_mode.command("subscribe distributed bc_breaking", channel_id=channel,
+                                    again=first["envelope_id"])
+        assert again["envelope_id"] == first["envelope_id"]
+        assert "was not done twice" in again["payload"]["text"]
+        listed = socket_mode.command("list", channel_id=channel)["payload"]["text"]
+        assert listed.count("BC-breaking items") == 1  # one subscription, not two
+        # Only the change was recorded: a list is answered again, and never waits.
+        assert daemon.runtime.store.seen_requests() == 1
+
+
 def test_a_command_while_the_store_is_locked_is_acked_busy_in_time_and_changes_nothing(
     fake_github, fake_slack, socket_mode, write_config, clock
 ):

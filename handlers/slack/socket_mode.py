@@ -5,7 +5,9 @@ acknowledgement, due within 3 seconds, carries the answer the person sees
 (api.slack.com/apis/connections/socket#command).
 
 slack-sdk reconnects a dropped connection by itself; only the first connection is ours to
-retry, until it works or the token is refused.
+retry, until it works or the token is refused. Slack delivers an envelope again (same
+``envelope_id``, ``retry_attempt`` 1, 2, ...) when its acknowledgement came late; each envelope's
+answer is given its id, so what it asks is done once.
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ from slack_sdk.socket_mode.response import SocketModeResponse
 
 logger = logging.getLogger(__name__)
 
-Answer = Callable[[Mapping[str, Any]], dict[str, Any]]
+# An envelope's payload and id in, the answer its acknowledgement carries out.
+Answer = Callable[[Mapping[str, Any], str], dict[str, Any]]
 # apps.connections.open's errors no retry fixes, with what to do.
 REFUSED = {
     "invalid_auth": "SLACK_APP_TOKEN is not valid: copy the app-level token (xapp-…) again",
@@ -102,8 +105,10 @@ class SocketModeCommands:
                 return
 
     def _on_request(self, client: Any, request: SocketModeRequest) -> None:
-        """Acknowledge every envelope; a slash command's acknowledgement is its answer."""
-        payload = self._answer(request.payload) if request.type == "slash_commands" else None
+        """Acknowledge every envelope; a slash command's acknowledgement is its answer (an
+        envelope delivered again has the same ``envelope_id``: the answer knows it)."""
+        payload = (self._answer(request.payload, request.envelope_id)
+                   if request.type == "slash_commands" else None)
         client.send_socket_mode_response(SocketModeResponse(request.envelope_id, payload))
 
     def close(self) -> None:

@@ -174,9 +174,14 @@ class FakeSocketMode:
         channel_name: str = "",
         user_id: str = "U111",
         timeout: float = 10,
+        again: str | None = None,
     ) -> dict[str, Any]:
-        """Deliver ``/release-watch TEXT`` typed in that channel; the acknowledgement."""
-        envelope_id = str(uuid.uuid4())
+        """Deliver ``/release-watch TEXT`` typed in that channel; the acknowledgement.
+        ``again``: the id of an envelope delivered before, delivered again as Slack retries
+        one whose acknowledgement was late (``retry_attempt`` 1, ``retry_reason`` timeout)."""
+        envelope_id = again or str(uuid.uuid4())
+        with self._acked:
+            self.acks.pop(envelope_id, None)  # wait for this delivery's own acknowledgement
         payload = {
             "token": "deprecated-verification-token",
             "team_id": "T000",
@@ -192,14 +197,15 @@ class FakeSocketMode:
             "response_url": "https://hooks.slack.com/commands/T000/1/x",
             "trigger_id": "1.2.3",
         }
-        self.send(
-            {
-                "envelope_id": envelope_id,
-                "type": "slash_commands",
-                "payload": payload,
-                "accepts_response_payload": True,
-            }
-        )
+        envelope: dict[str, Any] = {
+            "envelope_id": envelope_id,
+            "type": "slash_commands",
+            "payload": payload,
+            "accepts_response_payload": True,
+        }
+        if again is not None:
+            envelope.update(retry_attempt=1, retry_reason="timeout")
+        self.send(envelope)
         with self._acked:
             if not self._acked.wait_for(lambda: envelope_id in self.acks, timeout):
                 raise AssertionError(f"no acknowledgement of {text!r} within {timeout}s")

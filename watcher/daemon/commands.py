@@ -41,6 +41,10 @@ from watcher.subscribe import (
 logger = logging.getLogger(__name__)
 
 COMMANDS_PATH = "/slack/commands"
+# How long an envelope's id is kept: Slack retries an unacknowledged envelope within minutes.
+ENVELOPE_KEPT = 3600.0
+AGAIN = ("This /release-watch command reached release-watch before and was done then; it was "
+         "not done twice. `/release-watch list` shows this channel's subscriptions.")
 SUBSCRIPTION_JOBS = f"digest:{NOTIFIER_PREFIX}"  # the scheduler's jobs for subscriptions' digests
 
 
@@ -75,9 +79,22 @@ class SlackCommands:
         self.commands = SlashCommands(self._store, self._settings, self.deps.clock)
         if app_token is not None:
             self._socket = self.transports.socket_mode(
-                app_token, self._config().slack.api_url, self.commands.respond,
+                app_token, self._config().slack.api_url, self._respond_envelope,
                 self.stopping.wait)
             self._socket.start()
+
+    def _respond_envelope(self, payload: Mapping[str, Any], envelope_id: str) -> dict[str, Any]:
+        """A Socket Mode envelope's answer; one Slack delivers again (its acknowledgement was
+        late, or lost with a connection) is answered without doing it twice."""
+        assert self.commands is not None  # the connection opens after the commands' store
+        answered = self.commands.respond_once(payload, f"socket-mode envelope {envelope_id}",
+                                              self.deps.epoch() + ENVELOPE_KEPT,
+                                              changes_only=True)
+        if answered is None:
+            logger.info("slack: a /release-watch envelope was delivered again (%s); answered "
+                        "without doing it twice", envelope_id[:64])
+            return Answer(AGAIN).payload()
+        return answered
 
     def _settings(self) -> CommandSettings:
         return settings_from(self._config(), self.deps.get_secrets(), self.deps.environ)

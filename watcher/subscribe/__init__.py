@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from watcher.subscribe.settings import secret_value as secret_value
     from watcher.subscribe.settings import settings_from as settings_from
     from watcher.subscribe.transports import CommandTransports as CommandTransports
-    from watcher.subscribe.transports import Respond as Respond
+    from watcher.subscribe.transports import RespondEnvelope as RespondEnvelope
     from watcher.subscribe.transports import SocketConnection as SocketConnection
     from watcher.subscribe.vocabulary import Vocabulary as Vocabulary
     from watcher.subscribe.words import schedule_words as schedule_words
@@ -40,7 +40,7 @@ _EXPORTS = {
     "command_problems": "settings",
     "CommandSettings": "settings",
     "CommandTransports": "transports",
-    "Respond": "transports",
+    "RespondEnvelope": "transports",
     "SocketConnection": "transports",
     "notifier_table": "settings",
     "parse_command": "parse",

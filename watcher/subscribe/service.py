@@ -52,6 +52,12 @@ ANOTHER_COMMAND = "another /release-watch command was being answered"
 OTHER_PROGRAM = "another program held its write lock (no poll, delivery or digest was running)"
 
 
+def changes_store(payload: Mapping[str, Any], settings: CommandSettings) -> bool:
+    """Whether the command asks for a change (``subscribe``, ``unsubscribe``)."""
+    parsed = parse_command(SlashCommand.from_payload(payload).text, settings.vocabulary)
+    return isinstance(parsed, Subscribe | Unsubscribe)
+
+
 def busy(reason: str) -> str:
     """The answer when the store could not be written in time, saying what held it."""
     return (
@@ -87,11 +93,15 @@ class SlashCommands:
         return answered
 
     def respond_once(
-        self, payload: Mapping[str, Any], key: str, until: float
+        self, payload: Mapping[str, Any], key: str, until: float, *, changes_only: bool = False
     ) -> dict[str, Any] | None:
         """``respond``, once per ``key`` (a request's signature, stale from the epoch second
         ``until``): the key is recorded in the store before anything is done, and None is the
-        answer when the store saw it before (a replay: nothing is done)."""
+        answer when the store saw it before (a replay: nothing is done). ``changes_only``:
+        only a command that changes the store is kept to once (a Socket Mode envelope
+        delivered again: a ``list`` is answered again, and never waits for the store)."""
+        if changes_only and not changes_store(payload, self.settings()):
+            return self._respond(payload, None)
         return self._respond(payload, (key, until))
 
     def _respond(

@@ -14,7 +14,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from watcher.server import Handler
 
-Respond = Callable[[Mapping[str, Any]], dict[str, Any]]
+# A Socket Mode envelope's answer, given its ``envelope_id``: Slack delivers an envelope again
+# when its acknowledgement was late, and the daemon does what it asks once.
+RespondEnvelope = Callable[[Mapping[str, Any], str], dict[str, Any]]
 # A signed request's answer, given its signature and until when that signature is valid; None
 # when the store has seen the signature before (a replay, refused).
 RespondOnce = Callable[[Mapping[str, Any], str, float], dict[str, Any] | None]
@@ -32,9 +34,10 @@ class SocketConnection(Protocol):
 class CommandTransports:
     """The ways ``/release-watch`` reaches the daemon, Slack's adapters
     (``handlers.slack``), handed in by the composition root so the daemon imports no notifier:
-    ``socket_mode(app_token, api_url, respond, wait)`` opens a Socket Mode connection and
+    ``socket_mode(app_token, api_url, respond, wait)`` opens a Socket Mode connection (``respond``
+    given each envelope's payload and id) and
     ``request_url(signing_secret, respond_once, epoch)`` is the endpoint for
     ``/slack/commands``."""
 
-    socket_mode: Callable[[str, str, Respond, Callable[[float], bool]], SocketConnection]
+    socket_mode: Callable[[str, str, RespondEnvelope, Callable[[float], bool]], SocketConnection]
     request_url: Callable[[str, RespondOnce, Callable[[], float]], Handler]
