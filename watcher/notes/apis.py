@@ -28,7 +28,7 @@ _DOTTED = re.compile(r"(?<![\w.])(torch(?:_xla)?(?:\.[A-Za-z_]\w{0,60}){1,8})(?!
 # `DTensor.from_local`. Only names shaped like an API are read: a CapWords class, a snake_case
 # name, a call, or a dotted name (a bare word such as `verbose` may be anything).
 _SPAN = re.compile(r"`([A-Za-z_]\w{0,60}(?:\.[A-Za-z_]\w{0,60}){0,5})(\(\))?`")
-_CAPWORDS = re.compile(r"[A-Z][a-z0-9]+[A-Z]\w*|[A-Z][a-z]\w*[a-z]")
+_CAPWORDS = re.compile(r"[A-Z]\w*[a-z]\w*")  # a class: `DTensor`, `Dim`, `SDPBackend`
 
 
 @dataclass(frozen=True)
