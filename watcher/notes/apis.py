@@ -37,7 +37,6 @@ class Named:
 
     subsystem: str
     api: str
-    spelled_out: bool = False  # written without its module (`DTensor`), read through a table
 
 
 class ApiOwners:
@@ -92,20 +91,20 @@ class ApiOwners:
             return []
         seen: dict[str, Named] = {}
         names: set[str] = set()
-        for name, spelled in self._names_in(text, written_only):
+        for name in self._names_in(text, written_only):
             if len(name) > MAX_NAME or name in names:
                 continue
             names.add(name)
             owner = self.owner(name)
             if owner is not None and owner not in seen:
-                seen[owner] = Named(owner, name, spelled)
+                seen[owner] = Named(owner, name)
             if len(names) >= MAX_NAMES:
                 break
         return list(seen.values())
 
-    def _names_in(self, text: str, written_only: bool) -> list[tuple[str, bool]]:
+    def _names_in(self, text: str, written_only: bool) -> list[str]:
         """The dotted torch names of ``text``, then what its other code spans spell out."""
-        found = [(match.group(1).rstrip("."), False) for match in _DOTTED.finditer(text)] \
+        found = [match.group(1).rstrip(".") for match in _DOTTED.finditer(text)] \
             if "torch" in text else []
         if not written_only and (self.aliases or self._short_names_path is not None) \
                 and "`" in text:
@@ -114,5 +113,5 @@ class ApiOwners:
                 if not span.startswith("torch"):
                     full = self.spelled_out(span, bool(match.group(2)))
                     if full is not None:
-                        found.append((full, True))
+                        found.append(full)
         return found

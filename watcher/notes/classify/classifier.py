@@ -276,22 +276,27 @@ class Classifier:
         (measurements), the best-scoring rule, unmeasured."""
         scores = self.rule_scores(words)
         top = self.decisive(scores)
+
+        def finer(top: str) -> str | None:
+            return self._best_finer(scores, top)[0]
+
         if top is not None:
-            named = api_verdict(self.taxonomy.apis, words,
-                                lambda top: self._best_finer(scores, top)[0], written_only=True)
+            # Against a decisive rule, only names written with their module count
+            # (`nn.Module` in an item about AOTInductor is an aside).
+            named = api_verdict(self.taxonomy.apis.named(words, written_only=True), finer)
             if named is not None and top_level(named.subsystem) != top:
                 return named
             return self._rule_decision(scores, top)  # measured per subsystem: its sureness
         model = self.model
-        named = api_verdict(self.taxonomy.apis, words,
-                            lambda top: self._best_finer(scores, top)[0])
         if model is not None:
+            apis = self.taxonomy.apis.named(words)
+            named = api_verdict(apis, finer)
             guess = self._model_decision(model, scores, words, repo)
             # The APIs an item names place it before the model does, unless the model is
             # surer (its calibrated probability) than such a placement is measured to be right.
             if named is not None and guess.confidence <= named.confidence:
                 return named
-            return with_apis(self.taxonomy.apis, guess, words)
+            return with_apis(guess, apis)
         rule_top, _ = scores.best(self.order)
         if rule_top is not None:
             return self._rule_decision(scores, rule_top, confidence=0.0)
