@@ -182,23 +182,23 @@ def subject_of(change: ApiChange, atlas: Atlas) -> Subject | None:
     return None
 
 
+# How an unmentioned change reads, by its kind (a marker of deprecation is any other kind).
+SENTENCES = {
+    "removed": "{apis} removed",
+    "parameter_removed": "{parameter} removed from {apis}",
+    "keyword_only": "{parameter} of {apis} is now keyword-only",
+    "positional_only": "{parameter} of {apis} is now positional-only",
+    "default_changed": "The default of {parameter} in {apis} changed from `{old}` to `{new}`",
+    "default_removed": "{parameter} of {apis} no longer has a default",
+    "required_parameter_added": "{apis} takes a new required parameter {parameter}",
+}
+
+
 def _sentence(change: ApiChange, apis: str) -> str:
     parameter = f"`{change.parameter}`" if change.parameter else ""
-    kind = change.change
-    if kind == "removed":
-        return f"{apis} removed"
-    if kind == "parameter_removed":
-        return f"{parameter} removed from {apis}"
-    if kind == "keyword_only":
-        return f"{parameter} of {apis} is now keyword-only"
-    if kind == "positional_only":
-        return f"{parameter} of {apis} is now positional-only"
-    if kind == "default_changed":
-        return f"The default of {parameter} in {apis} changed from `{change.old}` to `{change.new}`"
-    if kind == "default_removed":
-        return f"{parameter} of {apis} no longer has a default"
-    if kind == "required_parameter_added":
-        return f"{apis} takes a new required parameter {parameter}"
+    sentence = SENTENCES.get(change.change)
+    if sentence is not None:
+        return sentence.format(apis=apis, parameter=parameter, old=change.old, new=change.new)
     what = f"{parameter} of {apis}" if parameter else apis
     return f"{what} deprecated" + (f": {change.new}" if change.new else "")
 

@@ -95,7 +95,8 @@ class Walker:
         # gives a value), and every name the file assigns (one assigned is no longer only that).
         self.unset: set[str] = set()
         self.rebound: set[str] = set()
-        self._branch_keys: dict[int, set[str]] = {}  # a branch's dict value -> the if's union
+        # A branch's dict value -> the if's union, read (and dropped) when the walk reaches it.
+        self._branch_keys: dict[int, set[str]] = {}
         self._returns: dict[str, set[str] | None] = {}
 
     def walk(self, tree: ast.Module) -> None:
@@ -205,9 +206,9 @@ class Walker:
         target = targets[0]
         if type(target) is ast.Name:
             self.rebound.add(target.id)
-            keys = literal_keys(value, self.returns_of)
-            if keys is not None and id(value) in self._branch_keys:
-                keys = set(self._branch_keys[id(value)])  # either branch's, as one
+            keys = self._branch_keys.pop(id(value), None)  # either branch's, as one
+            if keys is None:
+                keys = literal_keys(value, self.returns_of)
             self._open.discard(target.id)
             if keys is None:
                 self._dicts.pop(target.id, None)
@@ -238,7 +239,7 @@ class Walker:
             if len(assigned) > 1:
                 union = set().union(*(keys for _, keys in assigned))
                 for value, _ in assigned:
-                    self._branch_keys[id(value)] = union
+                    self._branch_keys[id(value)] = set(union)  # each branch's own, updated apart
 
     def double_starred(self, node: ast.Call) -> tuple[tuple[str, ...], bool]:
         """The keywords a call's ``**x`` pass when ``x`` is a dict the file builds literally;

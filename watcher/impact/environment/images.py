@@ -182,7 +182,7 @@ def conda_environment(lines: list[str]) -> list[Declaration]:
     pip_indent: int | None = None
     section = ""
     channels: list[str] = []
-    torch_lines: list[tuple[int, str, str]] = []  # the conda specs that install torch
+    specs: list[tuple[int, str, str]] = []  # each conda spec, read for torch at the end
     for number, text in enumerate(lines, 1):
         content = re.sub(r"(^|\s)#.*$", "", text).rstrip()
         if not content.strip():
@@ -208,9 +208,9 @@ def conda_environment(lines: list[str]) -> list[Declaration]:
             pip_indent = indent
         else:
             found += conda_spec(number, text, value)
-            torch_lines.append((number, text, value))
+            specs.append((number, text, value))
     # Channels are listed before or after the dependencies: torch's is known at the end.
-    for number, text, value in torch_lines:
+    for number, text, value in specs:
         found += torch_channel(number, text, [value], channels)
     return found
 
