@@ -12,6 +12,7 @@ import pytest
 
 from watcher.delivery.events import make_event
 from watcher.errors import StoreError
+from watcher.impact.suppress import Suppression
 from watcher.models import Release
 from watcher.store import ReleaseRecord, RepoState, Store, Subscription
 
@@ -145,6 +146,22 @@ def test_subscriptions_get_ids_and_take_their_queues_when_removed(store: Store):
     assert [s.id for s in store.remove_subscriptions([second.id])] == [second.id]
     assert [d.notifier for d in store.pending_deliveries()] == ["log"]
     assert store.digest_sizes() == {}
+
+
+def test_suppressions_are_kept_once_by_key_and_dropped_by_it(store: Store):
+    entry = Suppression(item="173454", api="torch.distributed.tensor.DTensor.to_local",
+                        codebase="trainer", path="tp.py", code="y = x.to_local()", by="U1",
+                        at=NOW)
+    assert store.suppressions() == []
+    assert store.put_suppression(entry) is True
+    # The same use said "not us" twice (two replicas, a click sent again) is one entry.
+    assert store.put_suppression(entry.model_copy(update={"by": "U2"})) is False
+    older = entry.model_copy(update={"path": "a.py", "at": NOW - timedelta(days=1)})
+    store.put_suppression(older)
+    assert store.suppressions() == [older, entry]
+    assert store.delete_suppression(entry.key) == entry
+    assert store.delete_suppression(entry.key) is None
+    assert store.suppressions() == [older]
 
 
 def test_totals_count_what_is_stored(store: Store):

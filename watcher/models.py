@@ -110,6 +110,9 @@ class Affect(Frozen):
     source: Literal["notes", "package"] = "notes"  # the notes' words, or the package's API diff
     codebase: str = ""  # the configured codebase's name ([[impact.codebases]] name)
     release: str | None = None  # the release that makes the change, when several are read
+    # The items an ignore comment on the line names (``watcher.impact.suppress``); not part of
+    # the contract's JSON: a suppressed use leaves ``affects`` instead.
+    ignore: tuple[str, ...] = Field(default=(), exclude=True)
 
     def to_json_dict(self) -> dict[str, object]:
         data: dict[str, object] = {"path": self.path, "line": self.line, "code": self.code,
@@ -144,6 +147,9 @@ class EventItem(Frozen):
     # Only with [impact] configured: the APIs the item changes and their uses in the code.
     apis: list[str] | None = None
     affects: list[Affect] | None = None
+    # Uses of the item the team suppressed (an ignore comment, a baseline, "Not us"): counted,
+    # never listed as claims.
+    suppressed: int = 0
     # "package": an API change the notes do not mention, found by comparing the release's
     # package with the one before (``watcher.impact.package``); only where it touches the code.
     origin: Literal["notes", "package"] = "notes"
@@ -222,6 +228,8 @@ class Event(Frozen):
             for optional in ("apis", "affects", "candidates"):
                 if item[optional] is None:
                     del item[optional]  # only with [impact] configured; only for a guess
+            if not item["suppressed"]:
+                del item["suppressed"]  # only where the team suppressed a use
             if item.get("affects"):
                 for use in item["affects"]:
                     if not use["by_method_name"]:

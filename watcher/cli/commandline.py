@@ -140,9 +140,15 @@ def classify(state: State, path: str, repo: str | None, fmt: str, explain: bool)
               show_default=True, help="The surest tier that still exits 1.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
               show_default=True)
+@click.option("--baseline", "baselines", multiple=True, metavar="FILE",
+              help="Keep the uses a baseline file lists out of the tiers (counted as "
+                   "suppressed); repeat for more.")
+@click.option("--write-baseline", metavar="FILE",
+              help="Write every use in breaks and check to FILE as accepted, and exit 0.")
 @click.pass_obj
 def impact(state: State, paths: tuple[str, ...], code: tuple[str, ...], release: str | None,
-           span: str | None, repo: str | None, show_all: bool, fail_on: str, fmt: str) -> None:
+           span: str | None, repo: str | None, show_all: bool, fail_on: str, fmt: str,
+           baselines: tuple[str, ...], write_baseline: str | None) -> None:
     """Which items of release notes touch a codebase, every use as path:line with its tier
     (offline).
 
@@ -165,7 +171,8 @@ def impact(state: State, paths: tuple[str, ...], code: tuple[str, ...], release:
         releases = releases_in_range(stored_releases(config, repo), span) if span else None
         touched = run_impact(config, state.deps.stdout, list(paths), list(code), repo=repo,
                              fmt=fmt, release=release, releases=releases, show_all=show_all,
-                             fail_on=fail_on)
+                             fail_on=fail_on, baselines=baselines,
+                             write_baseline=write_baseline)
         Teardown.end(EXIT_FAILED if touched else EXIT_OK)  # before the collector resumes
     sys.exit(EXIT_FAILED if touched else EXIT_OK)
 

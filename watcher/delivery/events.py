@@ -20,7 +20,19 @@ from watcher.models import (
 )
 from watcher.notes import ItemChange
 
-Found = tuple[list[str], list[Affect]]  # an item's APIs and their uses in the configured code
+
+class Found(Protocol):
+    """An item's APIs and their uses in the configured code (``watcher.impact.ItemImpact``),
+    and the uses the team suppressed (counted on the item, never shown as claims)."""
+
+    @property
+    def apis(self) -> list[str]: ...
+
+    @property
+    def affects(self) -> list[Affect]: ...
+
+    @property
+    def suppressed(self) -> Sequence[object]: ...
 
 
 class ReleaseImpact(Protocol):
@@ -75,8 +87,9 @@ def event_item(change: ItemChange, impact: ReleaseImpact | None = None,
         decided_by=item.decided_by,
         confidence=round(item.confidence, 3),
         candidates=[(name, p) for name, p in item.candidates] if item.candidates else None,
-        apis=found[0] if found else None,
-        affects=found[1] if found else None,
+        apis=found.apis if found else None,
+        affects=found.affects if found else None,
+        suppressed=len(found.suppressed) if found else 0,
     )
 
 

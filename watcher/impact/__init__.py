@@ -9,7 +9,8 @@ images); ``model`` holds the values they share; ``match`` finds the uses each ch
 codebase.
 
 ``package`` joins a release's own API changes (the atlas diff) with what its notes say, and
-``release`` puts the two behind one analysis per release; ``syntax`` holds the readings of
+``release`` puts the two behind one analysis per release; ``suppress`` keeps the uses a team
+accepted (ignore comments, a baseline, "Not us") out of the tiers; ``syntax`` holds the readings of
 syntax trees they share. ``atlas`` (a package of its own) is the API of a package's release
 read from its wheel, the diff of two releases, and where atlases come from (bundled, the
 store, the package index).
@@ -39,6 +40,11 @@ if TYPE_CHECKING:
     from watcher.impact.release import package_changes as package_changes
     from watcher.impact.release import package_expected as package_expected
     from watcher.impact.subjects import read_subjects as read_subjects
+    from watcher.impact.suppress import Suppressed as Suppressed
+    from watcher.impact.suppress import Suppression as Suppression
+    from watcher.impact.suppress import Suppressor as Suppressor
+    from watcher.impact.suppress import read_baseline as read_baseline
+    from watcher.impact.suppress import write_baseline as write_baseline
 
 _EXPORTS = {
     "ApiChange": "atlas",
@@ -58,6 +64,11 @@ _EXPORTS = {
     "read_subjects": "subjects",
     "Signature": "knowledge",
     "Subjects": "model",
+    "Suppressed": "suppress",
+    "Suppression": "suppress",
+    "Suppressor": "suppress",
+    "read_baseline": "suppress",
+    "write_baseline": "suppress",
 }
 __all__ = sorted(_EXPORTS)
 __getattr__ = lazy_exports(__name__, _EXPORTS)

@@ -23,6 +23,7 @@ from watcher.impact.knowledge import ApiKnowledge, NoKnowledge
 from watcher.impact.match import find_affects
 from watcher.impact.model import Subjects
 from watcher.impact.subjects import read_subjects
+from watcher.impact.suppress import Suppressed
 from watcher.models import ATTENTION_KINDS, Affect, ClassifiedItem
 from watcher.present import unparsable_note
 
@@ -49,10 +50,12 @@ class CodeRoot:
 
 
 class ItemImpact(NamedTuple):
-    """What one item changes (``apis``) and where the code uses it (``affects``)."""
+    """What one item changes (``apis``), where the code uses it (``affects``), and the uses a
+    team suppressed (an ignore comment, a baseline, a "Not us"), kept to be counted."""
 
     apis: list[str]
     affects: list[Affect]
+    suppressed: tuple[Suppressed, ...] = ()
 
 
 @dataclass

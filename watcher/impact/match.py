@@ -47,7 +47,9 @@ def find_affects(subjects: Subjects, index: CodeIndex, root_label: str, *,
                 verdict = cap(verdict, note)
             keep(found, Affect(path=match.path, line=match.row["line"], code=match.row["code"],
                                api=subject.api, by_method_name=match.by_method,
-                               tier=verdict.tier, why=verdict.why, **base))  # type: ignore[arg-type]
+                               tier=verdict.tier, why=verdict.why,
+                               ignore=tuple(match.row.get("ignore", ())),
+                               **base))  # type: ignore[arg-type]
     if subjects.environment:
         # Imported here: most items change no environment, and packaging's specifiers are
         # only needed for those that do.
@@ -59,7 +61,8 @@ def find_affects(subjects: Subjects, index: CodeIndex, root_label: str, *,
         for path, declaration in index.declarations:
             if touches(environment, declaration):
                 keep(found, Affect(path=path, line=declaration.line, code=declaration.code,
-                                   api=label, why=why, **base))  # type: ignore[arg-type]
+                                   api=label, why=why, ignore=declaration.ignore,
+                                   **base))  # type: ignore[arg-type]
     return sorted(found.values(), key=lambda use: (rank(use.tier), use.path, use.line, use.api))
 
 

@@ -163,6 +163,7 @@ class Use(Frozen):
     args: int = 0  # positional arguments passed, when a call (``*args`` not counted)
     passes_args: bool = False  # a ``*args`` in the call may carry any positional argument
     values: dict[str, bool | int | float | str | None] = {}  # constant keyword values passed
+    ignore: tuple[str, ...] = ()  # the items an ignore comment on its line names
 
 
 class Declaration(Frozen):
@@ -174,6 +175,7 @@ class Declaration(Frozen):
     name: str = ""  # normalised package name, for package; the conda channel, for channel
     specifier: str = ""  # PEP 440 specifier as written (">=3.9", "==2.1.0"), for python/package
     version: str = ""  # the CUDA version of a base image or wheel index ("12.1")
+    ignore: tuple[str, ...] = ()  # the items an ignore comment on its line names
 
 
 class FileIndex(Frozen):

@@ -32,6 +32,7 @@ from watcher.impact.package import (
     unmentioned_item,
 )
 from watcher.impact.subjects import read_subjects
+from watcher.impact.suppress import Suppressor
 from watcher.impact.tiers import rank
 from watcher.models import ATTENTION_KINDS, Affect, ClassifiedItem
 
@@ -101,6 +102,8 @@ class ReleaseAnalysis:
     owner: Callable[[str], str | None] = lambda api: None
     pending: bool = False
     untouched: int = 0  # the package's changes no item speaks of that touch no code
+    # Which uses the team accepted (ignore comments always; a baseline, the store's "Not us").
+    suppressor: Suppressor = field(default_factory=Suppressor)
     _claimed: set[int] = field(default_factory=set)
 
     def _package_uses(self, changes: list[ApiChange], notes: Subjects) -> list[Affect]:
@@ -132,11 +135,22 @@ class ReleaseAnalysis:
     def without_package(self) -> ReleaseAnalysis:
         """The same release read from its notes alone: what was announced while the package
         was pending."""
-        return ReleaseAnalysis(self.analyzer, self.release, owner=self.owner)
+        return ReleaseAnalysis(self.analyzer, self.release, owner=self.owner,
+                               suppressor=self.suppressor)
 
     def of(self, item: ClassifiedItem) -> ItemImpact | None:
         """None for an item that is not BC-breaking or a deprecation, or names nothing a
-        codebase could use; else its APIs and their uses, possibly none."""
+        codebase could use; else its APIs and their uses, possibly none, the suppressed ones
+        apart."""
+        return self._suppressed(item, self._of(item))
+
+    def _suppressed(self, item: ClassifiedItem, found: ItemImpact | None) -> ItemImpact | None:
+        if found is None or not found.affects:
+            return found
+        kept, suppressed = self.suppressor.split(item, found.affects)
+        return ItemImpact(found.apis, kept, (*found.suppressed, *suppressed))
+
+    def _of(self, item: ClassifiedItem) -> ItemImpact | None:
         if self.package is None:
             return self.analyzer.impact(item, self.release)
         if item.kind not in ATTENTION_KINDS:
@@ -202,5 +216,8 @@ class ReleaseAnalysis:
             touched = {use.api for use in uses if use.tier != "mentions"}
             first = sorted(changes, key=lambda c: not ({c.api, *c.names} & touched))
             item = unmentioned_item(first, self.release or "this release", self.owner)
-            kept.append((item, ItemImpact([change.api for change in first], _merged([], uses))))
+            found = self._suppressed(item, ItemImpact([change.api for change in first],
+                                                      _merged([], uses)))
+            assert found is not None
+            kept.append((item, found))
         return kept

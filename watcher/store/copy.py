@@ -37,6 +37,7 @@ TABLES: tuple[tuple[str, tuple[str, ...], tuple[str, ...], str | None], ...] = (
     ("rw_org", ("org", "state"), ("org",), None),
     ("rw_subscription", ("id", "channel", "record"), ("id",), "id"),
     ("rw_seen_request", ("key", "until"), ("key",), None),
+    ("rw_suppression", ("key", "record"), ("key",), None),
 )
 KV = "rw_kv"
 BATCH = 1000

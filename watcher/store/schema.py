@@ -59,7 +59,8 @@ LEDGER = frozenset(re.findall(r"CREATE TABLE (\w+)", TABLES))  # schema 2 has th
 # deliveries per notifier and find the failing ones without reading every queued record (a
 # store without them is read by scans); rw_subscription holds the channels' Slack
 # subscriptions (``watcher/store/subscriptions.py``); rw_seen_request the Slack request URL's
-# signatures of the last five minutes (``watcher/store/seen.py``: nothing in it outlives them).
+# signatures of the last five minutes (``watcher/store/seen.py``: nothing in it outlives them);
+# rw_suppression the uses a team said are "not us" (``watcher/store/suppressions.py``).
 # Neither a damaged ledger nor a bare file
 # is judged by these tables.
 ADDITIONS = """
@@ -73,6 +74,7 @@ CREATE TABLE IF NOT EXISTS rw_subscription (id INTEGER PRIMARY KEY AUTOINCREMENT
 CREATE INDEX IF NOT EXISTS rw_subscription_channel ON rw_subscription (channel, id);
 CREATE TABLE IF NOT EXISTS rw_seen_request (key TEXT PRIMARY KEY, until REAL NOT NULL);
 CREATE INDEX IF NOT EXISTS rw_seen_request_until ON rw_seen_request (until);
+CREATE TABLE IF NOT EXISTS rw_suppression (key TEXT PRIMARY KEY, record TEXT NOT NULL);
 """
 ADDED = frozenset(re.findall(r"CREATE TABLE IF NOT EXISTS (\w+)", ADDITIONS))
 DISKCACHE = frozenset({"Settings", "Cache"})

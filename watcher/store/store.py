@@ -32,6 +32,7 @@ In tables (schema 3, ``schema.py``; values are JSON so a future version can read
   rw_subscription   channels' Slack subscriptions (``subscriptions.py``); likewise
   rw_seen_request   the Slack request URL's signatures until they expire (``seen.py``), so a
                     replay is refused across restarts and processes; likewise
+  rw_suppression    the uses a team said are "not us" (``suppressions.py``); likewise
 
 Adding an event is a few row inserts and sending one a row delete, whatever is stored; queues
 are read in order without being rewritten; ``status`` reads per repo, counts the outbox per
@@ -68,13 +69,14 @@ from watcher.store.schema import SCHEMA_VERSION
 from watcher.store.seen import SeenLedger
 from watcher.store.storedir import open_database
 from watcher.store.subscriptions import SubscriptionLedger
+from watcher.store.suppressions import SuppressionLedger
 
 __all__ = ["SCHEMA_VERSION", "Delivery", "DigestDelivery", "ReleaseRecord", "RepoState",
            "Store", "delivery_id"]
 
 
 class Store(DeliveryClaims, DigestLedger, KeyedValues, PaceLedger, SeenLedger,
-            SubscriptionLedger, AtlasShelf):
+            SubscriptionLedger, SuppressionLedger, AtlasShelf):
     def __init__(self, db: Backend, keys: KeyValues | None = None) -> None:
         self.db = db
         self.keys = keys  # None: read-only, the ledger alone

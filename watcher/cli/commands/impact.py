@@ -17,8 +17,18 @@ from watcher.cli.commands.impact_report import Found, report_json, report_text, 
 from watcher.cli.inputs import read_text
 from watcher.config import Config
 from watcher.errors import ConfigError
-from watcher.impact import CodeRoot, ImpactAnalyzer, ReleaseAnalysis, package_changes
+from watcher.impact import (
+    CodeRoot,
+    ImpactAnalyzer,
+    ReleaseAnalysis,
+    Suppression,
+    Suppressor,
+    package_changes,
+    read_baseline,
+    write_baseline,
+)
 from watcher.notes import Analyzer, with_overrides
+from watcher.present import plural
 
 if TYPE_CHECKING:
     from watcher.impact.atlas import AtlasSource
@@ -51,10 +61,15 @@ def code_roots(dirs: list[str]) -> list[CodeRoot]:
 def run_impact(config: Config, out: IO[str], paths: list[str], code: list[str], *,
                repo: str | None, fmt: str, release: str | None = None,
                releases: list[Notes] | None = None, show_all: bool = False,
-               fail_on: str = "breaks") -> bool:
+               fail_on: str = "breaks", baselines: tuple[str, ...] = (),
+               write_baseline: str | None = None) -> bool:
     """Prints the report; True when a use is in a failing tier. ``releases``: the notes of a
-    ``--range``, read from the store by the caller."""
+    ``--range``, read from the store by the caller. ``baselines``: files of accepted uses;
+    ``write_baseline``: write every use of ``breaks`` and ``check`` found to that file (and
+    fail on none: the team accepts what is there now)."""
     notes = releases if releases is not None else notes_files(paths, release)
+    suppressor = Suppressor.of(baseline=[entry for path in baselines
+                                         for entry in read_baseline(path)])
     # The footer names unparsable files; one scan, so no per-file cache is made.
     analyzer = ImpactAnalyzer(code_roots(code), warn_unparsable=False, cached=False)
     # The taxonomy as ``watcher.app.taxonomy_for`` makes it, without importing the bot's
@@ -67,12 +82,18 @@ def run_impact(config: Config, out: IO[str], paths: list[str], code: list[str], 
     for entry in notes:
         package = (package_changes(source, repo or DEFAULT_REPO, entry.release)
                    if source is not None and entry.release else None)
-        analysis = ReleaseAnalysis(analyzer, entry.release, package, owner=taxonomy.apis.owner)
+        analysis = ReleaseAnalysis(analyzer, entry.release, package, owner=taxonomy.apis.owner,
+                                   suppressor=suppressor)
         for item in reader.items(entry.body, repo=repo):
             found.append(Found(item, analysis.of(item), entry.release))
         found += [Found(item, impact, entry.release, "package")
                   for item, impact in analysis.unmentioned()]
     found = upgrade(found) if len(notes) > 1 else found
+    if write_baseline is not None:
+        written = write_baseline_file(write_baseline, found)
+        out.write(f"{plural(written, 'use')} written to {write_baseline} (pass it as "
+                  f"--baseline to keep them out of the tiers)\n")
+        return False
     failing = {"breaks"} | ({"check"} if fail_on == "check" else set())
     fails = any(use.tier in failing for entry in found if entry.impact
                 for use in entry.impact.affects)
@@ -82,6 +103,15 @@ def run_impact(config: Config, out: IO[str], paths: list[str], code: list[str], 
     else:
         out.writelines(line + "\n" for line in report_text(found, analyzer, show_all))
     return fails
+
+
+def write_baseline_file(path: str, found: list[Found]) -> int:
+    """Every use in ``breaks`` or ``check`` (those already suppressed too: a baseline written
+    again keeps what the last one accepted), as baseline entries."""
+    entries = [Suppression.of(entry.item, use) for entry in found if entry.impact
+               for use in [*entry.impact.affects, *(s.use for s in entry.impact.suppressed)]
+               if use.tier != "mentions"]
+    return write_baseline(path, entries)
 
 
 def package_source(config: Config) -> AtlasSource:

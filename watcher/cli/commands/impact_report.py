@@ -50,7 +50,7 @@ def upgrade(found: list[Found]) -> list[Found]:
             continue
         uses = [use for use in entry.impact.affects
                 if best[(use.root, use.path, use.line, use.api)][1] == number]
-        kept.append(entry._replace(impact=ItemImpact(entry.impact.apis, uses)))
+        kept.append(entry._replace(impact=entry.impact._replace(affects=uses)))
     return kept
 
 
@@ -67,8 +67,29 @@ def report_json(found: list[Found], analyzer: ImpactAnalyzer, show_all: bool
         if entry.impact is not None:
             data["apis"] = entry.impact.apis
             data["affects"] = [use.to_json_dict() for use in shown(entry.impact, show_all)]
+            if entry.impact.suppressed:
+                data["suppressed"] = [{**use.to_json_dict(), "suppressed": how}
+                                      for use, how in entry.impact.suppressed]
         items.append(data)
-    return {"items": items, "scanned": scanned(analyzer)}
+    return {"items": items, "summary": summary(found), "scanned": scanned(analyzer)}
+
+
+def summary(found: list[Found]) -> dict[str, object]:
+    """The counts a CI job reads without walking the items: uses by tier, the items that
+    touch the code, and the uses suppressed, by how."""
+    suppressed: dict[str, int] = {"inline": 0, "baseline": 0, "store": 0}
+    for entry in found:
+        for _, how in entry.impact.suppressed if entry.impact else ():
+            suppressed[how] += 1
+    return {"uses": {tier: len(uses_of(found, tier)) for tier in TIERS},
+            "items_touching": len(touching(found)),
+            "suppressed": {"total": sum(suppressed.values()), **suppressed}}
+
+
+def touching(found: list[Found]) -> list[Found]:
+    """The items with a use in ``breaks`` or ``check`` (a mention alone is no claim)."""
+    return [entry for entry in found if entry.impact is not None and any(
+        use.tier != "mentions" for use in entry.impact.affects)]
 
 
 def shown(impact: ItemImpact, show_all: bool) -> list[Affect]:
@@ -93,11 +114,15 @@ def report_text(found: list[Found], analyzer: ImpactAnalyzer, show_all: bool) ->
     if mentions and not show_all:
         files = len({(use.root, use.path) for use in mentions})
         lines.append(f"{mentions_line(len(mentions), files)}; --all lists them")
-    touching = [entry for entry in found if entry.impact is not None and any(
-        use.tier != "mentions" for use in entry.impact.affects)]
+    suppressed = [how for entry in found if entry.impact for _, how in entry.impact.suppressed]
+    if suppressed:
+        hows = ", ".join(f"{suppressed.count(how)} {how}" for how in ("inline", "baseline", "store")
+                         if how in suppressed)
+        lines.append(f"{plural(len(suppressed), 'use')} suppressed ({hows}), not in the tiers")
     uses = uses_of(found, "breaks") + uses_of(found, "check")
     named = [entry for entry in found if entry.impact is not None]
-    lines.append(f"{plural(len(touching), 'BC-breaking or deprecation item')} touch the code "
+    items = plural(len(touching(found)), "BC-breaking or deprecation item")
+    lines.append(f"{items} touch the code "
                  f"({uses_in_files(uses)}: {len(uses_of(found, 'breaks'))} break, "
                  f"{len(uses_of(found, 'check'))} to check); "
                  f"{len(named)} of {plural(len(found), 'item')} name an API that was looked for")

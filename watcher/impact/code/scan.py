@@ -25,10 +25,11 @@ from watcher.impact.code.reexport import resolve_reexports
 from watcher.impact.code.usetable import UseTable
 from watcher.impact.environment import environment_kind
 from watcher.impact.model import Declaration, FileIndex, UnparsableError
+from watcher.impact.suppress import MARKER, line_markers
 
 __all__ = ["CodeIndex", "ScanCounts", "scan_codebase"]
 
-FORMAT = 10  # bump when the index of a file would come out differently: old entries miss
+FORMAT = 11  # bump when the index of a file would come out differently: old entries miss
 SKIPPED_DIRS = frozenset({
     ".git", ".hg", ".svn", ".venv", "venv", "site-packages", "build", "dist", "node_modules",
     "__pycache__", ".tox", ".nox", ".mypy_cache", ".eggs", ".pytest_cache", ".ruff_cache",
@@ -253,4 +254,15 @@ def index_content(relative: str, content: bytes) -> dict[str, Any]:
                                                  for declaration in found]
     except UnparsableError as error:
         return {"error": str(error), "lines": data.get("lines", 0)}
+    if MARKER.encode() in content:
+        mark_ignored(data["index"], line_markers(content.decode("utf-8", errors="replace")))
     return data
+
+
+def mark_ignored(index: dict[str, Any], markers: dict[int, tuple[str, ...]]) -> None:
+    """The uses and declarations on a line an ignore comment covers carry the items it names
+    (``watcher.impact.suppress``)."""
+    for row in (*index.get("uses", ()), *index.get("declarations", ())):
+        names = markers.get(row["line"])
+        if names:
+            row["ignore"] = list(names)
