@@ -8,10 +8,14 @@ hand-judged truth file: a JSON list of
 where ``item`` is the first 60 characters of the item's first line. ``unsure`` pairs count
 neither way. Flagged pairs missing from the truth file are listed as unjudged (not counted).
 
-Prints per codebase and overall: flagged pairs, right, precision, true pairs, found, recall.
+Prints per codebase and overall: flagged pairs, right, precision, true pairs, found, recall, and
+the same precision over the pairs whose surest tier is ``breaks`` (a pair with one use in
+``breaks`` and others in ``check`` is a ``breaks`` pair).
 
     python scripts/eval_impact.py --heldout DIR --truth scripts/impact_truth/unseen.json \
-        [--details] [--uses]
+        [--details] [--uses] [--releases v2.10.0,v2.11.0]
+
+``--releases`` limits the run (and the truth it is measured against) to those notes.
 
 ``--uses`` prints every flagged use (tier, path:line, code, why) under its item, to judge from.
 """
@@ -35,21 +39,24 @@ def item_key(text: str) -> str:
 
 
 def flagged_pairs(release: str, code: Path, uses: list[str] | None = None
-                  ) -> set[tuple[str, str, str, str]]:
-    """(release, item, codebase, path) for every file the tool says an item touches; each use
-    described into ``uses`` when given."""
+                  ) -> dict[tuple[str, str, str, str], str]:
+    """(release, item, codebase, path) -> surest tier, for every file the tool says an item
+    touches; each use described into ``uses`` when given."""
     cmd = [sys.executable, "-m", "watcher", "impact", str(NOTES / f"{release}.md"),
            "--code", str(code), "--format", "json"]
     run = subprocess.run(cmd, capture_output=True, text=True)
     if run.returncode not in (0, 1):
         sys.exit(f"impact failed on {release} / {code.name}:\n{run.stderr}")
-    pairs = set()
+    pairs: dict[tuple[str, str, str, str], str] = {}
     for item in json.loads(run.stdout)["items"]:
         if item["kind"] in KINDS:
             for use in item.get("affects") or []:
-                if use.get("tier", "breaks") not in TIERS:
+                tier = use.get("tier", "breaks")
+                if tier not in TIERS:
                     continue
-                pairs.add((release, item_key(item["text"]), code.name, use["path"]))
+                pair = (release, item_key(item["text"]), code.name, use["path"])
+                if pairs.get(pair) != "breaks":
+                    pairs[pair] = tier
                 if uses is not None:
                     uses.append(f"{release} | {item_key(item['text'])} | {code.name}/"
                                 f"{use['path']}:{use['line']} [{use.get('tier')}] "
@@ -67,18 +74,23 @@ def main() -> None:
     ap.add_argument("--truth", type=Path, required=True, help="judged (item, file) pairs")
     ap.add_argument("--details", action="store_true", help="list false alarms, misses, unjudged")
     ap.add_argument("--uses", action="store_true", help="print every flagged use, to judge")
+    ap.add_argument("--releases", type=lambda s: tuple(s.split(",")), default=RELEASES,
+                    help=f"comma-separated notes to run (default: {','.join(RELEASES)})")
     args = ap.parse_args()
+    if unknown := set(args.releases) - set(RELEASES):
+        ap.error(f"unknown release(s): {', '.join(sorted(unknown))}")
 
     truth = {(t["release"], t["item"], t["codebase"], t["path"]): t
-             for t in json.loads(args.truth.read_text())}
+             for t in json.loads(args.truth.read_text()) if t["release"] in args.releases}
     codebases = sorted(p.name for p in args.heldout.iterdir()
                        if p.is_dir() and not p.name.startswith("_"))
-    flagged = set()
+    tiers: dict[tuple[str, str, str, str], str] = {}
     described: list[str] = []
-    for release in RELEASES:
+    for release in args.releases:
         for cb in codebases:
-            flagged |= flagged_pairs(release, args.heldout / cb,
-                                     described if args.uses else None)
+            tiers |= flagged_pairs(release, args.heldout / cb,
+                                   described if args.uses else None)
+    flagged = set(tiers)
     if args.uses:
         print("\n".join(sorted(described)), end="\n\n")
 
@@ -92,12 +104,15 @@ def main() -> None:
         right = sum(verdict(p) == "true" for p in judged)
         true_pairs = [p for p, t in truth.items() if p[2] in scope and t["verdict"] == "true"]
         found = sum(p in flagged for p in true_pairs)
-        rows.append((cb, len(judged), right, len(true_pairs), found))
+        breaks = [p for p in judged if tiers[p] == "breaks"]
+        breaks_right = sum(verdict(p) == "true" for p in breaks)
+        rows.append((cb, len(judged), right, len(true_pairs), found, len(breaks), breaks_right))
 
     print(f"{'codebase':30} {'flagged':>7} {'right':>5} {'prec':>6} "
-          f"{'true':>5} {'found':>5} {'recall':>6}")
-    for cb, n, right, t, found in rows:
-        print(f"{cb:30} {n:7} {right:5} {ratio(right, n)} {t:5} {found:5} {ratio(found, t)}")
+          f"{'true':>5} {'found':>5} {'recall':>6}   {'breaks':>6} {'right':>5} {'prec':>6}")
+    for cb, n, right, t, found, nb, rb in rows:
+        print(f"{cb:30} {n:7} {right:5} {ratio(right, n)} {t:5} {found:5} {ratio(found, t)}   "
+              f"{nb:6} {rb:5} {ratio(rb, nb)}")
 
     unjudged = sorted(p for p in flagged if p not in truth)
     unsure = sorted(p for p in flagged if verdict(p) == "unsure")
@@ -113,7 +128,8 @@ def main() -> None:
             print(f"\n{title} ({len(pairs)})")
             for p in pairs:
                 why = truth[p]["reason"] if p in truth else ""
-                print(f"  {p[0]} | {p[1]} | {p[2]}/{p[3]}\n      {why}")
+                tier = f" [{tiers[p]}]" if p in tiers else ""
+                print(f"  {p[0]} | {p[1]} | {p[2]}/{p[3]}{tier}\n      {why}")
 
 
 if __name__ == "__main__":
