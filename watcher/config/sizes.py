@@ -27,8 +27,9 @@ def parse_size(value: object) -> int:
 
 
 def format_size(size: int) -> str:
-    """Bytes → the largest decimal unit that divides them evenly: ``512000000`` → ``512MB``."""
-    for unit in ("TB", "GB", "MB", "KB"):
+    """Bytes → the largest unit that divides them evenly: ``512000000`` → ``512MB``,
+    ``1073741824`` → ``1GiB``."""
+    for unit in ("TB", "TiB", "GB", "GiB", "MB", "MiB", "KB", "KiB"):
         count = size / _UNITS[unit.lower()]
         if count >= 1 and count == int(count):
             return f"{int(count)}{unit}"
