@@ -199,18 +199,18 @@ class Daemon:
                 owed = self.missed.owed(self.runtime.store, digests)
             except WatcherError as error:
                 logger.warning("could not tell which digests the last leader owed: %s", error)
-        for job_id in ("poll", "deliver", *(f"digest:{name}" for name in owed)):
-            try:
-                self.scheduler.modify_job(job_id, next_run_time=self.deps.clock())
-            except LookupError:  # APScheduler's JobLookupError: not scheduled (yet)
-                continue
+        self._run_now("poll", "deliver", *(f"digest:{name}" for name in owed))
 
     def _package_arrived(self) -> None:
         """An atlas was stored: poll now, so its release's package diff goes out now."""
-        if self.scheduler is None or not self.scheduler.running or self.stopping.is_set():
-            return
-        with contextlib.suppress(LookupError):  # APScheduler's JobLookupError
-            self.scheduler.modify_job("poll", next_run_time=self.deps.clock())
+        if self.scheduler is not None and self.scheduler.running and not self.stopping.is_set():
+            self._run_now("poll")
+
+    def _run_now(self, *job_ids: str) -> None:
+        assert self.scheduler is not None
+        for job_id in job_ids:
+            with contextlib.suppress(LookupError):  # JobLookupError: not scheduled (yet)
+                self.scheduler.modify_job(job_id, next_run_time=self.deps.clock())
 
     def stop(self) -> bool:
         """Stop scheduling, let the job in flight finish (bounded); True if it finished."""

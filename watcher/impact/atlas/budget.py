@@ -13,7 +13,7 @@ one or a hostile one. Each stage has a limit that holds whatever the wheel or th
   byte is decompressed (the largest real member, ``torch/testing/_internal/
   common_methods_invocations.py``, is 1.4 MB; all of torch 2.15's ``.py``/``.pyi`` 56 MB);
 - the build: a child process with an address-space limit (``memory``; a real torch build
-  peaks at 62 MB), a CPU limit (``cpu_seconds``; 4 s here) and a wall-clock deadline
+  peaks at 68 MB), a CPU limit (``cpu_seconds``; 5 s here) and a wall-clock deadline
   (``build_seconds``), so the parent survives whatever the child does.
 """
 
