@@ -135,3 +135,22 @@ def test_atlas_build_of_a_wheel_names_the_modules_it_skipped(tmp_path, run_cli):
     assert result.stdout.splitlines()[-1] == (
         "  2 modules skipped, too deeply nested or too large to read (torch.deep, "
         "torch.default)")
+
+
+def test_the_budget_is_configured_under_impact_and_checked_as_every_key(tmp_path, run_cli):
+    config = tmp_path / "release-watch.toml"
+    config.write_text('[impact]\nwheel_max_size = "900MB"\nbuild_memory = "1GiB"\n'
+                      'download_slow_for = "45s"\npackage_hosts = ["files.example.com"]\n',
+                      encoding="utf-8")
+    shown = run_cli("--config", str(config), "config", "check")
+    assert shown.code == 0, shown.stderr
+    for line in ('"wheel_max_size": "900MB"', '"build_memory": "1GiB"',
+                 '"download_slow_for": "45s"', '"module_max_size": "16MB"',
+                 '"package_retry": "1h"', '"package_hosts": [\n      "files.example.com"'):
+        assert line in shown.stdout
+    config.write_text('[impact]\nwheel_max_sise = "900MB"\nbuild_memory = "lots"\n',
+                      encoding="utf-8")
+    wrong = run_cli("--config", str(config), "config", "check")
+    assert wrong.code == 2
+    assert "impact.wheel_max_sise: unknown key; did you mean `wheel_max_size`?" in wrong.stderr
+    assert "impact.build_memory: 'lots' is not a size" in wrong.stderr
