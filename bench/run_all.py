@@ -30,7 +30,7 @@ BENCHMARKS = ("bench_poll", "bench_scale", "bench_store", "bench_first_poll", "b
               "bench_daemon_memory", "bench_pipeline", "bench_classify", "bench_hostile",
               "bench_impact", "bench_digest", "bench_slack_posts", "bench_pacing",
               "bench_outbox", "bench_metrics", "bench_attacks", "bench_atlas",
-              "bench_failover", "bench_poll_postgres")
+              "bench_failover", "bench_poll_postgres", "bench_wheels")
 HEADERS = ("benchmark", "figure", "baseline (same run)", "ratio / note")
 
 if TYPE_CHECKING:

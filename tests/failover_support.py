@@ -36,19 +36,22 @@ class Replica:
     """One daemon of the pair, in a directory of its own, listening on its own port."""
 
     def __init__(self, root: Path, name: str, github: str, slack: str, url: str,
-                 lease: str) -> None:
+                 lease: str, *, extra: str = "") -> None:
+        """``extra``: more TOML after the config's own (an ``[impact]`` table)."""
         self.name = name
         self.port = free_port()
-        directory = root / name
-        directory.mkdir(exist_ok=True)
+        self.directory = root / name
+        self.directory.mkdir(exist_ok=True)
         self.config = daemon_config(
-            directory / "rw.toml", github, slack, repos=(REPO,), store=f'lease = "{lease}"\n',
-            extra=f'[server]\nlisten = "127.0.0.1:{self.port}"\n')
+            self.directory / "rw.toml", github, slack, repos=(REPO,),
+            store=f'lease = "{lease}"\n',
+            extra=f'[server]\nlisten = "127.0.0.1:{self.port}"\n{extra}')
         self.url = url
         self.daemon: Daemon | None = None
 
-    def start(self) -> Replica:
-        self.daemon = Daemon(self.config, RELEASE_WATCH_STORE_URL=self.url)
+    def start(self, **env: str) -> Replica:
+        """``env``: more of its environment (``RELEASE_WATCH_HANG_AT``)."""
+        self.daemon = Daemon(self.config, RELEASE_WATCH_STORE_URL=self.url, **env)
         return self
 
     @property

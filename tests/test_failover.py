@@ -11,6 +11,7 @@ import httpx
 from conftest import SLACK_TOKEN, release_notes
 from daemon_support import wait_for
 from failover_support import POSTS, REPO, Replica, compare, reference, sent, wait_for_roles
+from fakes.pypi import FakePackageIndex
 from fakes.slack import Scripted
 
 XLA = release_notes("xla/v2.0.0.md")
@@ -101,3 +102,44 @@ def test_a_leader_whose_lease_was_taken_stands_by_and_posts_nothing(fake_github,
     assert "this replica is a standby now" in replica.log
     assert sum(sent(fake_slack).values()) == sum(
         reference([("v1.0", XLA)], tmp_path / "ref").values())  # once, whole
+
+
+def test_a_leader_whose_package_job_hangs_loses_the_lease_and_the_standby_announces(
+        fake_github, fake_slack, tmp_path, postgres_url):
+    """Issue 35: the leader announces v9.1.0 from its notes, then its package job for the
+    release's wheel hangs where no timeout reaches (``RELEASE_WATCH_HANG_AT``). Past the job's
+    deadline (its budget, 3 s, plus 10 s) it hands its lease back; the standby leads, and
+    announces v9.2.0 (once); the hung replica posts nothing more."""
+    fake_slack.add_token(SLACK_TOKEN, channels=["#releases"])
+    fake_github.add_repo(REPO)
+    with FakePackageIndex() as gone:
+        index = gone.url  # nothing listens there: the standby's fetch would fail at once
+    budget = (f'[impact]\ncode = ["."]\npackage_index = "{index}"\nindex_timeout = "1s"\n'
+              'download_timeout = "1s"\nbuild_timeout = "1s"\n')
+    replicas = [Replica(tmp_path, name, fake_github.url, fake_slack.api_url, postgres_url,
+                        LEASE, extra=budget) for name in ("a", "b")]
+    first, second = replicas
+    try:
+        first.start(RELEASE_WATCH_HANG_AT="package:fetch")
+        wait_for_roles([first])
+        second.start()
+        assert wait_for_roles(replicas) is first
+        fake_github.add_release(REPO, tag="v9.1.0", body=XLA)
+        wait_for(lambda: posted(fake_slack, "v9.1.0"), what="v9.1.0 announced by the leader")
+        wait_for(lambda: "the package torch_xla 9.1.0 job" in first.log, timeout=60,
+                 what="the leader's package job to be stuck")
+        wait_for(lambda: second.role() == "leader", timeout=60, what="the standby to lead")
+        fake_github.add_release(REPO, tag="v9.2.0", body=XLA)
+        wait_for(lambda: posted(fake_slack, "v9.2.0"), timeout=60, what="v9.2.0 announced")
+        time.sleep(2)  # a few more polls of the new leader must add nothing
+        roles = (first.role(), second.role())
+    finally:
+        for replica in replicas:
+            replica.kill()
+    assert roles == ("standby", "leader")
+    assert "handing back the leader's lease: the package torch_xla 9.1.0 job has run" in \
+        first.log
+    assert "this replica leads now" in second.log
+    expected = reference([("v9.1.0", XLA), ("v9.2.0", XLA)], tmp_path / "ref")
+    assert compare(expected, sent(fake_slack)) == (0, 0)  # each message once, none lost
+    assert "Traceback" not in first.log + second.log

@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from datetime import datetime
 
     from watcher.impact import CodeIndex, ImpactAnalyzer
-    from watcher.impact.atlas import AtlasSource
+    from watcher.impact.atlas import AtlasSource, PackageStep, Shelf
     from watcher.models import Release
     from watcher.notes import LabelSource, Taxonomy
     from watcher.subscribe import CommandTransports
@@ -133,11 +133,12 @@ def _label_source(config: Config, client: GitHubClient, store: Store,
 
 def impact_step(config: Config, store: Store, metrics: Metrics | None = None, *,
                 clock: Callable[[], datetime] = utcnow,
-                transport: httpx.BaseTransport | None = None,
+                packages: PackageStep | None = None,
                 ) -> Callable[[bool], ImpactOf]:
     """The impact step for one poll: the ``[impact]`` codebases scanned on first use, their
     per-file index kept in the store (not written back by a dry run); each scan's files and
-    seconds told to ``metrics``."""
+    seconds told to ``metrics``. Atlases are the bundled and stored ones only: one missing is
+    handed to ``packages``, the package step, and its release announced as pending."""
     from watcher.impact import CodeRoot, ImpactAnalyzer
 
     roots = [CodeRoot(codebase.label, codebase.path, name=codebase.name, link=codebase.link)
@@ -152,12 +153,15 @@ def impact_step(config: Config, store: Store, metrics: Metrics | None = None, *,
             kept[label] = store.code_index(label)
         return dict(kept[label])
 
-    # The atlases' source (its index's HTTP client) and the taxonomy (owners of API modules), made
-    # when a release is first read and kept for the daemon's life: a poll that announces
-    # nothing builds neither.
+    # The atlases' source and the taxonomy (owners of API modules), made when a release is
+    # first read and kept for the daemon's life: a poll that announces nothing builds neither.
+    # The source never fetches: announcing never waits on the package index.
     @cache
     def atlases() -> AtlasSource:
-        return package_source(config, store, clock, transport)
+        from watcher.impact.atlas import AtlasSource
+
+        return AtlasSource(store=store, index=None, clock=clock,
+                           wanted=packages.want if packages is not None else None)
 
     @cache
     def taxonomy() -> Taxonomy:
@@ -177,14 +181,20 @@ def impact_step(config: Config, store: Store, metrics: Metrics | None = None, *,
     return for_poll
 
 
-def package_source(config: Config, store: Store, clock: Callable[[], datetime],
+def package_source(config: Config, store: Shelf | None, clock: Callable[[], datetime],
                    transport: httpx.BaseTransport | None = None) -> AtlasSource:
-    """Where the atlases of the releases announced come from: bundled, the store, else the
-    package index (``[impact] package_index``), fetched once and kept in the store."""
-    from watcher.impact.atlas import AtlasSource, PackageIndex
+    """Where the atlases of releases come from: bundled, the store, else the package index
+    (``[impact] package_index``), fetched within the budget ``[impact]`` sets, built in a
+    child process and kept in the store; a failure asked again after ``package_retry``."""
+    from datetime import timedelta
 
-    index = PackageIndex(config.impact.package_index, transport=transport)
-    return AtlasSource(store=store, index=index, clock=clock)
+    from watcher.impact.atlas import AtlasSource, BoundedBuilder, Budget, PackageIndex
+
+    budget = Budget.of(config.impact)
+    index = PackageIndex(config.impact.package_index, budget=budget,
+                         hosts=tuple(config.impact.package_hosts), transport=transport)
+    return AtlasSource(store=store, index=index, clock=clock, builder=BoundedBuilder(budget),
+                       retry_every=timedelta(seconds=config.impact.package_retry))
 
 
 def release_impact(analyzer: ImpactAnalyzer, atlases: Callable[[], AtlasSource] | None,
@@ -216,8 +226,12 @@ class Runtime:
     analyzer: Analyzer
     poller: Poller
     http: httpx.Client
+    # With [impact]: the atlases the polls wanted, fetched apart from them.
+    packages: PackageStep | None = None
 
     def close(self) -> None:
+        if self.packages is not None and self.packages.source.index is not None:
+            self.packages.source.index.close()
         self.http.close()
         self.store.close()
 
@@ -253,11 +267,16 @@ def build_runtime(config: Config, deps: Dependencies) -> Runtime:
                         labels=_label_source(config, client, store, deps),
                         max_items=config.poll.max_items_per_release)
     notifiers = [cfg for _, cfg in notifier_configs(config, deps.environ)]
+    packages = None
+    if config.impact_codebases():
+        from watcher.impact.atlas import PackageStep
+
+        packages = PackageStep(package_source(config, store, deps.clock, deps.transport))
     poller = Poller(config, store, client, analyzer, notifiers, clock=deps.clock,
-                    impact=impact_step(config, store, deps.metrics, clock=deps.clock)
-                    if config.impact_codebases()
-                    else None, metrics=deps.metrics)
-    return Runtime(config, store, client, analyzer, poller, http)
+                    impact=impact_step(config, store, deps.metrics, clock=deps.clock,
+                                       packages=packages) if packages is not None else None,
+                    metrics=deps.metrics)
+    return Runtime(config, store, client, analyzer, poller, http, packages)
 
 
 def slack_command_transports() -> CommandTransports:

@@ -9,6 +9,7 @@ import socket
 import sys
 import threading
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Protocol, Self
@@ -21,6 +22,9 @@ class Answer:
     headers: dict[str, str]
     body: bytes
     delay: float = 0.0  # real sleep before answering; only for timeout tests
+    # The body written piece by piece, each flushed (a slow body: the package index's drip);
+    # the content-length stays ``body``'s.
+    chunks: Callable[[], Iterator[bytes]] | None = None
 
 
 class Backend(Protocol):
@@ -149,7 +153,11 @@ class _Handler(BaseHTTPRequestHandler):
                 self.send_header(name, value)
             self.send_header("content-length", str(len(answer.body)))
             self.end_headers()
-            if self.command != "HEAD":
+            if self.command != "HEAD" and answer.chunks is not None:
+                for chunk in answer.chunks():
+                    self.wfile.write(chunk)
+                    self.wfile.flush()
+            elif self.command != "HEAD":
                 self.wfile.write(answer.body)
             self.wfile.flush()
         except OSError:

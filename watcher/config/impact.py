@@ -1,6 +1,7 @@
 """The ``[impact]`` table: the codebases whose use of PyTorch each release is checked against,
 as a list of paths (``code``, with one ``link``) or as ``[[impact.codebases]]`` entries, each
-with its own name and link template."""
+with its own name and link template; and the package index their API atlases come from, with
+the budget every wheel it serves is held to (``watcher/impact/atlas/budget.py``)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from watcher.config.durations import Duration
+from watcher.config.sizes import Size
 
 __all__ = ["Codebase", "CodebaseConfig", "ImpactConfig"]
 
@@ -49,6 +53,31 @@ class ImpactConfig(BaseModel):
     # The package index whose JSON API ({base}/pypi/{package}/{version}/json) gives the wheels
     # of releases newer than the atlases bundled (watcher/impact/atlas/index.py); a mirror's.
     package_index: str = "https://pypi.org"
+    # Hosts a wheel's download may be redirected to besides the host its URL names (the
+    # JSON itself is followed on the index's own host only).
+    package_hosts: list[str] = Field(default_factory=list)
+    # A version that could not be fetched or built is asked for again after this long.
+    package_retry: Duration = Field(default=3600.0, ge=1)
+    # The budget of one wheel: see config/default.toml for what each bounds.
+    index_timeout: Duration = Field(default=60.0, gt=0)
+    download_timeout: Duration = Field(default=1800.0, gt=0)
+    download_min_rate: Size = Field(default=10_000, ge=0)
+    download_slow_for: Duration = Field(default=30.0, gt=0)
+    wheel_max_size: Size = Field(default=1_500_000_000, gt=0)
+    module_max_size: Size = Field(default=16_000_000, gt=0)
+    modules_max_size: Size = Field(default=400_000_000, gt=0)
+    build_memory: Size = Field(default=512_000_000, ge=64_000_000)
+    build_cpu: Duration = Field(default=120.0, ge=1)
+    build_timeout: Duration = Field(default=300.0, gt=0)
+
+    @field_validator("package_hosts")
+    @classmethod
+    def _hosts_are_names(cls, hosts: list[str]) -> list[str]:
+        for host in hosts:
+            if not host or "/" in host or ":" in host:
+                raise ValueError(f"impact.package_hosts: {host!r} is not a host name (e.g. "
+                                 "files.example.com, without scheme or port)")
+        return [host.lower() for host in hosts]
 
     @field_validator("link")
     @classmethod

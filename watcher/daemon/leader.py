@@ -9,6 +9,11 @@ starting side effects two thirds of the way through it: a renewal that failed on
 a third of the lease, and by the time the lease can have expired on the server (and a standby
 taken it), nothing new has started here. A write already under way is fenced: it carries the
 token and is refused once another term began (``watcher.store.Deposed``).
+
+The lease is tied to the leader's jobs making progress, not only to its lease thread running:
+while a job is past its deadline (``stuck``, ``jobs.JobWatch``) the lease is handed back and
+not renewed, so a standby takes over from a leader whose work is wedged; once the job ends,
+this replica competes for it again.
 """
 
 from __future__ import annotations
@@ -41,12 +46,16 @@ def holder_name() -> str:
 class Leadership:
     def __init__(self, lease: Lease | None, seconds: float, *,
                  monotonic: Callable[[], float] = time.monotonic,
-                 on_change: Callable[[bool], None] | None = None) -> None:
-        """``lease`` None: the embedded store, always led by its one daemon."""
+                 on_change: Callable[[bool], None] | None = None,
+                 stuck: Callable[[], str | None] | None = None) -> None:
+        """``lease`` None: the embedded store, always led by its one daemon. ``stuck``: why
+        this replica must not lead now (a job past its deadline), or None."""
         self._lease = lease
         self.seconds = seconds
         self._monotonic = monotonic
         self._on_change = on_change
+        self._stuck = stuck
+        self._gave_up: str | None = None
         self._token: int | None = None
         self._until = 0.0
         self._led = lease is None  # as last told to on_change
@@ -76,6 +85,9 @@ class Leadership:
         """One try at taking or renewing the lease; whether this replica leads after it."""
         if self._lease is None:
             return True
+        if self._given_up():
+            self._tell()
+            return False
         asked = self._monotonic()
         try:
             token = self._lease.acquire()
@@ -94,6 +106,30 @@ class Leadership:
                     self._token, self._until = token, asked + self.seconds * TRUSTED
         self._tell()
         return self.leads()
+
+    def _given_up(self) -> bool:
+        """While a job is stuck: the lease handed back (once) and not renewed."""
+        assert self._lease is not None
+        why = self._stuck() if self._stuck is not None else None
+        if why is None:
+            if self._gave_up is not None:
+                logger.info("the stuck job has ended; this replica competes for the lease "
+                            "again")
+            self._gave_up = None
+            return False
+        if self._gave_up is None:
+            logger.warning("handing back the leader's lease: %s; a standby takes over",
+                           why)
+            try:
+                if self.token() is not None:
+                    self._lease.release()
+            except WatcherError as error:
+                logger.warning("could not hand the lease back (it lapses on its own): %s",
+                               error)
+        self._gave_up = why
+        with self._lock:
+            self._token = None
+        return True
 
     def _tell(self) -> None:
         leads = self.leads()

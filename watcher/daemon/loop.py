@@ -9,12 +9,17 @@ On a shared store (PostgreSQL) every replica runs this and one leads
 (``watcher.daemon.leader``): a standby's jobs come round and do nothing, and its notifiers'
 ``stopping`` is set, so a leader that lost its lease starts no further post either.
 
-The main thread watches: for signals (SIGTERM/SIGINT stop, SIGHUP reloads the configuration)
-and for the wall clock being stepped, which APScheduler 3 schedules by.
+The main thread watches: for signals (SIGTERM/SIGINT stop, SIGHUP reloads the configuration),
+for the wall clock being stepped, which APScheduler 3 schedules by, and for jobs running long
+(``jobs``: each says in the log what it waits for; one past its deadline is stuck, and a
+leader with a stuck job hands its lease over). With ``[impact]``, the package worker
+(``packages``) reads the wheels of releases announced without their package, on a thread of
+its own: no wheel ever delays a poll.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import signal
@@ -36,7 +41,9 @@ from watcher.app import Dependencies, Runtime, build_runtime, slack_command_tran
 from watcher.config import Config, digest_trigger, format_duration, load_config
 from watcher.daemon.clock import ClockWatch, rearm_after_step
 from watcher.daemon.commands import SUBSCRIPTION_JOBS, SlackCommands, schedule_subscription_digests
+from watcher.daemon.jobs import JobWatch
 from watcher.daemon.leader import Leadership, MissedDigests, holder_name
+from watcher.daemon.packages import PackageWorker
 from watcher.delivery import Notifier, deliver_pending, send_digests
 from watcher.errors import ConfigError, StoreDamaged, StoreReadOnly, WatcherError
 from watcher.present import plural
@@ -48,6 +55,12 @@ logger = logging.getLogger(__name__)
 
 EXIT_TIMED_OUT = 1  # SIGTERM, then a job still running past poll.shutdown_timeout
 WATCH_EVERY = 0.5  # seconds between the main thread's looks at signals and the clock
+# A scheduled job (a poll, a delivery run, a digest) is stuck past this, or three poll
+# intervals if that is longer: GitHub's and Slack's timeouts, retries and rate-limit waits end
+# a sound one well within it.
+JOB_DEADLINE = 3600.0
+
+
 class Daemon:
     def __init__(self, config: Config, deps: Dependencies, *,
                  monotonic: Callable[[], float] = time.monotonic) -> None:
@@ -66,6 +79,10 @@ class Daemon:
         self.clock_watch = ClockWatch(deps.clock, monotonic)
         self.slack = SlackCommands(lambda: self.config, self.deps, self.stopping,
                                    slack_command_transports())  # /release-watch
+        self.jobs = JobWatch(monotonic=monotonic, tell_every=min(60.0, config.poll.interval))
+        self.packages = PackageWorker(
+            lambda: self.runtime.packages if self.runtime is not None else None, self.jobs,
+            leads=lambda: self.leadership.leads(), arrived=self._package_arrived)
 
     # ---- life cycle --------------------------------------------------------------------------
     def start(self, *, paused: bool = False) -> None:
@@ -82,7 +99,7 @@ class Daemon:
                 self._lock = daemon_lock(store_path)
             else:  # a shared store: every replica runs, the lease's holder leads
                 self.leadership = Leadership(lease, self.config.store.lease,
-                                             on_change=self._led)
+                                             on_change=self._led, stuck=self.jobs.stuck)
                 self.runtime.store.fenced_by(self.leadership.token)
                 self.leadership.start()
             self.service.start(self)  # after the lock: a second daemon says that, not "port used"
@@ -100,6 +117,11 @@ class Daemon:
         self._schedule(None, self.config, triggers)
         self.clock_watch.step()  # from here on
         self.scheduler.start(paused=paused)
+        if self.runtime.packages is not None:
+            from watcher.impact.atlas import sweep
+
+            sweep()  # the partial downloads of a daemon killed mid-fetch
+        self.packages.start()
         logger.info("daemon started (pid %d): %s, store %s%s", os.getpid(),
                     self._describe(self.config, triggers), self.runtime.store.db.where,
                     f", {self.leadership.role}" if self.leadership.shared else "")
@@ -177,17 +199,27 @@ class Daemon:
                 owed = self.missed.owed(self.runtime.store, digests)
             except WatcherError as error:
                 logger.warning("could not tell which digests the last leader owed: %s", error)
-        for job_id in ("poll", "deliver", *(f"digest:{name}" for name in owed)):
-            try:
+        self._run_now("poll", "deliver", *(f"digest:{name}" for name in owed))
+
+    def _package_arrived(self) -> None:
+        """An atlas was stored: poll now, so its release's package diff goes out now."""
+        if self.scheduler is not None and self.scheduler.running and not self.stopping.is_set():
+            self._run_now("poll")
+
+    def _run_now(self, *job_ids: str) -> None:
+        assert self.scheduler is not None
+        for job_id in job_ids:
+            with contextlib.suppress(LookupError):  # JobLookupError: not scheduled (yet)
                 self.scheduler.modify_job(job_id, next_run_time=self.deps.clock())
-            except LookupError:  # APScheduler's JobLookupError: not scheduled (yet)
-                continue
 
     def stop(self) -> bool:
         """Stop scheduling, let the job in flight finish (bounded); True if it finished."""
         self.stopping.set()
         if self.scheduler is not None and self.scheduler.running:
             self.scheduler.shutdown(wait=False)
+        # The package step's fetch in flight is aborted, not awaited: its download is cut,
+        # its build's child killed and its folder removed as its thread unwinds.
+        self.packages.stop(timeout=min(5.0, self.config.poll.shutdown_timeout))
         finished = self.busy.acquire(timeout=self.config.poll.shutdown_timeout)
         if not finished:
             logger.warning("a job was still running after poll.shutdown_timeout=%s; exiting "
@@ -209,6 +241,12 @@ class Daemon:
         return finished
 
     # ---- what the main thread watches ----------------------------------------------------------
+    def watch_jobs(self) -> None:
+        """Say what long jobs wait for; a stuck one is logged (and, leading a shared store,
+        its lease handed over at the next renewal)."""
+        self.jobs.tell()
+        self.jobs.stuck()
+
     def watch_clock(self) -> None:
         """Re-arm the jobs when the wall clock was stepped (``watcher.daemon.clock``)."""
         step = self.clock_watch.step()
@@ -260,8 +298,9 @@ class Daemon:
         if self._holding_off() or not self.busy.acquire(blocking=False):
             yield False  # a standby's jobs come round and do nothing
             return
+        deadline = max(JOB_DEADLINE, 3 * self.config.poll.interval)
         try:
-            with self._writer(name):
+            with self.jobs.running(name, deadline, f"its {name} work"), self._writer(name):
                 yield True
         except (StoreDamaged, StoreReadOnly) as error:
             logger.error("%s job: %s; stopping the daemon", name, error)
@@ -293,6 +332,7 @@ class Daemon:
                                            metrics=self.deps.metrics)
                 logger.info("poll: %s, %d sent, %s failed", plural(report.event_count, "event"),
                             delivery.sent, plural(len(report.failed), "repo"))
+                self.packages.wake()  # the atlases it lacked, read apart from it
 
     def _retry_job(self) -> None:
         with self._job("delivery") as running:
@@ -373,6 +413,7 @@ def run_daemon(config: Config, deps: Dependencies,
     read = reload or config_reader(config)
     while not stop.wait(WATCH_EVERY) and daemon.broken is None:
         daemon.watch_clock()
+        daemon.watch_jobs()
         if reload_wanted.is_set():
             reload_wanted.clear()
             daemon.reload(read)

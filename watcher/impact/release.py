@@ -54,7 +54,13 @@ def package_changes(source: AtlasSource, repo: str, tag: str, prerelease: bool =
     before = source.before(package, version) if after is not None else None
     if after is None or before is None:
         return None
-    return PackageChanges(tag, tuple(changes_between(before, after)), before, after)
+    changes = changes_between(before, after)
+    unread = {module for atlas in (before, after) for module in atlas.skipped}
+    if unread:  # what a module the build could not read defines is unknown, not removed
+        changes = [change for change in changes if not any(
+            name == module or name.startswith(module + ".")
+            for name in (change.api, *change.names) for module in unread)]
+    return PackageChanges(tag, tuple(changes), before, after)
 
 
 def package_expected(repo: str, tag: str, prerelease: bool = False, say: bool = False) -> bool:

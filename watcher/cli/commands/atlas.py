@@ -1,6 +1,8 @@
 """``release-watch atlas build`` and ``atlas diff``: the API atlas of a package release, built
 from a wheel (or fetched from the package index and built) and kept in the store; and the API
-changes between two releases, each given as a wheel, an atlas file or a version."""
+changes between two releases, each given as a wheel, an atlas file or a version. A wheel is
+built as the daemon builds one, in a child process within the ``[impact]`` budget (a wheel of
+another version than asked for refused); SIGTERM leaves nothing of a fetch behind."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from watcher.app import package_source
 from watcher.errors import ConfigError
 from watcher.impact.atlas import (
     CHANGES,
@@ -15,12 +18,11 @@ from watcher.impact.atlas import (
     Atlas,
     AtlasError,
     AtlasSource,
-    PackageIndex,
-    build_atlas,
+    BoundedBuilder,
     diff,
-    dumps,
     loads,
     normal_version,
+    removed_on_sigterm,
 )
 from watcher.present import plural
 from watcher.store import Store
@@ -55,30 +57,40 @@ class _OpenedOnUse:
 
 
 def _source(config: Config, deps: Dependencies, store: _OpenedOnUse) -> AtlasSource:
-    index = PackageIndex(config.impact.package_index, transport=deps.transport)
-    return AtlasSource(store=store, index=index, clock=deps.clock)
+    return package_source(config, store, deps.clock, deps.transport)
 
 
 def run_atlas_build(config: Config, deps: Dependencies, what: str, package: str) -> int:
     """Builds (or fetches and builds) one atlas, keeps it in the store, prints its summary."""
     store = _OpenedOnUse(config.store_path())
+    source = _source(config, deps, store)
     try:
         path = Path(what).expanduser()
-        if path.is_file():
-            atlas = build_atlas(path, package)
-            store.put_atlas(package, atlas.version, dumps(atlas))
-            origin = f"built from {path.name}"
-        else:
-            source = _source(config, deps, store)
-            version = _version(what)
-            atlas = source.get(package, version, force=True)
-            origin = {"bundled": "bundled with release-watch", "store": "from the store",
-                      "index": "fetched from the package index and built"}[
-                source.origin[(package, version)]]
+        with removed_on_sigterm():
+            if path.is_file():
+                atlas = _built(source, path, package, store)
+                origin = f"built from {path.name}"
+            else:
+                version = _version(what)
+                atlas = source.get(package, version, force=True)
+                origin = {"bundled": "bundled with release-watch", "store": "from the store",
+                          "index": "fetched from the package index and built"}[
+                    source.origin[(package, version)]]
         deps.stdout.writelines(line + "\n" for line in summary(atlas, origin))
     finally:
         store.close()
     return 0
+
+
+def _built(source: AtlasSource, path: Path, package: str, store: _OpenedOnUse | None
+           ) -> Atlas:
+    """A wheel file's atlas, built in a child process within the budget; kept in ``store``."""
+    builder = source.builder or BoundedBuilder(
+        source.index.budget if source.index is not None else None)
+    built = builder.build(path, package)
+    if store is not None:
+        store.put_atlas(package, built.atlas.version, built.data)
+    return built.atlas
 
 
 def summary(atlas: Atlas, origin: str) -> list[str]:
@@ -86,11 +98,16 @@ def summary(atlas: Atlas, origin: str) -> list[str]:
     modules = sum(1 for api in public if atlas.kind(api) == "module")
     classes = sum(1 for api in public if atlas.kind(api) == "class")
     deprecated = sum(1 for api in public if atlas.deprecated(api) is not None)
-    return [f"{atlas.package} {atlas.version}: {origin}",
-            f"  {plural(modules, 'public module')}, {plural(len(atlas.names), 'public name')}"
-            f" for {plural(len(public) - modules, 'API')} ({plural(classes, 'class', 'classes')}"
-            f", {len(atlas.apis):,} definitions kept with the methods and bases they reach)",
-            f"  {plural(deprecated, 'API')} carrying a deprecation marker"]
+    lines = [f"{atlas.package} {atlas.version}: {origin}",
+             f"  {plural(modules, 'public module')}, {plural(len(atlas.names), 'public name')}"
+             f" for {plural(len(public) - modules, 'API')} ({plural(classes, 'class', 'classes')}"
+             f", {len(atlas.apis):,} definitions kept with the methods and bases they reach)",
+             f"  {plural(deprecated, 'API')} carrying a deprecation marker"]
+    if atlas.skipped:
+        shown = ", ".join(clean_line(name) for name in atlas.skipped[:5])
+        lines.append(f"  {plural(len(atlas.skipped), 'module')} skipped, too deeply nested or "
+                     f"too large to read ({shown}{', ...' if len(atlas.skipped) > 5 else ''})")
+    return lines
 
 
 def run_atlas_diff(config: Config, deps: Dependencies, old: str, new: str, *, package: str,
@@ -98,7 +115,8 @@ def run_atlas_diff(config: Config, deps: Dependencies, old: str, new: str, *, pa
     store = _OpenedOnUse(config.store_path())
     try:
         source = _source(config, deps, store)
-        before, after = (_atlas(source, what, package) for what in (old, new))
+        with removed_on_sigterm():
+            before, after = (_atlas(source, what, package) for what in (old, new))
     finally:
         store.close()
     changes = diff(before, after)
@@ -116,7 +134,7 @@ def _atlas(source: AtlasSource, what: str, package: str) -> Atlas:
     path = Path(what).expanduser()
     if path.is_file():
         if path.name.endswith(".whl"):
-            return build_atlas(path, package)
+            return _built(source, path, package, None)
         return loads(path.read_bytes(), origin=str(path))
     if path.name.endswith((".whl", *_ATLAS_SUFFIXES)):
         raise ConfigError(f"{what}: no such file")

@@ -117,10 +117,11 @@ def write_baseline_file(path: str, found: list[Found]) -> int:
 def package_source(config: Config) -> AtlasSource:
     """Atlases for the offline command: bundled, else built from the package index's wheel
     (``[impact] package_index``); nothing is kept, as the command writes no state."""
-    from watcher.impact.atlas import AtlasSource, PackageIndex
+    from watcher.impact.atlas import AtlasSource, Budget, PackageIndex
 
-    return AtlasSource(store=None, index=PackageIndex(config.impact.package_index),
-                       clock=lambda: datetime.now(UTC))
+    index = PackageIndex(config.impact.package_index, budget=Budget.of(config.impact),
+                         hosts=tuple(config.impact.package_hosts))
+    return AtlasSource(store=None, index=index, clock=lambda: datetime.now(UTC))
 
 
 def notes_files(paths: list[str], release: str | None) -> list[Notes]:

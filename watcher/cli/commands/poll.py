@@ -1,4 +1,7 @@
-"""``release-watch poll``: one poll, then deliver what is queued."""
+"""``release-watch poll``: one poll, then deliver what is queued; then, with ``[impact]``, the
+package step: the atlases the poll lacked fetched and built (each within its budget), and
+what they add announced in the same run (the releases waiting for their package polled
+again), so a cron user need not wait for the next run. ``--dry-run`` fetches nothing."""
 
 from __future__ import annotations
 
@@ -9,9 +12,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
 
-from watcher.app import Dependencies, build_notifiers, build_runtime
+from watcher.app import Dependencies, Runtime, build_notifiers, build_runtime
 from watcher.cli.commands.writer import one_writer
-from watcher.config import Config
+from watcher.config import Config, RepoConfig
 from watcher.delivery import Notifier, deliver_pending, route
 from watcher.models import Event
 from watcher.poller import RepoOutcome
@@ -66,6 +69,12 @@ def _poll(config: Config, deps: Dependencies, repo_names: list[str]) -> int:
             delivery = deliver_pending(runtime.store, notifiers)
             _say(deps.stdout, [baseline_line(outcome) for outcome in report.outcomes
                                if outcome.baseline is not None])
+            arrived = _package_step(runtime, repos)
+            if arrived:
+                report.outcomes += runtime.poller.poll(arrived).outcomes
+                later = deliver_pending(runtime.store, notifiers)
+                delivery.sent += later.sent
+                delivery.failed = {**later.failed, **delivery.failed}
     finally:
         for notifier in notifiers.values():
             notifier.close()
@@ -83,6 +92,20 @@ def _poll(config: Config, deps: Dependencies, repo_names: list[str]) -> int:
                     plural(report.event_count, "event"), plural(delivery.sent, "message"),
                     plural(len(report.failed), "repo"))
     return 1 if report.failed or delivery.failed or org_failures else 0
+
+
+def _package_step(runtime: Runtime, repos: list[RepoConfig]) -> list[RepoConfig]:
+    """The atlases the poll lacked, fetched and built after its deliveries (SIGTERM leaves
+    nothing of them behind); the repos still waiting for a package once some arrived."""
+    if runtime.packages is None:
+        return []
+    from watcher.impact.atlas import removed_on_sigterm
+
+    with removed_on_sigterm():
+        if not runtime.packages.run():
+            return []
+    states = runtime.store.repo_states([repo.name for repo in repos])
+    return [repo for repo in repos if states[repo.name].package_pending]
 
 
 def baseline_line(outcome: RepoOutcome, *, dry_run: bool = False) -> str:

@@ -5,9 +5,11 @@ markers; its compact file form; the diff of two releases; and where atlases come
 ``wheel`` lists a wheel's modules; ``extract`` reads one module's facts (``signature`` and
 ``markers`` the parameters and the deprecation markers); ``link`` follows names across modules
 into an ``Atlas`` (``model``); ``build`` puts these behind one call; ``codec`` is the file
-form; ``compare`` diffs two atlases; ``index`` is the package index's JSON API; ``source``
-finds an atlas bundled, in the store, or from the index. All is pure but ``wheel``, ``index``
-and ``source``.
+form; ``compare`` diffs two atlases; ``index`` is the package index's JSON API (``limits`` holds
+each exchange to its budget, ``budget``); ``sandbox`` builds in a child process with limits
+(``scratch`` the folders it works in); ``source`` finds an atlas bundled, in the store, or
+from the index; ``step`` fetches the atlases a poll lacked, apart from it. All is pure but
+``wheel``, ``index``, ``limits``, ``sandbox``, ``scratch``, ``source`` and ``step``.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import TYPE_CHECKING
 from watcher import lazy_exports
 
 if TYPE_CHECKING:
+    from watcher.impact.atlas.budget import Budget as Budget
     from watcher.impact.atlas.build import build_atlas as build_atlas
     from watcher.impact.atlas.build import wheel_version as wheel_version
     from watcher.impact.atlas.codec import FORMAT as FORMAT
@@ -26,27 +29,40 @@ if TYPE_CHECKING:
     from watcher.impact.atlas.compare import ApiChange as ApiChange
     from watcher.impact.atlas.compare import diff as diff
     from watcher.impact.atlas.errors import AtlasError as AtlasError
+    from watcher.impact.atlas.errors import AtlasPending as AtlasPending
     from watcher.impact.atlas.errors import ChecksumMismatch as ChecksumMismatch
+    from watcher.impact.atlas.errors import ForeignHost as ForeignHost
     from watcher.impact.atlas.errors import IndexUnreachable as IndexUnreachable
     from watcher.impact.atlas.errors import NotYetPublished as NotYetPublished
+    from watcher.impact.atlas.errors import OverBudget as OverBudget
     from watcher.impact.atlas.errors import WheelUnreadable as WheelUnreadable
+    from watcher.impact.atlas.errors import WrongVersion as WrongVersion
     from watcher.impact.atlas.index import PackageIndex as PackageIndex
     from watcher.impact.atlas.index import WheelFile as WheelFile
     from watcher.impact.atlas.model import Api as Api
     from watcher.impact.atlas.model import Atlas as Atlas
     from watcher.impact.atlas.model import Param as Param
+    from watcher.impact.atlas.sandbox import BoundedBuilder as BoundedBuilder
+    from watcher.impact.atlas.sandbox import Built as Built
+    from watcher.impact.atlas.scratch import removed_on_sigterm as removed_on_sigterm
+    from watcher.impact.atlas.scratch import sweep as sweep
     from watcher.impact.atlas.source import AtlasSource as AtlasSource
     from watcher.impact.atlas.source import Shelf as Shelf
     from watcher.impact.atlas.source import bundled_dir as bundled_dir
     from watcher.impact.atlas.source import normal_version as normal_version
     from watcher.impact.atlas.source import previous_minor as previous_minor
+    from watcher.impact.atlas.step import PackageStep as PackageStep
 
 _EXPORTS = {
     "Api": "model",
     "ApiChange": "compare",
     "Atlas": "model",
     "AtlasError": "errors",
+    "AtlasPending": "errors",
     "AtlasSource": "source",
+    "BoundedBuilder": "sandbox",
+    "Budget": "budget",
+    "Built": "sandbox",
     "bundled_dir": "source",
     "build_atlas": "build",
     "CHANGES": "compare",
@@ -54,17 +70,23 @@ _EXPORTS = {
     "diff": "compare",
     "dumps": "codec",
     "FORMAT": "codec",
+    "ForeignHost": "errors",
     "IndexUnreachable": "errors",
     "loads": "codec",
     "normal_version": "source",
     "NotYetPublished": "errors",
+    "OverBudget": "errors",
     "PackageIndex": "index",
+    "PackageStep": "step",
     "Param": "model",
     "previous_minor": "source",
+    "removed_on_sigterm": "scratch",
     "Shelf": "source",
+    "sweep": "scratch",
     "wheel_version": "build",
     "WheelFile": "index",
     "WheelUnreadable": "errors",
+    "WrongVersion": "errors",
 }
 __all__ = sorted(_EXPORTS)
 __getattr__ = lazy_exports(__name__, _EXPORTS)

@@ -1,13 +1,23 @@
 """Builds the atlas of a wheel: its public modules read, their names linked (``link``), the
-version taken from the wheel's own metadata."""
+version taken from the wheel's own metadata.
+
+A module ``ast`` cannot take (a nesting deep enough for ``RecursionError`` in ``ast.parse`` or
+``ast.unparse``, or a ``MemoryError``), or larger than the budget lets one module be, is
+skipped: named in the atlas's ``skipped``, what it defines unknown rather than removed. Run in
+this process it trusts the wheel's size to its caps; ``sandbox`` runs it in a child process
+with limits on memory and CPU, which is how wheels from the index are built.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import gc
+import logging
 import re
 import zipfile
 from pathlib import Path
 
+from watcher.impact.atlas.budget import Budget
 from watcher.impact.atlas.errors import WheelUnreadable
 from watcher.impact.atlas.extract import ModuleFacts, read_module
 from watcher.impact.atlas.link import Linker, link
@@ -16,31 +26,48 @@ from watcher.impact.atlas.wheel import Wheel
 
 # PEP 427: {distribution}-{version}(-{build})?-{python}-{abi}-{platform}.whl
 _WHEEL_NAME = re.compile(r"^(?P<name>[^-]+)-(?P<version>[^-]+)-")
+_METADATA_READ = 64 * 1024  # the headers come first; the long description is never needed
+
+logger = logging.getLogger(__name__)
 
 
-def build_atlas(path: Path, package: str = "torch") -> Atlas:
+def build_atlas(path: Path, package: str = "torch", budget: Budget | None = None) -> Atlas:
     """The atlas of ``package`` in the wheel at ``path`` (read as a zip; nothing imported)."""
     # The trees ``ast`` builds are thousands of small objects that hold no cycle: the cyclic
     # collector's passes over them cost a fifth of the build and free nothing.
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _build(path, package)
+        return _build(path, package, budget)
     finally:
         if collecting:
             gc.enable()
 
 
-def _build(path: Path, package: str) -> Atlas:
-    with Wheel(path, package) as wheel:
+def _build(path: Path, package: str, budget: Budget | None) -> Atlas:
+    skipped: list[str] = []
+    with Wheel(path, package, budget) as wheel:
+        def skip(module: str, why: str) -> ModuleFacts:
+            # What the module defines is unknown: the atlas says so (``skipped``), and a diff
+            # leaves it out rather than report everything in it removed.
+            skipped.append(module)
+            logger.debug("%s: module %s skipped (%s)", path.name, module, why)
+            return ModuleFacts(module, wheel.modules[module].is_package)
+
         def read(module: str) -> ModuleFacts:
             found = wheel.modules[module]
-            return read_module(module, found.is_package,
-                               wheel.text(found.py) if found.py else None,
-                               wheel.text(found.pyi) if found.pyi else None)
+            if {found.py, found.pyi} & wheel.oversized:
+                return skip(module, "larger than impact.module_max_size")
+            try:
+                return read_module(module, found.is_package,
+                                   wheel.text(found.py) if found.py else None,
+                                   wheel.text(found.pyi) if found.pyi else None)
+            except (RecursionError, MemoryError) as error:
+                return skip(module, type(error).__name__)
 
         linker = Linker(package, set(wheel.modules), read)
-        return link(package, wheel_version(path), linker)
+        atlas = link(package, wheel_version(path), linker)
+    return dataclasses.replace(atlas, skipped=tuple(sorted(skipped))) if skipped else atlas
 
 
 def wheel_version(path: Path) -> str:
@@ -53,7 +80,9 @@ def wheel_version(path: Path) -> str:
                              if name.count("/") == 1 and name.endswith(".dist-info/METADATA")),
                             None)
             if metadata is not None:
-                for line in archive.read(metadata).decode("utf-8", "replace").splitlines():
+                with archive.open(metadata) as member:
+                    head = member.read(_METADATA_READ)
+                for line in head.decode("utf-8", "replace").splitlines():
                     if line.startswith("Version:"):
                         version = line.partition(":")[2].strip()
                         break

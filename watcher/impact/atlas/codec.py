@@ -3,14 +3,16 @@ out so that loading reads the header alone (a few ms) and a module is decoded on
 in it is asked for (``table.py``).
 
     {"format": 1, "package": "torch", "version": "2.7.0",
-     "modules": [["torch", length], ..., ["torch.optim.lr_scheduler", length], ...]}
+     "modules": [["torch", length], ..., ["torch.optim.lr_scheduler", length], ...],
+     "skipped": ["torch._deep"]}
     [null, {"StepLR": ["c", null, null, ["torch.optim.lr_scheduler.LRScheduler"], {},
                        {"__init__": ["m", ["optimizer", "step_size", "gamma=0.1"]]}], ...},
      {"load": "torch.serialization.", ...}]
     ...
 
 A module's document (every module an API is defined in, public or not; each ``length``
-bytes, one after the other after the header line): its deprecation message, its definitions by name
+bytes, one after the other after the header line; ``skipped``, only where the build could not
+read a module, names those): its deprecation message, its definitions by name
 (a class's methods inside its row), and, for a public module, the names users write on it
 beyond its own public definitions (which the rows imply): the canonical name, or only its
 module (ending in a dot) where the name is the same there, or 0 for a private definition the
@@ -55,8 +57,10 @@ def dumps(atlas: Atlas) -> bytes:
         part = json.dumps(entry, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
         index.append([name, len(part)])
         parts.append(part)
-    header = {"format": FORMAT, "package": atlas.package, "version": atlas.version,
-              "modules": index}
+    header: dict[str, Any] = {"format": FORMAT, "package": atlas.package,
+                              "version": atlas.version, "modules": index}
+    if atlas.skipped:  # left out otherwise: an atlas read whole keeps the bytes it always had
+        header["skipped"] = sorted(atlas.skipped)
     head = json.dumps(header, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     return gzip.compress(b"\n".join([head, b"".join(parts)]), compresslevel=9, mtime=0)
 
@@ -81,7 +85,8 @@ def loads(data: bytes, *, origin: str = "atlas") -> Atlas:
         offset += length
     table = ModuleTable(offsets, body)
     return Atlas(str(header["package"]), str(header["version"]), ApiTable(table),
-                 NameTable(table), DerivedTable(table), BoundTable(table))
+                 NameTable(table), DerivedTable(table), BoundTable(table),
+                 tuple(str(name) for name in header.get("skipped", ())))
 
 
 def _entries(atlas: Atlas) -> dict[str, list[Any]]:

@@ -69,7 +69,9 @@ class Atlas:
     has it from its file; else it is found from the bases, which reads every API); ``bound``:
     each public module → the attributes it binds from the package without making them public
     names (``from torch import Tensor`` in ``torch.types``, outside its ``__all__``): code
-    that writes ``torch.types.Tensor`` still runs, so such a name is not removed."""
+    that writes ``torch.types.Tensor`` still runs, so such a name is not removed.
+    ``skipped``: the modules the build could not read (nested too deep for ``ast``, or larger
+    than the budget lets one module be): what they define is unknown, not removed."""
 
     package: str
     version: str
@@ -77,6 +79,7 @@ class Atlas:
     names: Mapping[str, str]
     derived: Mapping[str, tuple[str, ...]] | None = None
     bound: Mapping[str, Sequence[str]] = field(default_factory=dict)
+    skipped: tuple[str, ...] = ()
     _members: dict[str, dict[str, str]] = field(default_factory=dict, init=False, repr=False,
                                                 compare=False)
 

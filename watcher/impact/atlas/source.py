@@ -1,9 +1,15 @@
 """Where an atlas comes from: bundled with release-watch (``config/atlases/``, one per torch
 minor release from 2.5), kept in the store, or built from the smallest wheel the package index
-serves (then kept in the store). A version the index does not have yet, or asked for while the index
-was out of reach, is asked for again at most once per ``retry_every`` (an hour: a poll loop
-does not hammer it), unless forced (a person running ``atlas build``); ``find`` says why an
-atlas cannot be had in one line, "package diff skipped: ...", and never raises.
+serves (then kept in the store): downloaded within its budget and built in a child process
+(``sandbox``), so no wheel can stall or sink the caller. Any failure to fetch or build a
+version (not yet published, the index out of reach, a wheel too slow, too large, broken or of
+another version) is recorded, and the version asked for again at most once per
+``retry_every`` (an hour: a poll loop does not hammer it), unless forced (a person running
+``atlas build``); ``find`` says why an atlas cannot be had in one line, "package diff skipped:
+...", and never raises.
+
+A source without an index (the poll's: announcing never waits on the network) hands each atlas
+it lacks to ``wanted``, the package step (``step.py``), which fetches it apart from the poll.
 
 Versions are compared with ``packaging``: ``2.7.0`` is minor 2.7, and the release before it
 is the newest known atlas of 2.6 (else 2.6.0, fetched).
@@ -12,7 +18,6 @@ is the newest known atlas of 2.6 (else 2.6.0, fetched).
 from __future__ import annotations
 
 import logging
-import tempfile
 from collections.abc import Callable
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -20,13 +25,20 @@ from typing import TYPE_CHECKING, Protocol
 
 from packaging.version import InvalidVersion, Version
 
-from watcher.impact.atlas.codec import dumps, loads
-from watcher.impact.atlas.errors import AtlasError, IndexUnreachable, NotYetPublished
+from watcher.impact.atlas.budget import megabytes
+from watcher.impact.atlas.codec import loads
+from watcher.impact.atlas.errors import (
+    AtlasError,
+    AtlasPending,
+    IndexUnreachable,
+    NotYetPublished,
+)
 from watcher.impact.atlas.model import Atlas
 from watcher.resources import defaults_dir
 
 if TYPE_CHECKING:
     from watcher.impact.atlas.index import PackageIndex
+    from watcher.impact.atlas.sandbox import BoundedBuilder, Built
 
 logger = logging.getLogger(__name__)
 
@@ -61,17 +73,25 @@ def normal_version(version: str) -> str:
 
 
 class AtlasSource:
-    """Atlases by package and version: bundled, stored, fetched (in that order)."""
+    """Atlases by package and version: bundled, stored, fetched (in that order). ``builder``
+    builds what is fetched (its budget's limits); ``wanted``, for a source without an index,
+    is told each atlas it lacks; ``doing`` is told what a fetch waits for (the daemon's log)."""
 
     def __init__(self, *, store: Shelf | None, index: PackageIndex | None,
                  clock: Callable[[], datetime], bundled: Path | None = None,
-                 retry_every: timedelta = RETRY_EVERY) -> None:
+                 retry_every: timedelta = RETRY_EVERY, builder: BoundedBuilder | None = None,
+                 wanted: Callable[[str, str], None] | None = None,
+                 doing: Callable[[str], None] | None = None) -> None:
         self.store = store
         self.index = index
         self.clock = clock
         self.bundled = bundled if bundled is not None else bundled_dir()
         self.retry_every = retry_every
+        self.builder = builder
+        self.wanted = wanted
+        self.doing = doing
         self.origin: dict[tuple[str, str], str] = {}  # where each atlas came from
+        self._swept = False
 
     def known(self, package: str, version: str) -> Atlas | None:
         """A bundled or stored atlas; never the network."""
@@ -88,34 +108,51 @@ class AtlasSource:
 
     def get(self, package: str, version: str, *, force: bool = False) -> Atlas:
         """The atlas of ``package==version``, fetched and built when none is known; raises
-        ``NotYetPublished`` (also without asking, within ``retry_every`` of the last "no",
-        unless ``force``), ``IndexUnreachable`` or ``ChecksumMismatch``."""
+        ``NotYetPublished`` (also without asking, within ``retry_every`` of the last failure,
+        unless ``force``), ``AtlasPending`` (no index here: handed to ``wanted``), or the
+        failure of the fetch or the build (``IndexUnreachable``, ``OverBudget``...)."""
         version = normal_version(version)
         found = self.known(package, version)
         if found is not None:
             return found
         if self.index is None:
+            if self.wanted is not None:
+                self.wanted(package, version)
+                raise AtlasPending(f"the atlas of {package} {version} is fetched apart from "
+                                   "the poll; its package diff follows once it is built")
             raise IndexUnreachable(f"no atlas of {package} {version} here, and no package "
                                    "index to build one from")
         self._throttle(package, version, force)
+        if self.store is not None:
+            # Recorded first: an attempt that never ends (a look-up no timeout reaches) still
+            # holds back every replica's next one for retry_every.
+            self.store.put_atlas_tried(package, version, self.clock())
         try:
-            atlas = self._fetch(package, version)
-        except (NotYetPublished, IndexUnreachable):
+            built = self._fetch(package, version)
+        except AtlasError:  # whatever it was, not again before retry_every
             if self.store is not None:
                 self.store.put_atlas_tried(package, version, self.clock())
             raise
         if self.store is not None:
-            self.store.put_atlas(package, version, dumps(atlas))
+            self.store.put_atlas(package, version, built.data)
         self.origin[(package, version)] = "index"
-        return atlas
+        return built.atlas
 
     def find(self, package: str, version: str) -> Atlas | None:
         """``get``, or None with one line logged when the atlas cannot be had now."""
         try:
             return self.get(package, version)
+        except AtlasPending as pending:
+            logger.debug("package diff pending: %s", pending)
         except AtlasError as error:
             logger.warning("package diff skipped: %s", error)
-            return None
+        return None
+
+    def next_try(self, package: str, version: str) -> datetime | None:
+        """When a version whose last fetch failed is asked for again (None: whenever)."""
+        tried = self.store.atlas_tried(package, normal_version(version)) \
+            if self.store is not None else None
+        return tried + self.retry_every if tried is not None else None
 
     def before(self, package: str, version: str) -> Atlas | None:
         """The atlas of the release before ``version``'s minor (2.7.x → the newest known 2.6,
@@ -138,25 +175,52 @@ class AtlasSource:
         return sorted(found, key=Version)
 
     def _throttle(self, package: str, version: str, force: bool) -> None:
-        tried = self.store.atlas_tried(package, version) if self.store is not None else None
-        if force or tried is None or self.clock() - tried >= self.retry_every:
+        again = self.next_try(package, version)
+        if force or again is None or self.clock() >= again:
             return
-        again = tried + self.retry_every
+        tried = again - self.retry_every
         raise NotYetPublished(f"{package} {version} was not to be had at "
                               f"{tried:%Y-%m-%d %H:%M} UTC; asking again after "
                               f"{again:%H:%M}", package=package, version=version)
 
-    def _fetch(self, package: str, version: str) -> Atlas:
+    def _fetch(self, package: str, version: str) -> Built:
         # Imported here: reading a wheel is needed only where no atlas is bundled or stored.
-        from watcher.impact.atlas.build import build_atlas
+        from watcher.impact.atlas.sandbox import BoundedBuilder
+        from watcher.impact.atlas.scratch import scratch, sweep
 
         assert self.index is not None
+        if not self._swept:
+            sweep()  # what a process killed mid-download left behind
+            self._swept = True
+        if self.builder is None:
+            self.builder = BoundedBuilder(self.index.budget)
+        builder = self.builder
+        self._doing(f"asking {self.index.base} for {package} {version}")
         wheel = self.index.smallest_wheel(package, version)
-        logger.info("building the API atlas of %s %s from %s (%d MB)", package, version,
-                    wheel.filename, wheel.size // 1_000_000)
-        with tempfile.TemporaryDirectory(prefix="release-watch-wheel-") as folder:
-            path = self.index.download(wheel, Path(folder))
-            return build_atlas(path, package)
+        logger.info("building the API atlas of %s %s from %s (%s)", package, version,
+                    wheel.filename, megabytes(wheel.size))
+        total = megabytes(wheel.size)
+        with scratch() as folder:
+            self._doing(f"downloading {wheel.filename} (0 of {total})")
+            path = self.index.download(wheel, folder, progress=lambda done: self._doing(
+                f"downloading {wheel.filename} ({megabytes(done)} of {total})"))
+            self._doing(f"building the atlas of {package} {version} from {wheel.filename}")
+            built = builder.build(path, package, expect=version)
+        logger.info("built the API atlas of %s %s in %.1fs (peak %s)%s", package, version,
+                    built.seconds, megabytes(built.peak_rss), _skipped(built.atlas))
+        return built
+
+    def _doing(self, what: str) -> None:
+        if self.doing is not None:
+            self.doing(what)
+
+
+def _skipped(atlas: Atlas) -> str:
+    if not atlas.skipped:
+        return ""
+    shown = ", ".join(atlas.skipped[:5]) + (" ..." if len(atlas.skipped) > 5 else "")
+    return (f"; {len(atlas.skipped)} module(s) skipped, too deep or too large to read "
+            f"({shown}): their APIs are left out of its diff")
 
 
 def previous_minor(version: str) -> tuple[int, int] | None:
