@@ -21,6 +21,7 @@ from watcher.impact.syntax import dotted
 # or ("alias", dotted expression).
 Binding = tuple[str, ...]
 _WARNS = ("FutureWarning", "DeprecationWarning")
+_NONE: frozenset[str] = frozenset()
 
 
 @dataclass
@@ -49,6 +50,19 @@ class ModuleFacts:
     # ``from M import a as a`` (the typing convention for "re-exported on purpose")
     explicit: set[str] = field(default_factory=set)
 
+    def members(self, qualname: str) -> list[str]:
+        """The names of a class's own members (methods, properties, data), by the index
+        made once per module (a look-up per class was a pass over every definition)."""
+        if self._members is None:
+            self._members = {}
+            for name in self.definitions:
+                owner, dot, member = name.rpartition(".")
+                if dot:
+                    self._members.setdefault(owner, []).append(member)
+        return self._members.get(qualname, [])
+
+    _members: dict[str, list[str]] | None = field(default=None, repr=False, compare=False)
+
 
 def read_module(name: str, is_package: bool, py: str | None, pyi: str | None) -> ModuleFacts:
     """The facts of a module from its source and its stub: the stub is the authority for
@@ -75,7 +89,7 @@ def _overlay(facts: ModuleFacts, stub: ModuleFacts) -> None:
         facts.definitions[qualname] = definition
     facts.bindings.update(stub.bindings)
     facts.explicit |= stub.explicit
-    facts.stars.extend(module for module in stub.stars if module not in facts.stars)
+    facts.stars = list(dict.fromkeys([*facts.stars, *stub.stars]))
     if stub.all is not None:
         facts.all, facts.all_from = stub.all, stub.all_from
 
@@ -87,6 +101,7 @@ def _read(facts: ModuleFacts, text: str) -> None:
         return  # a template or a file for another Python: the module holds nothing readable
     reader = _Reader(facts, _warning_lines(text))
     reader.statements(tree.body)
+    facts.stars = list(dict.fromkeys(facts.stars))  # a module star-imported twice is read once
 
 
 def _warning_lines(text: str) -> list[int]:
@@ -148,8 +163,7 @@ class _Reader:
         module = _absolute(self.facts, node.module, node.level)
         for alias in node.names:
             if alias.name == "*":
-                if module not in self.facts.stars:
-                    self.facts.stars.append(module)
+                self.facts.stars.append(module)  # made unique once read (``_read``)
                 continue
             bound = alias.asname or alias.name
             self.facts.bindings[bound] = ("from", module, alias.name)
@@ -194,7 +208,8 @@ class _Reader:
             self.all_value(call.args[0], add=True)
 
     def function(self, node: FunctionNode, qualname: str, owner: str | None) -> None:
-        decorators = {dotted(d.func if isinstance(d, ast.Call) else d) for d in node.decorator_list}
+        decorators = {dotted(d.func if isinstance(d, ast.Call) else d)
+                      for d in node.decorator_list} if node.decorator_list else _NONE
         if any(name.endswith((".setter", ".deleter")) for name in decorators):
             return
         bound = owner is not None and "staticmethod" not in decorators
@@ -231,8 +246,11 @@ def _only_raises(node: FunctionNode) -> str | None:
     docstring and assignments that build the message): what a removed function left as a
     stub says. ``NotImplementedError`` is an
     abstract method's, not a removal."""
-    *before, last = node.body
-    if not isinstance(last, ast.Raise) or last.exc is None or not all(
+    last = node.body[-1]
+    if not isinstance(last, ast.Raise):
+        return None  # nearly every function: known without copying its body
+    before = node.body[:-1]
+    if last.exc is None or not all(
             isinstance(step, ast.Assign | ast.AnnAssign) or (
                 isinstance(step, ast.Expr) and isinstance(step.value, ast.Constant))
             for step in before):

@@ -19,6 +19,7 @@ from watcher.impact.atlas.wheel import is_public
 # of the package, or None (outside the package: builtins, typing, numpy...).
 Target = tuple[str, str] | None
 _DEPTH = 40  # alias chains longer than this are circular
+_UNREAD = object()
 
 
 @dataclass
@@ -31,11 +32,14 @@ class Linker:
     read: Callable[[str], ModuleFacts | None]
     _facts: dict[str, ModuleFacts | None] = field(default_factory=dict)
     _exported: dict[str, dict[str, Target]] = field(default_factory=dict)
+    _starred: dict[str, dict[str, Target]] = field(default_factory=dict)
+    _open: set[str] = field(default_factory=set)  # modules whose star names are being read
 
     def facts(self, module: str) -> ModuleFacts | None:
-        if module not in self._facts:
-            self._facts[module] = self.read(module) if module in self.modules else None
-        return self._facts[module]
+        found = self._facts.get(module, _UNREAD)
+        if found is _UNREAD:
+            found = self._facts[module] = self.read(module) if module in self.modules else None
+        return found  # type: ignore[return-value]
 
     def lookup(self, module: str, name: str, depth: int = 0) -> Target:
         """What ``module.name`` is."""
@@ -47,8 +51,8 @@ class Linker:
         binding = facts.bindings.get(name)
         if binding is not None:
             return self._bound(facts, name, binding, depth)
-        for star in reversed(facts.stars):
-            found = self.star_names(star, depth + 1).get(name)
+        if facts.stars:
+            found = self.starred(facts, depth + 1).get(name)
             if found is not None:
                 return found
         child = f"{module}.{name}"
@@ -93,13 +97,33 @@ class Linker:
         facts = self.facts(module)
         if facts is None:
             return {}
-        names = self.all_names(facts, depth)
-        if names is None:
-            names = [name for name in facts.bindings if not name.startswith("_")]
-            names.extend(name for star in facts.stars
-                         for name in self.star_names(star, depth + 1) if name not in names)
-        found = {name: self.lookup(module, name, depth + 1) for name in names}
+        self._open.add(module)
+        try:
+            listed = self.all_names(facts, depth)
+            names = dict.fromkeys(listed if listed is not None else (
+                name for name in facts.bindings if not name.startswith("_")))
+            if listed is None:
+                for star in facts.stars:
+                    names.update(dict.fromkeys(self.star_names(star, depth + 1)))
+            found = {name: self.lookup(module, name, depth + 1) for name in names}
+        finally:
+            self._open.discard(module)
         self._exported[module] = found
+        return found
+
+    def starred(self, facts: ModuleFacts, depth: int) -> dict[str, Target]:
+        """What a module's star imports bind, merged once (the last import of a name wins,
+        as at run time): a look-up is then one dict access, not one per star import, which
+        made linking a package of N star-imported modules grow as N squared."""
+        found = self._starred.get(facts.name)
+        if found is not None:
+            return found
+        found = {}
+        for star in facts.stars:
+            found.update((name, target) for name, target in self.star_names(star, depth).items()
+                         if target is not None)
+        if not self._open.intersection(facts.stars):
+            self._starred[facts.name] = found  # complete: no star import of it is half-read
         return found
 
     def all_names(self, facts: ModuleFacts, depth: int) -> list[str] | None:
@@ -129,7 +153,10 @@ class Linker:
                 names[name] = None
         for star in facts.stars:  # star imports bind attributes, whatever ``__all__`` says
             names.update(dict.fromkeys(self.star_names(star)))
-        return {name: self.lookup(module, name) for name in names}
+        # What a star import of this module found already is not looked up again.
+        exported = self._exported.get(module, {}) if module not in self._open else {}
+        return {name: exported[name] if name in exported else self.lookup(module, name)
+                for name in names}
 
 
 def link(package: str, version: str, linker: Linker) -> Atlas:
@@ -184,11 +211,10 @@ def _kept(linker: Linker, names: dict[str, str]) -> dict[str, Api]:
                     pending.append(target[1])
                 else:
                     bases.append(base)
-            for member, found in facts.definitions.items():
-                if member.startswith(qualname + ".") and found.kind in (METHOD, PROPERTY) \
-                        and member.count(".") == qualname.count(".") + 1:
-                    pending.append(f"{module}.{member}")
-                    members.append(member.rpartition(".")[2])
+            for member in facts.members(qualname):
+                if facts.definitions[f"{qualname}.{member}"].kind in (METHOD, PROPERTY):
+                    pending.append(f"{module}.{qualname}.{member}")
+                    members.append(member)
         if module not in apis:
             pending.append(module)
         apis[canonical] = Api(definition.kind, definition.params, definition.deprecated,
