@@ -12,7 +12,15 @@ import ast
 import bisect
 from dataclasses import dataclass, field
 
-from watcher.impact.atlas.markers import body_markers, decorator_marker, message_text
+from watcher.impact.atlas.classes import attributes, constructor
+from watcher.impact.atlas.markers import (
+    body_markers,
+    decorator_marker,
+    message_text,
+    says_deprecated,
+    string_constants,
+    wrapper_call,
+)
 from watcher.impact.atlas.model import CLASS, DATA, FUNCTION, METHOD, PROPERTY, Param
 from watcher.impact.atlas.signature import FunctionNode, merge_overloads, params_of
 from watcher.impact.syntax import dotted
@@ -22,6 +30,8 @@ from watcher.impact.syntax import dotted
 Binding = tuple[str, ...]
 _WARNS = ("FutureWarning", "DeprecationWarning")
 _NONE: frozenset[str] = frozenset()
+_CONSTRUCTORS = ("__init__", "__new__")  # read whatever their names: calls of the class
+_TYPING_ONLY = frozenset({"TypeVar", "ParamSpec", "TypeVarTuple", "NewType", "TypeAlias"})
 
 
 @dataclass
@@ -35,6 +45,12 @@ class Definition:
     deprecated_params: dict[str, str] = field(default_factory=dict)
     bases: tuple[str, ...] = ()
     raises: str | None = None
+    # A dataclass's or NamedTuple's generated constructor: (kind, its own fields' parameters)
+    generated: tuple[str, tuple[Param, ...]] | None = None
+    deprecates: bool = False  # a function that is a deprecation helper (``says_deprecated``)
+    # ``name = helper(module, new, "message")`` at the top level (``markers.wrapper_call``):
+    # a deprecated name where the linker finds the helper to be a deprecation helper
+    wrapper: tuple[str, tuple[str, ...], str] | None = None
 
 
 @dataclass
@@ -49,6 +65,12 @@ class ModuleFacts:
     deprecated: str | None = None
     # ``from M import a as a`` (the typing convention for "re-exported on purpose")
     explicit: set[str] = field(default_factory=set)
+    # Names the module's own code resolves but that are no attributes of it: a stub's
+    # imports and type variables (``from torch.fx.node import Node as FxNode`` in
+    # ``torch/_C/__init__.pyi``), and names it ``del``s once used (``del _LegacyStorage``
+    # after the classes deriving from it)
+    hidden: set[str] = field(default_factory=set)
+    constants: dict[str, str] = field(default_factory=dict)  # module-level strings, by name
 
     def members(self, qualname: str) -> list[str]:
         """The names of a class's own members (methods, properties, data), by the index
@@ -69,10 +91,10 @@ def read_module(name: str, is_package: bool, py: str | None, pyi: str | None) ->
     names and signatures, the source adds what the stub leaves out and the warnings it raises."""
     facts = ModuleFacts(name, is_package)
     if py is not None:
-        _read(facts, py)
+        _read(facts, py, stub=False)
     if pyi is not None:
         stub = ModuleFacts(name, is_package)
-        _read(stub, pyi)
+        _read(stub, pyi, stub=True)
         _overlay(facts, stub)
     return facts
 
@@ -87,19 +109,25 @@ def _overlay(facts: ModuleFacts, stub: ModuleFacts) -> None:
                                             **definition.deprecated_params}
             definition.raises = source.raises  # the stub's body is ``...``
         facts.definitions[qualname] = definition
+    # What the source binds is an attribute whatever its stub imports.
+    facts.hidden |= stub.hidden - set(facts.bindings)
     facts.bindings.update(stub.bindings)
     facts.explicit |= stub.explicit
+    facts.constants = {**stub.constants, **facts.constants}
     facts.stars = list(dict.fromkeys([*facts.stars, *stub.stars]))
     if stub.all is not None:
         facts.all, facts.all_from = stub.all, stub.all_from
 
 
-def _read(facts: ModuleFacts, text: str) -> None:
+def _read(facts: ModuleFacts, text: str, *, stub: bool) -> None:
     try:
         tree = ast.parse(text, type_comments=False)
     except (SyntaxError, ValueError):
         return  # a template or a file for another Python: the module holds nothing readable
-    reader = _Reader(facts, _warning_lines(text))
+    # A message may be a constant defined anywhere at the top level.
+    facts.constants.update(string_constants(tree.body))
+    reader = _Reader(facts, _warning_lines(text), stub)
+    reader.mentions_deprecation = "deprecat" in text
     reader.statements(tree.body)
     facts.stars = list(dict.fromkeys(facts.stars))  # a module star-imported twice is read once
 
@@ -114,9 +142,12 @@ def _warning_lines(text: str) -> list[int]:
 
 
 class _Reader:
-    def __init__(self, facts: ModuleFacts, warning_lines: list[int]) -> None:
+    def __init__(self, facts: ModuleFacts, warning_lines: list[int], stub: bool) -> None:
         self.facts = facts
         self.warning_lines = warning_lines
+        self.stub = stub
+        self.mentions_deprecation = False  # whether the module's text says "deprecat"
+        self.checking = False  # inside ``if TYPE_CHECKING:``
         self.overloads: dict[str, list[tuple[Param, ...]]] = {}
 
     def warns(self, node: ast.stmt) -> bool:
@@ -131,7 +162,7 @@ class _Reader:
         if self.warning_lines and self.facts.deprecated is None:
             top = [node for node in body if self.warns(node) and not isinstance(
                 node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)]
-            self.facts.deprecated = body_markers(top).deprecated
+            self.facts.deprecated = body_markers(top, constants=self.facts.constants).deprecated
 
     def statement(self, node: ast.stmt) -> None:
         facts = self.facts
@@ -148,10 +179,24 @@ class _Reader:
                 else:
                     head = alias.name.partition(".")[0]
                     facts.bindings[head] = ("module", head)
+                self.hide(alias.asname or alias.name.partition(".")[0], alias)
+        elif isinstance(node, ast.Delete):
+            facts.hidden.update(target.id for target in node.targets
+                                if isinstance(target, ast.Name) and target.id in facts.bindings)
         elif isinstance(node, ast.ImportFrom):
             self.import_from(node)
         elif isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign):
             self.assign(node)
+        elif isinstance(node, ast.If) and _runs_as_script(node.test):
+            for child in node.orelse:  # ``if __name__ == "__main__":`` never runs on import
+                self.statement(child)
+        elif isinstance(node, ast.If) and dotted(node.test).endswith("TYPE_CHECKING"):
+            self.checking, was = True, self.checking
+            for child in node.body:
+                self.statement(child)
+            self.checking = was
+            for child in node.orelse:
+                self.statement(child)
         elif isinstance(node, ast.If | ast.Try | ast.TryStar | ast.With):
             for block in _blocks(node):
                 for child in block:
@@ -169,6 +214,16 @@ class _Reader:
             self.facts.bindings[bound] = ("from", module, alias.name)
             if alias.asname == alias.name:
                 self.facts.explicit.add(bound)
+            self.hide(bound, alias)
+
+    def hide(self, bound: str, alias: ast.alias) -> None:
+        """A stub's import is no attribute of the module unless re-exported ``as`` itself
+        (PEP 484), nor one under ``if TYPE_CHECKING:`` (for annotations); elsewhere every
+        import is. (A star import there stays: torch's mirrors the names a loop binds.)"""
+        if self.checking or (self.stub and alias.asname != alias.name.rpartition(".")[2]):
+            self.facts.hidden.add(bound)
+        else:
+            self.facts.hidden.discard(bound)
 
     def assign(self, node: ast.Assign | ast.AnnAssign | ast.AugAssign) -> None:
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
@@ -182,8 +237,12 @@ class _Reader:
             elif node.value is not None and dotted(node.value):
                 self.facts.bindings[target.id] = ("alias", dotted(node.value))
             else:
-                self.facts.definitions[target.id] = Definition(DATA)
+                self.facts.definitions[target.id] = Definition(DATA, wrapper=wrapper_call(
+                    node.value, self.facts.constants) if isinstance(node.value, ast.Call)
+                    and dotted(node.value.func) else None)
                 self.facts.bindings[target.id] = ("def", target.id)
+            if self.stub and _typing_only(node):
+                self.facts.hidden.add(target.id)
 
     def all_value(self, value: ast.expr | None, *, add: bool) -> None:
         names: list[str] = []
@@ -218,30 +277,63 @@ class _Reader:
             self.overloads.setdefault(qualname, []).append(params)
         variants = self.overloads.get(qualname)
         if variants and variants[-1] is not params:
-            variants.append(params)  # the implementation after its overloads
+            variants = None  # the implementation after its overloads: what a call meets
+            del self.overloads[qualname]
         kind = FUNCTION if owner is None else METHOD
         if owner is not None and decorators & {"property", "functools.cached_property",
                                                "cached_property"}:
             kind, params = PROPERTY, ()
-        deprecated = decorator_marker(node.decorator_list)
-        found = body_markers(node.body, frozenset(p.name for p in params)) \
+        constants = self.facts.constants
+        deprecated = decorator_marker(node.decorator_list, constants)
+        found = body_markers(node.body, frozenset(p.name for p in params), constants) \
             if self.warns(node) else None
         self.facts.definitions[qualname] = Definition(
             kind, merge_overloads(variants) if variants and kind != PROPERTY else params,
             deprecated if deprecated is not None else found.deprecated if found else None,
-            found.params if found else {}, raises=_only_raises(node))
+            found.params if found else {}, raises=_only_raises(node, constants),
+            deprecates=self.mentions_deprecation and owner is None and says_deprecated(node))
 
     def cls(self, node: ast.ClassDef) -> None:
         bases = tuple(base for base in (dotted(_unsubscripted(b)) for b in node.bases) if base)
-        self.facts.definitions[node.name] = Definition(
-            CLASS, None, decorator_marker(node.decorator_list), {}, bases)
-        for child in _flat(node.body):
+        body = _flat(node.body)
+        definitions = self.facts.definitions
+        definitions[node.name] = Definition(
+            CLASS, None, decorator_marker(node.decorator_list, self.facts.constants), {}, bases,
+            generated=constructor(node, body))
+        for child in body:
             if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef) and \
-                    (not child.name.startswith("_") or child.name == "__init__"):
+                    (not child.name.startswith("_") or child.name in _CONSTRUCTORS):
                 self.function(child, f"{node.name}.{child.name}", owner=node.name)
+        for name, value in attributes(body):
+            qualname = f"{node.name}.{name}"
+            if qualname not in definitions:
+                definitions[qualname] = _attribute(definitions, value)
 
 
-def _only_raises(node: FunctionNode) -> str | None:
+def _attribute(definitions: dict[str, Definition], value: ast.expr) -> Definition:
+    """A class attribute: a method where it names a function of the module (``forward =
+    _forward_unimplemented``), else data (an enum's member, ``apply = ...["apply"]``)."""
+    function = definitions.get(value.id) if isinstance(value, ast.Name) else None
+    if function is not None and function.kind == FUNCTION and function.params:
+        return Definition(METHOD, function.params[1:], function.deprecated)
+    return Definition(DATA)
+
+
+def _runs_as_script(test: ast.expr) -> bool:
+    return isinstance(test, ast.Compare) and dotted(test.left) == "__name__" and any(
+        isinstance(c, ast.Constant) and c.value == "__main__" for c in test.comparators)
+
+
+def _typing_only(node: ast.Assign | ast.AnnAssign | ast.AugAssign) -> bool:
+    """``T = TypeVar("T")``, ``X: TypeAlias = ...``: in a stub, for type checkers alone."""
+    if isinstance(node, ast.AnnAssign) and dotted(node.annotation).rpartition(".")[2] \
+            in _TYPING_ONLY:
+        return True
+    value = node.value
+    return isinstance(value, ast.Call) and dotted(value.func).rpartition(".")[2] in _TYPING_ONLY
+
+
+def _only_raises(node: FunctionNode, constants: dict[str, str]) -> str | None:
     """The message of a body that does nothing but ``raise SomeError("...")`` (after its
     docstring and assignments that build the message): what a removed function left as a
     stub says. ``NotImplementedError`` is an
@@ -260,7 +352,7 @@ def _only_raises(node: FunctionNode) -> str | None:
     if not raised or raised.rpartition(".")[2] in ("NotImplementedError", "NotImplemented"):
         return None
     if isinstance(error, ast.Call) and error.args:
-        return message_text(error.args[0])
+        return message_text(error.args[0], constants)
     return raised
 
 

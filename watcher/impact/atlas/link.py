@@ -11,8 +11,20 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from watcher.impact.atlas.extract import ModuleFacts
-from watcher.impact.atlas.model import CLASS, METHOD, MODULE, PROPERTY, Api, Atlas
+from watcher.impact.atlas.classes import NAMEDTUPLE
+from watcher.impact.atlas.extract import Definition, ModuleFacts
+from watcher.impact.atlas.model import (
+    CLASS,
+    DATA,
+    FUNCTION,
+    KEYWORD_ONLY,
+    METHOD,
+    MODULE,
+    PROPERTY,
+    Api,
+    Atlas,
+    Param,
+)
 from watcher.impact.atlas.wheel import is_public
 
 # What a name stands for: ("api", canonical) defined in the package, ("module", name) a module
@@ -41,15 +53,16 @@ class Linker:
             found = self._facts[module] = self.read(module) if module in self.modules else None
         return found  # type: ignore[return-value]
 
-    def lookup(self, module: str, name: str, depth: int = 0) -> Target:
-        """What ``module.name`` is."""
+    def lookup(self, module: str, name: str, depth: int = 0, *, outside: bool = False) -> Target:
+        """What ``module.name`` is; ``outside``: as another module sees it (a stub's own
+        imports are not its attributes)."""
         if depth > _DEPTH:
             return None
         facts = self.facts(module)
         if facts is None:
             return None
         binding = facts.bindings.get(name)
-        if binding is not None:
+        if binding is not None and not (outside and name in facts.hidden):
             return self._bound(facts, name, binding, depth)
         if facts.stars:
             found = self.starred(facts, depth + 1).get(name)
@@ -69,12 +82,21 @@ class Linker:
         if how == "from":
             module, imported = binding[1], binding[2]
             child = f"{module}.{imported}"
-            if child in self.modules:
-                return ("module", child)
             if module == facts.name and imported == name:
-                return None  # ``from . import x`` of a module's own unknown name
-            return self.lookup(module, imported, depth + 1)
-        return self.dotted(facts.name, binding[1], depth + 1)
+                # ``from . import x`` of a module's own name: its submodule, if any
+                return ("module", child) if child in self.modules else None
+            # What the package binds wins over its submodule of that name, as at run time
+            # (``torch.cond`` is the function ``torch._higher_order_ops`` binds).
+            found = self.lookup(module, imported, depth + 1, outside=True)
+            return found if found is not None or child not in self.modules else ("module", child)
+        found = self.dotted(facts.name, binding[1], depth + 1)
+        if found is None and self.lookup(facts.name, binding[1].partition(".")[0],
+                                         depth + 1) is not None:
+            # An attribute of something of the package no reading follows (``quantized_lstm
+            # = ops.aten.quantized_lstm``): still a name the module has, as data.
+            facts.definitions.setdefault(name, Definition(DATA))
+            return ("api", f"{facts.name}.{name}")
+        return found
 
     def dotted(self, module: str, expression: str, depth: int = 0) -> Target:
         """What ``a.b.c`` written in ``module`` is."""
@@ -84,10 +106,18 @@ class Linker:
             if target is None:
                 return None
             if target[0] == "module":
-                target = self.lookup(target[1], part, depth + 1)
+                target = self.lookup(target[1], part, depth + 1, outside=True)
             else:
-                return None  # an attribute of a class or function: not followed
+                target = self.member(target[1], part)  # ``_ComputationType.FORWARD``
         return target
+
+    def member(self, canonical: str, name: str) -> Target:
+        """A class's own member (a method, a property, an enum's member), None for any other
+        attribute."""
+        module, qualname = _split(self, canonical)
+        facts = self.facts(module) if module else None
+        found = facts.definitions.get(f"{qualname}.{name}") if facts is not None else None
+        return ("api", f"{canonical}.{name}") if found is not None else None
 
     def star_names(self, module: str, depth: int = 0) -> dict[str, Target]:
         """What ``from module import *`` binds: ``__all__``, else every public name."""
@@ -101,7 +131,8 @@ class Linker:
         try:
             listed = self.all_names(facts, depth)
             names = dict.fromkeys(listed if listed is not None else (
-                name for name in facts.bindings if not name.startswith("_")))
+                name for name in facts.bindings
+                if not name.startswith("_") and name not in facts.hidden))
             if listed is None:
                 for star in facts.stars:
                     names.update(dict.fromkeys(self.star_names(star, depth + 1)))
@@ -147,7 +178,7 @@ class Linker:
         listed = self.all_names(facts, 0) or []
         names = dict.fromkeys(listed)
         for name, binding in facts.bindings.items():
-            if name.startswith("_"):
+            if name.startswith("_") or name in facts.hidden:
                 continue
             if binding[0] == "def" or facts.is_package or name in facts.explicit:
                 names[name] = None
@@ -177,7 +208,7 @@ def link(package: str, version: str, linker: Linker) -> Atlas:
                 continue  # ``import os``, ``from torch import nn`` elsewhere: not an API here
             names[f"{module}.{name}"] = canonical
         kept = tuple(sorted(name for name in facts.bindings if not name.startswith("_")
-                            and f"{module}.{name}" not in names
+                            and name not in facts.hidden and f"{module}.{name}" not in names
                             and (linker.lookup(module, name) or ("",))[0] == "api"))
         if kept:
             bound[module] = kept
@@ -212,15 +243,72 @@ def _kept(linker: Linker, names: dict[str, str]) -> dict[str, Api]:
                 else:
                     bases.append(base)
             for member in facts.members(qualname):
-                if facts.definitions[f"{qualname}.{member}"].kind in (METHOD, PROPERTY):
+                if facts.definitions[f"{qualname}.{member}"].kind in (METHOD, PROPERTY, DATA):
                     pending.append(f"{module}.{qualname}.{member}")
                     members.append(member)
+            made = _generated(linker, module, qualname, members)
+            if made is not None:
+                apis[f"{canonical}.{made[0]}"] = Api(METHOD, made[1])
+                members.append(made[0])
         if module not in apis:
             pending.append(module)
+        if definition.wrapper is not None:
+            definition = _deprecated_wrapper(linker, module, definition)
         apis[canonical] = Api(definition.kind, definition.params, definition.deprecated,
                               tuple(bases), tuple(sorted(definition.deprecated_params.items())),
                               definition.raises, tuple(sorted(members)))
     return apis
+
+
+def _deprecated_wrapper(linker: Linker, module: str, definition: Definition) -> Definition:
+    """``xrt_world_size = deprecated(this_module, torch_xla.runtime.world_size, "...")``: a
+    function deprecated with the call's strings as its message, taking what the function it
+    wraps takes, where the helper called is a deprecation helper; else the data it was."""
+    assert definition.wrapper is not None
+    helper, passed, message = definition.wrapper
+    target = linker.dotted(module, helper)
+    found = _definition(linker, target[1]) if target is not None and target[0] == "api" else None
+    if found is None or not found.deprecates:
+        return definition
+    params = None
+    for name in passed:
+        wrapped = linker.dotted(module, name)
+        inner = _definition(linker, wrapped[1]) if wrapped and wrapped[0] == "api" else None
+        if inner is not None and inner.kind == FUNCTION:
+            params = inner.params
+            break
+    return Definition(FUNCTION, params, message)
+
+
+def _definition(linker: Linker, canonical: str) -> Definition | None:
+    module, qualname = _split(linker, canonical)
+    facts = linker.facts(module) if module else None
+    return facts.definitions.get(qualname) if facts is not None else None
+
+
+def _generated(linker: Linker, module: str, qualname: str, members: list[str]
+               ) -> tuple[str, tuple[Param, ...]] | None:
+    """The constructor a dataclass (``__init__``) or NamedTuple (``__new__``) gets from its
+    fields, unless its body defines one: a dataclass's bases' fields first, as
+    ``dataclasses`` orders them (a field named again keeps its first place)."""
+    facts = linker.facts(module)
+    definition = facts.definitions.get(qualname) if facts is not None else None
+    if definition is None or definition.generated is None or "__init__" in members \
+            or "__new__" in members:
+        return None
+    kind, own = definition.generated
+    if kind == NAMEDTUPLE:
+        return "__new__", own
+    fields: dict[str, Param] = {}
+    for base in reversed(definition.bases):
+        target = linker.dotted(module, base)
+        if target is not None and target[0] == "api":
+            inherited = _generated(linker, *_split(linker, target[1]), [])
+            fields.update((param.name, param) for param in (inherited or ("", ()))[1])
+    fields.update((param.name, param) for param in own)
+    # Keyword-only fields go after the others (``dataclasses``' rule since 3.10).
+    ordered = sorted(fields.values(), key=lambda param: param.kind == KEYWORD_ONLY)
+    return "__init__", tuple(ordered)
 
 
 def _split(linker: Linker, canonical: str) -> tuple[str, str]:

@@ -47,8 +47,9 @@ class Api:
     """One API. ``params``: a function's or method's (``self``/``cls`` left out), None where
     the source does not say; ``deprecated``: the marker's message ("" when it gives none);
     ``bases``: a class's bases, canonical where the package defines them, else as written
-    (``enum.Enum``), and its own methods and properties in ``members`` (each an API of its
-    own, ``{class}.{member}``); ``deprecated_params``: parameters a warning is raised for;
+    (``enum.Enum``), and its own methods, properties and attributes (an enum's members) in
+    ``members`` (each an API of its own, ``{class}.{member}``); ``deprecated_params``:
+    parameters a warning is raised for;
     ``raises``: the message of a function whose body does nothing but raise (torch keeps a
     removed function as such a stub, ``torch.cholesky`` in 2.14), None for any other."""
 
@@ -58,7 +59,7 @@ class Api:
     bases: tuple[str, ...] = ()
     deprecated_params: tuple[tuple[str, str], ...] = ()
     raises: str | None = None
-    members: tuple[str, ...] = ()  # a class's own methods and properties, by name
+    members: tuple[str, ...] = ()  # a class's own methods, properties, attributes, by name
 
 
 @dataclass(frozen=True)
@@ -130,14 +131,19 @@ class Atlas:
         return found.kind if found is not None else None
 
     def signature(self, api: str) -> tuple[Param, ...] | None:
-        """A function's or method's parameters; a class's are its constructor's (``__init__``,
-        its own or inherited from a base the package defines)."""
+        """A function's or method's parameters; a class's are its constructor's: the first
+        class along its MRO that the package defines with a ``__new__`` or ``__init__`` (the
+        ``__new__`` where it has both), as ``inspect.signature`` reads a class."""
         found = self.apis.get(api)
         if found is None:
             return None
         if found.kind == CLASS:
-            init = self.members(api).get("__init__")
-            return self.signature(init) if init is not None else None
+            for base in self.mro(api):
+                own = self.apis[base].members
+                for method in ("__new__", "__init__"):
+                    if method in own:
+                        return self.signature(f"{base}.{method}")
+            return None
         return found.params
 
     def deprecated(self, api: str, *, module: bool = True) -> str | None:
@@ -203,7 +209,8 @@ class Atlas:
         return order
 
     def members(self, cls: str) -> dict[str, str]:
-        """A class's methods and properties, own and inherited: name → canonical."""
+        """A class's methods, properties and attributes, own and inherited: name →
+        canonical."""
         cached = self._members.get(cls)
         if cached is not None:
             return cached
