@@ -71,6 +71,9 @@ class ModuleFacts:
     # after the classes deriving from it)
     hidden: set[str] = field(default_factory=set)
     constants: dict[str, str] = field(default_factory=dict)  # module-level strings, by name
+    # What a module-level ``__getattr__`` (PEP 562) may serve: the names its text spells as
+    # strings (``torch.utils.mkldnn`` builds ``MkldnnLinear`` on first use in 2.14)
+    lazy: set[str] = field(default_factory=set)
 
     def members(self, qualname: str) -> list[str]:
         """The names of a class's own members (methods, properties, data), by the index
@@ -130,6 +133,10 @@ def _read(facts: ModuleFacts, text: str, *, stub: bool) -> None:
     reader.mentions_deprecation = "deprecat" in text
     reader.statements(tree.body)
     facts.stars = list(dict.fromkeys(facts.stars))  # a module star-imported twice is read once
+    if facts.bindings.get("__getattr__") == ("def", "__getattr__"):
+        facts.lazy |= {node.value for node in ast.walk(tree) if isinstance(node, ast.Constant)
+                       and isinstance(node.value, str) and node.value.isidentifier()
+                       and not node.value.startswith("_")}
 
 
 def _warning_lines(text: str) -> list[int]:
@@ -232,8 +239,8 @@ class _Reader:
                 continue
             if target.id == "__all__":
                 self.all_value(node.value, add=isinstance(node, ast.AugAssign))
-            elif isinstance(node, ast.AugAssign):
-                continue
+            elif isinstance(node, ast.AugAssign) or (node.value is None and not self.stub):
+                continue  # a bare annotation binds nothing at run time (a stub's declares)
             elif node.value is not None and dotted(node.value):
                 self.facts.bindings[target.id] = ("alias", dotted(node.value))
             else:
@@ -271,7 +278,8 @@ class _Reader:
                       for d in node.decorator_list} if node.decorator_list else _NONE
         if any(name.endswith((".setter", ".deleter")) for name in decorators):
             return
-        bound = owner is not None and "staticmethod" not in decorators
+        # ``__new__`` takes the class first though it is a static method (so it may say so).
+        bound = owner is not None and ("staticmethod" not in decorators or node.name == "__new__")
         params = params_of(node, bound=bound)
         if decorators & {"overload", "typing.overload", "typing_extensions.overload"}:
             self.overloads.setdefault(qualname, []).append(params)

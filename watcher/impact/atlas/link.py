@@ -89,9 +89,8 @@ class Linker:
             # (``torch.cond`` is the function ``torch._higher_order_ops`` binds).
             found = self.lookup(module, imported, depth + 1, outside=True)
             return found if found is not None or child not in self.modules else ("module", child)
-        found = self.dotted(facts.name, binding[1], depth + 1)
-        if found is None and self.lookup(facts.name, binding[1].partition(".")[0],
-                                         depth + 1) is not None:
+        found, head = self._follow(facts.name, binding[1], depth + 1)
+        if found is None and head is not None:
             # An attribute of something of the package no reading follows (``quantized_lstm
             # = ops.aten.quantized_lstm``): still a name the module has, as data.
             facts.definitions.setdefault(name, Definition(DATA))
@@ -100,16 +99,21 @@ class Linker:
 
     def dotted(self, module: str, expression: str, depth: int = 0) -> Target:
         """What ``a.b.c`` written in ``module`` is."""
-        head, *rest = expression.split(".")
-        target = self.lookup(module, head, depth)
+        return self._follow(module, expression, depth)[0]
+
+    def _follow(self, module: str, expression: str, depth: int) -> tuple[Target, Target]:
+        """What ``a.b.c`` is, and what ``a`` is (each looked up once: looking the head up
+        again for an alias that leads nowhere doubled the work at every link of a chain)."""
+        first, *rest = expression.split(".")
+        head = target = self.lookup(module, first, depth)
         for part in rest:
             if target is None:
-                return None
+                break
             if target[0] == "module":
                 target = self.lookup(target[1], part, depth + 1, outside=True)
             else:
                 target = self.member(target[1], part)  # ``_ComputationType.FORWARD``
-        return target
+        return target, head
 
     def member(self, canonical: str, name: str) -> Target:
         """A class's own member (a method, a property, an enum's member), None for any other
@@ -207,9 +211,10 @@ def link(package: str, version: str, linker: Linker) -> Atlas:
             if kind == "module" and canonical != f"{module}.{name}":
                 continue  # ``import os``, ``from torch import nn`` elsewhere: not an API here
             names[f"{module}.{name}"] = canonical
-        kept = tuple(sorted(name for name in facts.bindings if not name.startswith("_")
-                            and name not in facts.hidden and f"{module}.{name}" not in names
-                            and (linker.lookup(module, name) or ("",))[0] == "api"))
+        kept = tuple(sorted({name for name in facts.bindings if not name.startswith("_")
+                             and name not in facts.hidden and f"{module}.{name}" not in names
+                             and (linker.lookup(module, name) or ("",))[0] == "api"}
+                            | {name for name in facts.lazy if f"{module}.{name}" not in names}))
         if kept:
             bound[module] = kept
     return Atlas(package, version, _kept(linker, names), names, bound=bound)

@@ -70,7 +70,8 @@ class Atlas:
     has it from its file; else it is found from the bases, which reads every API); ``bound``:
     each public module → the attributes it binds from the package without making them public
     names (``from torch import Tensor`` in ``torch.types``, outside its ``__all__``): code
-    that writes ``torch.types.Tensor`` still runs, so such a name is not removed."""
+    that writes ``torch.types.Tensor`` still runs, so such a name is not removed; so are the
+    names a module-level ``__getattr__`` may serve (PEP 562)."""
 
     package: str
     version: str
@@ -195,9 +196,13 @@ class Atlas:
         return found.bases if found is not None else ()
 
     def mro(self, cls: str) -> list[str]:
-        """``cls`` and the bases the package defines, nearest first, each once (depth first,
-        left to right: the order Python's C3 gives for the single-inheritance trees torch
-        has, and a fair one for the rest)."""
+        """``cls`` and the bases the package defines, nearest first, in Python's C3 order
+        (``LazyBatchNorm1d(_LazyNormBase, _BatchNorm)`` meets ``_BatchNorm.forward`` before
+        ``Module.forward``); depth first where the bases admit no C3 order."""
+        found = _c3(self, cls, set())
+        return found if found is not None else self._depth_first(cls)
+
+    def _depth_first(self, cls: str) -> list[str]:
         order: list[str] = []
         pending = [cls]
         while pending:
@@ -241,6 +246,32 @@ class Atlas:
     def public_apis(self) -> Iterator[str]:
         """The canonical names that have a public name, each once."""
         return iter(self._reverse)
+
+
+def _c3(atlas: Atlas, cls: str, visiting: set[str]) -> list[str] | None:
+    """The C3 linearisation of ``cls`` over the bases the package defines, None when there
+    is none (or the bases run in a circle)."""
+    if cls in visiting:
+        return None
+    visiting.add(cls)
+    bases = [base for base in atlas.bases(cls) if atlas.kind(base) == CLASS]
+    lines = []
+    for base in bases:
+        line = _c3(atlas, base, visiting)
+        if line is None:
+            return None
+        lines.append(line)
+    visiting.discard(cls)
+    lines.append(bases)
+    order = [cls]
+    while any(lines):
+        head = next((line[0] for line in lines if line and not any(
+            line[0] in other[1:] for other in lines)), None)
+        if head is None:
+            return None
+        order.append(head)
+        lines = [line[1:] if line and line[0] == head else line for line in lines]
+    return order
 
 
 def derived_index(apis: Mapping[str, Api]) -> dict[str, tuple[str, ...]]:
