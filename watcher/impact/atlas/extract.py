@@ -2,91 +2,45 @@
 definitions, imports, aliases), ``__all__``, star imports, and every function, class and
 method with its parameters and deprecation markers. Pure: source text in, ``ModuleFacts`` out.
 
-Both branches of a top-level ``if``/``try`` count, ``if TYPE_CHECKING:`` included: torch
-makes ``torch.cholesky`` visible to type checkers that way, and it is a name users write.
+Both branches of a top-level ``if``/``try`` count (what an optional dependency or another
+build would define is API too); under ``if TYPE_CHECKING:`` only star imports do: torch makes
+``torch.cholesky`` visible to type checkers that way, and it is a name users write.
 """
 
 from __future__ import annotations
 
 import ast
 import bisect
-from dataclasses import dataclass, field
 
 from watcher.impact.atlas.classes import attributes, constructor
+from watcher.impact.atlas.facts import Binding, Definition, ModuleFacts
 from watcher.impact.atlas.markers import (
     body_markers,
     decorator_marker,
-    message_text,
     says_deprecated,
     string_constants,
     wrapper_call,
 )
 from watcher.impact.atlas.model import CLASS, DATA, FUNCTION, METHOD, PROPERTY, Param
 from watcher.impact.atlas.signature import FunctionNode, merge_overloads, params_of
+from watcher.impact.atlas.statements import (
+    attribute,
+    blocks,
+    flat,
+    only_raises,
+    runs_as_script,
+    strings,
+    typing_only,
+    unsubscripted,
+)
 from watcher.impact.syntax import dotted
 
-# A binding of a top-level name: ("def", qualname), ("from", module, name), ("module", module)
-# or ("alias", dotted expression).
-Binding = tuple[str, ...]
+# ``ModuleFacts`` is read from here by the build (``build.py``) as before it had a module.
+__all__ = ["Binding", "Definition", "ModuleFacts", "read_module"]
+
 _WARNS = ("FutureWarning", "DeprecationWarning")
 _NONE: frozenset[str] = frozenset()
 _CONSTRUCTORS = ("__init__", "__new__")  # read whatever their names: calls of the class
-_TYPING_ONLY = frozenset({"TypeVar", "ParamSpec", "TypeVarTuple", "NewType", "TypeAlias"})
-
-
-@dataclass
-class Definition:
-    """A function, class, method, property or piece of data a module defines; ``bases`` as
-    written (dotted), resolved against the module's names later."""
-
-    kind: str
-    params: tuple[Param, ...] | None = None
-    deprecated: str | None = None
-    deprecated_params: dict[str, str] = field(default_factory=dict)
-    bases: tuple[str, ...] = ()
-    raises: str | None = None
-    # A dataclass's or NamedTuple's generated constructor: (kind, its own fields' parameters)
-    generated: tuple[str, tuple[Param, ...]] | None = None
-    deprecates: bool = False  # a function that is a deprecation helper (``says_deprecated``)
-    # ``name = helper(module, new, "message")`` at the top level (``markers.wrapper_call``):
-    # a deprecated name where the linker finds the helper to be a deprecation helper
-    wrapper: tuple[str, tuple[str, ...], str] | None = None
-
-
-@dataclass
-class ModuleFacts:
-    name: str
-    is_package: bool
-    definitions: dict[str, Definition] = field(default_factory=dict)  # by qualname
-    bindings: dict[str, Binding] = field(default_factory=dict)
-    stars: list[str] = field(default_factory=list)  # modules ``from M import *`` reads
-    all: list[str] | None = None  # a static ``__all__``
-    all_from: list[str] = field(default_factory=list)  # ``X.__all__`` added to it
-    deprecated: str | None = None
-    # ``from M import a as a`` (the typing convention for "re-exported on purpose")
-    explicit: set[str] = field(default_factory=set)
-    # Names the module's own code resolves but that are no attributes of it: a stub's
-    # imports and type variables (``from torch.fx.node import Node as FxNode`` in
-    # ``torch/_C/__init__.pyi``), and names it ``del``s once used (``del _LegacyStorage``
-    # after the classes deriving from it)
-    hidden: set[str] = field(default_factory=set)
-    constants: dict[str, str] = field(default_factory=dict)  # module-level strings, by name
-    # What a module-level ``__getattr__`` (PEP 562) may serve: the names its text spells as
-    # strings (``torch.utils.mkldnn`` builds ``MkldnnLinear`` on first use in 2.14)
-    lazy: set[str] = field(default_factory=set)
-
-    def members(self, qualname: str) -> list[str]:
-        """The names of a class's own members (methods, properties, data), by the index
-        made once per module (a look-up per class was a pass over every definition)."""
-        if self._members is None:
-            self._members = {}
-            for name in self.definitions:
-                owner, dot, member = name.rpartition(".")
-                if dot:
-                    self._members.setdefault(owner, []).append(member)
-        return self._members.get(qualname, [])
-
-    _members: dict[str, list[str]] | None = field(default=None, repr=False, compare=False)
 
 
 def read_module(name: str, is_package: bool, py: str | None, pyi: str | None) -> ModuleFacts:
@@ -194,7 +148,7 @@ class _Reader:
             self.import_from(node)
         elif isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign):
             self.assign(node)
-        elif isinstance(node, ast.If) and _runs_as_script(node.test):
+        elif isinstance(node, ast.If) and runs_as_script(node.test):
             for child in node.orelse:  # ``if __name__ == "__main__":`` never runs on import
                 self.statement(child)
         elif isinstance(node, ast.If) and dotted(node.test).endswith("TYPE_CHECKING"):
@@ -205,7 +159,7 @@ class _Reader:
             for child in node.orelse:
                 self.statement(child)
         elif isinstance(node, ast.If | ast.Try | ast.TryStar | ast.With):
-            for block in _blocks(node):
+            for block in blocks(node):
                 for child in block:
                     self.statement(child)
         elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
@@ -248,13 +202,13 @@ class _Reader:
                     node.value, self.facts.constants) if isinstance(node.value, ast.Call)
                     and dotted(node.value.func) else None)
                 self.facts.bindings[target.id] = ("def", target.id)
-            if self.stub and _typing_only(node):
+            if self.stub and typing_only(node):
                 self.facts.hidden.add(target.id)
 
     def all_value(self, value: ast.expr | None, *, add: bool) -> None:
         names: list[str] = []
         sources: list[str] = []
-        if value is None or not _strings(value, names, sources):
+        if value is None or not strings(value, names, sources):
             if not add:
                 self.facts.all = None  # computed: read the module's names instead
             return
@@ -298,12 +252,12 @@ class _Reader:
         self.facts.definitions[qualname] = Definition(
             kind, merge_overloads(variants) if variants and kind != PROPERTY else params,
             deprecated if deprecated is not None else found.deprecated if found else None,
-            found.params if found else {}, raises=_only_raises(node, constants),
+            found.params if found else {}, raises=only_raises(node, constants),
             deprecates=self.mentions_deprecation and owner is None and says_deprecated(node))
 
     def cls(self, node: ast.ClassDef) -> None:
-        bases = tuple(base for base in (dotted(_unsubscripted(b)) for b in node.bases) if base)
-        body = _flat(node.body)
+        bases = tuple(base for base in (dotted(unsubscripted(b)) for b in node.bases) if base)
+        body = flat(node.body)
         definitions = self.facts.definitions
         definitions[node.name] = Definition(
             CLASS, None, decorator_marker(node.decorator_list, self.facts.constants), {}, bases,
@@ -315,53 +269,7 @@ class _Reader:
         for name, value in attributes(body):
             qualname = f"{node.name}.{name}"
             if qualname not in definitions:
-                definitions[qualname] = _attribute(definitions, value)
-
-
-def _attribute(definitions: dict[str, Definition], value: ast.expr) -> Definition:
-    """A class attribute: a method where it names a function of the module (``forward =
-    _forward_unimplemented``), else data (an enum's member, ``apply = ...["apply"]``)."""
-    function = definitions.get(value.id) if isinstance(value, ast.Name) else None
-    if function is not None and function.kind == FUNCTION and function.params:
-        return Definition(METHOD, function.params[1:], function.deprecated)
-    return Definition(DATA)
-
-
-def _runs_as_script(test: ast.expr) -> bool:
-    return isinstance(test, ast.Compare) and dotted(test.left) == "__name__" and any(
-        isinstance(c, ast.Constant) and c.value == "__main__" for c in test.comparators)
-
-
-def _typing_only(node: ast.Assign | ast.AnnAssign | ast.AugAssign) -> bool:
-    """``T = TypeVar("T")``, ``X: TypeAlias = ...``: in a stub, for type checkers alone."""
-    if isinstance(node, ast.AnnAssign) and dotted(node.annotation).rpartition(".")[2] \
-            in _TYPING_ONLY:
-        return True
-    value = node.value
-    return isinstance(value, ast.Call) and dotted(value.func).rpartition(".")[2] in _TYPING_ONLY
-
-
-def _only_raises(node: FunctionNode, constants: dict[str, str]) -> str | None:
-    """The message of a body that does nothing but ``raise SomeError("...")`` (after its
-    docstring and assignments that build the message): what a removed function left as a
-    stub says. ``NotImplementedError`` is an
-    abstract method's, not a removal."""
-    last = node.body[-1]
-    if not isinstance(last, ast.Raise):
-        return None  # nearly every function: known without copying its body
-    before = node.body[:-1]
-    if last.exc is None or not all(
-            isinstance(step, ast.Assign | ast.AnnAssign) or (
-                isinstance(step, ast.Expr) and isinstance(step.value, ast.Constant))
-            for step in before):
-        return None
-    error = last.exc
-    raised = dotted(error.func if isinstance(error, ast.Call) else error)
-    if not raised or raised.rpartition(".")[2] in ("NotImplementedError", "NotImplemented"):
-        return None
-    if isinstance(error, ast.Call) and error.args:
-        return message_text(error.args[0], constants)
-    return raised
+                definitions[qualname] = attribute(definitions, value)
 
 
 def _absolute(facts: ModuleFacts, module: str | None, level: int) -> str:
@@ -372,45 +280,3 @@ def _absolute(facts: ModuleFacts, module: str | None, level: int) -> str:
         parts.pop()
     anchor = parts[: len(parts) - level + 1]
     return ".".join([*anchor, *([module] if module else [])])
-
-
-def _strings(value: ast.expr, names: list[str], sources: list[str]) -> bool:
-    """The strings of a literal list/tuple (and ``+``/``X.__all__`` of them); False when the
-    value is computed."""
-    if isinstance(value, ast.List | ast.Tuple):
-        if not all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in value.elts):
-            return False
-        names.extend(e.value for e in value.elts)  # type: ignore[attr-defined]
-        return True
-    if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add):
-        return _strings(value.left, names, sources) and _strings(value.right, names, sources)
-    held = dotted(value)
-    if held.endswith(".__all__"):
-        sources.append(held.removesuffix(".__all__"))
-        return True
-    return False
-
-
-def _unsubscripted(node: ast.expr) -> ast.expr:
-    return node.value if isinstance(node, ast.Subscript) else node
-
-
-def _blocks(node: ast.If | ast.Try | ast.TryStar | ast.With) -> list[list[ast.stmt]]:
-    if isinstance(node, ast.If):
-        return [node.body, node.orelse]
-    if isinstance(node, ast.With):
-        return [node.body]
-    return [node.body, *(handler.body for handler in node.handlers), node.orelse,
-            node.finalbody]
-
-
-def _flat(body: list[ast.stmt]) -> list[ast.stmt]:
-    """A class body with its ``if``/``try`` blocks opened."""
-    found: list[ast.stmt] = []
-    for node in body:
-        if isinstance(node, ast.If | ast.Try | ast.TryStar):
-            for block in _blocks(node):
-                found.extend(_flat(block))
-        else:
-            found.append(node)
-    return found

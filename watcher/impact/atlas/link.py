@@ -11,20 +11,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from watcher.impact.atlas.classes import NAMEDTUPLE
-from watcher.impact.atlas.extract import Definition, ModuleFacts
+from watcher.impact.atlas.facts import Definition, ModuleFacts
 from watcher.impact.atlas.model import (
     CLASS,
     DATA,
-    FUNCTION,
-    KEYWORD_ONLY,
     METHOD,
     MODULE,
     PROPERTY,
     Api,
     Atlas,
-    Param,
 )
+from watcher.impact.atlas.synthesized import deprecated_wrapper, generated
 from watcher.impact.atlas.wheel import is_public
 
 # What a name stands for: ("api", canonical) defined in the package, ("module", name) a module
@@ -115,12 +112,24 @@ class Linker:
                 target = self.member(target[1], part)  # ``_ComputationType.FORWARD``
         return target, head
 
+    def split(self, canonical: str) -> tuple[str, str]:
+        """``torch.optim.lr_scheduler.StepLR.step`` → (the module, ``StepLR.step``)."""
+        head, _, tail = canonical.rpartition(".")
+        while head and head not in self.modules:
+            head, _, more = head.rpartition(".")
+            tail = f"{more}.{tail}"
+        return head, tail
+
+    def definition(self, canonical: str) -> Definition | None:
+        """What the package defines under a canonical name, if anything."""
+        module, qualname = self.split(canonical)
+        facts = self.facts(module) if module else None
+        return facts.definitions.get(qualname) if facts is not None else None
+
     def member(self, canonical: str, name: str) -> Target:
         """A class's own member (a method, a property, an enum's member), None for any other
         attribute."""
-        module, qualname = _split(self, canonical)
-        facts = self.facts(module) if module else None
-        found = facts.definitions.get(f"{qualname}.{name}") if facts is not None else None
+        found = self.definition(f"{canonical}.{name}")
         return ("api", f"{canonical}.{name}") if found is not None else None
 
     def star_names(self, module: str, depth: int = 0) -> dict[str, Target]:
@@ -232,7 +241,7 @@ def _kept(linker: Linker, names: dict[str, str]) -> dict[str, Api]:
             facts = linker.facts(canonical)
             apis[canonical] = Api(MODULE, deprecated=facts.deprecated if facts else None)
             continue
-        module, qualname = _split(linker, canonical)
+        module, qualname = linker.split(canonical)
         facts = linker.facts(module) if module else None
         definition = facts.definitions.get(qualname) if facts else None
         if facts is None or definition is None:
@@ -251,75 +260,15 @@ def _kept(linker: Linker, names: dict[str, str]) -> dict[str, Api]:
                 if facts.definitions[f"{qualname}.{member}"].kind in (METHOD, PROPERTY, DATA):
                     pending.append(f"{module}.{qualname}.{member}")
                     members.append(member)
-            made = _generated(linker, module, qualname, members)
+            made = generated(linker, module, qualname, members)
             if made is not None:
                 apis[f"{canonical}.{made[0]}"] = Api(METHOD, made[1])
                 members.append(made[0])
         if module not in apis:
             pending.append(module)
         if definition.wrapper is not None:
-            definition = _deprecated_wrapper(linker, module, definition)
+            definition = deprecated_wrapper(linker, module, definition)
         apis[canonical] = Api(definition.kind, definition.params, definition.deprecated,
                               tuple(bases), tuple(sorted(definition.deprecated_params.items())),
                               definition.raises, tuple(sorted(members)))
     return apis
-
-
-def _deprecated_wrapper(linker: Linker, module: str, definition: Definition) -> Definition:
-    """``xrt_world_size = deprecated(this_module, torch_xla.runtime.world_size, "...")``: a
-    function deprecated with the call's strings as its message, taking what the function it
-    wraps takes, where the helper called is a deprecation helper; else the data it was."""
-    assert definition.wrapper is not None
-    helper, passed, message = definition.wrapper
-    target = linker.dotted(module, helper)
-    found = _definition(linker, target[1]) if target is not None and target[0] == "api" else None
-    if found is None or not found.deprecates:
-        return definition
-    params = None
-    for name in passed:
-        wrapped = linker.dotted(module, name)
-        inner = _definition(linker, wrapped[1]) if wrapped and wrapped[0] == "api" else None
-        if inner is not None and inner.kind == FUNCTION:
-            params = inner.params
-            break
-    return Definition(FUNCTION, params, message)
-
-
-def _definition(linker: Linker, canonical: str) -> Definition | None:
-    module, qualname = _split(linker, canonical)
-    facts = linker.facts(module) if module else None
-    return facts.definitions.get(qualname) if facts is not None else None
-
-
-def _generated(linker: Linker, module: str, qualname: str, members: list[str]
-               ) -> tuple[str, tuple[Param, ...]] | None:
-    """The constructor a dataclass (``__init__``) or NamedTuple (``__new__``) gets from its
-    fields, unless its body defines one: a dataclass's bases' fields first, as
-    ``dataclasses`` orders them (a field named again keeps its first place)."""
-    facts = linker.facts(module)
-    definition = facts.definitions.get(qualname) if facts is not None else None
-    if definition is None or definition.generated is None or "__init__" in members \
-            or "__new__" in members:
-        return None
-    kind, own = definition.generated
-    if kind == NAMEDTUPLE:
-        return "__new__", own
-    fields: dict[str, Param] = {}
-    for base in reversed(definition.bases):
-        target = linker.dotted(module, base)
-        if target is not None and target[0] == "api":
-            inherited = _generated(linker, *_split(linker, target[1]), [])
-            fields.update((param.name, param) for param in (inherited or ("", ()))[1])
-    fields.update((param.name, param) for param in own)
-    # Keyword-only fields go after the others (``dataclasses``' rule since 3.10).
-    ordered = sorted(fields.values(), key=lambda param: param.kind == KEYWORD_ONLY)
-    return "__init__", tuple(ordered)
-
-
-def _split(linker: Linker, canonical: str) -> tuple[str, str]:
-    """``torch.optim.lr_scheduler.StepLR.step`` → (the module, ``StepLR.step``)."""
-    head, _, tail = canonical.rpartition(".")
-    while head and head not in linker.modules:
-        head, _, more = head.rpartition(".")
-        tail = f"{more}.{tail}"
-    return head, tail
