@@ -2,12 +2,13 @@
 from a wheel as a zip with ``ast`` (never imported), with parameters, bases and deprecation
 markers; its compact file form; the diff of two releases; and where atlases come from.
 
-``wheel`` lists a wheel's modules; ``extract`` reads one module's facts (``signature`` and
-``markers`` the parameters and the deprecation markers); ``link`` follows names across modules
-into an ``Atlas`` (``model``); ``build`` puts these behind one call; ``codec`` is the file
-form; ``compare`` diffs two atlases; ``index`` is the package index's JSON API; ``source``
-finds an atlas bundled, in the store, or from the index. All is pure but ``wheel``, ``index``
-and ``source``.
+``wheel`` lists a wheel's modules; ``extract`` reads one module's facts (``facts``; with
+``statements``, ``classes``, ``signature`` and ``markers``: single statements, class bodies,
+parameters and deprecation markers); ``link`` follows names across modules into an ``Atlas``
+(``model``), making what no ``def`` spells out (``synthesized``); ``build`` puts these behind
+one call; ``codec`` is the file form; ``compare`` diffs two atlases; ``index`` is the package
+index's JSON API; ``source`` finds an atlas bundled, in the store, or from the index. All is
+pure but ``wheel``, ``index`` and ``source``.
 """
 
 from __future__ import annotations
