@@ -309,13 +309,38 @@ def judge_diff(old_atlas: Path, new_atlas: Path, old_dump: Path, new_dump: Path,
     return found
 
 
+def removal_recall(old_atlas: Path, new_atlas: Path, old_dump: Path, new_dump: Path,
+                   ) -> tuple[list[str], list[str]]:
+    """The public names of the old atlas that the old runtime has and the new one has not,
+    and those of them the diff does not list removed (itself or a module holding it)."""
+    from watcher.impact.atlas import diff
+
+    atlas = loads(old_atlas.read_bytes())
+    listed: set[str] = set()
+    for change in diff(atlas, loads(new_atlas.read_bytes())):
+        if change.change == "removed":
+            listed.update((change.api, *change.names))
+    before, after = Runtime(load_dump(old_dump)), Runtime(load_dump(new_dump))
+    gone = [name for name in atlas.names if "." in name and before.find(name) is not None
+            and after.find(name) is None]
+    missed = [name for name in gone if not any(
+        name == spelled or name.startswith(spelled + ".") for spelled in listed)]
+    return gone, missed
+
+
 def main_diff(argv: list[str]) -> int:
-    found = judge_diff(*(Path(arg) for arg in argv[:4]))
+    paths = [Path(arg) for arg in argv[:4]]
+    found = judge_diff(*paths)
     true, false = len(found["true"]), len(found["false"])
     print(f"precision {true}/{true + false} ({true / max(1, true + false):.1%}); "
           f"{len(found['unjudged'])} unjudged (deprecations, unreadable signatures)")
     for change in found["false"]:
         print(f"  false: {change.change} {change.api} {change.parameter or ''}")
+    gone, missed = removal_recall(*paths)
+    print(f"removal recall {len(gone) - len(missed)}/{len(gone)} (public names the new "
+          "runtime lacks)")
+    for name in missed:
+        print(f"  missed: {name}")
     return 0
 
 
