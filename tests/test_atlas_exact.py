@@ -225,6 +225,19 @@ def push_context():
         "The context stack is deprecated; use torch.compiler instead."
 
 
+def test_a_message_held_in_an_imported_constant_or_a_local_is_its_text(tmp_path: Path) -> None:
+    atlas = _atlas(tmp_path, **{
+        "torch/ao/utils.py": 'DEPRECATION_WARNING = "torch.ao is deprecated; use torchao."\n',
+        "torch/ao/quantize.py": "import typing_extensions\n"
+                                "from torch.ao.utils import DEPRECATION_WARNING\n"
+                                "@typing_extensions.deprecated(DEPRECATION_WARNING)\n"
+                                "def prepare(model):\n    return model\n",
+        "torch/graph.py": "import warnings\ndef traverse(dp):\n    msg = 'use traverse_dps'\n"
+                          "    warnings.warn(msg, FutureWarning)\n"})
+    assert atlas.deprecated("torch.ao.quantize.prepare") == "torch.ao is deprecated; use torchao."
+    assert atlas.deprecated("torch.graph.traverse") == "use traverse_dps"
+
+
 HELPER = """
 import functools
 import logging

@@ -247,8 +247,10 @@ class _Reader:
             kind, params = PROPERTY, ()
         constants = self.facts.constants
         deprecated = decorator_marker(node.decorator_list, constants)
-        found = body_markers(node.body, frozenset(p.name for p in params), constants) \
-            if self.warns(node) else None
+        found = None
+        if self.warns(node):  # a message may be held in a local (``msg = "..."``) too
+            local = {**constants, **string_constants(node.body, constants)}
+            found = body_markers(node.body, frozenset(p.name for p in params), local)
         self.facts.definitions[qualname] = Definition(
             kind, merge_overloads(variants) if variants and kind != PROPERTY else params,
             deprecated if deprecated is not None else found.deprecated if found else None,

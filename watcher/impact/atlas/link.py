@@ -8,6 +8,7 @@ definitions are public API exactly where a public module re-exports them.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -21,7 +22,7 @@ from watcher.impact.atlas.model import (
     Api,
     Atlas,
 )
-from watcher.impact.atlas.synthesized import deprecated_wrapper, generated
+from watcher.impact.atlas.synthesized import deprecated_wrapper, generated, imported_text
 from watcher.impact.atlas.wheel import is_public
 
 # What a name stands for: ("api", canonical) defined in the package, ("module", name) a module
@@ -268,7 +269,10 @@ def _kept(linker: Linker, names: dict[str, str]) -> dict[str, Api]:
             pending.append(module)
         if definition.wrapper is not None:
             definition = deprecated_wrapper(linker, module, definition)
-        apis[canonical] = Api(definition.kind, definition.params, definition.deprecated,
-                              tuple(bases), tuple(sorted(definition.deprecated_params.items())),
-                              definition.raises, tuple(sorted(members)))
+        text = functools.partial(imported_text, linker, module)
+        apis[canonical] = Api(definition.kind, definition.params, text(definition.deprecated),
+                              tuple(bases), tuple(sorted(
+                                  (name, text(why) or "")
+                                  for name, why in definition.deprecated_params.items())),
+                              text(definition.raises), tuple(sorted(members)))
     return apis

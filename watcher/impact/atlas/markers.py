@@ -124,9 +124,9 @@ def _text(node: ast.expr, constants: Constants) -> bool:
     return isinstance(node, ast.JoinedStr) or (isinstance(node, ast.Name) and node.id in constants)
 
 
-def string_constants(body: list[ast.stmt]) -> dict[str, str]:
-    """A module's top-level names bound to a string (a literal, an f-string, a sum of them):
-    their text as ``message_text`` gives it."""
+def string_constants(body: list[ast.stmt], known: Constants = _EMPTY) -> dict[str, str]:
+    """The names a body's top level binds to a string (a literal, an f-string, a sum of them,
+    also of ``known`` ones): their text as ``message_text`` gives it."""
     found: dict[str, str] = {}
     for node in body:
         if not isinstance(node, ast.Assign | ast.AnnAssign):
@@ -139,7 +139,7 @@ def string_constants(body: list[ast.stmt]) -> dict[str, str]:
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
         for target in targets:
             if isinstance(target, ast.Name):
-                found[target.id] = message_text(value, found)
+                found[target.id] = message_text(value, {**known, **found} if known else found)
     return found
 
 

@@ -1,6 +1,7 @@
 """APIs the linker makes from what several modules say, where no ``def`` spells them out: the
-constructor a dataclass gets from its own and its bases' fields, and a name bound to a call of
-a deprecation helper (``xrt_world_size = deprecated(this_module, ..., "...")``)."""
+constructor a dataclass gets from its own and its bases' fields, a name bound to a call of a
+deprecation helper (``xrt_world_size = deprecated(this_module, ..., "...")``), and a message
+held in a constant another module defines."""
 
 from __future__ import annotations
 
@@ -57,3 +58,17 @@ def generated(linker: Linker, module: str, qualname: str, members: list[str]
     # Keyword-only fields go after the others (``dataclasses``' rule since 3.10).
     ordered = sorted(fields.values(), key=lambda param: param.kind == KEYWORD_ONLY)
     return "__init__", tuple(ordered)
+
+
+def imported_text(linker: Linker, module: str, message: str | None) -> str | None:
+    """A message that is the name of a string constant the module imports (``@deprecated(
+    DEPRECATION_WARNING)``, from ``torch.ao.quantization.utils``): the constant's text. The
+    module's own constants were read with it (``markers.message_text``)."""
+    if message is None or not message.isidentifier():
+        return message
+    target = linker.lookup(module, message)
+    if target is None or target[0] != "api":
+        return message
+    home, name = linker.split(target[1])
+    facts = linker.facts(home) if home else None
+    return facts.constants.get(name, message) if facts is not None else message
