@@ -3,13 +3,27 @@ the wheel is downloaded with pip (one platform's, no dependencies, nothing insta
 as a zip (``watcher.impact.atlas``), and its atlas written as ``{package}-{version}.json.gz``.
 
     python scripts/build_atlases.py 2.5.0 2.6.0 2.7.0 [--package torch] [--wheels /tmp/wheels]
-        [--platform macosx_11_0_arm64] [--keep] [--out config/atlases]
+        [--platform PLATFORM] [--keep] [--out config/atlases]
     python scripts/build_atlases.py --wheel /opt/wheels/torch-2.13.0+cpu-...whl [--out DIR]
-    python scripts/build_atlases.py --diffs     # the consecutive diffs (config/atlases/diffs/)
+    python scripts/build_atlases.py --diffs [--package torch_xla]   # consecutive diffs
     python scripts/build_atlases.py --names     # the classifier's short names (names.json)
 
-A wheel already in ``--wheels`` is not downloaded again; each is deleted once built unless
-``--keep`` (they are 60-200 MB). Wheels never go into the repository.
+The bundled set, as built (the wheels of this machine; pip fetches any other):
+
+    python scripts/build_atlases.py --wheels /work/wheels --keep \
+        2.5.0 2.6.0 2.7.0 2.8.0 2.9.0 2.10.0 2.11.0 2.12.0 2.15.0
+    python scripts/build_atlases.py \
+        --wheel /opt/wheels/torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl \
+        --wheel /opt/pypi-more/files/torch-2.14.1-cp311-cp311-manylinux_2_28_x86_64.whl
+    python scripts/build_atlases.py --package torch_xla --wheels /work/wheels --keep \
+        2.1.0 2.2.0 2.3.0 2.4.0 2.5.0 2.6.0 2.7.0 2.8.0 2.9.0
+    python scripts/build_atlases.py --diffs && python scripts/build_atlases.py --diffs \
+        --package torch_xla && python scripts/build_atlases.py --names
+
+The platform is the smallest wheel's unless ``--platform``: torch's macOS arm64 wheels
+(``macosx_11_0_arm64`` to 2.11, ``macosx_14_0_arm64`` from 2.12), torch_xla's Linux ones (it
+publishes no other). A wheel already in ``--wheels`` is not downloaded again; each is deleted
+once built unless ``--keep`` (they are 60-200 MB). Wheels never go into the repository.
 """
 
 from __future__ import annotations
@@ -20,10 +34,18 @@ import sys
 import time
 from pathlib import Path
 
+from packaging.version import Version
+
 from watcher.impact.atlas import build_atlas, dumps
 
 REPO = Path(__file__).resolve().parent.parent
-PLATFORM = "macosx_11_0_arm64"  # the smallest torch wheels, 2.5-2.11 (issue 27)
+
+
+def platform_for(package: str, version: str) -> str:
+    """The platform of the smallest wheel of a release (issue 27: torch's macOS arm64)."""
+    if package == "torch_xla":
+        return "manylinux_2_28_x86_64"
+    return "macosx_14_0_arm64" if Version(version) >= Version("2.12") else "macosx_11_0_arm64"
 
 
 def download(package: str, version: str, platform: str, folder: Path) -> Path:
@@ -94,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--wheel", action="append", default=[], type=Path,
                         help="build this wheel file instead (repeatable)")
     parser.add_argument("--package", default="torch", choices=["torch", "torch_xla"])
-    parser.add_argument("--platform", default=PLATFORM)
+    parser.add_argument("--platform", help="the wheel's platform (else platform_for's)")
     parser.add_argument("--wheels", type=Path, default=Path("/tmp/wheels"),
                         help="where wheels are downloaded")
     parser.add_argument("--out", type=Path, default=REPO / "config" / "atlases")
@@ -117,9 +139,10 @@ def main(argv: list[str] | None = None) -> int:
     failed = []
     for version in args.versions:
         try:
-            wheel = download(args.package, version, args.platform, args.wheels)
+            platform = args.platform or platform_for(args.package, version)
+            wheel = download(args.package, version, platform, args.wheels)
         except subprocess.CalledProcessError:
-            print(f"{args.package} {version}: pip has no {args.platform} wheel of it; skipped",
+            print(f"{args.package} {version}: pip has no {platform} wheel of it; skipped",
                   file=sys.stderr)
             failed.append(version)
             continue

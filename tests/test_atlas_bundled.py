@@ -10,7 +10,9 @@ import pytest
 from watcher.impact.atlas import FORMAT, ApiChange, Atlas, diff, loads
 from watcher.impact.atlas.source import bundled_dir, bundled_path
 
-VERSIONS = ["2.5.0", "2.6.0", "2.7.0", "2.8.0", "2.9.0", "2.10.0", "2.11.0", "2.13.0", "2.14.1"]
+VERSIONS = ["2.5.0", "2.6.0", "2.7.0", "2.8.0", "2.9.0", "2.10.0", "2.11.0", "2.12.0", "2.13.0",
+            "2.14.1", "2.15.0"]
+XLA_VERSIONS = ["2.1.0", "2.2.0", "2.3.0", "2.4.0", "2.5.0", "2.6.0", "2.7.0", "2.8.0", "2.9.0"]
 
 
 @cache
@@ -78,8 +80,51 @@ def test_2_9_flips_onnx_export_dynamo_and_removes_dynamo_export() -> None:
 
 def test_2_14_removes_cholesky_and_qr_left_as_stubs_that_raise() -> None:
     for name in ("torch.cholesky", "torch.qr"):
-        assert _has("2.13.0", "2.14.1", name, "removed")
+        found = next(c for c in changes("2.13.0", "2.14.1") if c.api == name)
+        assert found.change == "removed" and found.raises  # dead for callers, though there
         assert bundled("2.14.1").resolve(name) is not None  # the name is still there
+
+
+def test_2_14_keeps_function_apply_a_class_body_assignment() -> None:
+    """``apply = _C._FunctionBase.__dict__["apply"]`` in ``torch.autograd.Function``."""
+    assert bundled("2.14.1").resolve("torch.autograd.Function.apply") is not None
+    assert not [c for c in changes("2.13.0", "2.14.1") if "Function.apply" in c.api]
+
+
+def test_2_14_removes_nothing_a_module_getattr_still_serves() -> None:
+    """``torch.utils.mkldnn.MkldnnLinear`` is built by the module's ``__getattr__`` in 2.14."""
+    assert not [c for c in changes("2.13.0", "2.14.1") if "mkldnn.Mkldnn" in c.api]
+
+
+def test_every_2_14_removal_is_gone_or_only_raises() -> None:
+    """The 2.14.1 atlas (the wheel's source) agrees with each removal the diff lists: the
+    name is not there, or it is a function whose body only raises."""
+    new = bundled("2.14.1")
+    removals = [c for c in changes("2.13.0", "2.14.1") if c.change == "removed"]
+    assert len(removals) >= 8
+    for change in removals:
+        for name in (change.api, *change.names):
+            assert not new.spells(name) or new.raises(new.resolve(name) or "") is not None, name
+
+
+@pytest.mark.parametrize("version", XLA_VERSIONS)
+def test_each_bundled_torch_xla_atlas_loads(version: str) -> None:
+    atlas = loads(bundled_path("torch_xla", version).read_bytes())
+    assert (atlas.package, atlas.version) == ("torch_xla", version)
+    assert atlas.resolve("torch_xla.core.xla_model.mark_step") is not None
+
+
+def test_torch_xla_deprecation_wrappers_are_announced_then_removed() -> None:
+    """``xrt_world_size = deprecated(this_module, ..., 'xrt_world_size() will be removed in
+    release 2.7.')``: deprecated in the 2.5.0 diff, removed in the 2.7.0 one."""
+    from watcher.impact.atlas.bundled_diffs import bundled_diff
+
+    marked = bundled_diff("torch_xla", "2.4.0", "2.5.0") or []
+    gone = bundled_diff("torch_xla", "2.6.0", "2.7.0") or []
+    name = "torch_xla.core.xla_model.xrt_world_size"
+    assert any(c.api == name and c.change == "deprecated"
+               and c.new == "xrt_world_size() will be removed in release 2.7." for c in marked)
+    assert any(c.api == name and c.change == "removed" for c in gone)
 
 
 def test_a_release_diffed_with_itself_has_no_change() -> None:
@@ -94,15 +139,16 @@ def test_each_bundled_diff_is_the_diff_of_its_bundled_atlases():
 
     source = AtlasSource(store=None, index=None, clock=lambda: None)  # type: ignore[arg-type]
     checked = 0
-    for version in source.versions("torch"):
-        after, before = source.known("torch", version), source.before("torch", version)
-        if before is None or after is None:
-            continue
-        bundled = bundled_diff("torch", before.version, after.version)
-        assert bundled == diff(before, after), f"{before.version} -> {version}: run " \
-            "scripts/build_atlases.py --diffs"
-        checked += 1
-    assert checked >= 7
+    for package in ("torch", "torch_xla"):
+        for version in source.versions(package):
+            after, before = source.known(package, version), source.before(package, version)
+            if before is None or after is None:
+                continue
+            bundled = bundled_diff(package, before.version, after.version)
+            assert bundled == diff(before, after), f"{package} {before.version} -> " \
+                f"{version}: run scripts/build_atlases.py --diffs --package {package}"
+            checked += 1
+    assert checked == len(VERSIONS) - 1 + len(XLA_VERSIONS) - 1
 
 
 def test_the_bundled_short_names_are_those_of_the_newest_atlas():

@@ -49,16 +49,16 @@ def test_build_a_wheel_keeps_it_in_the_store_and_says_what_it_holds(tmp_path: Pa
 
 def test_build_a_version_fetches_it_from_the_index(tmp_path: Path, run_cli: Run) -> None:
     with FakePackageIndex() as index:
-        index.add("torch", "2.15.0", "torch-2.15.0-py3-none-any.whl",
-                  write_wheel(tmp_path, "2.15.0").read_bytes())
+        index.add("torch", "2.17.0", "torch-2.17.0-py3-none-any.whl",
+                  write_wheel(tmp_path, "2.17.0").read_bytes())
         config = str(_config(tmp_path, index.url))
-        fetched = run_cli("atlas", "build", "2.15.0", "--config", config)
-        again = run_cli("atlas", "build", "2.15.0", "--config", config)
+        fetched = run_cli("atlas", "build", "2.17.0", "--config", config)
+        again = run_cli("atlas", "build", "2.17.0", "--config", config)
         missing = run_cli("atlas", "build", "2.16.0", "--config", config)
         url = index.url
     assert fetched.code == 0, fetched.stderr
-    assert fetched.stdout.startswith("torch 2.15.0: fetched from the package index and built\n")
-    assert again.stdout.startswith("torch 2.15.0: from the store\n")
+    assert fetched.stdout.startswith("torch 2.17.0: fetched from the package index and built\n")
+    assert again.stdout.startswith("torch 2.17.0: from the store\n")
     assert (missing.code, missing.stdout) == (1, "")
     assert missing.stderr.strip().splitlines() == [
         f"release-watch: torch 2.16.0 is not on {url} yet"]
@@ -87,15 +87,15 @@ def test_diff_two_wheels_as_json(tmp_path: Path, run_cli: Run) -> None:
 
 
 def test_diff_as_text_groups_changes_by_kind(tmp_path: Path, run_cli: Run) -> None:
-    old, new = write_wheel(tmp_path, "2.6.0"), write_wheel(tmp_path, "2.15.0")
+    old, new = write_wheel(tmp_path, "2.6.0"), write_wheel(tmp_path, "2.17.0")
     built = run_cli("atlas", "build", str(new), "--config", str(_config(tmp_path)))
     assert built.code == 0
     atlas_file = tmp_path / "old.json.gz"
     atlas_file.write_bytes(dumps(build_atlas(old)))
-    result = run_cli("atlas", "diff", str(atlas_file), "2.15.0", "--config",
+    result = run_cli("atlas", "diff", str(atlas_file), "2.17.0", "--config",
                      str(_config(tmp_path)))  # an atlas file, and a version from the store
     lines = result.stdout.splitlines()
-    assert lines[0] == "torch 2.6.0 -> 2.15.0: 16 API changes"
+    assert lines[0] == "torch 2.6.0 -> 2.17.0: 16 API changes"
     assert "parameter removed (4)" in lines
     assert "  torch.optim.lr_scheduler.StepLR(verbose=)" in lines
     assert "  torch.onnx.export(dynamo=): False -> True" in lines

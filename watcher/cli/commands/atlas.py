@@ -152,13 +152,17 @@ def _version(what: str) -> str:
 def _text(before: Atlas, after: Atlas, changes: list[ApiChange]) -> list[str]:
     lines = [f"{after.package} {before.version} -> {after.version}: "
              f"{plural(len(changes), 'API change')}"]
-    for kind in CHANGES:
-        group = [change for change in changes if change.change == kind]
-        if not group:
-            continue
-        lines.append("")
-        lines.append(f"{kind.replace('_', ' ')} ({len(group)})")
-        lines.extend(f"  {clean_line(_line(change))}" for change in group)
+    # A package's internal kernels last, under a heading of their own: counted, out of the way.
+    for inside in (False, True):
+        for kind in CHANGES:
+            group = [change for change in changes
+                     if change.change == kind and change.internal == inside]
+            if not group:
+                continue
+            lines.append("")
+            lines.append(f"{'internal kernels: ' if inside else ''}{kind.replace('_', ' ')} "
+                         f"({len(group)})")
+            lines.extend(f"  {clean_line(_line(change))}" for change in group)
     return lines
 
 
@@ -168,6 +172,8 @@ def _line(change: ApiChange) -> str:
         text += f": {change.old} -> {change.new}"
     elif change.change == "default_removed":
         text += f": default {change.old} removed, now required"
+    elif change.raises:
+        text += f": now only raises: {change.new}"
     elif change.new:
         text += f": {change.new}"
     if change.names:

@@ -2,14 +2,16 @@
 from a wheel as a zip with ``ast`` (never imported), with parameters, bases and deprecation
 markers; its compact file form; the diff of two releases; and where atlases come from.
 
-``wheel`` lists a wheel's modules; ``extract`` reads one module's facts (``signature`` and
-``markers`` the parameters and the deprecation markers); ``link`` follows names across modules
-into an ``Atlas`` (``model``); ``build`` puts these behind one call; ``codec`` is the file
-form; ``compare`` diffs two atlases; ``index`` is the package index's JSON API (``limits`` holds
-each exchange to its budget, ``budget``); ``sandbox`` builds in a child process with limits
-(``scratch`` the folders it works in); ``source`` finds an atlas bundled, in the store, or
-from the index; ``step`` fetches the atlases a poll lacked, apart from it. All is pure but
-``wheel``, ``index``, ``limits``, ``sandbox``, ``scratch``, ``source`` and ``step``.
+``wheel`` lists a wheel's modules; ``extract`` reads one module's facts (``facts``; with
+``statements``, ``classes``, ``signature`` and ``markers``: single statements, class bodies,
+parameters and deprecation markers); ``link`` follows names across modules into an ``Atlas``
+(``model``), making what no ``def`` spells out (``synthesized``); ``build`` puts these behind
+one call; ``codec`` is the file form; ``compare`` diffs two atlases; ``index`` is the package
+index's JSON API (``limits`` holds each exchange to its budget, ``budget``); ``sandbox`` builds
+in a child process with limits (``scratch`` the folders it works in); ``source`` finds an atlas
+bundled, in the store, or from the index; ``step`` fetches the atlases a poll lacked, apart
+from it. All is pure but ``wheel``, ``index``, ``limits``, ``sandbox``, ``scratch``,
+``source`` and ``step``.
 """
 
 from __future__ import annotations

@@ -27,9 +27,7 @@ def bundled_diff(package: str, old: str, new: str, directory: Path | None = None
     if not path.is_file():
         return None
     rows = json.loads(gzip.decompress(path.read_bytes()))["changes"]
-    return [ApiChange(api=row["api"], change=row["change"], parameter=row["parameter"],
-                      old=row["old"], new=row["new"], names=tuple(row.get("names", ())))
-            for row in rows]
+    return [ApiChange.from_json_dict(row) for row in rows]
 
 
 def changes_between(before: Atlas, after: Atlas) -> list[ApiChange]:

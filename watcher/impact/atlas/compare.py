@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from watcher.impact.atlas.model import (
     CALLABLE,
@@ -41,7 +42,13 @@ _ORDER = {change: index for index, change in enumerate(CHANGES)}
 @dataclass(frozen=True, slots=True)
 class ApiChange:
     """One change of one API: ``parameter`` for a parameter's, ``old``/``new`` the defaults as
-    source text (``default_changed``) or the deprecation message (``deprecated``)."""
+    source text (``default_changed``) or the deprecation message (``deprecated``).
+
+    ``raises``: a ``removed`` whose names still resolve, to a function that now does nothing
+    but raise (``torch.cholesky`` in 2.14; ``new`` is its message): every spelling of it is
+    dead for callers, though the name is there. ``internal``: the API lives in a package's
+    internal kernels (``torch_xla.experimental.pallas_kernels``): counted, but only for code
+    that imports them."""
 
     api: str
     change: str
@@ -49,6 +56,8 @@ class ApiChange:
     old: str | None = None
     new: str | None = None
     names: tuple[str, ...] = ()
+    raises: bool = False
+    internal: bool = False
 
     def to_json_dict(self) -> dict[str, object]:
         found: dict[str, object] = {"api": self.api, "change": self.change,
@@ -56,7 +65,17 @@ class ApiChange:
                                     "new": self.new}
         if self.names:
             found["names"] = list(self.names)
+        if self.raises:
+            found["raises"] = True
+        if self.internal:
+            found["internal"] = True
         return found
+
+    @classmethod
+    def from_json_dict(cls, row: dict[str, Any]) -> ApiChange:
+        return cls(api=row["api"], change=row["change"], parameter=row["parameter"],
+                   old=row["old"], new=row["new"], names=tuple(row.get("names", ())),
+                   raises=bool(row.get("raises")), internal=bool(row.get("internal")))
 
 
 def diff(old: Atlas, new: Atlas) -> list[ApiChange]:
@@ -102,7 +121,7 @@ def _changed(old: Atlas, new: Atlas) -> Iterator[ApiChange]:
             continue
         names = tuple(new.names_of(now)) or (spelled[0],)
         if _became_a_stub(old, new, canonical, now):
-            yield _named(REMOVED, list(names), new=new.raises(now))
+            yield _named(REMOVED, list(names), new=new.raises(now), raises=True)
             continue
         if kind in CALLABLE or kind == CLASS:
             yield from _call_changes(old.signature(canonical), new.signature(now), names)
@@ -126,7 +145,8 @@ def _member_changes(old: Atlas, new: Atlas, methods: dict[tuple[str, str], list[
     for (was, now), spelled in methods.items():
         names = _owner_first(old, was, set(spelled))
         if not now or _became_a_stub(old, new, was, now):
-            yield _named(REMOVED, names, new=new.raises(now) if now else None, ordered=True)
+            yield _named(REMOVED, names, new=new.raises(now) if now else None, ordered=True,
+                         raises=bool(now))
             continue
         yield from _call_changes(old.apis[was].params, new.apis[now].params, tuple(names),
                                  ordered=True)
@@ -194,10 +214,19 @@ def _param_markers(before: dict[str, str], after: dict[str, str], names: tuple[s
 
 
 def _named(change: str, names: list[str], *, parameter: str | None = None,
-           old: str | None = None, new: str | None = None, ordered: bool = False) -> ApiChange:
+           old: str | None = None, new: str | None = None, ordered: bool = False,
+           raises: bool = False) -> ApiChange:
     """A change named by the first of ``names`` when ``ordered``, else by the shortest."""
     spelled = names if ordered else sorted(names, key=_shortest)
-    return ApiChange(spelled[0], change, parameter, old, new, tuple(spelled[1:]))
+    return ApiChange(spelled[0], change, parameter, old, new, tuple(spelled[1:]), raises,
+                     internal(spelled[0]))
+
+
+def internal(name: str) -> bool:
+    """Whether a name lies in a package's internal kernels: a module named ``kernels`` or
+    ``*_kernels`` (``torch_xla.experimental.pallas_kernels.flash_attention_kernel``), the
+    implementations public wrappers call (``torch_xla.experimental.custom_kernel``)."""
+    return any(part == "kernels" or part.endswith("_kernels") for part in name.split(".")[:-1])
 
 
 def _shortest(name: str) -> tuple[int, int, str]:

@@ -2,52 +2,45 @@
 definitions, imports, aliases), ``__all__``, star imports, and every function, class and
 method with its parameters and deprecation markers. Pure: source text in, ``ModuleFacts`` out.
 
-Both branches of a top-level ``if``/``try`` count, ``if TYPE_CHECKING:`` included: torch
-makes ``torch.cholesky`` visible to type checkers that way, and it is a name users write.
+Both branches of a top-level ``if``/``try`` count (what an optional dependency or another
+build would define is API too); under ``if TYPE_CHECKING:`` only star imports do: torch makes
+``torch.cholesky`` visible to type checkers that way, and it is a name users write.
 """
 
 from __future__ import annotations
 
 import ast
 import bisect
-from dataclasses import dataclass, field
 
-from watcher.impact.atlas.markers import body_markers, decorator_marker, message_text
+from watcher.impact.atlas.classes import attributes, constructor
+from watcher.impact.atlas.facts import Binding, Definition, ModuleFacts
+from watcher.impact.atlas.markers import (
+    body_markers,
+    decorator_marker,
+    says_deprecated,
+    string_constants,
+    wrapper_call,
+)
 from watcher.impact.atlas.model import CLASS, DATA, FUNCTION, METHOD, PROPERTY, Param
 from watcher.impact.atlas.signature import FunctionNode, merge_overloads, params_of
+from watcher.impact.atlas.statements import (
+    attribute,
+    blocks,
+    flat,
+    only_raises,
+    runs_as_script,
+    strings,
+    typing_only,
+    unsubscripted,
+)
 from watcher.impact.syntax import dotted
 
-# A binding of a top-level name: ("def", qualname), ("from", module, name), ("module", module)
-# or ("alias", dotted expression).
-Binding = tuple[str, ...]
+# ``ModuleFacts`` is read from here by the build (``build.py``) as before it had a module.
+__all__ = ["Binding", "Definition", "ModuleFacts", "read_module"]
+
 _WARNS = ("FutureWarning", "DeprecationWarning")
-
-
-@dataclass
-class Definition:
-    """A function, class, method, property or piece of data a module defines; ``bases`` as
-    written (dotted), resolved against the module's names later."""
-
-    kind: str
-    params: tuple[Param, ...] | None = None
-    deprecated: str | None = None
-    deprecated_params: dict[str, str] = field(default_factory=dict)
-    bases: tuple[str, ...] = ()
-    raises: str | None = None
-
-
-@dataclass
-class ModuleFacts:
-    name: str
-    is_package: bool
-    definitions: dict[str, Definition] = field(default_factory=dict)  # by qualname
-    bindings: dict[str, Binding] = field(default_factory=dict)
-    stars: list[str] = field(default_factory=list)  # modules ``from M import *`` reads
-    all: list[str] | None = None  # a static ``__all__``
-    all_from: list[str] = field(default_factory=list)  # ``X.__all__`` added to it
-    deprecated: str | None = None
-    # ``from M import a as a`` (the typing convention for "re-exported on purpose")
-    explicit: set[str] = field(default_factory=set)
+_NONE: frozenset[str] = frozenset()
+_CONSTRUCTORS = ("__init__", "__new__")  # read whatever their names: calls of the class
 
 
 def read_module(name: str, is_package: bool, py: str | None, pyi: str | None) -> ModuleFacts:
@@ -55,10 +48,10 @@ def read_module(name: str, is_package: bool, py: str | None, pyi: str | None) ->
     names and signatures, the source adds what the stub leaves out and the warnings it raises."""
     facts = ModuleFacts(name, is_package)
     if py is not None:
-        _read(facts, py)
+        _read(facts, py, stub=False)
     if pyi is not None:
         stub = ModuleFacts(name, is_package)
-        _read(stub, pyi)
+        _read(stub, pyi, stub=True)
         _overlay(facts, stub)
     return facts
 
@@ -73,20 +66,31 @@ def _overlay(facts: ModuleFacts, stub: ModuleFacts) -> None:
                                             **definition.deprecated_params}
             definition.raises = source.raises  # the stub's body is ``...``
         facts.definitions[qualname] = definition
+    # What the source binds is an attribute whatever its stub imports.
+    facts.hidden |= stub.hidden - set(facts.bindings)
     facts.bindings.update(stub.bindings)
     facts.explicit |= stub.explicit
-    facts.stars.extend(module for module in stub.stars if module not in facts.stars)
+    facts.constants = {**stub.constants, **facts.constants}
+    facts.stars = list(dict.fromkeys([*facts.stars, *stub.stars]))
     if stub.all is not None:
         facts.all, facts.all_from = stub.all, stub.all_from
 
 
-def _read(facts: ModuleFacts, text: str) -> None:
+def _read(facts: ModuleFacts, text: str, *, stub: bool) -> None:
     try:
         tree = ast.parse(text, type_comments=False)
     except (SyntaxError, ValueError):
         return  # a template or a file for another Python: the module holds nothing readable
-    reader = _Reader(facts, _warning_lines(text))
+    # A message may be a constant defined anywhere at the top level.
+    facts.constants.update(string_constants(tree.body))
+    reader = _Reader(facts, _warning_lines(text), stub)
+    reader.mentions_deprecation = "deprecat" in text
     reader.statements(tree.body)
+    facts.stars = list(dict.fromkeys(facts.stars))  # a module star-imported twice is read once
+    if facts.bindings.get("__getattr__") == ("def", "__getattr__"):
+        facts.lazy |= {node.value for node in ast.walk(tree) if isinstance(node, ast.Constant)
+                       and isinstance(node.value, str) and node.value.isidentifier()
+                       and not node.value.startswith("_")}
 
 
 def _warning_lines(text: str) -> list[int]:
@@ -99,9 +103,12 @@ def _warning_lines(text: str) -> list[int]:
 
 
 class _Reader:
-    def __init__(self, facts: ModuleFacts, warning_lines: list[int]) -> None:
+    def __init__(self, facts: ModuleFacts, warning_lines: list[int], stub: bool) -> None:
         self.facts = facts
         self.warning_lines = warning_lines
+        self.stub = stub
+        self.mentions_deprecation = False  # whether the module's text says "deprecat"
+        self.checking = False  # inside ``if TYPE_CHECKING:``
         self.overloads: dict[str, list[tuple[Param, ...]]] = {}
 
     def warns(self, node: ast.stmt) -> bool:
@@ -116,7 +123,7 @@ class _Reader:
         if self.warning_lines and self.facts.deprecated is None:
             top = [node for node in body if self.warns(node) and not isinstance(
                 node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)]
-            self.facts.deprecated = body_markers(top).deprecated
+            self.facts.deprecated = body_markers(top, constants=self.facts.constants).deprecated
 
     def statement(self, node: ast.stmt) -> None:
         facts = self.facts
@@ -133,12 +140,26 @@ class _Reader:
                 else:
                     head = alias.name.partition(".")[0]
                     facts.bindings[head] = ("module", head)
+                self.hide(alias.asname or alias.name.partition(".")[0], alias)
+        elif isinstance(node, ast.Delete):
+            facts.hidden.update(target.id for target in node.targets
+                                if isinstance(target, ast.Name) and target.id in facts.bindings)
         elif isinstance(node, ast.ImportFrom):
             self.import_from(node)
         elif isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign):
             self.assign(node)
+        elif isinstance(node, ast.If) and runs_as_script(node.test):
+            for child in node.orelse:  # ``if __name__ == "__main__":`` never runs on import
+                self.statement(child)
+        elif isinstance(node, ast.If) and dotted(node.test).endswith("TYPE_CHECKING"):
+            self.checking, was = True, self.checking
+            for child in node.body:
+                self.statement(child)
+            self.checking = was
+            for child in node.orelse:
+                self.statement(child)
         elif isinstance(node, ast.If | ast.Try | ast.TryStar | ast.With):
-            for block in _blocks(node):
+            for block in blocks(node):
                 for child in block:
                     self.statement(child)
         elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
@@ -148,13 +169,22 @@ class _Reader:
         module = _absolute(self.facts, node.module, node.level)
         for alias in node.names:
             if alias.name == "*":
-                if module not in self.facts.stars:
-                    self.facts.stars.append(module)
+                self.facts.stars.append(module)  # made unique once read (``_read``)
                 continue
             bound = alias.asname or alias.name
             self.facts.bindings[bound] = ("from", module, alias.name)
             if alias.asname == alias.name:
                 self.facts.explicit.add(bound)
+            self.hide(bound, alias)
+
+    def hide(self, bound: str, alias: ast.alias) -> None:
+        """A stub's import is no attribute of the module unless re-exported ``as`` itself
+        (PEP 484), nor one under ``if TYPE_CHECKING:`` (for annotations); elsewhere every
+        import is. (A star import there stays: torch's mirrors the names a loop binds.)"""
+        if self.checking or (self.stub and alias.asname != alias.name.rpartition(".")[2]):
+            self.facts.hidden.add(bound)
+        else:
+            self.facts.hidden.discard(bound)
 
     def assign(self, node: ast.Assign | ast.AnnAssign | ast.AugAssign) -> None:
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
@@ -163,18 +193,22 @@ class _Reader:
                 continue
             if target.id == "__all__":
                 self.all_value(node.value, add=isinstance(node, ast.AugAssign))
-            elif isinstance(node, ast.AugAssign):
-                continue
+            elif isinstance(node, ast.AugAssign) or (node.value is None and not self.stub):
+                continue  # a bare annotation binds nothing at run time (a stub's declares)
             elif node.value is not None and dotted(node.value):
                 self.facts.bindings[target.id] = ("alias", dotted(node.value))
             else:
-                self.facts.definitions[target.id] = Definition(DATA)
+                self.facts.definitions[target.id] = Definition(DATA, wrapper=wrapper_call(
+                    node.value, self.facts.constants) if isinstance(node.value, ast.Call)
+                    and dotted(node.value.func) else None)
                 self.facts.bindings[target.id] = ("def", target.id)
+            if self.stub and typing_only(node):
+                self.facts.hidden.add(target.id)
 
     def all_value(self, value: ast.expr | None, *, add: bool) -> None:
         names: list[str] = []
         sources: list[str] = []
-        if value is None or not _strings(value, names, sources):
+        if value is None or not strings(value, names, sources):
             if not add:
                 self.facts.all = None  # computed: read the module's names instead
             return
@@ -194,56 +228,50 @@ class _Reader:
             self.all_value(call.args[0], add=True)
 
     def function(self, node: FunctionNode, qualname: str, owner: str | None) -> None:
-        decorators = {dotted(d.func if isinstance(d, ast.Call) else d) for d in node.decorator_list}
+        decorators = {dotted(d.func if isinstance(d, ast.Call) else d)
+                      for d in node.decorator_list} if node.decorator_list else _NONE
         if any(name.endswith((".setter", ".deleter")) for name in decorators):
             return
-        bound = owner is not None and "staticmethod" not in decorators
+        # ``__new__`` takes the class first though it is a static method (so it may say so).
+        bound = owner is not None and ("staticmethod" not in decorators or node.name == "__new__")
         params = params_of(node, bound=bound)
         if decorators & {"overload", "typing.overload", "typing_extensions.overload"}:
             self.overloads.setdefault(qualname, []).append(params)
         variants = self.overloads.get(qualname)
         if variants and variants[-1] is not params:
-            variants.append(params)  # the implementation after its overloads
+            variants = None  # the implementation after its overloads: what a call meets
+            del self.overloads[qualname]
         kind = FUNCTION if owner is None else METHOD
         if owner is not None and decorators & {"property", "functools.cached_property",
                                                "cached_property"}:
             kind, params = PROPERTY, ()
-        deprecated = decorator_marker(node.decorator_list)
-        found = body_markers(node.body, frozenset(p.name for p in params)) \
-            if self.warns(node) else None
+        constants = self.facts.constants
+        deprecated = decorator_marker(node.decorator_list, constants)
+        found = None
+        if self.warns(node):  # a message may be held in a local (``msg = "..."``) too
+            local = {**constants, **string_constants(node.body, constants)}
+            found = body_markers(node.body, frozenset(p.name for p in params), local)
         self.facts.definitions[qualname] = Definition(
             kind, merge_overloads(variants) if variants and kind != PROPERTY else params,
             deprecated if deprecated is not None else found.deprecated if found else None,
-            found.params if found else {}, raises=_only_raises(node))
+            found.params if found else {}, raises=only_raises(node, constants),
+            deprecates=self.mentions_deprecation and owner is None and says_deprecated(node))
 
     def cls(self, node: ast.ClassDef) -> None:
-        bases = tuple(base for base in (dotted(_unsubscripted(b)) for b in node.bases) if base)
-        self.facts.definitions[node.name] = Definition(
-            CLASS, None, decorator_marker(node.decorator_list), {}, bases)
-        for child in _flat(node.body):
+        bases = tuple(base for base in (dotted(unsubscripted(b)) for b in node.bases) if base)
+        body = flat(node.body)
+        definitions = self.facts.definitions
+        definitions[node.name] = Definition(
+            CLASS, None, decorator_marker(node.decorator_list, self.facts.constants), {}, bases,
+            generated=constructor(node, body))
+        for child in body:
             if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef) and \
-                    (not child.name.startswith("_") or child.name == "__init__"):
+                    (not child.name.startswith("_") or child.name in _CONSTRUCTORS):
                 self.function(child, f"{node.name}.{child.name}", owner=node.name)
-
-
-def _only_raises(node: FunctionNode) -> str | None:
-    """The message of a body that does nothing but ``raise SomeError("...")`` (after its
-    docstring and assignments that build the message): what a removed function left as a
-    stub says. ``NotImplementedError`` is an
-    abstract method's, not a removal."""
-    *before, last = node.body
-    if not isinstance(last, ast.Raise) or last.exc is None or not all(
-            isinstance(step, ast.Assign | ast.AnnAssign) or (
-                isinstance(step, ast.Expr) and isinstance(step.value, ast.Constant))
-            for step in before):
-        return None
-    error = last.exc
-    raised = dotted(error.func if isinstance(error, ast.Call) else error)
-    if not raised or raised.rpartition(".")[2] in ("NotImplementedError", "NotImplemented"):
-        return None
-    if isinstance(error, ast.Call) and error.args:
-        return message_text(error.args[0])
-    return raised
+        for name, value in attributes(body):
+            qualname = f"{node.name}.{name}"
+            if qualname not in definitions:
+                definitions[qualname] = attribute(definitions, value)
 
 
 def _absolute(facts: ModuleFacts, module: str | None, level: int) -> str:
@@ -254,45 +282,3 @@ def _absolute(facts: ModuleFacts, module: str | None, level: int) -> str:
         parts.pop()
     anchor = parts[: len(parts) - level + 1]
     return ".".join([*anchor, *([module] if module else [])])
-
-
-def _strings(value: ast.expr, names: list[str], sources: list[str]) -> bool:
-    """The strings of a literal list/tuple (and ``+``/``X.__all__`` of them); False when the
-    value is computed."""
-    if isinstance(value, ast.List | ast.Tuple):
-        if not all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in value.elts):
-            return False
-        names.extend(e.value for e in value.elts)  # type: ignore[attr-defined]
-        return True
-    if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add):
-        return _strings(value.left, names, sources) and _strings(value.right, names, sources)
-    held = dotted(value)
-    if held.endswith(".__all__"):
-        sources.append(held.removesuffix(".__all__"))
-        return True
-    return False
-
-
-def _unsubscripted(node: ast.expr) -> ast.expr:
-    return node.value if isinstance(node, ast.Subscript) else node
-
-
-def _blocks(node: ast.If | ast.Try | ast.TryStar | ast.With) -> list[list[ast.stmt]]:
-    if isinstance(node, ast.If):
-        return [node.body, node.orelse]
-    if isinstance(node, ast.With):
-        return [node.body]
-    return [node.body, *(handler.body for handler in node.handlers), node.orelse,
-            node.finalbody]
-
-
-def _flat(body: list[ast.stmt]) -> list[ast.stmt]:
-    """A class body with its ``if``/``try`` blocks opened."""
-    found: list[ast.stmt] = []
-    for node in body:
-        if isinstance(node, ast.If | ast.Try | ast.TryStar):
-            for block in _blocks(node):
-                found.extend(_flat(block))
-        else:
-            found.append(node)
-    return found

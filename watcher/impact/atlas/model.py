@@ -47,8 +47,9 @@ class Api:
     """One API. ``params``: a function's or method's (``self``/``cls`` left out), None where
     the source does not say; ``deprecated``: the marker's message ("" when it gives none);
     ``bases``: a class's bases, canonical where the package defines them, else as written
-    (``enum.Enum``), and its own methods and properties in ``members`` (each an API of its
-    own, ``{class}.{member}``); ``deprecated_params``: parameters a warning is raised for;
+    (``enum.Enum``), and its own methods, properties and attributes (an enum's members) in
+    ``members`` (each an API of its own, ``{class}.{member}``); ``deprecated_params``:
+    parameters a warning is raised for;
     ``raises``: the message of a function whose body does nothing but raise (torch keeps a
     removed function as such a stub, ``torch.cholesky`` in 2.14), None for any other."""
 
@@ -58,7 +59,7 @@ class Api:
     bases: tuple[str, ...] = ()
     deprecated_params: tuple[tuple[str, str], ...] = ()
     raises: str | None = None
-    members: tuple[str, ...] = ()  # a class's own methods and properties, by name
+    members: tuple[str, ...] = ()  # a class's own methods, properties, attributes, by name
 
 
 @dataclass(frozen=True)
@@ -69,9 +70,10 @@ class Atlas:
     has it from its file; else it is found from the bases, which reads every API); ``bound``:
     each public module → the attributes it binds from the package without making them public
     names (``from torch import Tensor`` in ``torch.types``, outside its ``__all__``): code
-    that writes ``torch.types.Tensor`` still runs, so such a name is not removed.
-    ``skipped``: the modules the build could not read (nested too deep for ``ast``, or larger
-    than the budget lets one module be): what they define is unknown, not removed."""
+    that writes ``torch.types.Tensor`` still runs, so such a name is not removed; so are the
+    names a module-level ``__getattr__`` may serve (PEP 562). ``skipped``: the modules the
+    build could not read (nested too deep for ``ast``, or larger than the budget lets one
+    module be): what they define is unknown, not removed."""
 
     package: str
     version: str
@@ -133,14 +135,19 @@ class Atlas:
         return found.kind if found is not None else None
 
     def signature(self, api: str) -> tuple[Param, ...] | None:
-        """A function's or method's parameters; a class's are its constructor's (``__init__``,
-        its own or inherited from a base the package defines)."""
+        """A function's or method's parameters; a class's are its constructor's: the first
+        class along its MRO that the package defines with a ``__new__`` or ``__init__`` (the
+        ``__new__`` where it has both), as ``inspect.signature`` reads a class."""
         found = self.apis.get(api)
         if found is None:
             return None
         if found.kind == CLASS:
-            init = self.members(api).get("__init__")
-            return self.signature(init) if init is not None else None
+            for base in self.mro(api):
+                own = self.apis[base].members
+                for method in ("__new__", "__init__"):
+                    if method in own:
+                        return self.signature(f"{base}.{method}")
+            return None
         return found.params
 
     def deprecated(self, api: str, *, module: bool = True) -> str | None:
@@ -192,9 +199,13 @@ class Atlas:
         return found.bases if found is not None else ()
 
     def mro(self, cls: str) -> list[str]:
-        """``cls`` and the bases the package defines, nearest first, each once (depth first,
-        left to right: the order Python's C3 gives for the single-inheritance trees torch
-        has, and a fair one for the rest)."""
+        """``cls`` and the bases the package defines, nearest first, in Python's C3 order
+        (``LazyBatchNorm1d(_LazyNormBase, _BatchNorm)`` meets ``_BatchNorm.forward`` before
+        ``Module.forward``); depth first where the bases admit no C3 order."""
+        found = _c3(self, cls, set())
+        return found if found is not None else self._depth_first(cls)
+
+    def _depth_first(self, cls: str) -> list[str]:
         order: list[str] = []
         pending = [cls]
         while pending:
@@ -206,7 +217,8 @@ class Atlas:
         return order
 
     def members(self, cls: str) -> dict[str, str]:
-        """A class's methods and properties, own and inherited: name → canonical."""
+        """A class's methods, properties and attributes, own and inherited: name →
+        canonical."""
         cached = self._members.get(cls)
         if cached is not None:
             return cached
@@ -237,6 +249,32 @@ class Atlas:
     def public_apis(self) -> Iterator[str]:
         """The canonical names that have a public name, each once."""
         return iter(self._reverse)
+
+
+def _c3(atlas: Atlas, cls: str, visiting: set[str]) -> list[str] | None:
+    """The C3 linearisation of ``cls`` over the bases the package defines, None when there
+    is none (or the bases run in a circle)."""
+    if cls in visiting:
+        return None
+    visiting.add(cls)
+    bases = [base for base in atlas.bases(cls) if atlas.kind(base) == CLASS]
+    lines = []
+    for base in bases:
+        line = _c3(atlas, base, visiting)
+        if line is None:
+            return None
+        lines.append(line)
+    visiting.discard(cls)
+    lines.append(bases)
+    order = [cls]
+    while any(lines):
+        head = next((line[0] for line in lines if line and not any(
+            line[0] in other[1:] for other in lines)), None)
+        if head is None:
+            return None
+        order.append(head)
+        lines = [line[1:] if line and line[0] == head else line for line in lines]
+    return order
 
 
 def derived_index(apis: Mapping[str, Api]) -> dict[str, tuple[str, ...]]:
