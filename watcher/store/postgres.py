@@ -79,7 +79,7 @@ def describe(url: str, error: Exception) -> StoreError:
     return StoreError(f"the store {where} failed: {text}")
 
 
-def psycopg_module() -> ModuleType:
+def require_psycopg() -> ModuleType:
     """psycopg, which only a PostgreSQL store needs (the ``[postgres]`` extra, not a
     dependency): where it cannot be imported, a ``ConfigError`` of one line saying how to
     install it (exit 2, as for any setting this installation cannot serve)."""
@@ -95,7 +95,7 @@ def psycopg_module() -> ModuleType:
 
 
 def _connect(url: str) -> Any:
-    psycopg = psycopg_module()
+    psycopg = require_psycopg()
     secret = password_of(url)
     if secret:
         register_secrets([secret])  # masked in every log line from now on
