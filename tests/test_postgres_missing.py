@@ -16,6 +16,9 @@ import pytest
 from watcher.store import Store
 from watcher.store.postgres import NEEDS_PSYCOPG
 
+# Each test runs the CLI in subprocesses: slow.
+pytestmark = pytest.mark.slow
+
 URL = "postgresql://rw@/rw?host=/nonexistent"
 SAID = f"release-watch: {NEEDS_PSYCOPG}\n"
 
