@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import ipaddress
+import logging
 import socket
 import sys
 from collections.abc import Callable, Iterator
@@ -53,6 +54,29 @@ def _local_only(host, *args, **kwargs):  # type: ignore[no-untyped-def]
 @pytest.fixture(autouse=True)
 def no_internet(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(socket, "getaddrinfo", _local_only)
+
+
+def _pytests(handler: logging.Handler) -> bool:
+    return type(handler).__module__.startswith("_pytest")
+
+
+@pytest.fixture(autouse=True)
+def logging_restored() -> Iterator[None]:
+    """The CLI configures logging for the whole process (``watcher.logs.setup_logging``: the
+    levels of the root, httpx and APScheduler loggers, the root's handler), and a test runs it
+    in-process: undone after each test, so no test depends on which ran before it in its worker
+    (``--verbose`` once left httpx logging every request at INFO for the rest of the run).
+    pytest's own capturing handlers, attached and detached per phase, are left to pytest."""
+    loggers = [logging.getLogger(), *(each for each in logging.Logger.manager.loggerDict.values()
+                                      if isinstance(each, logging.Logger))]
+    saved = [(each, each.level, each.propagate, each.disabled) for each in loggers]
+    root = logging.getLogger()
+    handlers = [handler for handler in root.handlers if not _pytests(handler)]
+    yield
+    for each, level, propagate, disabled in saved:
+        each.setLevel(level)
+        each.propagate, each.disabled = propagate, disabled
+    root.handlers[:] = handlers + [handler for handler in root.handlers if _pytests(handler)]
 RELEASES = FIXTURES / "releases"
 TOKEN = "ghp_test_token_value_1234"
 

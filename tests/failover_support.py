@@ -64,6 +64,10 @@ class Replica:
             answer = httpx.get(f"http://127.0.0.1:{self.port}/readyz", timeout=2)
         except httpx.HTTPError:
             return None
+        if not answer.headers.get("content-type", "").startswith("application/json"):
+            raise AssertionError(f"replica {self.name}'s /readyz answered {answer.status_code} "
+                                 f"{answer.text.strip()!r}; the end of its log:\n"
+                                 f"{self.log[-3000:]}")
         return str(answer.json().get("role"))
 
     def kill(self) -> None:

@@ -92,8 +92,15 @@ class Cluster:
 
         name = f"rw_{os.getpid()}_{next(self._names)}"
         with psycopg.connect(self.url(), autocommit=True) as connection:
-            connection.execute(f'CREATE DATABASE "{name}"')
+            connection.execute(f'CREATE DATABASE "{name}"{self._strategy}')
         return self.url(name)
+
+    @property
+    def _strategy(self) -> str:
+        """PostgreSQL 15's default copies the template page by page through the WAL: 57 ms a
+        database here against 22 ms for a file copy (fsync is off), on every store test."""
+        version = self.bindir.parent.name
+        return " STRATEGY = FILE_COPY" if version.isdigit() and int(version) >= 15 else ""
 
 
 def skip_reason() -> str | None:

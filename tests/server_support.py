@@ -61,6 +61,10 @@ class Served:
         }
 
     def close(self) -> None:
+        """Stop the daemon once: a second ``Daemon.stop`` would wait its whole
+        ``poll.shutdown_timeout`` for the job lock the first one kept."""
+        if self.http.is_closed:
+            return
         self.http.close()
         self.daemon.stop()
 

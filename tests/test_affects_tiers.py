@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import feedparser
+import pytest
 from test_impact_bot import ENV, slack
 
 from handlers.base import HandlerContext, notifier_config
@@ -116,6 +117,7 @@ def jsonl_tiers(tmp_path: Path) -> dict[str, list[tuple[str, str, int]]]:
     return tiers
 
 
+@pytest.mark.slow
 def test_every_renderer_leads_with_breaks_then_check_and_counts_the_mentions(
         fake_github, fake_slack, write_config, run_cli, tmp_path):
     publish(fake_github, tmp_path)

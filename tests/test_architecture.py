@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -46,6 +47,7 @@ def _type_checking_only(node: ast.AST) -> bool:
     return isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
 
 
+@cache  # each test reads every module's imports: parsed once per session
 def imports(path: Path) -> list[tuple[str, list[str], int]]:
     """``(module, names, line)`` for every import that runs, absolute or relative."""
     found: list[tuple[str, list[str], int]] = []

@@ -32,6 +32,7 @@ def _has(old: str, new: str, api: str, change: str, parameter: str | None = None
                for c in changes(old, new))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("version", VERSIONS)
 def test_each_bundled_atlas_loads_and_is_small(version: str) -> None:
     path = bundled_path("torch", version)
@@ -53,6 +54,7 @@ def test_every_bundled_file_is_of_this_format() -> None:
         assert json.loads(header)["format"] == FORMAT, path.name
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("scheduler", ["ReduceLROnPlateau", "StepLR", "LRScheduler",
                                        "CosineAnnealingLR", "OneCycleLR"])
 def test_2_7_removes_verbose_from_the_schedulers(scheduler: str) -> None:
@@ -72,12 +74,14 @@ def test_2_7_flips_the_default_of_onnx_export_optimize() -> None:
                 ("False", "True"))
 
 
+@pytest.mark.slow
 def test_2_9_flips_onnx_export_dynamo_and_removes_dynamo_export() -> None:
     assert _has("2.8.0", "2.9.0", "torch.onnx.export", "default_changed", "dynamo",
                 ("False", "True"))
     assert _has("2.8.0", "2.9.0", "torch.onnx.dynamo_export", "removed")
 
 
+@pytest.mark.slow
 def test_2_14_removes_cholesky_and_qr_left_as_stubs_that_raise() -> None:
     for name in ("torch.cholesky", "torch.qr"):
         found = next(c for c in changes("2.13.0", "2.14.1") if c.api == name)
@@ -131,6 +135,8 @@ def test_a_release_diffed_with_itself_has_no_change() -> None:
     assert changes("2.9.0", "2.9.0") == []
 
 
+@pytest.mark.slow
+@pytest.mark.timeout(90)
 def test_each_bundled_diff_is_the_diff_of_its_bundled_atlases():
     """The diffs are bundled so an ``impact`` run need not compute them (0.4-0.5 s each):
     each must be what ``diff`` gives now (``scripts/build_atlases.py --diffs`` writes them)."""

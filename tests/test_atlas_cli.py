@@ -104,6 +104,7 @@ def test_diff_as_text_groups_changes_by_kind(tmp_path: Path, run_cli: Run) -> No
                      "default changed (3)", "deprecated (4)"]
 
 
+@pytest.mark.slow
 def test_diff_of_the_bundled_releases_is_offline(tmp_path: Path, run_cli: Run) -> None:
     result = run_cli("atlas", "diff", "2.6.0", "2.7.0", "--format", "json", "--config",
                      str(_config(tmp_path)))

@@ -102,6 +102,7 @@ def _config(tmp_path: Path, index: str) -> Path:
     return path
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", [("build", "2.16.0"), ("diff", "2.6.0", "2.16.0")],
                          ids=["build", "diff"])
 def test_a_version_asked_for_by_hand_is_asked_of_the_index_each_time(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from fakes.github import Scripted
 
 NAMES = tuple(f"org/repo-{n}" for n in range(60))
@@ -30,6 +31,7 @@ def seeded(fake_github, write_config, run_cli, github: str = CHECK):
     return config
 
 
+@pytest.mark.slow
 def test_a_quiet_poll_of_many_repos_is_three_queries_and_no_rest(fake_github, write_config,
                                                                  run_cli):
     config = seeded(fake_github, write_config, run_cli)
@@ -42,6 +44,7 @@ def test_a_quiet_poll_of_many_repos_is_three_queries_and_no_rest(fake_github, wr
                for repo in status["repos"])
 
 
+@pytest.mark.slow
 def test_only_the_repos_that_changed_are_read_over_rest(fake_github, write_config, run_cli):
     config = seeded(fake_github, write_config, run_cli)
     announced = len(events(config))
@@ -58,6 +61,7 @@ def test_only_the_repos_that_changed_are_read_over_rest(fake_github, write_confi
     assert rest_reads(fake_github) == []  # their new fingerprints were kept
 
 
+@pytest.mark.slow
 def test_small_watch_lists_and_tokenless_polls_use_rest_only(fake_github, write_config,
                                                              run_cli):
     config = seeded(fake_github, write_config, run_cli, github="graphql_threshold = 60")
@@ -69,6 +73,7 @@ def test_small_watch_lists_and_tokenless_polls_use_rest_only(fake_github, write_
     assert fake_github.requests_to("/graphql") == []
 
 
+@pytest.mark.slow
 def test_a_failed_check_falls_back_to_rest_for_its_repos(fake_github, write_config, run_cli):
     config = seeded(fake_github, write_config, run_cli, github=CHECK + "\nretries = 0")
     fake_github.script("/graphql", Scripted.server_error(502))
@@ -77,6 +82,7 @@ def test_a_failed_check_falls_back_to_rest_for_its_repos(fake_github, write_conf
     assert len(fake_github.requests_to("/graphql")) == 3 and len(rest_reads(fake_github)) == 20
 
 
+@pytest.mark.slow
 def test_a_repo_graphql_cannot_see_is_read_over_rest_and_fails_there(fake_github, write_config,
                                                                      run_cli):
     config = seeded(fake_github, write_config, run_cli)
@@ -86,6 +92,7 @@ def test_a_repo_graphql_cannot_see_is_read_over_rest_and_fails_there(fake_github
     assert rest_reads(fake_github) == ["/repos/org/gone/releases"]
 
 
+@pytest.mark.slow
 def test_a_check_ahead_of_rest_is_not_trusted_until_rest_agrees(fake_github, write_config,
                                                                run_cli):
     """GraphQL says repo-3 changed while REST still answers 304 (a replica behind): its new

@@ -55,6 +55,7 @@ WORDS = st.lists(st.sampled_from(["fix", "it", "a", "b", "c", "Flex", "attention
                  max_size=6).map(" ".join)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(st.lists(WORDS, min_size=1, max_size=8), st.lists(WORDS, max_size=10))
 def test_the_title_index_finds_the_cells_every_title_would(titles, cells):

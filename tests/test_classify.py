@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import time
+from functools import cache
 
 import pytest
 from conftest import release_notes
@@ -27,9 +28,10 @@ REAL_NOTES = ["pytorch/v1.13.1.md", "pytorch/v2.5.0.md", "pytorch/v2.7.0.md", "p
               "pytorch/v2.9.0.md", "pytorch/v2.10.0.md", "xla/v2.0.0.md"]
 
 
-def classified(name: str):
+@cache  # read-only, and several tests sweep the same real releases
+def classified(name: str) -> tuple:
     notes = parse_notes(release_notes(name), lookup=TAXONOMY)
-    return CLASSIFIER.classify_all(notes.items)
+    return tuple(CLASSIFIER.classify_all(notes.items))
 
 
 @pytest.mark.parametrize(("name", "unknown"), [
@@ -197,6 +199,8 @@ def test_literal_hint(pattern, hint):
     assert literal_hint(pattern) == hint
 
 
+@pytest.mark.slow
+@pytest.mark.timeout(90)
 def test_literal_prefilter_never_changes_a_rule_outcome():
     """Over every item of every real release (and its words as the classifier reads them),
     the prefilter picks exactly the rules whose regex matches; so does each rule's own check."""

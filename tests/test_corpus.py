@@ -23,6 +23,7 @@ def corpus_id(path: Path) -> str:
     return str(path.relative_to(FIXTURES))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", CORPUS, ids=corpus_id)
 def test_the_invariants_hold(path):
     body = path.read_text(encoding="utf-8")

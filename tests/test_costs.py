@@ -13,6 +13,7 @@ import sqlite3
 import weakref
 from datetime import UTC, datetime
 
+import pytest
 from conftest import SLACK_TOKEN, release_notes
 from readable import message_text, missing_items, slack_words
 from test_pacing import busiest_minute
@@ -99,6 +100,7 @@ def test_a_long_digest_queue_is_a_parent_per_repo_read_a_page_at_a_time(
     assert sum(map(len, threads)) <= 15
 
 
+@pytest.mark.slow
 def test_a_digest_of_many_repos_stays_a_page_at_a_time_and_bounded_in_posts(
         fake_github, fake_slack, write_config, run_cli, tmp_path, monkeypatch):
     """60 repositories: 20 parents and threads (``digest_max_repos``) and one last message
@@ -204,6 +206,7 @@ def test_parents_past_digest_max_repos_share_one_last_message(fake_github, fake_
 
 
 # ---- 2. a large release in Slack ----------------------------------------------------------------
+@pytest.mark.slow
 def test_a_large_release_is_packed_to_slacks_limits(fake_github, fake_slack, write_config,
                                                     run_cli):
     body = release_notes("pytorch/v2.5.0.md")  # the most items of the shared releases: 853
@@ -223,6 +226,7 @@ def test_a_large_release_is_packed_to_slacks_limits(fake_github, fake_slack, wri
     assert all(len(m.blocks or []) <= 50 for m in fake_slack.messages)
 
 
+@pytest.mark.slow
 def test_a_release_too_large_for_the_message_cap_counts_the_rest(fake_github, fake_slack,
                                                                  write_config, run_cli):
     body = ("# BC-breaking changes\n## ROCm\n- Drop ROCm 5 support in the kernels (#9)\n"
@@ -246,6 +250,7 @@ def test_a_release_too_large_for_the_message_cap_counts_the_rest(fake_github, fa
     assert fixes > 100 and left == 1201 - 1 - fixes  # every item shown whole, or counted
 
 
+@pytest.mark.slow
 def test_an_edit_too_large_for_the_message_cap_counts_the_rest_in_its_thread(
         fake_github, fake_slack, write_config, run_cli):
     release = fake_github.add_release("pytorch/pytorch", tag="v9.0",

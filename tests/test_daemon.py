@@ -18,6 +18,10 @@ from fakes.github import FakeGitHub
 from fakes.slack import FakeSlack
 from fakes.slack import Scripted as SlackScripted
 
+# Real daemon processes, end to end: slow, and waiting on them (daemon_support.CEILING)
+# may take a loaded machine longer than the usual deadline.
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(150)]
+
 XLA = release_notes("xla/v2.0.0.md")
 V28 = release_notes("pytorch/v2.8.0.md")
 

@@ -9,10 +9,15 @@ import subprocess
 import sys
 from collections import Counter
 
+import pytest
 from conftest import release_notes
 from daemon_support import CEILING, Daemon, daemon_config, environment, wait_for
 from fakes.slack import Scripted as SlackScripted
 from test_daemon import daemon_idle, expected, parents  # noqa: F401 - `expected`: a fixture
+
+# Real daemon processes, end to end: slow, and waiting on them (daemon_support.CEILING)
+# may take a loaded machine longer than the usual deadline.
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(150)]
 
 XLA = release_notes("xla/v2.0.0.md")
 V28 = release_notes("pytorch/v2.8.0.md")

@@ -53,6 +53,7 @@ def test_crlf_and_trailing_space_do_not_change_the_body_hash():
     assert changes(body, churned) == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["pytorch/v2.10.0.md", "pytorch/v2.5.0.md"])
 def test_editing_one_bullet_under_a_group_is_one_change_of_that_bullet(name):
     """The notes group items under label bullets (``- c10d``); an edit of one of them is that

@@ -10,6 +10,7 @@ import subprocess
 import sys
 from datetime import timedelta
 
+import pytest
 from conftest import SLACK_TOKEN, release_notes
 from daemon_support import environment
 from fakes.slack import Scripted
@@ -52,6 +53,7 @@ def a_week(fake_github, run_cli, config, clock):
     clock.now += timedelta(days=2)
 
 
+@pytest.mark.slow
 def test_a_week_routed_to_three_channels_matches_each_filter(fake_github, fake_slack,
                                                              write_config, run_cli, clock):
     config = write_config(notifiers=THREE_CHANNELS, slack_url=fake_slack.api_url)
@@ -161,6 +163,7 @@ def test_two_repos_are_two_parents_each_with_its_own_thread_and_counts(
         fake_slack.thread(torch.ts))
 
 
+@pytest.mark.slow
 def test_a_failure_before_the_second_parent_resumes_there_sending_each_message_once(
         fake_github, fake_slack, write_config, run_cli, clock):
     config = write_config(notifiers=digest_notifier("weekly", "#releases", "retries = 0"),
@@ -179,6 +182,7 @@ def test_a_failure_before_the_second_parent_resumes_there_sending_each_message_o
     assert len(fake_slack.messages) == len(plan)
 
 
+@pytest.mark.slow
 def test_a_crash_inside_the_second_repo_s_thread_resumes_after_the_last_message_sent(
         fake_github, fake_slack, write_config, run_cli, clock):
     config = write_config(notifiers=digest_notifier("weekly", "#releases",

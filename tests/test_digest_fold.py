@@ -110,3 +110,32 @@ def test_other_releases_keep_their_place_in_the_queue():
     folded = ReleaseFold(lambda: iter(queue))
     entries = [(e.release_id, [i.text for i in e.items]) for e, _ in folded]
     assert entries == [(2, ["B"]), (1, ["A", "C"])]  # a folded release at its last event
+
+
+def test_a_folded_release_is_at_its_last_event_even_when_others_come_after():
+    """The queue's last event belongs to another release: the folded one still comes out at
+    its own last event, before it, not at the end of the queue."""
+    queue = [event("published", [item("A")], hours=1, release_id=1),
+             event("edited", [item("C")], [item("A"), item("C")], hours=2, release_id=1),
+             event("published", [item("B")], hours=3, release_id=2)]
+    entries = [(e.release_id, [i.text for i in e.items], note)
+               for e, note in ReleaseFold(lambda: iter(queue))]
+    assert entries == [(1, ["A", "C"], "edited once"), (2, ["B"], None)]
+
+
+def test_a_promotion_shows_the_release_as_promoted():
+    """A pre-release edited, then promoted (``released``) with notes that changed again: the
+    entry is the promotion's items, not those of the edit before it."""
+    queue = [event("edited", [item("B")], [item("A"), item("B")], hours=1),
+             event("released", [item("A"), item("C")], hours=2)]
+    (entry, note), = list(ReleaseFold(lambda: iter(queue)))
+    assert entry.event == "released" and note == "edited once"
+    assert [i.text for i in entry.items] == ["A", "C"]
+
+
+def test_an_edit_recorded_without_the_release_applies_to_the_promoted_items():
+    queue = [event("released", [item("A"), item("B")], hours=1),
+             event("edited", [item("B", "removed"), item("D")], None, hours=2)]
+    (entry, note), = list(ReleaseFold(lambda: iter(queue)))
+    assert entry.event == "released" and note == "edited once"
+    assert [(i.text, i.change) for i in entry.items] == [("A", "added"), ("D", "added")]

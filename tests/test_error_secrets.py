@@ -145,6 +145,7 @@ def github(fake_github: FakeGitHub) -> Iterator[Callable[[str], GitHubClient]]:
         http.close()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("failure", list(LISTING_FAILURES))
 def test_a_github_error_holds_no_token(fake_github: FakeGitHub, github: Any, failure: str,
                                        caplog: pytest.LogCaptureFixture) -> None:

@@ -8,11 +8,16 @@ from __future__ import annotations
 import time
 
 import httpx
+import pytest
 from conftest import SLACK_TOKEN, release_notes
 from daemon_support import wait_for
 from failover_support import POSTS, REPO, Replica, compare, reference, sent, wait_for_roles
 from fakes.pypi import FakePackageIndex
 from fakes.slack import Scripted
+
+# Two real replicas on PostgreSQL, end to end: slow, and their waits (60 s each at most) may
+# take a loaded machine longer than the usual deadline.
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
 
 XLA = release_notes("xla/v2.0.0.md")
 LEASE = "3s"

@@ -85,6 +85,7 @@ def leaf_items(content: str) -> int:
     return content.count("</li>") - content.count("</ul></li>")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "filters",
     [

@@ -160,6 +160,7 @@ def test_console_short_form_is_the_headline_counts_breaking_and_a_link(tmp_path)
         "  596 more changes: https://github.com/pytorch/pytorch/releases/tag/v2.7.0"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("filters", "expect"), [
     ({}, 609),
     ({"repos": ["pytorch/xla"]}, None),

@@ -62,6 +62,7 @@ def test_bodies_found_by_the_fuzzer_stay_fixed(body):
     assert_safe(body)
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(BODIES)
 def test_any_body_parses_classifies_and_renders_safely(body):
@@ -131,6 +132,7 @@ def summed_up(items, count: int) -> None:
     assert items[-1].text == f"{count - MAX_ITEMS:,} more items not shown: see the release notes"
 
 
+@pytest.mark.slow
 def test_table_rows_citing_prs_are_two_cells_each_and_every_pr_lands():
     body = "| change | PR |\n|---|---|\n" + numbered("| fix {0} | (#{0}) |\n", LIMIT - 26)
     rows = body.count("\n") - 2
@@ -148,6 +150,7 @@ def test_nul_byte_bullets_keep_their_nul_and_count():
     summed_up(CAPPED.items(body), LIMIT // 4)
 
 
+@pytest.mark.slow
 def test_numbered_fix_bullets_each_cite_their_pr():
     body = numbered("- fix #{}\n")
     count = body.count("\n")
@@ -159,6 +162,7 @@ def test_numbered_fix_bullets_each_cite_their_pr():
     assert capped[MAX_ITEMS - 1].prs == (MAX_ITEMS,)
 
 
+@pytest.mark.slow
 def test_a_heading_repeated_31250_times_holds_no_item():
     body = "# h\n" * (LIMIT // 4)
     assert UNCAPPED.items(body) == []

@@ -11,6 +11,7 @@ import json
 import textwrap
 from pathlib import Path
 
+import pytest
 from conftest import SLACK_TOKEN
 
 from watcher.store import Store
@@ -177,6 +178,7 @@ def test_the_console_shows_what_affects_the_code_first(fake_github, write_config
     assert lines.index(lines[2]) < next(i for i, line in enumerate(lines) if "changes" in line)
 
 
+@pytest.mark.slow
 def test_a_digest_opens_each_repo_with_what_affects_the_code(fake_github, write_config, run_cli,
                                                             tmp_path):
     codebase(tmp_path)

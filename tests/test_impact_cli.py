@@ -200,6 +200,7 @@ def test_range_reads_the_releases_the_store_knows(run_cli, trainer, fake_github,
     assert empty.code == 2 and "the store knows no release in it" in empty.stderr
 
 
+@pytest.mark.slow
 def test_the_console_script_ends_an_impact_process_with_its_code_and_whole_output(
         run_cli, trainer, notes, tmp_path):
     """The console script's process ends without the interpreter's teardown once the report

@@ -55,6 +55,7 @@ def uses(report: dict) -> dict[int, tuple[str, str, str]]:
             for item in report["items"] for use in item.get("affects", [])}
 
 
+@pytest.mark.slow
 def test_the_27_notes_and_its_package_break_what_the_upgrade_would_break(run_cli, code):
     result = run_cli("impact", str(V27), "--code", str(code), "--format", "json")
     assert result.code == 1, result.stderr  # uses break

@@ -9,6 +9,10 @@ from pathlib import Path
 
 import pytest
 
+# A wheel built and installed with pip: slow, and longer than the usual deadline on a loaded
+# machine.
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
+
 ROOT = Path(__file__).parent.parent
 
 

@@ -14,6 +14,9 @@ from pathlib import Path
 import pytest
 from conftest import TOKEN
 
+# Each test starts fresh interpreters: slow.
+pytestmark = pytest.mark.slow
+
 TESTS = Path(__file__).parent
 
 # Starts a fake GitHub serving the two default repos with real notes, polls twice through the

@@ -40,6 +40,7 @@ def served(fake_github, fake_slack, write_config, clock):
 # ---- 1. a replay is refused across restarts, and of two at once exactly one is done --------
 
 
+@pytest.mark.slow
 def test_a_signed_request_replayed_after_a_restart_is_refused(
     daemon_factory, fake_slack, clock, caplog
 ):
@@ -142,6 +143,7 @@ FRAMING_IDS = ["length-superscript", "length-5000-digits", "length-negative", "l
                "space-in-name", "unclosed-ipv6-target"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("data", "status"), FRAMING, ids=FRAMING_IDS)
 def test_malformed_framing_is_answered_and_logged_at_debug_only(listener, caplog, data, status):
     with caplog.at_level(logging.DEBUG):
@@ -152,6 +154,7 @@ def test_malformed_framing_is_answered_and_logged_at_debug_only(listener, caplog
     assert all(r.exc_info is None for r in caplog.records)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "timestamp", ["1\u00b2", "9" * 5000, "-1", "1 1", "1.5", "0x10"],
     ids=["superscript", "5000-digits", "negative", "space", "fraction", "hex"])

@@ -111,6 +111,7 @@ def test_a_failing_repo_is_counted_and_keeps_its_last_success(served, fake_githu
     )
 
 
+@pytest.mark.slow
 def test_a_restart_into_an_outage_still_shows_the_stored_last_success(served, fake_github, clock):
     """The gauge is the store's: after a restart, before any poll and after a failing one,
     it says when the repo last succeeded, so "no successful poll for 30 minutes" can fire."""
@@ -264,6 +265,7 @@ def test_the_cached_text_is_what_the_registry_renders(served, fake_github, clock
         clock.sleep(600)
 
 
+@pytest.mark.slow
 def test_without_a_listener_nothing_is_counted_and_prometheus_is_not_loaded(tmp_path):
     from test_lazy_imports import CONSOLE_POLL, run_python
 

@@ -48,6 +48,8 @@ def examples():
     return load_examples(FIXTURES, TAXONOMY)
 
 
+# Trains a model per held-out release (14 s idle, 30 s on a loaded machine), in the setup of
+# the first test that asks: each of those is slow and has the longer deadline.
 @pytest.fixture(scope="module")
 def outcomes(examples):
     """Each release's notes, headings stripped, classified by a model that never saw it."""
@@ -65,6 +67,8 @@ FLOORS = {"2.5": (0.61, 0.82), "2.7": (0.58, 0.84), "2.8": (0.63, 0.85), "2.9": 
           "2.10": (0.57, 0.76)}
 
 
+@pytest.mark.slow
+@pytest.mark.timeout(180)
 @pytest.mark.parametrize("release", FLOORS)
 def test_flat_accuracy_on_a_release_held_out_of_training(outcomes, release):
     scores = score(outcomes[release])
@@ -74,11 +78,15 @@ def test_flat_accuracy_on_a_release_held_out_of_training(outcomes, release):
     assert set(scores.deciders) == {"rule", "model"}
 
 
+@pytest.mark.slow
+@pytest.mark.timeout(180)
 def test_mean_accuracy_held_out(outcomes):
     mean = sum(score(o).accuracy for o in outcomes.values()) / len(outcomes)
     assert mean >= 0.595
 
 
+@pytest.mark.slow
+@pytest.mark.timeout(180)
 def test_confidence_is_calibrated_on_held_out_releases(outcomes):
     """Of the items given 0.9 or more, at least 85% are right; confidence orders correctness."""
     pairs = [(o.item.confidence, o.right) for found in outcomes.values() for o in found]
@@ -98,6 +106,7 @@ def test_nothing_of_a_held_out_release_reaches_its_training_set(examples):
     assert len({e.key for e in kept}) == len(kept)
 
 
+@pytest.mark.slow
 def test_training_uses_the_rows_maintainers_marked_not_user_facing(examples):
     """They are no release-note items, but their worksheet files them under an area."""
     hidden = [e for e in examples if not e.user_facing]
@@ -128,6 +137,7 @@ def test_not_user_facing_rows_teach_words_but_not_how_common_an_area_is():
     assert model.predict_features(["zorblax"]).subsystem == "mps"
 
 
+@pytest.mark.slow
 def test_training_is_deterministic(examples):
     subset = [e for e in examples if e.release in {"2.9", "2.10"}]
     first, second = (json.dumps(train(subset, grid=(1.0,)).model.to_json()) for _ in range(2))

@@ -187,6 +187,7 @@ def test_a_bold_title_citing_prs_is_an_entry_with_them():
     ]
 
 
+@pytest.mark.slow
 def test_thousands_of_bold_titled_entries_each_stay_whole():
     """A body of 5,000 titled entries (bench-sized: 125,000 characters of them cost what as
     many bullets do) reads as 5,000 items, each its title and its prose."""
@@ -219,6 +220,7 @@ BOLD_LINES = [
 ]
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     st.lists(

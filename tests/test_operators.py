@@ -11,6 +11,7 @@ import subprocess
 import sys
 from datetime import timedelta
 
+import pytest
 from conftest import release_notes
 from daemon_support import Daemon, daemon_config, environment, wait_for
 
@@ -57,6 +58,7 @@ def test_max_failed_polls_is_read_from_the_config(fake_github, write_config, run
 
 # -- 10: a pipe closed early, a daemon that stopped ----------------------------------------------
 
+@pytest.mark.slow
 def test_poll_into_a_pipe_closed_early_is_quiet_and_requeues_nothing(fake_github, tmp_path,
                                                                      run_cli):
     """`release-watch poll | head -1`: three long releases for the console (far more than a
@@ -125,6 +127,7 @@ def test_status_tells_a_stale_pid_from_a_running_daemon(write_config, run_cli, t
     assert "daemon: not running" in run_cli("--config", str(config), "status").stdout
 
 
+@pytest.mark.slow
 def test_status_says_not_running_once_the_real_daemon_stopped(fake_github, fake_slack,
                                                               tmp_path, run_cli):
     fake_github.add_repo("pytorch/xla")

@@ -41,6 +41,7 @@ def release_watch(site: Path, config: Path, *args: str,
                           timeout=120)
 
 
+@pytest.mark.slow
 def test_config_check_knows_the_plugin_and_masks_its_secret(plugin_site, write_config):
     config = write_config(notifiers=ECHO)
     result = release_watch(plugin_site, config, "config", "check", ECHO_TOKEN=SECRET)

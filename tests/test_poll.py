@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from conftest import release_notes
 from fakes.github import Scripted
 
@@ -111,6 +112,7 @@ def test_new_release_is_one_published_event(fake_github, write_config, run_cli):
     assert {item["change"] for item in new[0]["items"]} == {"added"}
 
 
+@pytest.mark.slow
 def test_editing_one_bullet_of_a_real_body_is_one_edited_event_with_that_change(
         fake_github, write_config, run_cli):
     release = seed(fake_github)
@@ -332,6 +334,7 @@ def test_a_failing_notifier_keeps_its_delivery_queued_and_others_still_run(
     assert len(events(config)) == 2  # the healthy notifier got nothing twice
 
 
+@pytest.mark.slow
 def test_huge_body_is_recorded_and_parsed_up_to_the_limit(fake_github, write_config, run_cli):
     body = "".join(f"- Fix item number {n} in torch.nn (#{n})\n" for n in range(1, 130_000))
     assert len(body) > 5_000_000

@@ -103,6 +103,7 @@ def test_a_bad_stale_or_missing_signature_is_401_a_log_line_and_nothing_done(
     assert fake_slack.channel_messages(channel) == []
 
 
+@pytest.mark.slow
 def test_a_command_while_the_store_is_locked_is_answered_busy_in_time_and_does_nothing(
     served, fake_github, fake_slack, clock
 ):

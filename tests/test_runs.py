@@ -34,6 +34,7 @@ def same_as_markdown_it(lines: list[str], min_units: int = 5) -> None:
     assert read_spanned(lines, min_units=min_units, min_lines=0) == tokenize(lines)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.name)
 @pytest.mark.parametrize("min_units", [5, runs.MIN_UNITS])
 def test_real_notes_read_exactly_as_markdown_it_reads_them(path, min_units):
@@ -41,6 +42,7 @@ def test_real_notes_read_exactly_as_markdown_it_reads_them(path, min_units):
     same_as_markdown_it(lines, min_units)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(BODIES)
 def test_generated_bodies_read_exactly_as_markdown_it_reads_them(lines):
@@ -105,6 +107,7 @@ HOSTILE = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("body", HOSTILE.values(), ids=HOSTILE.keys())
 def test_hostile_runs_reach_markdown_it_as_a_few_lines(body, monkeypatch):
     """What makes these bodies cheap: markdown-it reads three units of each run, not 30,000

@@ -115,6 +115,7 @@ def raw(listener, data: bytes) -> bytes:
     return exchange(listener.port, data, listener.host)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("data", "status"),
     [
@@ -152,6 +153,7 @@ def test_keep_alive_serves_several_requests_on_one_connection(listener):
     assert answer.count(b"HTTP/1.1 200 OK") == 4
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "data",
     [
@@ -342,6 +344,7 @@ def test_without_listen_there_is_no_listener_and_no_metrics(write_config):
     assert daemon.service.address is None and type(daemon.deps.metrics) is Metrics
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("host", "warned"), [("127.0.0.1", False), ("localhost", False), ("0.0.0.0", True)]
 )

@@ -150,6 +150,7 @@ def test_rate_limit_waits_for_retry_after(fake_github, fake_slack, write_config,
     assert len(fake_slack.messages) == 2
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("error", "fix"), [
     ("invalid_auth", "set a valid SLACK_BOT_TOKEN"),
     ("channel_not_found", "check `channel`"),
@@ -248,6 +249,7 @@ def test_routing_several_channels(fake_github, fake_slack, write_config, run_cli
     assert headers == ["PyTorch 2.7.0 released"]  # XLA 2.0 has no BC items
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["pytorch/v2.10.0.md", "pytorch/v2.5.0.md"])
 def test_every_item_of_a_release_arrives_whole(fake_github, fake_slack, write_config, run_cli,
                                                name):
@@ -337,6 +339,7 @@ TWO_CHANNELS = (slack_notifier("releases", "#releases")
                 + slack_notifier("dist", "#dist-training", 'subsystems = ["distributed"]'))
 
 
+@pytest.mark.slow
 def test_an_edit_is_a_reply_in_the_releases_thread_and_updates_its_first_message(
         fake_github, fake_slack, write_config, run_cli, clock):
     from datetime import timedelta
@@ -458,6 +461,7 @@ def _expected_counts(body: str, subsystems: list[str] | None = None) -> str:
     return f"*{count_line(view.items)}*"
 
 
+@pytest.mark.slow
 def test_an_edit_that_adds_or_removes_items_recounts_the_first_message(
         fake_github, fake_slack, write_config, run_cli):
     release = fake_github.add_release("pytorch/pytorch", tag="v2.7.0", name="PyTorch 2.7.0",

@@ -173,6 +173,7 @@ def test_a_webhook_release_is_one_accepted_message_counting_what_it_cannot_hold(
     assert (URL, "full notes") in message.links
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("case", "cap"), [("150 short items", 20), ("80 long items", 20),
                                            ("80 long items", 4)])
 def test_a_bot_token_release_is_a_parent_and_a_thread_of_accepted_messages(

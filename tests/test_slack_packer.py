@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from fakes.slack import MAX_BLOCKS as SLACK_MAX_BLOCKS
 from fakes.slack import MAX_SECTION_TEXT
 from hypothesis import given, settings
@@ -100,6 +101,7 @@ def rejoined(wanted: list[str], pieces: list[list[str]]) -> list[tuple[int, int]
     return starts
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None)
 @given(title=TITLES, items=entries(), limit=LIMITS)
 def test_sections_are_cut_at_the_limit_and_joined_give_back_every_line(
@@ -147,6 +149,7 @@ def chars(blocks: list[dict[str, Any]]) -> int:
     return len(json.dumps(blocks, separators=(",", ":")))
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(title=TITLES, items=entries(most=80), limit=LIMITS,
        max_chars=st.one_of(st.just(MESSAGE_CHARS), st.integers(3_500, MESSAGE_CHARS)))

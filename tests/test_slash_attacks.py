@@ -29,6 +29,7 @@ def served(fake_github, fake_slack, write_config, clock):
 # ---- 2. blank secrets are refused by config check and run -----------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "name",
     ["SLACK_SIGNING_SECRET", "SLACK_BOT_TOKEN", "SLACK_APP_TOKEN", "GITHUB_TOKEN",
@@ -59,6 +60,7 @@ def _command(http, clock, text: str, **fields: str) -> httpx.Response:
     return http.post("/slack/commands", content=body, headers=signed(body, clock.epoch()))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "channel", ["C123\nrelease-watch: forged line", "#general", "c0lower", "X0123", "C" * 40, ""],
     ids=["newline", "name", "lower-case", "wrong-letter", "too-long", "empty"])
@@ -119,6 +121,7 @@ def test_text_past_slacks_limit_is_refused_at_once(served, fake_slack, clock):
     assert daemon.runtime.store.subscriptions() == []
 
 
+@pytest.mark.slow
 def test_an_answer_names_the_first_unknown_words_and_counts_the_rest(served, fake_slack, clock):
     _, http = served
     words = " ".join(f"w{index}" for index in range(600))
@@ -130,6 +133,7 @@ def test_an_answer_names_the_first_unknown_words_and_counts_the_rest(served, fak
     assert len(text) < 400
 
 
+@pytest.mark.slow
 def test_busy_says_another_command_is_being_answered(served, fake_slack, clock):
     daemon, http = served
     daemon.slack.commands.budget = 0.2

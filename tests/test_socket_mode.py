@@ -95,6 +95,7 @@ def test_an_envelope_slack_delivers_again_is_answered_without_doing_it_twice(
         assert daemon.runtime.store.seen_requests() == 1
 
 
+@pytest.mark.slow
 def test_a_command_while_the_store_is_locked_is_acked_busy_in_time_and_changes_nothing(
     fake_github, fake_slack, socket_mode, write_config, clock
 ):

@@ -223,6 +223,8 @@ def add_cost(store: Store, first: int, count: int) -> float:
     return (time.perf_counter() - start) / count
 
 
+@pytest.mark.slow
+@pytest.mark.timeout(90)
 def test_adding_an_event_does_not_get_dearer_as_events_pile_up(store):
     add_cost(store, 0, 100)
     small = min(add_cost(store, 1000 + 100 * i, 100) for i in range(3))

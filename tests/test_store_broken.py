@@ -113,6 +113,7 @@ def test_a_ledger_missing_some_tables_is_damaged_and_reinit_sets_it_aside(polled
     assert run_cli("--config", str(polled), "store", "reinit").code == 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("what", ["an empty directory", "nothing", "an empty SQLite file"])
 def test_a_new_store_still_starts(write_config, run_cli, fake_github, tmp_path, what):
     fake_github.add_release("pytorch/pytorch", tag="v2.6.0", body="- Fix a crash (#1)")
@@ -223,6 +224,7 @@ def reader_command() -> tuple[list[str], dict[str, str], object]:
                 "run (tried the venv's and the system's), so no reader without write access")
 
 
+@pytest.mark.slow
 def test_health_probes_read_a_read_only_store_after_a_clean_exit(fake_github, shared_dir):
     fake_github.add_release("pytorch/pytorch", tag="v2.6.0", body="- Fix a crash (#1)")
     config = shared_dir / "release-watch.toml"

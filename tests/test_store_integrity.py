@@ -47,6 +47,7 @@ def scribble(path: Path, start: int, size: int | None = None) -> None:
 
 # ---- a corrupt database ---------------------------------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("where", ["header", "everything past the header"])
 @pytest.mark.parametrize("command", COMMANDS, ids=IDS)
 def test_a_corrupt_database_is_one_line_with_the_fix(polled, run_cli, command, where):
@@ -133,6 +134,7 @@ def test_a_store_path_that_is_a_file_is_a_usage_error(write_config, run_cli, tmp
 
 # ---- `run` as a real process ----------------------------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("damage", ["corrupt", "emptied", "file"])
 def test_the_daemon_refuses_a_broken_store_in_one_line(polled, damage):
     store = database(polled).parent
@@ -170,6 +172,7 @@ def read_only_supported(store: Path, cwd: Path) -> bool:
     return probe.returncode != 0 and not (store / "probe").exists()
 
 
+@pytest.mark.slow
 def test_status_works_on_a_read_only_store_and_writers_say_why_they_cannot(polled):
     store = polled.parent / "store"
     for path in [store, *store.rglob("*")]:

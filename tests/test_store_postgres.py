@@ -145,16 +145,41 @@ def test_a_lapsed_lease_fences_writes_even_before_another_replica_takes_it(postg
 
 # ---- delivery claims -------------------------------------------------------------------------
 
+AT_ONCE = 5.0  # seconds: a claim skips a held row in milliseconds, even on a loaded machine
+
+
+def claims_at_once(store: Store, deliveries: list, holder: psycopg.Connection) -> list[bool]:
+    """``store``'s claims of ``deliveries``, made on a thread that must be done within
+    ``AT_ONCE`` while ``holder`` keeps its row locks. A claim that waits for a held row (its
+    query lost ``SKIP LOCKED``) fails the test then, by name, instead of hanging on it: the
+    holder lets go, so the thread ends."""
+    answers: list[bool] = []
+    thread = threading.Thread(target=lambda: answers.extend(store.claim(d) for d in deliveries),
+                              name="claimer", daemon=True)
+    thread.start()
+    thread.join(AT_ONCE)
+    waited = thread.is_alive()
+    if waited:
+        holder.rollback()
+        thread.join()
+    assert not waited, f"a claim waited {AT_ONCE:.0f}s for a row another process holds"
+    return answers
+
+
 def test_a_delivery_another_process_holds_is_skipped_without_waiting(postgres_url):
+    """Two claimers never wait on one another: while another process holds one delivery's row
+    (``FOR UPDATE``, as its claim does), this one's claim of that delivery is False at once,
+    and the other deliveries are its to claim."""
     store = Store.connect(postgres_url)
     store.add_event(an_event(1), ["slack"], NOW)
-    delivery = store.pending_deliveries()[0]
+    store.add_event(an_event(2), ["slack"], NOW)
+    held, free = store.pending_deliveries()
     with psycopg.connect(postgres_url) as other:
-        other.execute("SELECT 1 FROM rw_delivery WHERE id = %s FOR UPDATE", (delivery.id,))
-        assert store.claim(delivery) is False  # skipped, not waited for
-    assert store.claim(delivery) is True
-    store.delivered(delivery)
-    assert store.claim(delivery) is False  # gone: sent meanwhile
+        other.execute("SELECT 1 FROM rw_delivery WHERE id = %s FOR UPDATE", (held.id,))
+        assert claims_at_once(store, [held, free], other) == [False, True]
+    assert store.claim(held) is True  # let go: now this process's
+    store.delivered(held)
+    assert store.claim(held) is False  # gone: sent meanwhile
     store.close()
 
 

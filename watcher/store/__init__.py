@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from watcher.store.opening import open_store as open_store
     from watcher.store.opening import shared as shared
     from watcher.store.postgres import Deposed as Deposed
+    from watcher.store.postgres import require_psycopg as require_psycopg
     from watcher.store.records import Delivery as Delivery
     from watcher.store.records import DigestDelivery as DigestDelivery
     from watcher.store.records import ReleaseRecord as ReleaseRecord
@@ -62,6 +63,7 @@ _EXPORTS = {
     "open_store": "opening",
     "refuse_lost": "storedir",
     "ReleaseRecord": "records",
+    "require_psycopg": "postgres",
     "RepoState": "records",
     "running_daemon": "locks",
     "SCHEMA_VERSION": "schema",

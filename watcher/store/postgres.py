@@ -24,10 +24,11 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
-from watcher.errors import StoreBusy, StoreError, StoreReadOnly
+from watcher.errors import ConfigError, StoreBusy, StoreError, StoreReadOnly
 from watcher.logs import mask_url_credentials, register_secrets
 from watcher.store.backend import Nesting, Params
 from watcher.store.lease import LEASE, Lease
@@ -38,6 +39,7 @@ logger = logging.getLogger(__name__)
 LEDGER_LOCK = 0x72776C6564676572
 PACE_LOCK = 0x727770616369676E
 CONNECT_TIMEOUT = 10  # seconds to reach the server at all
+NEEDS_PSYCOPG = "the PostgreSQL store needs psycopg: pip install 'release-watch[postgres]'"
 
 
 class Deposed(StoreError):
@@ -77,9 +79,23 @@ def describe(url: str, error: Exception) -> StoreError:
     return StoreError(f"the store {where} failed: {text}")
 
 
-def _connect(url: str) -> Any:
-    import psycopg
+def require_psycopg() -> ModuleType:
+    """psycopg, which only a PostgreSQL store needs (the ``[postgres]`` extra, not a
+    dependency): where it cannot be imported, a ``ConfigError`` of one line saying how to
+    install it (exit 2, as for any setting this installation cannot serve)."""
+    try:
+        import psycopg
+    except ImportError as error:
+        missing = isinstance(error, ModuleNotFoundError) and (
+            (error.name or "").partition(".")[0] in ("psycopg", "psycopg_binary"))
+        # Installed but broken (psycopg without [binary] and no libpq): the same fix, and why.
+        why = "" if missing else f" (it fails to import: {' '.join(str(error).split())})"
+        raise ConfigError(NEEDS_PSYCOPG + why) from error
+    return psycopg
 
+
+def _connect(url: str) -> Any:
+    psycopg = require_psycopg()
     secret = password_of(url)
     if secret:
         register_secrets([secret])  # masked in every log line from now on

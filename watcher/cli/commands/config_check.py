@@ -86,6 +86,10 @@ def run_config_check(path: Path | None, deps: Dependencies, *, online: bool = Fa
     if checked.problems or checked.config is None:
         raise ConfigError("\n".join(checked.problems))
     config, notifiers = checked.config, checked.notifiers
+    if config.store_url() is not None:  # what every command opening the store would say
+        from watcher.store import require_psycopg
+
+        require_psycopg()
     out = deps.stdout
     out.write(f"# {config.source}: valid\n")
     shown = _masked(_effective(config, deps, notifiers))
