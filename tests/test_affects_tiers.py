@@ -5,8 +5,9 @@ Slack), the Atom feed and the jsonl events agree on the counts. With several cod
 use names its codebase and links into its own repository.
 
 Against the loopback fake GitHub and fake Slack, with codebases written by each test, so every
-use is known line by line: a call relying on ``torch.load``'s flipped default (breaks), one
-forwarding ``**kwargs`` to it (check), and an import of the deprecated namespace (a mention)."""
+use is known line by line: a call passing the ``cuda`` argument the 2.6.0 package removed from
+``include_paths`` (breaks), one forwarding ``**kwargs`` to it (check), and an import of the
+deprecated namespace (a mention)."""
 
 from __future__ import annotations
 
@@ -31,9 +32,9 @@ from watcher.present import AffectsTally, affects_of
 NOTES = textwrap.dedent("""\
     # PyTorch 2.6.0 Release Notes
     # Backwards Incompatible Changes
-    ### Flip default torch.load to weights_only (#137602, #138225)
-    `torch.load` now uses `weights_only=True` by default. Loading a checkpoint that holds
-    arbitrary Python objects needs `weights_only=False`, for files you trust.
+    ### Remove the `cuda` argument of `torch.utils.cpp_extension.include_paths` (#137602, #138225)
+    `include_paths` takes the device instead: code passing `cuda=True` passes
+    `device_type="cuda"`.
     # Deprecations
     ## Quantization
     - `torch.ao.quantization` is deprecated and will be removed in 2.10 (#153892)
@@ -41,23 +42,26 @@ NOTES = textwrap.dedent("""\
     ## Distributed
     - Add a new `ProcessGroup` option for NCCL (#140001)
     """)
-FLIP = "Flip default torch.load to weights_only (#137602, #138225)"
+FLIP = ("Remove the `cuda` argument of `torch.utils.cpp_extension.include_paths` (#137602, "
+        "#138225)")
 DEPRECATED = "`torch.ao.quantization` is deprecated and will be removed in 2.10 (#153892)"
 
 CKPT = textwrap.dedent("""\
     import torch
     from torch.ao.quantization import QConfig
-
+    from torch.utils.cpp_extension import include_paths
 
     def load(path):
-        return torch.load(path)
+        return include_paths(cuda=True)
 
 
     def load_with(path, **kwargs):
-        return torch.load(path, **kwargs)
+        return include_paths(**kwargs)
     """)
-SCORE = "import torch\n\n\ndef score(path):\n    return torch.load(path)\n"
-WHY = "relies on the default of weights_only, changed in v2.6.0"
+SCORE = ("from torch.utils.cpp_extension import include_paths\n\n\ndef score(path):\n"
+         "    return include_paths(cuda=True)\n")
+WHY = ("passes cuda=, removed in v2.6.0 (the 2.6.0 package: torch.utils.cpp_extension."
+       "include_paths takes no cuda)")
 
 ONE = ('[impact]\ncode = ["trainer"]\n'
        'link = "https://github.com/acme/trainer/blob/main/{path}#L{line}"\n')
@@ -137,11 +141,11 @@ def test_every_renderer_leads_with_breaks_then_check_and_counts_the_mentions(
     lines = parent_text(fake_slack, "releases").split("\n")
     assert lines[0] == f"*{TITLE_ONE}*"
     assert lines[1] == "*Breaks (1 use in 1 file)*"
-    assert lines[2].startswith("• *BC-breaking:* ") and "Flip default torch.load" in lines[2]
+    assert lines[2].startswith("• *BC-breaking:* ") and "Remove the `cuda` argument" in lines[2]
     assert lines[3] == (f"\u2003<https://github.com/acme/trainer/blob/main/ckpt.py#L6|ckpt.py:6> "
                         f"_{WHY}_")
     assert lines[4] == "*Check (1 use in 1 file)*"
-    assert "Flip default torch.load" in lines[5]
+    assert "Remove the `cuda` argument" in lines[5]
     assert lines[6].startswith("\u2003<https://github.com/acme/trainer/blob/main/ckpt.py#L10|"
                                "ckpt.py:10> _")
     assert lines[-1] == f"_{MENTIONS}_"
@@ -151,7 +155,7 @@ def test_every_renderer_leads_with_breaks_then_check_and_counts_the_mentions(
     replies = "\n".join(m.all_text() for m in fake_slack.channel_messages("releases")
                         if m.thread_ts is not None)
     marked = [line for line in replies.splitlines() if "_(affects your code)_" in line]
-    assert len(marked) == 1 and "Flip default torch.load" in marked[0]
+    assert len(marked) == 1 and "Remove the `cuda` argument" in marked[0]
 
     # The console: the same tiers, each use with its code and why.
     out = stdout.splitlines()
@@ -159,10 +163,10 @@ def test_every_renderer_leads_with_breaks_then_check_and_counts_the_mentions(
     assert out[start + 1:start + 7] == [
         "    Breaks (1 use in 1 file):",
         f"      - BC-breaking: {FLIP}",
-        f"          ckpt.py:6  return torch.load(path)  — {WHY}",
+        f"          ckpt.py:6  return include_paths(cuda=True)  — {WHY}",
         "    Check (1 use in 1 file):",
         f"      - BC-breaking: {FLIP}",
-        "          ckpt.py:10  return torch.load(path, **kwargs)  — "
+        "          ckpt.py:10  return include_paths(**kwargs)  — "
         + out[start + 6].split("  — ", 1)[1]]
     assert out[start + 7] == f"    {MENTIONS}"
 
@@ -171,8 +175,8 @@ def test_every_renderer_leads_with_breaks_then_check_and_counts_the_mentions(
     content = html.unescape(entry.content[0].value)
     assert content.index(TITLE_ONE) < content.index("Breaks (1 use in 1 file)") < \
         content.index("Check (1 use in 1 file)") < content.index(MENTIONS)
-    assert f"<code>ckpt.py:6</code> <code>return torch.load(path)</code> <em>{WHY}</em>" in \
-        content
+    assert (f"<code>ckpt.py:6</code> <code>return include_paths(cuda=True)</code> "
+            f"<em>{WHY}</em>") in content
 
     # The digests, console and Slack: the same counts over the period.
     result = run_cli("--config", str(config), "digest", env=ENV)
@@ -180,7 +184,7 @@ def test_every_renderer_leads_with_breaks_then_check_and_counts_the_mentions(
     digest = result.stdout.splitlines()
     start = digest.index(f"    {TITLE_ONE}:")
     assert digest[start + 1] == "      Breaks (1 use in 1 file):"
-    assert digest[start + 3] == f"            ckpt.py:6  return torch.load(path)  — {WHY}"
+    assert digest[start + 3] == f"            ckpt.py:6  return include_paths(cuda=True)  — {WHY}"
     assert digest[start + 4] == "      Check (1 use in 1 file):"
     assert digest[start + 7] == f"      {MENTIONS}"
     weekly = [m for m in fake_slack.channel_messages("breaking") if m.thread_ts is None]
@@ -220,8 +224,8 @@ def test_with_two_codebases_each_use_names_its_codebase_and_links_into_its_own(
 
     out = stdout.splitlines()
     assert f"  {TITLE_TWO}:" in out
-    assert f"          trainer: ckpt.py:6  return torch.load(path)  — {WHY}" in out
-    assert f"          evals: score.py:5  return torch.load(path)  — {WHY}" in out
+    assert f"          trainer: ckpt.py:6  return include_paths(cuda=True)  — {WHY}" in out
+    assert f"          evals: score.py:5  return include_paths(cuda=True)  — {WHY}" in out
 
     content = html.unescape(feedparser.parse((tmp_path / "team.atom").read_bytes())
                             .entries[0].content[0].value)

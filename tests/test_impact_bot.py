@@ -24,14 +24,14 @@ ENV = {"SLACK_BOT_TOKEN": SLACK_TOKEN}
 NOTES = textwrap.dedent("""\
     # PyTorch 2.6.0 Release Notes
     # Backwards Incompatible Changes
-    ### Flip default torch.load to weights_only (#137602, #138225)
-    `torch.load` now uses `weights_only=True` by default. Loading a checkpoint that holds
-    arbitrary Python objects needs `weights_only=False`, for files you trust:
+    ### Remove the `cuda` argument of `torch.utils.cpp_extension.include_paths` (#137602, #138225)
+    `include_paths` takes the device instead: code passing `cuda=True` passes
+    `device_type="cuda"`:
     ```python
     # Version 2.5
-    state = torch.load("ckpt.pt")
+    paths = include_paths(cuda=True)
     # Version 2.6
-    state = torch.load("ckpt.pt", weights_only=False)
+    paths = include_paths(device_type="cuda")
     ```
     # Deprecations
     ## Quantization
@@ -47,14 +47,14 @@ NOTES = textwrap.dedent("""\
 CKPT = textwrap.dedent("""\
     import torch
     from torch.ao.quantization import quantize_dynamic
+    from torch.utils.cpp_extension import include_paths
+
+    def headers():
+        return include_paths(cuda=True)
 
 
-    def load(path):
-        return torch.load(path)
-
-
-    def load_trusted(path):
-        return torch.load(path, weights_only=False)
+    def device_headers():
+        return include_paths(device_type="cuda")
 
 
     def shrink(model):
@@ -74,7 +74,12 @@ def slack(name: str, channel: str, extra: str = "") -> str:
             f'min_interval = "1s"\n{extra}\n')
 
 
-# What "Affects your code" counts for NOTES in CKPT: the flipped default's call breaks, the
+REMOVAL = ("Remove the `cuda` argument of `torch.utils.cpp_extension.include_paths` (#137602, "
+           "#138225)")
+INCLUDE_PATHS = "torch.utils.cpp_extension.include_paths"
+WHY = ("passes cuda=, removed in v2.6.0 (the 2.6.0 package: torch.utils.cpp_extension."
+       "include_paths takes no cuda)")
+# What "Affects your code" counts for NOTES in CKPT: the removed argument's call breaks, the
 # deprecated namespace's call is to check, its import is a mention.
 AFFECTS = "Affects your code (2 items, 2 uses in 1 file: 1 break, 1 to check; 1 mention)"
 JSONL = '[[notifiers]]\nname = "log"\ntype = "jsonl"\npath = "events.jsonl"\n'
@@ -103,15 +108,14 @@ def test_events_carry_apis_and_affects_and_slack_opens_with_them(
     assert "in trainer, 1 does not parse and was skipped: broken.py" in result.stderr
 
     items = by_first_line(events(tmp_path)[0])
-    flip = items["Flip default torch.load to weights_only (#137602, #138225)"]
-    assert flip["apis"] == ["torch.load"]
-    # The call that passes weights_only is not touched by a flipped default.
-    assert flip["affects"] == [{"path": "ckpt.py", "line": 6, "code": "return torch.load(path)",
-                                "api": "torch.load", "root": "trainer", "codebase": "trainer",
-                                "tier": "breaks",
-                                "why": "relies on the default of weights_only, changed in "
-                                       "v2.6.0",
-                                "source": "notes", "release": "v2.6.0"}]
+    removal = items[REMOVAL]
+    assert removal["apis"] == [INCLUDE_PATHS]
+    # The call passing device_type is not touched by the removal of cuda. The 2.6.0 package
+    # (bundled) shows cuda gone: breaks, the package its evidence.
+    assert removal["affects"] == [{
+        "path": "ckpt.py", "line": 6, "code": "return include_paths(cuda=True)",
+        "api": INCLUDE_PATHS, "root": "trainer", "codebase": "trainer", "tier": "breaks",
+        "why": WHY, "source": "package", "release": "v2.6.0"}]
     quant = items["`torch.ao.quantization` is deprecated and will be removed in 2.10 (#153892)"]
     assert quant["apis"] == ["torch.ao.quantization"]
     # A deprecation: the call warns (check); the import only mentions it.
@@ -130,11 +134,11 @@ def test_events_carry_apis_and_affects_and_slack_opens_with_them(
                         if m.thread_ts is not None)
     marked = [line for line in replies.splitlines() if line.endswith("_(affects your code)_")]
     assert [line[:32] for line in marked] == [
-        "• Flip default torch.load to wei", "• `torch.ao.quantization` is dep"]
+        "• Remove the `cuda` argument of ", "• `torch.ao.quantization` is dep"]
 
     # affects_only: the two items that touch the code, nothing else.
     breaking = "\n".join(m.all_text() for m in fake_slack.channel_messages("breaking"))
-    assert "torch.ao.quantization" in breaking and "weights_only" in breaking
+    assert "torch.ao.quantization" in breaking and "include_paths" in breaking
     assert "ProcessGroup" not in breaking and "empty file" not in breaking
 
     store = Store.open(tmp_path / "store")
@@ -165,9 +169,8 @@ def test_the_console_shows_what_affects_the_code_first(fake_github, write_config
     assert lines[2:9] == [
         f"  {AFFECTS}:",
         "    Breaks (1 use in 1 file):",
-        "      - BC-breaking: Flip default torch.load to weights_only (#137602, #138225)",
-        "          ckpt.py:6  return torch.load(path)  — relies on the default of weights_only, "
-        "changed in v2.6.0",
+        f"      - BC-breaking: {REMOVAL}",
+        f"          ckpt.py:6  return include_paths(cuda=True)  — {WHY}",
         "    Check (1 use in 1 file):",
         "      - Deprecation: `torch.ao.quantization` is deprecated and will be removed in 2.10 "
         "(#153892)",

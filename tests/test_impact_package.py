@@ -63,7 +63,8 @@ def test_the_27_notes_and_its_package_break_what_the_upgrade_would_break(run_cli
     # The notes name "the LRScheduler constructor"; the package shows every scheduler lost
     # verbose (ReduceLROnPlateau, StepLR, each a change of its own), and where StepLR took it
     # by position.
-    assert found[7] == ("breaks", "package", "passes verbose=, removed in v2.7.0")
+    assert found[7] == ("breaks", "package", "passes verbose=, removed in v2.7.0 (the 2.7.0 "
+                        "package: torch.optim.lr_scheduler.ReduceLROnPlateau takes no verbose)")
     assert found[8][:2] == ("breaks", "package") and "by position (argument 5)" in found[8][2]
     assert 9 not in found  # StepLR(optim, 30) passes no verbose
     assert found[10][0] == "breaks" and "print_lr" in found[10][2]
@@ -74,7 +75,8 @@ def test_the_27_notes_and_its_package_break_what_the_upgrade_would_break(run_cli
     # torch.serialization.FILE_LIKE is gone, which the notes do not say: an item of the
     # package's own, and the import breaks.
     assert found[20] == ("breaks", "package", "imports torch.serialization.FILE_LIKE, removed "
-                                             "in v2.7.0")
+                                             "in v2.7.0 (the 2.7.0 package: "
+                                             "torch.serialization.FILE_LIKE is gone)")
     report = json.loads(result.stdout)
     lr = next(item for item in report["items"] if "print_lr" in item["text"].split("\n")[0])
     # The notes' own subjects stay named, though the package's changes find their uses.

@@ -5,13 +5,15 @@ forwarded, changes limited to inputs the code cannot make, and references that d
 from __future__ import annotations
 
 import textwrap
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 from test_impact_subjects import item_of
 
-from watcher.impact import ImpactAnalyzer
+from watcher.impact import ImpactAnalyzer, ReleaseAnalysis, package_changes
 from watcher.impact.analyze import CodeRoot
+from watcher.impact.atlas import AtlasSource
 from watcher.impact.knowledge import NoKnowledge, Parameter, Signature
 from watcher.models import Affect
 
@@ -94,11 +96,13 @@ def test_a_removed_constructor_parameter_reaches_every_subclass(tmp_path):
     assert tiers(affects) == {("train.py", 5): "breaks", ("train.py", 6): "breaks",
                               ("train.py", 8): "check", ("train.py", 9): "breaks"}
     why = {use.line: use.why for use in affects}
-    assert why[5] == ("passes verbose=, removed in v2.7.0; ReduceLROnPlateau derives from "
-                      "LRScheduler")
+    # No package read: the notes' stated removal stands, and says so.
+    assert why[5] == ("passes verbose=, removed in v2.7.0 (the notes say so; no 2.7.0 package "
+                      "read yet); ReduceLROnPlateau derives from LRScheduler")
     assert why[6].startswith("passes verbose by position (argument 5), removed in v2.7.0")
     assert why[8].startswith("forwards **kwargs to StepLR, which may carry verbose=")
-    assert why[9] == "calls .print_lr(), removed in v2.7.0"
+    assert why[9] == ("calls .print_lr(), removed in v2.7.0 (the notes say so; no 2.7.0 package "
+                      "read yet)")
 
 
 def test_without_knowledge_only_the_named_class_and_the_method_name_match(tmp_path):
@@ -117,14 +121,17 @@ ONNX = {"export.py": """\
 
 
 @pytest.mark.parametrize(("release", "piece", "relied"), [
-    ("2.8.0", "Default opset in `torch.onnx.export`", "breaks"),
+    # The package shows the opset's default unchanged (None, chosen at run time): the words
+    # alone, so check.
+    ("2.8.0", "Default opset in `torch.onnx.export`", "check"),
     ("2.8.0", "The `dynamo=False` (current default) option", "check"),  # only warns now
+    # The 2.9.0 package changes dynamo's default from False to True: proven, breaks.
     ("2.9.0", "Default to `dynamo=True` for ONNX exporter", "breaks"),
-    ("2.9.0", "Set default opset to 20", "breaks"),
-    ("2.10.0", "`fallback=False` is now the default", "breaks"),
+    ("2.9.0", "Set default opset to 20", "check"),
+    ("2.10.0", "`fallback=False` is now the default", "check"),  # the package: same default
 ], ids=["2.8-opset", "2.8-dynamo-deprecated", "2.9-dynamo", "2.9-opset", "2.10-fallback"])
 def test_changed_onnx_defaults_flag_calls_relying_on_them(tmp_path, release, piece, relied):
-    affects = uses(analyzer(tmp_path, ONNX), release, piece)
+    affects = with_package(analyzer(tmp_path, ONNX), release, piece)
     found = tiers(affects)
     assert found[("export.py", 4)] == relied
     assert found[("export.py", 6)] == "check"  # **options may carry it
@@ -132,8 +139,20 @@ def test_changed_onnx_defaults_flag_calls_relying_on_them(tmp_path, release, pie
         assert found[("export.py", 5)] == "check"
     else:
         assert ("export.py", 5) not in found  # it says what it wants
-    assert next(use.why for use in affects if use.line == 4).startswith(
-        "relies on the default of ")
+    why = next(use.why for use in affects if use.line == 4)
+    assert why.startswith("relies on the default of ")
+    if relied == "breaks":
+        assert why.endswith("(the 2.9.0 package: the default of dynamo is now True, was False)")
+
+
+def with_package(analyzer: ImpactAnalyzer, release: str, piece: str) -> list[Affect]:
+    """The uses of one item of ``release`` with its package joined (the bundled atlases)."""
+    source = AtlasSource(store=None, index=None, clock=lambda: datetime.now(UTC))
+    package = package_changes(source, "pytorch/pytorch", f"v{release}")
+    assert package is not None
+    found = ReleaseAnalysis(analyzer, f"v{release}", package).of(item_of(release, piece))
+    assert found is not None
+    return found.affects
 
 
 FLEX = {"attention.py": """\
@@ -226,7 +245,15 @@ def test_a_removed_name_breaks_every_use_imports_included(tmp_path):
     affects = uses(analyzer(tmp_path, files), "2.9.0", "Remove `torch.onnx.dynamo_export`")
     assert tiers(affects) == {("io.py", 1): "breaks", ("io.py", 5): "breaks"}
     assert next(use.why for use in affects if use.line == 1) == (
-        "imports torch.onnx.dynamo_export, removed in v2.9.0")
+        "imports torch.onnx.dynamo_export, removed in v2.9.0 (the notes say so; no 2.9.0 "
+        "package read yet)")
+    # With the package read, the removal is the package's: the 2.9.0 wheel lacks it.
+    confirmed = with_package(analyzer(tmp_path / "again", files), "2.9.0",
+                             "Remove `torch.onnx.dynamo_export`")
+    assert tiers(confirmed) == tiers(affects)
+    assert next(use.why for use in confirmed if use.line == 1) == (
+        "imports torch.onnx.dynamo_export, removed in v2.9.0 (the 2.9.0 package: "
+        "torch.onnx.dynamo_export is gone)")
 
 
 def test_signature_positions_stop_at_keyword_only_and_star_args():
@@ -290,9 +317,11 @@ SPREAD = {"load.py": """\
 def test_a_spread_dict_says_the_keys_any_of_its_branches_or_returns_carry(tmp_path):
     code = analyzer(tmp_path, SPREAD)
     # line 15 passes weights_only on some path (the caller says what it wants); line 16's
-    # literal dict never carries it, so it relies on the flipped default.
-    assert tiers(uses(code, "2.6.0-torch-load", "Flip default torch.load")) == {
-        ("load.py", 16): "breaks"}
+    # literal dict never carries it, so it relies on the flipped default (check: the words
+    # alone say the default changed; torch.load's signature keeps None in both packages).
+    flip = uses(code, "2.6.0-torch-load", "Flip default torch.load")
+    assert tiers(flip) == {("load.py", 16): "check"}
+    assert flip[0].why.startswith("relies on the default of weights_only, changed in v2.6.0")
     # loader_options() returns only multiprocessing_context; options_or_none() can return
     # None (falls off its end), so what it spreads is unknown.
     assert tiers(uses(code, "2.9.0", "Deprecate `pin_memory_device` param")) == {
@@ -387,7 +416,9 @@ def test_passing_none_where_none_is_the_default_relies_on_the_default(tmp_path):
                  "Default opset in `torch.onnx.export`")
     # A wrapper's parameter defaulting to None passes None unless its caller gives a value;
     # None itself is the signature's default; 17 says what it wants.
-    assert tiers(found) == {("convert.py", 4): "check", ("convert.py", 7): "breaks"}
+    assert tiers(found) == {("convert.py", 4): "check", ("convert.py", 7): "check"}
+    assert next(use.why for use in found if use.line == 7).startswith(
+        "passes opset_version=None, its default, changed in v2.8.0")
     assert next(use.why for use in found if use.line == 4).startswith(
         "passes opset_version= from a parameter defaulting to None")
 
@@ -416,4 +447,5 @@ def test_what_an_option_does_changed_reaches_calls_passing_it_unless_none(tmp_pa
         """}
     affects = uses(analyzer(tmp_path, files), "2.5.0", "call _safe_softmax from SDPA")
     assert tiers(affects) == {("attn.py", 4): "check"}
-    assert affects[0].why == "passes attn_mask=, its behaviour changed in v2.5.0"
+    assert affects[0].why == ("passes attn_mask=, its behaviour changed in v2.5.0 (the notes' "
+                              "words; no 2.5.0 package read yet)")

@@ -19,9 +19,10 @@ from pathlib import Path
 from typing import NamedTuple
 
 from watcher.impact.code import CodeIndex, scan_codebase
+from watcher.impact.evidence import Evidence, Ladder
 from watcher.impact.knowledge import ApiKnowledge, NoKnowledge
 from watcher.impact.match import find_affects
-from watcher.impact.model import Subjects
+from watcher.impact.model import Subject, Subjects
 from watcher.impact.subjects import read_subjects
 from watcher.impact.suppress import Suppressed
 from watcher.models import ATTENTION_KINDS, Affect, ClassifiedItem
@@ -108,7 +109,8 @@ class ImpactAnalyzer:
     def impact(self, item: ClassifiedItem, release: str | None = None) -> ItemImpact | None:
         """None for an item that names nothing a codebase could use (or is not BC-breaking or
         a deprecation); else its APIs and their uses, possibly none. ``release``: the release
-        the item is of, named in each use's ``why`` and ``release``."""
+        the item is of, named in each use's ``why`` and ``release``. Its package unread, the
+        words alone stand (``evidence``: only a stated removal is ``breaks``)."""
         if item.kind not in ATTENTION_KINDS:
             return None
         subjects = read_subjects(item)
@@ -117,12 +119,16 @@ class ImpactAnalyzer:
         return ItemImpact(subjects.apis, self.affects(subjects, release))
 
     def affects(self, subjects: Subjects, release: str | None = None,
-                knowledge: ApiKnowledge | None = None) -> list[Affect]:
-        """``knowledge``: of the release the code is written against (else the analyzer's)."""
+                knowledge: ApiKnowledge | None = None,
+                weigh: Callable[[Subject], Evidence] | None = None) -> list[Affect]:
+        """``knowledge``: of the release the code is written against (else the analyzer's);
+        ``weigh``: the evidence of each subject (else the notes' words alone)."""
+        weigh = weigh or Ladder(None, release).weigh
         found: list[Affect] = []
         for root, index in self.indexes():
             found += find_affects(subjects, index, root.label, codebase=root.codebase,
-                                  release=release, knowledge=knowledge or self.knowledge)
+                                  release=release, knowledge=knowledge or self.knowledge,
+                                  weigh=weigh)
         return found
 
     def links(self) -> dict[str, str]:

@@ -10,9 +10,10 @@ depends on values the index does not know.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from watcher.impact.code import CodeIndex, UseTable
+from watcher.impact.evidence import Evidence
 from watcher.impact.knowledge import ApiKnowledge, NoKnowledge, Signature
 from watcher.impact.model import Qualifier, Subject, Subjects
 from watcher.impact.tiers import Match, cap, judge, rank
@@ -32,15 +33,18 @@ NO_KNOWLEDGE = NoKnowledge()
 
 def find_affects(subjects: Subjects, index: CodeIndex, root_label: str, *,
                  codebase: str = "", release: str | None = None,
-                 knowledge: ApiKnowledge = NO_KNOWLEDGE) -> list[Affect]:
+                 knowledge: ApiKnowledge = NO_KNOWLEDGE,
+                 weigh: Callable[[Subject], Evidence] | None = None) -> list[Affect]:
     """One affect per (path, line, api), the surest tier kept; breaks first, then check, then
-    mentions, each by path and line."""
+    mentions, each by path and line. ``weigh``: the evidence each subject's change rests on
+    (``evidence.Ladder``), which a ``breaks`` needs; None takes the verdicts as they are."""
     found: dict[tuple[str, int, str], Affect] = {}
     base = {"root": root_label, "codebase": codebase, "release": release}
     reaches, note = reachable(subjects.qualifiers, index)
     for subject in subjects.python if reaches else ():
+        evidence = weigh(subject) if weigh is not None else None
         for match in python_uses(subject, index.table, knowledge):
-            verdict = judge(subject, match, release)
+            verdict = judge(subject, match, release, evidence)
             if verdict is None:
                 continue
             if note:

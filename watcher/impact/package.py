@@ -116,9 +116,12 @@ def covers(subject: Subject, atlas: Atlas) -> bool:
 def dead_spellings(change: ApiChange, after: Atlas) -> list[str]:
     """A removal's spellings that no longer work: only those are uses of it
     (``torch.linalg.Tensor`` is gone, ``torch.Tensor`` is not; ``torch.onnx.utils.
-    is_in_onnx_export`` moved to ``torch.onnx``, where code still reaches it)."""
-    return [name for name in dict.fromkeys((change.api, *change.names))
-            if not after.spells(name)]
+    is_in_onnx_export`` moved to ``torch.onnx``, where code still reaches it). A function
+    that now only raises is dead under every name it has (``torch.cholesky``)."""
+    names = dict.fromkeys((change.api, *change.names))
+    if change.raises:
+        return list(names)
+    return [name for name in names if not after.spells(name)]
 
 
 def _class_named(atlas: Atlas, name: str, option: str) -> str | None:
@@ -196,6 +199,8 @@ SENTENCES = {
 
 def _sentence(change: ApiChange, apis: str) -> str:
     parameter = f"`{change.parameter}`" if change.parameter else ""
+    if change.raises:
+        return f"{apis} now only raise when called"
     sentence = SENTENCES.get(change.change)
     if sentence is not None:
         return sentence.format(apis=apis, parameter=parameter, old=change.old, new=change.new)

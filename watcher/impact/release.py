@@ -18,6 +18,7 @@ from packaging.version import Version
 from watcher.impact.analyze import ImpactAnalyzer, ItemImpact
 from watcher.impact.atlas import ApiChange, AtlasError, AtlasSource, normal_version
 from watcher.impact.atlas.bundled_diffs import changes_between
+from watcher.impact.evidence import Ladder
 from watcher.impact.knowledge import NoKnowledge
 from watcher.impact.model import Subject, Subjects
 from watcher.impact.package import (
@@ -92,7 +93,8 @@ def _merged(notes: list[Affect], package: list[Affect]) -> list[Affect]:
         old = found.get(key)
         if old is None or rank(use.tier) < rank(old.tier):
             found[key] = use
-    return sorted(found.values(), key=lambda use: (rank(use.tier), use.path, use.line, use.api))
+    return sorted(found.values(),
+                  key=lambda use: (rank(use.tier), use.root, use.path, use.line, use.api))
 
 
 @dataclass
@@ -111,6 +113,10 @@ class ReleaseAnalysis:
     # Which uses the team accepted (ignore comments always; a baseline, the store's "Not us").
     suppressor: Suppressor = field(default_factory=Suppressor)
     _claimed: set[int] = field(default_factory=set)
+    _ladder: Ladder = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._ladder = Ladder(self.package, self.release)
 
     def _package_uses(self, changes: list[ApiChange], notes: Subjects) -> list[Affect]:
         """The uses the changes reach as the package says them; a removed spelling of an API
@@ -135,7 +141,7 @@ class ReleaseAnalysis:
             if subjects:
                 found += self.analyzer.affects(
                     Subjects(python=tuple(subjects), qualifiers=notes.qualifiers), self.release,
-                    knowledge)
+                    knowledge, self._ladder.weigh)
         return [use.model_copy(update={"source": "package"}) for use in found]
 
     def without_package(self) -> ReleaseAnalysis:
@@ -189,11 +195,12 @@ class ReleaseAnalysis:
             else:  # the atlases tell which classes lost it: those, each as itself
                 exact += [subject.model_copy(update={"api": cls}) for cls in classes]
         subjects = subjects.model_copy(update={"python": tuple(notes)})
-        affects = self.analyzer.affects(subjects, self.release, package.knowledge)
+        weigh = self._ladder.weigh
+        affects = self.analyzer.affects(subjects, self.release, package.knowledge, weigh)
         if exact:
             affects += self.analyzer.affects(
                 Subjects(python=tuple(exact), qualifiers=subjects.qualifiers), self.release,
-                package.exact)
+                package.exact, weigh)
         if joined:
             affects = _merged(affects, self._package_uses(joined, subjects))
         apis = list(dict.fromkeys([*named, *(change.api for change in joined)]))

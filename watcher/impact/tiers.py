@@ -14,12 +14,13 @@ import ast
 from typing import NamedTuple
 
 from watcher.impact.code import UNSET, UseRow
+from watcher.impact.evidence import Evidence
 from watcher.impact.knowledge import Signature
 from watcher.impact.model import Subject
 from watcher.impact.vocabulary import vocabulary
 from watcher.models import TIERS, Tier
 
-__all__ = ["Match", "Verdict", "cap", "judge", "rank"]
+__all__ = ["Match", "Verdict", "cap", "ground", "judge", "rank"]
 
 NOT_CALLING = frozenset({"import", "annotation", "isinstance", "base"})
 VERBS = {"import": "imports", "annotation": "annotates with", "isinstance":
@@ -55,9 +56,21 @@ def cap(verdict: Verdict, note: str) -> Verdict:
     return Verdict(tier, f"{verdict.why}; {note}")
 
 
-def judge(subject: Subject, match: Match, release: str | None) -> Verdict | None:
-    """The tier of one use, or None when the subject's condition leaves it untouched."""
+def ground(verdict: Verdict, evidence: Evidence) -> Verdict:
+    """A verdict held to its evidence: ``breaks`` only on a sure rung, the rung said."""
+    tier: Tier = "check" if verdict.tier == "breaks" and not evidence.sure else verdict.tier
+    if not evidence.rung or tier == "mentions":
+        return Verdict(tier, verdict.why)
+    return Verdict(tier, f"{verdict.why} ({evidence.rung})")
+
+
+def judge(subject: Subject, match: Match, release: str | None,
+          evidence: Evidence | None = None) -> Verdict | None:
+    """The tier of one use, or None when the subject's condition leaves it untouched; held to
+    ``evidence`` when given."""
     verdict = _judge(subject, match, f" in {release}" if release else "")
+    if verdict is not None and evidence is not None:
+        verdict = ground(verdict, evidence)
     if verdict is not None and match.via:
         owner = (subject.api.removesuffix("." + subject.method) if subject.method
                  else subject.api).rpartition(".")[2]
