@@ -7,7 +7,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from test_impact_bot import CKPT, JSONL, NOTES, by_first_line, events
+from test_impact_bot import CKPT, JSONL, NOTES, REMOVAL, by_first_line, events
 
 from handlers.base import HandlerContext
 from watcher.config import load_config
@@ -71,14 +71,14 @@ def test_every_use_of_a_poll_names_its_codebase(fake_github, write_config, run_c
     for folder in ("trainer", "eval-suite"):
         (tmp_path / folder).mkdir()
     (tmp_path / "trainer" / "ckpt.py").write_text(CKPT)
-    (tmp_path / "eval-suite" / "score.py").write_text("import torch\nm = torch.load('m.pt')\n")
+    (tmp_path / "eval-suite" / "score.py").write_text(
+        "from torch.utils.cpp_extension import include_paths\npaths = include_paths(cuda=True)\n")
     (tmp_path / "nb").mkdir()
     fake_github.add_release("pytorch/pytorch", tag="v2.6.0", name="PyTorch 2.6.0", body=NOTES)
     config = write_config(TWO, repos=("pytorch/pytorch",), notifiers=JSONL)
     result = run_cli("--config", str(config), "poll")
     assert result.code == 0, result.stderr
-    flip = by_first_line(events(tmp_path)[0])[
-        "Flip default torch.load to weights_only (#137602, #138225)"]
+    flip = by_first_line(events(tmp_path)[0])[REMOVAL]
     assert sorted((use["codebase"], use["root"], use["path"]) for use in flip["affects"]) == [
         ("evals", "eval-suite", "score.py"), ("trainer", "trainer", "ckpt.py")]
 

@@ -82,6 +82,10 @@ class Subject(Frozen):
     # The option's value the change is about, as written ("False" of "`dynamo=False` is
     # deprecated"): a call passing another constant is not touched.
     value: str | None = None
+    # Other options the item says the change comes with, as ``name=value`` ("the exporter now
+    # uses the `dynamo=True` option"): a changed default has no effect on a call passing
+    # another constant for one of them (``dynamo=False``).
+    given: tuple[str, ...] = ()
 
 
 class Qualifier(Frozen):

@@ -93,8 +93,7 @@ def _merged(notes: list[Affect], package: list[Affect]) -> list[Affect]:
         old = found.get(key)
         if old is None or rank(use.tier) < rank(old.tier):
             found[key] = use
-    return sorted(found.values(),
-                  key=lambda use: (rank(use.tier), use.root, use.path, use.line, use.api))
+    return sorted(found.values(), key=lambda use: (rank(use.tier), use.path, use.line, use.api))
 
 
 @dataclass

@@ -146,6 +146,8 @@ def _option(subject: Subject, row: UseRow, signature: Signature | None, when: st
             return Verdict("check", f"forwards {forwards} to {owner}, which may carry "
                                     f"{option}= ({gone}{when})")
         return None
+    if _chooses_otherwise(subject, row):
+        return None  # the call picks another setting the changed default needs
     passed = row.get("values", {}).get(option, MISSING) if by_keyword else MISSING
     if passed == UNSET:
         return Verdict("check", f"passes {option}= from a parameter defaulting to None: relies "
@@ -164,6 +166,19 @@ def _option(subject: Subject, row: UseRow, signature: Signature | None, when: st
     if deprecated:
         return Verdict("check", f"relies on the default of {option}, deprecated{when}")
     return Verdict("breaks", f"relies on the default of {option}, changed{when}")
+
+
+def _chooses_otherwise(subject: Subject, row: UseRow) -> bool:
+    """The call passes a constant other than the one the item says the change comes with
+    (``dynamo=False`` where the new default of ``fallback`` applies with ``dynamo=True``)."""
+    values = row.get("values", {})
+    for setting in subject.given:
+        option, _, wanted = setting.partition("=")
+        value = literal(wanted)
+        if option in values and value is not MISSING and values[option] is not UNSET and \
+                values[option] != value:
+            return True
+    return False
 
 
 def _valued(subject: Subject, row: UseRow, gone: str, when: str) -> Verdict | None:

@@ -93,19 +93,34 @@ def _mark_replacements(ctx: _Context) -> None:
     A clause runs from its trigger to the next boundary, found by bisection in one list of
     boundaries, so many triggers cost no rescans."""
     text = ctx.sentence.text
+    breaks = [m.end() for m in cue.BOUNDARY.finditer(text)]
     bounds = [m.start() for m in cue.BOUNDARY.finditer(text)] + [len(text)]
     starts = sorted([m.end() for m in cue.TRIGGER.finditer(text)]
                     + [m.end() for m in cue.FROM_TO.finditer(text)])
+    advised = _advised_clauses(text, breaks)
     position = 0
     for index, info in enumerate(ctx.infos):
         position += len(ctx.pieces[index])
         trigger = bisect_right(starts, position) - 1
         inside = trigger >= 0 and bounds[bisect_left(bounds, starts[trigger])] > position
+        inside = inside or any(start <= position < end for start, end in advised)
         if inside or cue.REPLACEMENT_AFTER.match(ctx.after(index)):
             ctx.roles[index] = "replacement"
             if info.name:
                 ctx.reading.replacements.add(expand(info.name))
         position += len(MARK)
+
+
+def _advised_clauses(text: str, breaks: list[int]) -> list[tuple[int, int]]:
+    """"...; pass `z` to `W` instead": a clause told as advice (an imperative verb after its
+    boundary) and ending in "instead" recommends all it names."""
+    found = []
+    for match in cue.INSTEAD_END.finditer(text):
+        start = breaks[bisect_right(breaks, match.start()) - 1] if breaks and \
+            breaks[0] <= match.start() else 0
+        if cue.ADVICE_START.match(text, start):
+            found.append((start, match.start()))
+    return found
 
 
 def _read_mention(ctx: _Context, index: int) -> None:
@@ -224,7 +239,8 @@ def _is_option(ctx: _Context, index: int) -> bool:
     after = ctx.after(index)
     if cue.OPTION_AFTER.match(after) or cue.OMITTED_AFTER.match(after):
         return True
-    if cue.OPTION_BEFORE.search(ctx.before(index)):
+    if cue.OPTION_BEFORE.search(ctx.before(index)) or cue.ACCEPT_BEFORE.search(
+            ctx.before(index)):
         return True
     # "the default of `x` in `f` changed": in a changed default, a plain name tied to an API
     linked = index + 1 < len(ctx.infos) and cue.OWNER_LINK.fullmatch(ctx.pieces[index + 1])
@@ -243,7 +259,8 @@ def _owners(ctx: _Context, index: int) -> list[str]:
     if word is not None and word[1][0].isupper() and word[1] not in cue.NOT_OWNERS and any(
             c.islower() for c in word[1]):
         return [word[1]]
-    if ctx.default or cue.strong_cue(ctx.sentence) or cue.OMITTED_AFTER.match(ctx.after(index)):
+    if ctx.default or cue.strong_cue(ctx.sentence) or cue.OMITTED_AFTER.match(
+            ctx.after(index)) or cue.ACCEPT_BEFORE.search(ctx.before(index)):
         opening = _opening_run(ctx, index)
         if opening:  # "`a()`, `b()` and `c()` now default the `x` parameter to ..."
             return opening

@@ -15,6 +15,8 @@ import re
 from watcher.impact.subjects.text import Sentence
 
 __all__ = [
+    "ACCEPT_BEFORE",
+    "ADVICE_START",
     "BOUNDARY",
     "CHAIN",
     "CONFIG_AFTER",
@@ -23,7 +25,9 @@ __all__ = [
     "FROM_TO",
     "GLOSS_BEFORE",
     "INSTANCES_AFTER",
+    "INSTEAD_END",
     "INSTEAD_OF",
+    "MECHANISM",
     "METHOD_AFTER",
     "MODIFIES_AFTER",
     "MODULE_AFTER",
@@ -71,6 +75,18 @@ NOUN = r"(?:options?|params?|parameters?|arguments?|args?|kwargs?|keywords?|flag
 OPTION_AFTER = re.compile(r"\s*" + NOUN + r"\b|\s*passed\s+to\s+", re.I)
 OPTION_BEFORE = re.compile(r"\b(?:supply|supplying|pass|passing|set|setting|specify|"
                            r"specifying)\s+(?:the\s+)?$", re.I)
+# "`f` no longer accepts `x`", "stopped accepting the `x`", "does not take `x` anymore": what
+# the API before it refuses now is an option of that API, not the API itself.
+ACCEPT_BEFORE = re.compile(r"\b(?:no\s+longer|not|n't|stopped|stops|ceased?\s+to|cannot|can\s+no"
+                           r"\s+longer)\s+(?:accept|accepts|accepting|take|takes|taking|allow|"
+                           r"allows|allowing)\s+(?:the\s+|an?\s+)?$", re.I)
+# "Add a framework so that options can be marked deprecated", "Introduce a mechanism to
+# deprecate": the item brings a means of changing things, and changes nothing itself.
+MECHANISM = re.compile(r"^\W{0,4}(?:add|adds|added|adding|introduce[sd]?|introducing|provide[sd]?|"
+                       r"implement(?:s|ed)?|create[sd]?)\s+(?:an?\s+|the\s+)?(?:new\s+)?"
+                       r"(?:[\w-]+\s+){0,2}?(?:framework|mechanism|infrastructure|infra|"
+                       r"machinery|utility|utilities|helpers?|way|ability)\s+(?:so|that|to|for|"
+                       r"which)\b", re.I)
 # What ties an option to the API after it: "`x` param in `f`", "`x` (current default) option
 # for `f`", "`x` passed to `f`", "`x=False` is now the default in `f`".
 _TIE = (r"(?:\s*\([^()]{0,60}\))?\s*(?:" + NOUN + r"\s+)?(?:(?:that\s+is\s+|is\s+)?passed\s+|"
@@ -107,6 +123,11 @@ FROM_TO = re.compile(r"\b(?:mov|switch|migrat|chang|upgrad)\w*\s+from\b[^.]{0,12
                      re.I)
 BOUNDARY = re.compile(r"[.;:!?](?=\s|`|$)|\binstead\s+of\b|\brather\s+than\b|\b(?:as|since|"
                       r"because|but|while|whereas|if)\b", re.I)
+# Advice opening a clause: "pass", "use", "call" ... (its start, after a boundary).
+ADVICE_START = re.compile(r"\s{0,4}(?:please\s+)?(?:pass|use|call|set|specify|import|switch|"
+                          r"migrate|write|provide|supply)\b", re.I)
+# A clause ending in "instead" ("; pass `z` to `W` instead"): all of it is the replacement.
+INSTEAD_END = re.compile(r"\binstead\b(?!\s+of)", re.I)
 REPLACEMENT_AFTER = re.compile(r"\s*(?:instead\b(?!\s+of)|should\s+be\s+used|is\s+(?:now\s+)?"
                                r"(?:recommended|preferred)|in\s+its\s+place)", re.I)
 

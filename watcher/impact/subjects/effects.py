@@ -21,7 +21,9 @@ __all__ = ["CURRENT_DEFAULT", "effect_of", "read_qualifiers"]
 REMOVED = re.compile(
     r"\b(?:remov(?:e|ed|es|ing|al)|delet(?:e|ed|es|ing)|drop(?:s|ped|ping)?|renamed|"
     r"kill(?:s|ed)?|finish(?:es|ed)?\s+(?:the\s+)?deprecation|no\s+longer\s+(?:public|"
-    r"available|exists?|exposed|importable|accepted|accepts?|supported|takes?|has))\b",
+    r"available|exists?|exposed|importable|accepted|accepts?|supported|takes?|has)|"
+    r"stopped\s+(?:accepting|taking|supporting)|(?:does|do)\s+not\s+(?:accept|take|support)"
+    r"\b[^.;]{0,80}?\b(?:anymore|any\s+longer))\b",
     re.IGNORECASE)
 # "Remove X support from `f`", "drop support for X in `f`": `f` stays, a behaviour goes.
 SUPPORT_FROM = re.compile(r"\bsupport\s+(?:from|in|on|of|for\s+\w+\s+(?:in|on|from))\b",
@@ -59,9 +61,11 @@ def read_qualifiers(sentences: list[Sentence], inputs: tuple[InputKind, ...],
         for match in DISPATCH.finditer(sentence.plain):
             found += backend_selected(match[1], blocks or [])
         prose = " ".join(sentence.text.replace(MARK, " ").lower().split())
+        # A phrase may name its kind through a code span ("`Partial` placements").
+        plain = " ".join(sentence.plain.lower().split())
         for kind in inputs:
-            if any(re.search(rf"(?<![\w.]){re.escape(word)}(?![\w])", prose)
-                   for word in kind.words):
+            if any(re.search(rf"(?<![\w.]){re.escape(word)}(?![\w])",
+                             plain if " " in word else prose) for word in kind.words):
                 found.append(Qualifier(kind="input", name=kind.name, made_by=kind.made_by))
         for match in STATE.finditer(sentence.text):
             mention = state_mention(sentence, match)

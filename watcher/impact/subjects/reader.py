@@ -22,11 +22,11 @@ from dataclasses import dataclass, field
 
 from watcher.impact.model import Effect, EnvironmentSubject, Subject, Subjects
 from watcher.impact.subjects.clause import Found, Reading, read_sentence
-from watcher.impact.subjects.cues import is_default, strong_cue, weak_cue
+from watcher.impact.subjects.cues import MECHANISM, is_default, strong_cue, weak_cue
 from watcher.impact.subjects.effects import CURRENT_DEFAULT, effect_of, read_qualifiers
 from watcher.impact.subjects.environment import read_environment
 from watcher.impact.subjects.examples import CodeFacts, read_blocks
-from watcher.impact.subjects.names import distinctive, is_method_form
+from watcher.impact.subjects.names import distinctive, is_method_form, read_span
 from watcher.impact.subjects.text import Parsed, parse_item
 from watcher.impact.vocabulary import vocabulary
 from watcher.models import ClassifiedItem
@@ -61,11 +61,31 @@ def read_subjects(item: ClassifiedItem) -> Subjects:
     if unflagged is not None:
         python = [subject.model_copy(update={"condition": unflagged})
                   if subject.condition == "uses" else subject for subject in python]
+    python = with_given_options(python, parsed, item_view.readings)
     environment: list[EnvironmentSubject] = read_environment(parsed.sentences)
     qualifiers = read_qualifiers(parsed.sentences, vocabulary().inputs,
                                  parsed.blocks) if python else []
     return Subjects(python=tuple(python), environment=tuple(environment),
                     qualifiers=tuple(qualifiers))
+
+
+def with_given_options(python: list[Subject], parsed: Parsed, readings: list[Reading]
+                       ) -> list[Subject]:
+    """A changed default with the other options the item's prose sets (``dynamo=True``, "When
+    `dynamo=False`, the default opset ..."): the change comes with those, so a call choosing
+    otherwise is not reached. An option the words recommend ("experiment with the
+    `fallback=True` option") is advice, not a condition."""
+    settings = [f"{info.name}={info.value}"
+                for sentence, reading in zip(parsed.sentences, readings, strict=True)
+                for mention in sentence.mentions if mention.code
+                for info in [read_span(mention.raw)]
+                if info.kind == "assign" and info.name.isidentifier() and info.value
+                and info.name not in reading.replacements]
+    if not settings:
+        return python
+    return [subject.model_copy(update={"given": tuple(dict.fromkeys(
+        setting for setting in settings if setting.partition("=")[0] != subject.option))})
+        if subject.condition == "omits" and subject.option else subject for subject in python]
 
 
 def errors_only(title: str) -> bool:
@@ -111,12 +131,19 @@ class _Item:
         return view
 
     def python_subjects(self) -> list[Subject]:
+        if self._brings_a_mechanism():
+            return []
         subjects = self._from_prose()
         if self._default():
             subjects = _with_defaults(subjects, self._added_keywords())
         if not any(s.api for s in subjects):
             subjects = self._from_examples()
         return _tidy([s for s in subjects if s.api])
+
+    def _brings_a_mechanism(self) -> bool:
+        """"Add a framework so that options of `f` can be marked deprecated": the title brings
+        a way of changing things; `f` itself is not changed."""
+        return any(MECHANISM.match(s.plain) for s in self.parsed.sentences if s.title)
 
     def _title_effect(self) -> Effect:
         titles = [s for s in self.parsed.sentences if s.title]

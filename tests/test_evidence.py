@@ -1,0 +1,222 @@
+"""Evidence before breaks (issue 36): a use is ``breaks`` only where the release's package
+proves the change (its atlas diff) or confirms the notes' stated removal; the words alone give
+``check`` at most, and each use's ``why`` names the rung it stands on.
+
+On the real notes items that misled the words (2.11's ``to_local`` of Partial placements,
+2.10's ``fallback`` default, a "framework so that options can be marked deprecated"), on
+reworded BC items, and on the bundled atlases of 2.11, 2.13 and 2.14.1."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from test_impact_subjects import item_of
+
+from watcher.impact import ImpactAnalyzer, ReleaseAnalysis, package_changes
+from watcher.impact.analyze import CodeRoot
+from watcher.impact.atlas import AtlasSource
+from watcher.impact.evidence import Ladder
+from watcher.impact.model import Subject
+from watcher.impact.subjects import read_subjects
+from watcher.models import Affect, ClassifiedItem
+
+
+def codebase(tmp_path: Path, files: dict[str, str]) -> ImpactAnalyzer:
+    root = tmp_path / "code"
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(textwrap.dedent(text))
+    return ImpactAnalyzer([CodeRoot("code", root)])
+
+
+def bundled(release: str):
+    source = AtlasSource(store=None, index=None, clock=lambda: datetime.now(UTC))
+    package = package_changes(source, "pytorch/pytorch", release)
+    assert package is not None, f"no bundled atlases for {release}"
+    return package
+
+
+def affects(analyzer: ImpactAnalyzer, release: str, item: ClassifiedItem) -> list[Affect]:
+    found = ReleaseAnalysis(analyzer, release, bundled(release)).of(item)
+    return [] if found is None else found.affects
+
+
+def tiers(found: list[Affect]) -> dict[tuple[str, int], str]:
+    return {(use.path, use.line): use.tier for use in found}
+
+
+# ---- 2.11 #173454: a behaviour of one placement, never every to_local() ---------------------
+PLAIN_DTENSOR = {"shard.py": """\
+    from torch.distributed.tensor import DTensor, Shard, distribute_tensor
+
+    def gather(x: DTensor):
+        local = x.to_local()
+        return local, x.to_local(grad_placements=None)
+    """}
+MAKES_PARTIAL = {"reduce.py": """\
+    from torch.distributed.tensor import Partial
+
+    def reduce(x):
+        y = x.redistribute(placements=[Partial()])
+        return y.to_local()
+    """}
+TO_LOCAL = ("2.11.0", "`DTensor.to_local()` backward now converts `Partial` placements")
+
+
+def test_to_local_of_partial_placements_touches_no_code_that_never_makes_one(tmp_path):
+    assert affects(codebase(tmp_path, PLAIN_DTENSOR), "v2.11.0", item_of(*TO_LOCAL)) == []
+
+
+def test_to_local_where_the_code_makes_partial_placements_is_check_never_breaks(tmp_path):
+    found = affects(codebase(tmp_path, MAKES_PARTIAL), "v2.11.0", item_of(*TO_LOCAL))
+    assert tiers(found) == {("reduce.py", 5): "check"}
+    why = found[0].why
+    # The rung: the package does not show the default changed; the limit: what the code makes.
+    assert why.startswith("relies on the default of grad_placements, changed in v2.11.0 "
+                          "(the notes' words; the 2.11.0 package does not show")
+    assert "only with Partial placements, which the code can make" in why
+
+
+# ---- 2.10 fallback: a default that applies only with dynamo=True ---------------------------
+ONNX = {"export.py": """\
+    import torch
+
+    def export(model, args, path):
+        torch.onnx.export(model, args, path)
+        torch.onnx.export(model, args, path, dynamo=False)
+        torch.onnx.export(model, args, path, dynamo=True)
+    """}
+
+
+def test_a_default_that_needs_another_option_leaves_calls_choosing_otherwise(tmp_path):
+    item = item_of("2.10.0", "`fallback=False` is now the default")
+    assert read_subjects(item).python[0].given == ("dynamo=True",)
+    found = affects(codebase(tmp_path, ONNX), "v2.10.0", item)
+    # dynamo=False: fallback has no effect there. The others: the words alone (the 2.10.0
+    # package shows fallback's default unchanged), so check.
+    assert tiers(found) == {("export.py", 4): "check", ("export.py", 6): "check"}
+
+
+# ---- the package's own proof: 2.14.1 -----------------------------------------------------
+RAISING = {"linalg.py": """\
+    import torch
+    from torch.autograd import Function
+
+    class Double(Function):
+        @staticmethod
+        def forward(ctx, x):
+            return 2 * x
+
+    y = Double.apply(torch.ones(2))
+    lower = torch.cholesky(torch.eye(2))
+    q, r = torch.qr(torch.eye(2))
+    """}
+NOTES_2141 = textwrap.dedent("""\
+    # PyTorch 2.14.1 Release Notes
+    # Bug fixes
+    ## Python Frontend
+    - Fix a crash in `torch.compile` with empty inputs (#900100)
+    """)
+
+
+def test_functions_that_only_raise_break_and_a_class_body_member_still_works(run_cli,
+                                                                              tmp_path):
+    codebase(tmp_path, RAISING)
+    notes = tmp_path / "notes.md"
+    notes.write_text(NOTES_2141)
+    result = run_cli("impact", str(notes), "--code", str(tmp_path / "code"), "--format", "json")
+    assert result.code == 1, result.stderr
+    uses = {use["line"]: use for item in json.loads(result.stdout)["items"]
+            for use in item.get("affects", [])}
+    assert sorted(uses) == [10, 11]  # Double.apply (line 9) is not flagged
+    assert uses[10]["tier"] == "breaks" and uses[10]["source"] == "package"
+    assert uses[10]["why"] == ("calls torch.cholesky, removed in v2.14.1 (the 2.14.1 package: "
+                               "torch.cholesky now only raises)")
+
+
+# ---- the ladder, rung by rung ------------------------------------------------------------
+def test_a_stated_removal_the_atlas_contradicts_is_check_and_says_so():
+    ladder = Ladder(bundled("v2.10.0"), "v2.10.0")
+    evidence = ladder.weigh(Subject(api="torch.ao.quantization", scope="namespace",
+                                    effect="removed"))
+    assert not evidence.sure
+    assert evidence.rung == ("the notes say removed, but the 2.10.0 package still has "
+                             "torch.ao.quantization")
+
+
+def test_a_removal_the_package_shows_is_sure_and_the_unread_package_lets_the_notes_stand():
+    removed = Subject(api="torch.onnx.dynamo_export", effect="removed")
+    assert Ladder(bundled("v2.9.0"), "v2.9.0").weigh(removed) == (
+        True, "the 2.9.0 package: torch.onnx.dynamo_export is gone")
+    unread = Ladder(None, "v2.16.0")
+    assert unread.weigh(removed) == (True, "the notes say so; no 2.16.0 package read yet")
+    # A default the words alone change waits for the package.
+    flipped = Subject(api="torch.load", condition="omits", option="weights_only")
+    assert not unread.weigh(flipped).sure
+
+
+def test_a_default_the_package_changes_is_sure_and_one_it_keeps_is_not():
+    ladder = Ladder(bundled("v2.9.0"), "v2.9.0")
+    dynamo = Subject(api="torch.onnx.export", condition="omits", option="dynamo")
+    assert ladder.weigh(dynamo) == (
+        True, "the 2.9.0 package: the default of dynamo is now True, was False")
+    load = Ladder(bundled("v2.6.0"), "v2.6.0").weigh(
+        Subject(api="torch.load", condition="omits", option="weights_only"))
+    assert load == (False, "the notes' words; the 2.6.0 package shows the same default of "
+                           "weights_only, None")
+
+
+def test_a_removed_option_the_signature_still_takes_is_check():
+    ladder = Ladder(bundled("v2.6.0"), "v2.6.0")
+    gone = Subject(api="torch.utils.cpp_extension.include_paths", condition="passes",
+                   option="cuda", effect="removed")
+    kept = gone.model_copy(update={"option": "device_type"})
+    assert ladder.weigh(gone).sure
+    assert ladder.weigh(kept) == (False, "the notes say device_type is removed, but "
+                                         "torch.utils.cpp_extension.include_paths still "
+                                         "takes it in the 2.6.0 package")
+
+
+def test_a_behaviour_change_is_never_sure():
+    ladder = Ladder(bundled("v2.11.0"), "v2.11.0")
+    assert ladder.weigh(Subject(api="torch.compile")) == (
+        False, "a behaviour change the 2.11.0 package cannot show")
+
+
+# ---- wording: the meaning, not the phrase -------------------------------------------------
+PLAIN = "The `training` argument of `torch.onnx.export` was removed (#900000)"
+REWORDED = [
+    "`torch.onnx.export` no longer accepts `training`; pass `export_modules_as_functions` to "
+    "`torch.onnx.dynamo_export` instead (#900001)",
+    "The `training` argument of `torch.onnx.export` was dropped (#900002)",
+    "Support for the `training` argument in `torch.onnx.export` has been removed (#900003)",
+    "`torch.onnx.export` stopped accepting the `training` argument (#900004)",
+    "`torch.onnx.export` does not take `training` anymore (#900005)",
+    "`torch.onnx.export` can no longer take the `training` argument (#900006)",
+]
+
+
+def bc(text: str, kind: str = "bc_breaking") -> ClassifiedItem:
+    return ClassifiedItem(text=text, section=("ONNX",), subsystem="onnx", kind=kind,
+                          decided_by="rule", confidence=1.0)
+
+
+@pytest.mark.parametrize("text", REWORDED, ids=[f"#90000{n}" for n in range(1, 7)])
+def test_reworded_removals_touch_what_the_plain_wording_touches(text):
+    plain = read_subjects(bc(PLAIN)).python
+    assert [(s.api, s.condition, s.option, s.effect) for s in plain] == [
+        ("torch.onnx.export", "passes", "training", "removed")]
+    assert read_subjects(bc(text)).python == plain  # the replacement is never a subject
+
+
+@pytest.mark.parametrize("text", [
+    "Add a framework so that options of `torch.onnx.export` can be marked deprecated (#900010)",
+    "Introduce a mechanism to deprecate keyword arguments of `torch.load` with a warning "
+    "(#900011)",
+])
+def test_an_item_bringing_a_mechanism_changes_nothing_it_names(text):
+    assert not read_subjects(bc(text, "deprecation"))
