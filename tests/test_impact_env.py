@@ -222,6 +222,18 @@ def test_python_minimum_touches_a_requires_python_that_admits_an_older_one(speci
     assert touches(subject, python_decl(specifier)) is touched
 
 
+@pytest.mark.parametrize(("path", "specifier", "touched"), [
+    # What a package says it supports: any older Python it admits is a claim the release breaks.
+    ("pyproject.toml", ">=3.8", True), ("pkg/setup.py", ">=3.6", True),
+    # What installs or runs one: it gets the newest Python it admits, unless pinned below.
+    ("docker/Dockerfile", "==3.*", False), ("environment.yml", ">=3.8", False),
+    ("docker/Dockerfile", "==3.9.*", True), (".github/workflows/ci.yml", "==3.8", True)])
+def test_an_installer_is_touched_only_where_it_cannot_get_a_newer_python(path, specifier,
+                                                                         touched):
+    subject = EnvironmentSubject(kind="python", minimum="3.10")
+    assert touches(subject, python_decl(specifier), path) is touched
+
+
 @pytest.mark.parametrize(("version", "touched"), [
     ("12.1", True), ("12.1.1", True), ("12.4", False), ("12.10", False), ("11.8", False)])
 def test_a_removed_cuda_touches_that_version(version, touched):

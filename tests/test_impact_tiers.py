@@ -15,7 +15,7 @@ from watcher.impact import ImpactAnalyzer, ReleaseAnalysis, package_changes
 from watcher.impact.analyze import CodeRoot
 from watcher.impact.atlas import AtlasSource
 from watcher.impact.knowledge import NoKnowledge, Parameter, Signature
-from watcher.models import Affect
+from watcher.models import Affect, ClassifiedItem
 
 SCHEDULERS = "torch.optim.lr_scheduler"
 
@@ -445,7 +445,15 @@ def test_what_an_option_does_changed_reaches_calls_passing_it_unless_none(tmp_pa
             b = F.scaled_dot_product_attention(q, k, v, attn_mask=None)
             return a, b
         """}
-    affects = uses(analyzer(tmp_path, files), "2.5.0", "call _safe_softmax from SDPA")
+    item = ClassifiedItem(
+        text="The `attn_mask` passed to `torch.nn.functional.scaled_dot_product_attention` is "
+             "now broadcast over the heads (#131863)", section=("nn",), subsystem="nn",
+        kind="bc_breaking", decided_by="rule", confidence=1.0)
+    found = analyzer(tmp_path, files).impact(item, "v2.5.0")
+    assert found is not None
+    affects = found.affects
     assert tiers(affects) == {("attn.py", 4): "check"}
     assert affects[0].why == ("passes attn_mask=, its behaviour changed in v2.5.0 (the notes' "
                               "words; no 2.5.0 package read yet)")
+    # What used to fail (NaN for fully masked rows) now gives zeros: working code is untouched.
+    assert uses(analyzer(tmp_path / "again", files), "2.5.0", "call _safe_softmax from SDPA") == []

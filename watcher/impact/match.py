@@ -63,7 +63,7 @@ def find_affects(subjects: Subjects, index: CodeIndex, root_label: str, *,
         why = (f"installs torch from {label}, which gets no new builds" if
                environment.kind == "channel" else f"declares what {label} no longer admits")
         for path, declaration in index.declarations:
-            if touches(environment, declaration):
+            if touches(environment, declaration, path):
                 keep(found, Affect(path=path, line=declaration.line, code=declaration.code,
                                    api=label, why=why, ignore=declaration.ignore,
                                    **base))  # type: ignore[arg-type]

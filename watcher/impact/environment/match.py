@@ -15,7 +15,18 @@ from watcher.impact.model import Declaration, EnvironmentSubject
 __all__ = ["touches"]
 
 
-def touches(subject: EnvironmentSubject, declaration: Declaration) -> bool:
+# Files that declare which Python a package supports; any other file that names a Python
+# version installs or runs one (a Dockerfile, a conda environment, a CI matrix, a script).
+METADATA = frozenset({"pyproject.toml", "setup.py", "setup.cfg"})
+
+
+def touches(subject: EnvironmentSubject, declaration: Declaration, path: str = "") -> bool:
+    """``path``: the declaring file, relative; an installer there is touched only where it
+    cannot get a newer Python (``conda install python=3`` installs the newest 3.x)."""
+    if subject.kind == "python" and path and path.rpartition("/")[2] not in METADATA and \
+            declaration.kind == "python" and admits_supported(declaration.specifier,
+                                                              subject.minimum):
+        return False
     if subject.kind == "cuda":
         removed = subject.removed
         return declaration.kind == "cuda" and bool(removed) and (
@@ -40,6 +51,17 @@ def admits_newest(specifier: str) -> bool:
     """Whether ``specifier`` admits releases yet to come (">=2.3": yes; "==2.1.*", "<2.6": no)."""
     allowed = specifier_set(specifier)
     return allowed is not None and allowed.contains(Version("999"), prereleases=True)
+
+
+def admits_supported(specifier: str, minimum: str) -> bool:
+    """Whether ``specifier`` admits a Python at or above ``minimum`` ("==3.*" for 3.10: yes;
+    "==3.9.*": no), so what installs by it can get one the release supports."""
+    allowed, floor = specifier_set(specifier), version(minimum)
+    if allowed is None or floor is None or len(floor.release) < 2:
+        return False
+    major, minor = floor.release[0], floor.release[1]
+    return any(allowed.contains(Version(f"{major}.{minor + step}{patch}"), prereleases=True)
+               for step in range(40) for patch in ("", ".99"))
 
 
 def admits_below(specifier: str, minimum: str) -> bool:
