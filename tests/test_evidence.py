@@ -220,3 +220,50 @@ def test_reworded_removals_touch_what_the_plain_wording_touches(text):
 ])
 def test_an_item_bringing_a_mechanism_changes_nothing_it_names(text):
     assert not read_subjects(bc(text, "deprecation"))
+
+
+# ---- conditions read in the code ---------------------------------------------------------
+MESH = """\
+    import torch.distributed as dist
+    from torch.distributed.device_mesh import DeviceMesh
+
+    def mesh():
+        {setup}
+        return DeviceMesh("cuda", [0, 1])
+    """
+MESH_ITEM = ("2.11.0", "`DeviceMesh` now stores a process group registry")
+
+
+@pytest.mark.parametrize(("setup", "expected"), [
+    ("dist.init_process_group('nccl')", {}),  # the groups exist before the mesh
+    ("pass", {("mesh.py", 2): "mentions", ("mesh.py", 6): "check"}),
+], ids=["initialises", "skips"])
+def test_a_change_to_code_that_skips_a_call_reaches_only_code_that_never_makes_it(
+        tmp_path, setup, expected):
+    analyzer = codebase(tmp_path, {"mesh.py": MESH.format(setup=setup)})
+    assert tiers(affects(analyzer, "v2.11.0", item_of(*MESH_ITEM))) == expected
+
+
+def test_a_namespace_reaches_the_names_that_alias_into_it(tmp_path):
+    analyzer = codebase(tmp_path, {"quant.py": """\
+        from torch import quantization as quant
+
+        config = quant.QConfig(activation=None, weight=None)
+        """})
+    found = affects(analyzer, "v2.8.0",
+                    item_of("2.8.0", "`torch.ao.quantization` is deprecated"))
+    assert tiers(found) == {("quant.py", 3): "check"}
+    assert found[0].why.startswith("calls torch.quantization.QConfig, deprecated in v2.8.0")
+
+
+def test_torchscript_markers_that_do_nothing_in_eager_are_mentions(tmp_path):
+    analyzer = codebase(tmp_path, {"model.py": """\
+        import torch
+
+        class Model(torch.nn.Module):
+            @torch.jit._drop
+            def debug(self):
+                return torch.jit._unwrap_optional(self.x)
+        """})
+    found = affects(analyzer, "v2.10.0", item_of("2.10.0", "`torch.jit` is not guaranteed"))
+    assert {use.tier for use in found} <= {"mentions"}

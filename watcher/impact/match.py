@@ -87,6 +87,10 @@ def reachable(qualifiers: tuple[Qualifier, ...], index: CodeIndex) -> tuple[bool
         return True, ""
     table = index.table
     for qualifier in qualifiers:
+        if qualifier.kind == "absent":
+            if not any(makes(name, table) for name in qualifier.made_by):
+                return True, f"only where {qualifier.name} is never called, as here"
+            continue
         if qualifier.kind == "state":
             setter = next((name for name in qualifier.made_by if name in index.sets), None)
             if setter is not None:
@@ -127,6 +131,10 @@ def python_uses(subject: Subject, table: UseTable, knowledge: ApiKnowledge) -> I
             for path, row in table.under(name):
                 # Options belong to a call of the api itself, not of a name under it.
                 yield Match(path, row, itself=row["name"] == name, signature=signature)
+    if subject.scope == "namespace":
+        for name in aliases_under(api, table, knowledge):
+            for path, row in table.by_name[name]:
+                yield Match(path, row, itself=False)
     if subject.scope == "exact":
         for name, via in subclass_names(api, table, knowledge):
             signature = signature_of(name, knowledge)
@@ -167,6 +175,15 @@ def spellings(api: str, knowledge: ApiKnowledge) -> list[str]:
     if canonical is not None:
         names += [canonical, *knowledge.names_of(canonical)]
     return list(dict.fromkeys(names))
+
+
+def aliases_under(api: str, table: UseTable, knowledge: ApiKnowledge) -> list[str]:
+    """The names the code writes outside a namespace that stand for something inside it
+    (``torch.quantization.QConfig`` is ``torch.ao.quantization.qconfig.QConfig``)."""
+    inside = api + "."
+    return [name for name in table.names if name.startswith(BARE_ROOT)
+            and not (name == api or name.startswith(inside))
+            and (knowledge.resolve(name) or "").startswith(inside)]
 
 
 def subclass_names(api: str, table: UseTable, knowledge: ApiKnowledge) -> list[tuple[str, str]]:

@@ -94,7 +94,8 @@ class Qualifier(Frozen):
     the dotted names (or ``.method``s) whose use makes the input; for a state, the attribute
     or keyword names that set it."""
 
-    kind: Literal["input", "state", "setting"]  # setting: selected by a call (made_by)
+    # setting: selected by a call (made_by); absent: only code that never calls made_by
+    kind: Literal["input", "state", "setting", "absent"]
     name: str
     made_by: tuple[str, ...]
 

@@ -41,6 +41,12 @@ STATE = re.compile(MARK + r"\s*(?:value\s+)?(?:is|was|has\s+been|are)\s+(?:alrea
                    r"\balready[- ]set\s+(?:the\s+)?(?=" + MARK + ")", re.IGNORECASE)
 
 
+# "code that skips `f`", "users who never call `f`": the change needs f left out.
+SKIPS = re.compile(r"\b(?:code|users?|callers?|programs?|scripts?|applications?)\s+(?:that|who|"
+                   r"which)\s+(?:skips?|omits?|never\s+calls?|do(?:es)?\s+not\s+call|"
+                   r"do(?:es)?n't\s+call)\s+(?:calling\s+)?(?=" + MARK + ")", re.IGNORECASE)
+
+
 def effect_of(sentence: Sentence, kind: str) -> Effect:
     if kind == "deprecation":
         return "deprecated"
@@ -56,6 +62,7 @@ def read_qualifiers(sentences: list[Sentence], inputs: tuple[InputKind, ...],
     longer dispatches to (selected by a call the item's examples show)."""
     found: list[Qualifier] = []
     for sentence in sentences:
+        found += skipped_calls(sentence)
         if not sentence.title:
             continue
         for match in DISPATCH.finditer(sentence.plain):
@@ -73,6 +80,20 @@ def read_qualifiers(sentences: list[Sentence], inputs: tuple[InputKind, ...],
                 found.append(Qualifier(kind="state", name=mention,
                                        made_by=(mention, "_" + mention)))
     return list(dict.fromkeys(found))
+
+
+def skipped_calls(sentence: Sentence) -> list[Qualifier]:
+    """"This may break code that skips `init_process_group`": only code that never calls it."""
+    found = []
+    for match in SKIPS.finditer(sentence.text):
+        index = sentence.text.count(MARK, 0, match.end())
+        if index >= len(sentence.mentions):
+            continue
+        name = sentence.mentions[index].raw.strip("`").removesuffix("()")
+        last = name.rpartition(".")[2]
+        if last.isidentifier():
+            found.append(Qualifier(kind="absent", name=last, made_by=("." + last,)))
+    return found
 
 
 def state_mention(sentence: Sentence, match: re.Match[str]) -> str:
