@@ -76,3 +76,20 @@ class AtlasShelf:
         keys = self._keys()
         found = keys.get_many([key]) if keys is not None else {}
         return found.get(key)
+
+
+class StoredAtlases(AtlasShelf):
+    """The atlases a store keeps, read without writing anything (the offline ``impact``
+    command: what it fetches is not kept, what a poll or ``atlas build`` stored is read)."""
+
+    def __init__(self, keys: KeyValues | None) -> None:
+        self.keys = keys
+
+    def _keys(self) -> KeyValues | None:
+        return self.keys
+
+    def put_atlas(self, package: str, version: str, data: bytes) -> None:
+        """Kept nowhere: the command writes no state."""
+
+    def put_atlas_tried(self, package: str, version: str, when: datetime) -> None:
+        """Kept nowhere: the command writes no state."""

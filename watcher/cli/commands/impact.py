@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, NamedTuple
@@ -32,8 +34,12 @@ from watcher.present import plural
 
 if TYPE_CHECKING:
     from watcher.impact.atlas import AtlasSource
+    from watcher.impact.atlas.source import Shelf
 
 DEFAULT_REPO = "pytorch/pytorch"
+XLA_REPO = "pytorch/xla"
+OPENING = 2_000  # characters of prose before the first heading read for whose notes they are
+XLA_HEADING = re.compile(r"pytorch\s*/\s*xla|torch[_-]xla", re.IGNORECASE)
 # "v2.7.0.md", "pytorch-v2.10.0-notes.md"; "# PyTorch 2.7.0 Release Notes", "## v2.7.0".
 TAG_IN_NAME = re.compile(r"(?<![\w.])(v?\d+\.\d+(?:\.\d+)?(?:[-.]?rc\d+)?)(?![\w])")
 HEADING = re.compile(r"^#{1,6}\s+(.*)$", re.MULTILINE)
@@ -77,17 +83,10 @@ def run_impact(config: Config, out: IO[str], paths: list[str], code: list[str], 
     taxonomy = with_overrides(config.classify.headings, config.classify.rule_patterns())
     reader = Analyzer(taxonomy, max_body_chars=config.poll.max_body_chars,
                       max_items=config.poll.max_items_per_release)
-    source = package_source(config) if any(entry.release for entry in notes) else None
-    found: list[Found] = []
-    for entry in notes:
-        package = (package_changes(source, repo or DEFAULT_REPO, entry.release)
-                   if source is not None and entry.release else None)
-        analysis = ReleaseAnalysis(analyzer, entry.release, package, owner=taxonomy.apis.owner,
-                                   suppressor=suppressor)
-        for item in reader.items(entry.body, repo=repo):
-            found.append(Found(item, analysis.of(item), entry.release))
-        found += [Found(item, impact, entry.release, "package")
-                  for item, impact in analysis.unmentioned()]
+    with stored_atlases(config) as shelf:
+        source = package_source(config, shelf) if any(entry.release for entry in notes) \
+            else None
+        found = analysed(notes, source, reader, analyzer, taxonomy.apis.owner, repo, suppressor)
     found = upgrade(found) if len(notes) > 1 else found
     if write_baseline is not None:
         written = write_baseline_file(write_baseline, found)
@@ -105,6 +104,69 @@ def run_impact(config: Config, out: IO[str], paths: list[str], code: list[str], 
     return fails
 
 
+def analysed(notes: list[Notes], source: AtlasSource | None, reader: Analyzer,
+             analyzer: ImpactAnalyzer, owner: Callable[[str], str | None], repo: str | None,
+             suppressor: Suppressor) -> list[Found]:
+    """Each release's items with their impact, its package joined where its atlases can be
+    had; the repo is ``--repo``, else the one the notes name in their first heading."""
+    found: list[Found] = []
+    for entry in notes:
+        whose = repo or repo_of(entry.body)
+        package = (package_changes(source, whose, entry.release)
+                   if source is not None and entry.release else None)
+        analysis = ReleaseAnalysis(analyzer, entry.release, package, owner=owner,
+                                   suppressor=suppressor)
+        for item in reader.items(entry.body, repo=whose):
+            found.append(Found(item, analysis.of(item), entry.release))
+        found += [Found(item, impact, entry.release, "package")
+                  for item, impact in analysis.unmentioned()]
+    return found
+
+
+def repo_of(body: str) -> str:
+    """Whose notes these are: pytorch/xla where the first heading names PyTorch/XLA (or
+    torch_xla), or where there is none naming PyTorch and the opening prose does ("Cloud TPUs
+    now support the PyTorch 2.0 release, via PyTorch/XLA integration"); else pytorch/pytorch."""
+    heading = first_heading(body)
+    if XLA_HEADING.search(heading):
+        return XLA_REPO
+    opening = body[:HEADING.search(body).start()] if HEADING.search(body) else body
+    if "pytorch" not in heading.lower() and XLA_HEADING.search(opening[:OPENING]):
+        return XLA_REPO
+    return DEFAULT_REPO
+
+
+@contextmanager
+def stored_atlases(config: Config) -> Iterator[Shelf | None]:
+    """The atlases the store keeps (a poll's, an ``atlas build``'s), read only; None where
+    there is no store yet."""
+    from watcher.store.atlases import StoredAtlases
+    from watcher.store.db import DB_NAME
+
+    url = config.store_url()
+    if url is not None:
+        from watcher.store import Store
+        from watcher.store.tablekeys import TableKeys
+
+        store = Store.connect(url, read_only=True)
+        try:
+            yield StoredAtlases(TableKeys(store.db))
+        finally:
+            store.close()
+        return
+    path = config.store_path()
+    if not (path / DB_NAME).is_file():
+        yield None
+        return
+    from watcher.store.cachekeys import CacheKeys
+
+    keys = CacheKeys(path)
+    try:
+        yield StoredAtlases(keys)
+    finally:
+        keys.close()
+
+
 def write_baseline_file(path: str, found: list[Found]) -> int:
     """Every use in ``breaks`` or ``check`` (those already suppressed too: a baseline written
     again keeps what the last one accepted), as baseline entries."""
@@ -114,14 +176,15 @@ def write_baseline_file(path: str, found: list[Found]) -> int:
     return write_baseline(path, entries)
 
 
-def package_source(config: Config) -> AtlasSource:
-    """Atlases for the offline command: bundled, else built from the package index's wheel
-    (``[impact] package_index``); nothing is kept, as the command writes no state."""
+def package_source(config: Config, shelf: Shelf | None = None) -> AtlasSource:
+    """Atlases for the offline command: bundled, stored (``shelf``), else built from the
+    package index's wheel (``[impact] package_index``); nothing is kept, as the command
+    writes no state."""
     from watcher.impact.atlas import AtlasSource, Budget, PackageIndex
 
     index = PackageIndex(config.impact.package_index, budget=Budget.of(config.impact),
                          hosts=tuple(config.impact.package_hosts))
-    return AtlasSource(store=None, index=index, clock=lambda: datetime.now(UTC))
+    return AtlasSource(store=shelf, index=index, clock=lambda: datetime.now(UTC))
 
 
 def notes_files(paths: list[str], release: str | None) -> list[Notes]:

@@ -65,11 +65,17 @@ def bundled_path(package: str, version: str, directory: Path | None = None) -> P
 
 
 def normal_version(version: str) -> str:
-    """``v2.7.0`` / ``2.7.0+cpu`` → ``2.7.0``; an error naming what is not a version."""
+    """``v2.7.0`` / ``2.7.0+cpu`` → ``2.7.0``; ``2.8`` (how PyTorch/XLA names a release in
+    its notes) → ``2.8.0``, the version its wheels carry; an error naming what is not a
+    version."""
     try:
-        return Version(version.removeprefix("v")).public
+        parsed = Version(version.removeprefix("v"))
     except InvalidVersion as error:
         raise AtlasError(f"{version!r} is not a version (e.g. 2.7.0)") from error
+    if len(parsed.release) >= 3:
+        return parsed.public
+    padded = ".".join(str(part) for part in (*parsed.release, 0, 0)[:3])
+    return Version(padded + parsed.public[len(".".join(map(str, parsed.release))):]).public
 
 
 class AtlasSource:
