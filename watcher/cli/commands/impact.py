@@ -130,7 +130,8 @@ def repo_of(body: str) -> str:
     heading = first_heading(body)
     if XLA_HEADING.search(heading):
         return XLA_REPO
-    opening = body[:HEADING.search(body).start()] if HEADING.search(body) else body
+    first = HEADING.search(body)
+    opening = body[:first.start()] if first is not None else body
     if "pytorch" not in heading.lower() and XLA_HEADING.search(opening[:OPENING]):
         return XLA_REPO
     return DEFAULT_REPO
