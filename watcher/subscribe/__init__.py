@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from watcher.subscribe.command import Answer as Answer
     from watcher.subscribe.command import SlashCommand as SlashCommand
     from watcher.subscribe.parse import parse_command as parse_command
+    from watcher.subscribe.quiet import quiet_notifiers as quiet_notifiers
     from watcher.subscribe.service import SlashCommands as SlashCommands
     from watcher.subscribe.settings import CommandSettings as CommandSettings
     from watcher.subscribe.settings import command_problems as command_problems
@@ -44,6 +45,7 @@ _EXPORTS = {
     "SocketConnection": "transports",
     "notifier_table": "settings",
     "parse_command": "parse",
+    "quiet_notifiers": "quiet",
     "schedule_words": "words",
     "secret_value": "settings",
     "settings_from": "settings",
