@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from watcher import lazy_exports
 
 if TYPE_CHECKING:
+    from watcher.subscribe.command import SLACK_IDS as SLACK_IDS
     from watcher.subscribe.command import Answer as Answer
     from watcher.subscribe.command import SlashCommand as SlashCommand
     from watcher.subscribe.parse import parse_command as parse_command
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
 
 _EXPORTS = {
     "Answer": "command",
+    "SLACK_IDS": "command",
     "command_problems": "settings",
     "CommandSettings": "settings",
     "CommandTransports": "transports",
