@@ -305,13 +305,30 @@ def build_runtime(config: Config, deps: Dependencies) -> Runtime:
 def slack_command_transports() -> CommandTransports:
     """Slack's adapters for ``/release-watch``, for the daemon (imported only when it starts,
     so no other command loads slack_sdk for them)."""
-    from handlers.slack import SocketModeCommands, slash_command_endpoint
-    from watcher.subscribe import CommandTransports
+    from handlers.slack import (
+        SlackActions,
+        SocketModeCommands,
+        interactive_endpoint,
+        slash_command_endpoint,
+    )
+    from watcher.subscribe import ClickSettings, CommandTransports
+
+    def clicks(settings: ClickSettings) -> SlackActions:
+        # The buttons' Web API client: no pacing of its own, slack-sdk's 429 handling.
+        from slack_sdk import WebClient
+        from slack_sdk.http_retry.builtin_handlers import RateLimitErrorRetryHandler
+
+        web = WebClient(token=settings.bot_token, base_url=settings.api_url, timeout=10,
+                        retry_handlers=[RateLimitErrorRetryHandler(max_retry_count=2)])
+        return SlackActions(settings.store, web, api_url=settings.api_url,
+                            clock=settings.clock, epoch=settings.epoch,
+                            code_links=settings.code_links)
 
     return CommandTransports(
-        socket_mode=lambda token, api_url, respond, wait: SocketModeCommands(
-            token, api_url, respond, wait=wait),
-        request_url=slash_command_endpoint)
+        socket_mode=lambda token, api_url, respond, wait, on_click: SocketModeCommands(
+            token, api_url, respond, wait=wait, on_click=on_click),
+        request_url=slash_command_endpoint, clicks=clicks,
+        interactive_url=interactive_endpoint)
 
 
 def slack_auth_test(api_url: str, token: SecretStr) -> tuple[bool, str]:

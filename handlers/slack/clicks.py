@@ -112,6 +112,10 @@ class SlackActions:
         self._pool.submit(self._do, click)
         return True
 
+    def settle(self, timeout: float = 10.0) -> None:
+        """Wait until the clicks taken so far are done (one worker: they run in order)."""
+        self._pool.submit(lambda: None).result(timeout)
+
     def close(self) -> None:
         """Finish the clicks taken, then stop."""
         self._pool.shutdown(wait=True)

@@ -29,6 +29,8 @@ if TYPE_CHECKING:
     from watcher.subscribe.settings import notifier_table as notifier_table
     from watcher.subscribe.settings import secret_value as secret_value
     from watcher.subscribe.settings import settings_from as settings_from
+    from watcher.subscribe.transports import Clicks as Clicks
+    from watcher.subscribe.transports import ClickSettings as ClickSettings
     from watcher.subscribe.transports import CommandTransports as CommandTransports
     from watcher.subscribe.transports import RespondEnvelope as RespondEnvelope
     from watcher.subscribe.transports import SocketConnection as SocketConnection
@@ -42,6 +44,8 @@ _EXPORTS = {
     "SLACK_IDS": "command",
     "command_problems": "settings",
     "CommandSettings": "settings",
+    "ClickSettings": "transports",
+    "Clicks": "transports",
     "CommandTransports": "transports",
     "RespondEnvelope": "transports",
     "SocketConnection": "transports",
