@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
-from conftest import Clock
+from conftest import SLACK_TOKEN, Clock
 from subscribe_support import running_daemon
 
 from watcher.daemon.loop import Daemon
@@ -41,6 +41,23 @@ def codebase(root: Path) -> Path:
     (root / "quant.py").write_text("from torch.ao.quantization import quantize_dynamic\n\n"
                                    "def shrink(m):\n    return quantize_dynamic(m)\n")
     return root
+
+
+def prepared(fake_github: Any, fake_slack: Any, root: Path) -> Path:
+    """The bot in ``#team-dist`` with one member, a first release (the baseline), and the
+    codebase; its path."""
+    fake_slack.add_token(SLACK_TOKEN, channels=[CHANNEL])
+    fake_slack.add_member(CHANNEL, MEMBER)
+    fake_github.add_release("pytorch/pytorch", tag="v2.5.0", body="## CUDA\n- Fix (#1)\n")
+    return codebase(root)
+
+
+def announced(running: Daemon, fake_github: Any) -> int:
+    """The baseline polled, then NOTES released and posted; the release's id."""
+    running._poll_job()
+    release = fake_github.add_release("pytorch/pytorch", tag="v2.6.0", body=NOTES)
+    running._poll_job()
+    return int(release["id"])
 
 
 def daemon(write_config: Callable[..., Path], fake_slack: Any, clock: Clock, code: Path,

@@ -15,14 +15,14 @@ from actions_support import (
     NOTES,
     STRANGER,
     USES,
+    announced,
     click,
-    codebase,
     daemon,
     elements,
     first_message,
     form,
+    prepared,
 )
-from conftest import SLACK_TOKEN
 from subscribe_support import SIGNING_SECRET, signed
 
 from watcher.delivery import release_ref
@@ -32,16 +32,10 @@ PLACE = re.compile(r"loader_\d\.py:\d+")
 
 @pytest.fixture
 def served(fake_github, fake_slack, write_config, clock, tmp_path):
-    fake_slack.add_token(SLACK_TOKEN, channels=[CHANNEL])
-    fake_slack.add_member(CHANNEL, MEMBER)
-    fake_github.add_release("pytorch/pytorch", tag="v2.5.0", body="## CUDA\n- Fix (#1)\n")
-    code = codebase(tmp_path / "trainer")
+    code = prepared(fake_github, fake_slack, tmp_path / "trainer")
     with daemon(write_config, fake_slack, clock, code, {"SLACK_SIGNING_SECRET": SIGNING_SECRET},
                 listen=True) as running:
-        running._poll_job()  # the baseline
-        release = fake_github.add_release("pytorch/pytorch", tag="v2.6.0", body=NOTES)
-        running._poll_job()
-        running.release_id = release["id"]
+        running.release_id = announced(running, fake_github)
         assert running.service.listener is not None
         with httpx.Client(base_url=running.service.listener.url) as http:
             yield running, http

@@ -8,27 +8,21 @@ from __future__ import annotations
 import re
 
 import pytest
-from actions_support import CHANNEL, MEMBER, NOTES, STRANGER, click, codebase, daemon, elements
+from actions_support import MEMBER, STRANGER, announced, click, daemon, elements, prepared
 from actions_support import first_message as first
-from conftest import SLACK_TOKEN
 from fakes.socket_mode import FakeSocketMode
 from subscribe_support import APP_TOKEN
 
 
 @pytest.fixture
 def connected(fake_github, fake_slack, write_config, clock, tmp_path):
-    fake_slack.add_token(SLACK_TOKEN, channels=[CHANNEL])
-    fake_slack.add_member(CHANNEL, MEMBER)
-    fake_github.add_release("pytorch/pytorch", tag="v2.5.0", body="## CUDA\n- Fix (#1)\n")
-    code = codebase(tmp_path / "trainer")
+    code = prepared(fake_github, fake_slack, tmp_path / "trainer")
     with FakeSocketMode() as server:
         fake_slack.socket_url = server.url
         fake_slack.add_app_token(APP_TOKEN)
         with daemon(write_config, fake_slack, clock, code, {"SLACK_APP_TOKEN": APP_TOKEN}
                     ) as running:
-            running._poll_job()
-            fake_github.add_release("pytorch/pytorch", tag="v2.6.0", body=NOTES)
-            running._poll_job()
+            announced(running, fake_github)
             yield running, server
 
 
