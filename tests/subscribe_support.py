@@ -52,13 +52,16 @@ def running_daemon(
     clock: Clock,
     secrets: dict[str, str],
     extra: str = "",
+    notifiers: str = "",
 ) -> Iterator[Daemon]:
-    """``release-watch run`` in this process, started paused: the test runs its jobs."""
+    """``release-watch run`` in this process, started paused: the test runs its jobs;
+    ``notifiers`` beside its ``jsonl`` one."""
     config = load_config(
         write_config(
             f"[poll]\nfirst_run_announce = 0\n{extra}",
             repos=("pytorch/pytorch",),
-            notifiers='[[notifiers]]\nname = "log"\ntype = "jsonl"\npath = "events.jsonl"\n',
+            notifiers=notifiers
+            + '[[notifiers]]\nname = "log"\ntype = "jsonl"\npath = "events.jsonl"\n',
             slack_url=slack_url,
         )
     )

@@ -534,8 +534,9 @@ def test_every_yaml_file_parses(yaml: Any) -> None:
 def test_slack_app_manifest_has_the_scopes_socket_mode_and_the_command(yaml: Any) -> None:
     """What /release-watch needs of the Slack app (README: "Running it for a team")."""
     manifest = yaml.safe_load((DEPLOY / "slack-app-manifest.yml").read_text())
-    assert sorted(manifest["oauth_config"]["scopes"]["bot"]) == ["chat:write", "commands"]
+    assert {"chat:write", "commands"} <= set(manifest["oauth_config"]["scopes"]["bot"])
     assert manifest["settings"]["socket_mode_enabled"] is True
+    assert manifest["settings"]["interactivity"]["is_enabled"] is True  # the buttons
     (command,) = manifest["features"]["slash_commands"]
     assert command["command"] == "/release-watch" and "url" not in command  # Socket Mode
     assert command["usage_hint"].startswith("subscribe [OWNER/NAME] [subsystem ...] [kind ...]")

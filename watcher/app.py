@@ -41,14 +41,15 @@ from watcher.store import Store, open_store
 if TYPE_CHECKING:
     from datetime import datetime
 
-    from watcher.impact import CodeIndex, ImpactAnalyzer
+    from watcher.impact import CodeIndex, ImpactAnalyzer, Suppressor
     from watcher.impact.atlas import AtlasSource, PackageStep, Shelf
     from watcher.models import Release
     from watcher.notes import LabelSource, Taxonomy
     from watcher.subscribe import CommandTransports
 
 __all__ = ["Dependencies", "Runtime", "build_notifiers", "build_runtime", "notifier_configs",
-           "slack_auth_test", "slack_command_transports", "subscribed_notifiers", "taxonomy_for"]
+           "quiet_channels", "slack_auth_test", "slack_command_transports",
+           "subscribed_notifiers", "taxonomy_for"]
 
 logger = logging.getLogger(__name__)
 
@@ -115,6 +116,14 @@ def subscribed_notifiers(config: Config, deps: Dependencies, store: Store,
     return notifiers
 
 
+def quiet_channels(notifiers: Mapping[str, Notifier], store: Store) -> None:
+    """Every notifier posting to a Slack channel routes with what that channel muted and
+    snoozed with a button, as the store holds it now (``watcher.subscribe.quiet``)."""
+    from watcher.subscribe import quiet_notifiers
+
+    quiet_notifiers(notifiers, store.quiet_entries())
+
+
 def _label_source(config: Config, client: GitHubClient, store: Store,
                   deps: Dependencies) -> LabelSource | None:
     wanted = config.classify.use_pr_labels
@@ -176,7 +185,7 @@ def impact_step(config: Config, store: Store, metrics: Metrics | None = None, *,
         on_scan = (metrics or Metrics()).impact_scanned
         analyzer = ImpactAnalyzer(roots, load_cache=load, save_cache=save, on_scan=on_scan,
                                   kept=indexes)
-        return release_impact(analyzer, atlases, taxonomy)
+        return release_impact(analyzer, atlases, taxonomy, lambda: store_suppressor(store))
 
     return for_poll
 
@@ -197,11 +206,21 @@ def package_source(config: Config, store: Shelf | None, clock: Callable[[], date
                        retry_every=timedelta(seconds=config.impact.package_retry))
 
 
+def store_suppressor(store: Store) -> Suppressor:
+    """The uses a team said are "not us" (a Slack button), as the store holds them now: the
+    bot's own analysis leaves them out of the tiers, counted, as ``--suppressions store``."""
+    from watcher.impact import Suppressor
+
+    return Suppressor.of(store=store.suppressions())
+
+
 def release_impact(analyzer: ImpactAnalyzer, atlases: Callable[[], AtlasSource] | None,
-                   taxonomy: Callable[[], Taxonomy]) -> ImpactOf:
+                   taxonomy: Callable[[], Taxonomy],
+                   suppressor: Callable[[], Suppressor] | None = None) -> ImpactOf:
     """The impact step of one poll: per release, its notes' subjects joined with its
     package's API changes (its atlas and the one before, compared once per release); an API
-    change no item speaks of is filed under the subsystem owning its module."""
+    change no item speaks of is filed under the subsystem owning its module; the uses
+    ``suppressor`` names (read per release) are counted, not claimed."""
     from watcher.impact import ReleaseAnalysis, package_changes, package_expected
 
     def owner(api: str) -> str | None:
@@ -212,8 +231,11 @@ def release_impact(analyzer: ImpactAnalyzer, atlases: Callable[[], AtlasSource] 
                    if atlases is not None else None)
         pending = package is None and atlases is not None and package_expected(
             repo, release.tag_name, release.prerelease)
-        return ReleaseAnalysis(analyzer, release.tag_name, package, owner=owner,
-                               pending=pending)
+        analysis = ReleaseAnalysis(analyzer, release.tag_name, package, owner=owner,
+                                   pending=pending)
+        if suppressor is not None:
+            analysis.suppressor = suppressor()
+        return analysis
 
     return for_release
 
@@ -241,6 +263,7 @@ class Runtime:
         now on."""
         everyone = {**notifiers, **subscribed_notifiers(self.config, deps, self.store,
                                                         notifiers)}
+        quiet_channels(everyone, self.store)
         self.poller.notifiers = [notifier.config for notifier in everyone.values()]
         return everyone
 
@@ -282,13 +305,30 @@ def build_runtime(config: Config, deps: Dependencies) -> Runtime:
 def slack_command_transports() -> CommandTransports:
     """Slack's adapters for ``/release-watch``, for the daemon (imported only when it starts,
     so no other command loads slack_sdk for them)."""
-    from handlers.slack import SocketModeCommands, slash_command_endpoint
-    from watcher.subscribe import CommandTransports
+    from handlers.slack import (
+        SlackActions,
+        SocketModeCommands,
+        interactive_endpoint,
+        slash_command_endpoint,
+    )
+    from watcher.subscribe import ClickSettings, CommandTransports
+
+    def clicks(settings: ClickSettings) -> SlackActions:
+        # The buttons' Web API client: no pacing of its own, slack-sdk's 429 handling.
+        from slack_sdk import WebClient
+        from slack_sdk.http_retry.builtin_handlers import RateLimitErrorRetryHandler
+
+        web = WebClient(token=settings.bot_token, base_url=settings.api_url, timeout=10,
+                        retry_handlers=[RateLimitErrorRetryHandler(max_retry_count=2)])
+        return SlackActions(settings.store, web, api_url=settings.api_url,
+                            clock=settings.clock, epoch=settings.epoch,
+                            code_links=settings.code_links)
 
     return CommandTransports(
-        socket_mode=lambda token, api_url, respond, wait: SocketModeCommands(
-            token, api_url, respond, wait=wait),
-        request_url=slash_command_endpoint)
+        socket_mode=lambda token, api_url, respond, wait, on_click: SocketModeCommands(
+            token, api_url, respond, wait=wait, on_click=on_click),
+        request_url=slash_command_endpoint, clicks=clicks,
+        interactive_url=interactive_endpoint)
 
 
 def slack_auth_test(api_url: str, token: SecretStr) -> tuple[bool, str]:

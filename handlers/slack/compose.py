@@ -12,11 +12,12 @@ status line last. Each stage takes the value of the one before; none calls back 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from handlers.slack import render
 from handlers.slack.blocks import header, section
+from handlers.slack.buttons import release_memory, uses_memory
 from handlers.slack.items import Style
 from handlers.slack.layout import MAX_BLOCKS, SlackMessage, block_chars, pack, piece_blocks
 from handlers.slack.text import link
@@ -59,7 +60,8 @@ def first_message(channel: str, ts: str, message: SlackMessage, event: Event
     ``announces``: it announced the release (not an edit posted on its own, which keeps
     saying what that edit changed)."""
     return {"channel": channel, "ts": ts, "text": message.text, "blocks": message.blocks,
-            "edits": 0, "announces": event.event in ("published", "released")}
+            "edits": 0, "announces": event.event in ("published", "released"),
+            "uses": uses_memory(event.items), **release_memory(event, event.items)}
 
 
 # ---- a release's announcement -----------------------------------------------------------
@@ -193,6 +195,8 @@ def redrawn_first(memory: dict[str, Any], event: Event, limits: Limits, style: S
             kept[0] = header(f"{release_title(event)} released")
         return {**memory, "blocks": [*kept, status]}
     plan = plan_event(now, style.threshold)
+    style = replace(style, not_us=memory.get("not_us") or {})
     first = pack(render.parent(plan, style, threads=True), limits.max_chars - _STATUS_ROOM,
                  in_thread=False, fallback=render.summary_text(plan))[0]
-    return {**memory, "text": first.text, "blocks": [*first.blocks, status]}
+    return {**memory, "text": first.text, "blocks": [*first.blocks, status],
+            "uses": uses_memory(now.items), **release_memory(now, now.items)}

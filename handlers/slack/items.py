@@ -7,19 +7,25 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from handlers.slack.text import Line, escape, item_lines, link, to_mrkdwn
+from watcher.delivery import NOT_QUIET, Quiet
 from watcher.models import Affect, EventItem
 from watcher.present import (
     KIND_NAMES,
     UNSURE_BELOW,
     USES_SHOWN,
     AffectsPlan,
+    plural,
     subsystem_tag,
     use_place,
 )
 from watcher.untrusted import clean_line
+
+if TYPE_CHECKING:
+    from handlers.slack.buttons import ButtonRef
 
 ANY_CODEBASE = ""  # the key of a link template that serves every codebase (``[impact] link``)
 TITLE_CHARS = 300  # a called-out item's title in the parent (its thread has it whole)
@@ -37,6 +43,12 @@ class Style:
     threshold: float = UNSURE_BELOW
     repo: str = ""
     code_links: Mapping[str, str] = field(default_factory=dict)
+    # Bot-token channels: where the release's first message is remembered, for its buttons
+    # (None: no buttons), what the channel muted and snoozed, and the uses it said "not us"
+    # to (by use key), as the buttons show them.
+    buttons: ButtonRef | None = None
+    quiet: Quiet = NOT_QUIET
+    not_us: Mapping[str, Any] = field(default_factory=dict)
 
 
 # ---- items as lines -------------------------------------------------------------------------
@@ -125,6 +137,8 @@ def affects_lines(affects: AffectsPlan, style: Style, *, limit: int = CALLOUT_IT
                     for use in entry.uses[:USES_SHOWN]]
             if len(entry.uses) > USES_SHOWN:
                 uses.append(f"\u2003+{len(entry.uses) - USES_SHOWN} more")
+            if entry.item.suppressed and id(entry.item) not in listed:
+                uses.append(f"\u2003_{plural(entry.item.suppressed, 'use')} marked not us_")
             lines.append("\n".join([item_title(entry.item, style, show_kind=True), *uses]))
             listed.add(id(entry.item))
     left = sum(id(item) not in listed for item in affects.items) + more

@@ -34,6 +34,7 @@ from handlers.slack.answers import (
     error_code,
     webhook_url_problem,
 )
+from handlers.slack.buttons import ButtonRef
 from handlers.slack.compose import (
     FOLLOW_UPS,
     Limits,
@@ -172,7 +173,12 @@ class SlackNotifier(Notifier):
                       self.settings.max_messages_per_event)
 
     def _style(self, event: Event) -> Style:
-        return Style(self.config.min_confidence, event.repo, self._link_templates())
+        """Bot-token messages carry buttons (``buttons``); a webhook's cannot take a click."""
+        ref = ButtonRef(self.name, thread_key(event)) if self.threads else None
+        if ref is not None and not ref.fits():
+            ref = None  # a notifier name past 200 characters: its messages take no clicks
+        return Style(self.config.min_confidence, event.repo, self._link_templates(),
+                     buttons=ref, quiet=self.config.quiet)
 
     def _link_templates(self) -> dict[str, str]:
         """Each codebase's link template by its name, as ``HandlerContext.link_template``

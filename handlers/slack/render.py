@@ -14,6 +14,7 @@ from collections import Counter
 from typing import Any
 
 from handlers.slack.blocks import Piece, Titled, context, header, section
+from handlers.slack.buttons import controls, item_actions, release_memory
 from handlers.slack.items import (
     CALLOUT_ITEMS,
     TITLE_CHARS,
@@ -24,8 +25,9 @@ from handlers.slack.items import (
     with_groups,
 )
 from handlers.slack.text import Line, escape, link, to_mrkdwn
-from watcher.models import KIND_TITLES, EventItem
+from watcher.models import KIND_TITLES, Affect, EventItem
 from watcher.present import (
+    USES_SHOWN,
     EventPlan,
     Section,
     changes_in_words,
@@ -82,7 +84,22 @@ def affects(plan: EventPlan, style: Style, *, where: str) -> list[Piece]:
     if not plan.affects:
         return []
     lines = affects_lines(plan.affects, style, where=where)
-    return [Titled(escape(plan.affects.title), [[Line(line)] for line in lines])]
+    return [Titled(escape(plan.affects.title), [[Line(line)] for line in lines]),
+            *use_buttons(plan, style)]
+
+
+def use_buttons(plan: EventPlan, style: Style) -> list[Piece]:
+    """Under "Affects your code", per item listed: its uses whole, and "not us" on each use
+    shown (bot-token channels only)."""
+    if style.buttons is None:
+        return []
+    shown: dict[int, tuple[EventItem, list[Affect]]] = {}
+    for group in plan.affects.tiers:
+        for entry in group.entries[:CALLOUT_ITEMS]:
+            _, uses = shown.setdefault(id(entry.item), (entry.item, []))
+            uses += entry.uses[:USES_SHOWN]
+    return [item_actions(item, uses, style.buttons, style.not_us)
+            for item, uses in list(shown.values())[:CALLOUT_ITEMS]]
 
 
 def callouts(plan: EventPlan, style: Style) -> list[Piece]:
@@ -124,6 +141,10 @@ def parent(plan: EventPlan, style: Style, *, threads: bool) -> list[Piece]:
                                                                           show_top=True)))
     elif threads and not plan.edited:
         pieces += callouts(plan, style)  # a webhook's one message has them first, whole
+    if style.buttons is not None and threads:
+        memory = release_memory(event, plan.items)
+        pieces.append(controls(style.buttons, memory["release"], memory["subsystems"],
+                               style.quiet))
     pieces.append(footer(plan))
     return pieces
 

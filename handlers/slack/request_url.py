@@ -64,11 +64,17 @@ class SignatureCheck:
         return None
 
 
-def slash_command_endpoint(
-    secret: str, answer: Answer, clock: Callable[[], float]
-) -> Callable[[Request], Response]:
-    """The endpoint: check the signature, read the form Slack posts, answer it (the JSON
-    body Slack shows the person who typed the command), unless the store saw it before."""
+# A click's payload, its signature and until when that is kept: True taken, None seen before
+# (a replay), False not a click of ours.
+TakeClick = Callable[[Mapping[str, Any], str, float], bool | None]
+# A signed request's body, signature and expiry in; its response out, None for a replay.
+Serve = Callable[[bytes, str, float], Response | None]
+
+
+def signed_endpoint(secret: str, clock: Callable[[], float], serve: Serve
+                    ) -> Callable[[Request], Response]:
+    """An endpoint that serves only what Slack signed, fresh and not seen before: 401 and a
+    log line, and nothing done, for the rest."""
     check = SignatureCheck(secret, clock)
 
     def endpoint(request: Request) -> Response:
@@ -76,16 +82,56 @@ def slash_command_endpoint(
         signature = request.header("x-slack-signature")
         why = check.problem(request.body, timestamp, signature)
         if why is None:
-            try:
-                form = dict(parse_qsl(request.body.decode("utf-8"), keep_blank_values=True))
-            except UnicodeDecodeError:
-                return Response(400, b"not a form\n")
             assert timestamp is not None and signature is not None
-            answered = answer(form, signature, int(timestamp) + WINDOW)
-            if answered is not None:
-                return Response(200, json.dumps(answered).encode(), JSON)
+            response = serve(request.body, signature, int(timestamp) + WINDOW)
+            if response is not None:
+                return response
             why = "this signed request was received before (replayed)"
         logger.warning("slack request URL: refused a request to %s: %s", request.path, why)
         return Response(401, b"invalid signature\n")
 
     return endpoint
+
+
+def interactive_endpoint(
+    secret: str, take: TakeClick, clock: Callable[[], float]
+) -> Callable[[Request], Response]:
+    """``/slack/interactive``: a click on a button, signed as a slash command is, its
+    ``block_actions`` payload JSON in the form field ``payload``
+    (api.slack.com/interactivity/handling#payloads). Answered at once with an empty 200 (the
+    click is done on a thread of its own and answered in Slack), 401 when unsigned, stale or
+    replayed, 400 when it holds no payload."""
+
+    def serve(body: bytes, signature: str, until: float) -> Response | None:
+        payload = _payload(body)
+        if payload is None:
+            return Response(400, b"no payload\n")
+        return None if take(payload, signature, until) is None else Response(200, b"")
+
+    return signed_endpoint(secret, clock, serve)
+
+
+def _payload(body: bytes) -> dict[str, Any] | None:
+    try:
+        form = dict(parse_qsl(body.decode("utf-8"), keep_blank_values=True))
+        payload = json.loads(form.get("payload", ""))
+    except (UnicodeDecodeError, ValueError):
+        return None
+    return payload if isinstance(payload, dict) else None
+
+
+def slash_command_endpoint(
+    secret: str, answer: Answer, clock: Callable[[], float]
+) -> Callable[[Request], Response]:
+    """The endpoint: check the signature, read the form Slack posts, answer it (the JSON
+    body Slack shows the person who typed the command), unless the store saw it before."""
+
+    def serve(body: bytes, signature: str, until: float) -> Response | None:
+        try:
+            form = dict(parse_qsl(body.decode("utf-8"), keep_blank_values=True))
+        except UnicodeDecodeError:
+            return Response(400, b"not a form\n")
+        answered = answer(form, signature, until)
+        return None if answered is None else Response(200, json.dumps(answered).encode(), JSON)
+
+    return signed_endpoint(secret, clock, serve)

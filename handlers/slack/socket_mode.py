@@ -1,8 +1,9 @@
-"""Slash commands over Socket Mode (slack-sdk's built-in client): no public URL needed. The app
-token (``SLACK_APP_TOKEN``, ``xapp-…``) opens a websocket (``apps.connections.open`` on
-``[slack] api_url``); Slack sends each ``/release-watch`` as an envelope, and the envelope's
-acknowledgement, due within 3 seconds, carries the answer the person sees
-(api.slack.com/apis/connections/socket#command).
+"""Slash commands and clicks on buttons over Socket Mode (slack-sdk's built-in client): no
+public URL needed. The app token (``SLACK_APP_TOKEN``, ``xapp-…``) opens a websocket
+(``apps.connections.open`` on ``[slack] api_url``); Slack sends each ``/release-watch`` as an
+envelope, and the envelope's acknowledgement, due within 3 seconds, carries the answer the
+person sees (api.slack.com/apis/connections/socket#command); a click is an envelope of type
+``interactive``, queued and acknowledged at once, then done.
 
 slack-sdk reconnects a dropped connection by itself; only the first connection is ours to
 retry, until it works or the token is refused. Slack delivers an envelope again (same
@@ -29,6 +30,8 @@ logger = logging.getLogger(__name__)
 
 # An envelope's payload and id in, the answer its acknowledgement carries out.
 Answer = Callable[[Mapping[str, Any], str], dict[str, Any]]
+# A click's envelope (type ``interactive``), handed on once acknowledged: its payload and id.
+OnClick = Callable[[Mapping[str, Any], str], None]
 # apps.connections.open's errors no retry fixes, with what to do.
 REFUSED = {
     "invalid_auth": "SLACK_APP_TOKEN is not valid: copy the app-level token (xapp-…) again",
@@ -45,12 +48,15 @@ class SocketModeCommands:
     """Connects, answers slash commands with ``answer``, and closes."""
 
     def __init__(
-        self, app_token: str, api_url: str, answer: Answer, *, wait: Callable[[float], bool]
+        self, app_token: str, api_url: str, answer: Answer, *, wait: Callable[[float], bool],
+        on_click: OnClick | None = None,
     ) -> None:
-        """``wait(seconds)``: sleeps between first attempts, True once the daemon stops."""
+        """``wait(seconds)``: sleeps between first attempts, True once the daemon stops;
+        ``on_click``: where clicks on buttons go (none: acknowledged and dropped)."""
         self._token = app_token
         self._api_url = api_url
         self._answer = answer
+        self._on_click = on_click
         self._wait = wait
         self._client: SocketModeClient | None = None
         self._thread: threading.Thread | None = None
@@ -106,7 +112,15 @@ class SocketModeCommands:
 
     def _on_request(self, client: Any, request: SocketModeRequest) -> None:
         """Acknowledge every envelope; a slash command's acknowledgement is its answer (an
-        envelope delivered again has the same ``envelope_id``: the answer knows it)."""
+        envelope delivered again has the same ``envelope_id``: the answer knows it). A click
+        (``interactive``) is handed on, which only checks it, records its envelope and queues
+        it, then acknowledged with nothing: Slack wants that within 3 seconds, whatever the
+        click takes."""
+        if request.type == "interactive" and self._on_click is not None:
+            try:
+                self._on_click(request.payload, request.envelope_id)
+            except Exception as error:  # acknowledged all the same: Slack would only resend it
+                logger.error("slack: a click could not be taken: %s", type(error).__name__)
         payload = (self._answer(request.payload, request.envelope_id)
                    if request.type == "slash_commands" else None)
         client.send_socket_mode_response(SocketModeResponse(request.envelope_id, payload))

@@ -1,5 +1,6 @@
 """A fake Slack (Web API ``chat.postMessage``/``chat.update``/``auth.test``/
-``apps.connections.open`` and one incoming webhook) over HTTP.
+``apps.connections.open``/``conversations.members``, one incoming webhook and one click's
+``response_url``) over HTTP.
 
 Why a real server: the notifier talks to Slack through the official ``slack_sdk`` clients, whose
 retry handlers, error mapping and request encoding only run honestly when bytes cross a socket.
@@ -31,6 +32,7 @@ from fakes.loopback import Answer, Served
 JSON_CT = "application/json; charset=utf-8"
 TEXT_CT = "text/plain; charset=utf-8"
 WEBHOOK_PATH = "/services/T000/B000/XXXX"
+RESPONSE_PATH = "/actions/T000/1/response"  # a click's response_url (ephemeral answers)
 BOT_USER_ID = "UBOT"
 BOT_ID = "BBOT"
 TEAM_ID = "T000"
@@ -137,6 +139,7 @@ class _Channel:
     id: str
     everyone: bool  # every valid token is a member
     members: set[str] = field(default_factory=set)
+    users: set[str] = field(default_factory=set)  # people in it (conversations.members)
 
 
 class _Reject(Exception):
@@ -171,11 +174,17 @@ class FakeSlack(Served):
         self._app_tokens: set[str] = set()
         # Where apps.connections.open sends Socket Mode clients (``fakes.socket_mode``).
         self.socket_url: str | None = None
+        self.responses: list[dict[str, Any]] = []  # what was posted to a response_url
 
     @property
     def api_url(self) -> str:
         """What ``WebClient(base_url=...)`` gets; the trailing slash matters to slack_sdk."""
         return self.url + "/api/"
+
+    @property
+    def response_url(self) -> str:
+        """A click's ``response_url``: what is posted there is kept in ``responses``."""
+        return self.url + RESPONSE_PATH
 
     @property
     def webhook_url(self) -> str:
@@ -199,6 +208,11 @@ class FakeSlack(Served):
             channel.everyone = member
             if not member:
                 channel.members.clear()
+
+    def add_member(self, channel: str, *users: str) -> None:
+        """People in ``channel`` (created if missing), as ``conversations.members`` lists."""
+        with self._lock:
+            self._ensure_channel(channel, everyone=False).users.update(users)
 
     def add_app_token(self, token: str) -> None:
         """A valid app-level token (``xapp-…``): it may open Socket Mode connections."""
@@ -363,6 +377,19 @@ class FakeSlack(Served):
                                        edits=old.edits + 1)
         return {"ok": True, "channel": channel.id, "ts": ts, "text": text or ""}
 
+    def _members(self, headers: dict[str, str], params: dict[str, Any]) -> dict[str, Any]:
+        """conversations.members, a page of ``limit`` at a time (the cursor is an offset), as
+        api.slack.com/methods/conversations.members pages."""
+        token = self._token(headers, params)
+        channel = self._lookup(str(params.get("channel") or ""))
+        if channel is None or (not channel.everyone and token not in channel.members):
+            raise _Reject("channel_not_found")  # a private channel the bot is not in
+        everyone = sorted(channel.users)
+        start = int(params.get("cursor") or 0)
+        end = start + max(1, int(params.get("limit") or 100))
+        return {"ok": True, "members": everyone[start:end],
+                "response_metadata": {"next_cursor": str(end) if end < len(everyone) else ""}}
+
     def _auth_test(self, headers: dict[str, str], params: dict[str, Any]) -> dict[str, Any]:
         self._token(headers, params)
         return {
@@ -392,7 +419,7 @@ class FakeSlack(Served):
     ) -> dict[str, Any]:  # fmt: skip
         method = path.removeprefix("/api/")
         routes = {"chat.postMessage": self._post_message, "chat.update": self._update,
-                  "auth.test": self._auth_test,
+                  "auth.test": self._auth_test, "conversations.members": self._members,
                   "apps.connections.open": self._connections_open}
         route = routes.get(method)
         if route is None:
@@ -429,6 +456,12 @@ class FakeSlack(Served):
             params, problem = _decode(headers, raw, webhook=True)
             status, text = self._webhook(params, problem)
             return status, TEXT_CT, text.encode()
+        if path == RESPONSE_PATH:
+            params, problem = _decode(headers, raw, webhook=True)
+            if problem is not None:
+                return 400, TEXT_CT, problem.encode()
+            self.responses.append(params)
+            return 200, TEXT_CT, b"ok"
         if path.startswith("/services/"):
             return 404, TEXT_CT, b"no_service"
         return 404, TEXT_CT, b"not_found"

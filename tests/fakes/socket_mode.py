@@ -203,12 +203,32 @@ class FakeSocketMode:
             "payload": payload,
             "accepts_response_payload": True,
         }
-        if again is not None:
+        return self._acknowledged(envelope, again is not None, timeout, repr(text))
+
+    def click(self, payload: dict[str, Any], *, timeout: float = 10,
+              again: str | None = None) -> str:
+        """Deliver a click (a ``block_actions`` payload) as Slack's ``interactive`` envelope
+        and wait for its (empty) acknowledgement; the envelope's id. ``again``: that envelope
+        delivered again (``retry_attempt`` 1)."""
+        envelope_id = again or str(uuid.uuid4())
+        with self._acked:
+            self.acks.pop(envelope_id, None)
+        envelope: dict[str, Any] = {"envelope_id": envelope_id, "type": "interactive",
+                                    "payload": payload, "accepts_response_payload": False}
+        self._acknowledged(envelope, again is not None, timeout, "a click")
+        return envelope_id
+
+    def _acknowledged(self, envelope: dict[str, Any], again: bool, timeout: float,
+                      what: str) -> dict[str, Any]:
+        """Send ``envelope`` (``again``: as Slack retries it) and wait for its
+        acknowledgement."""
+        envelope_id = envelope["envelope_id"]
+        if again:
             envelope.update(retry_attempt=1, retry_reason="timeout")
         self.send(envelope)
         with self._acked:
             if not self._acked.wait_for(lambda: envelope_id in self.acks, timeout):
-                raise AssertionError(f"no acknowledgement of {text!r} within {timeout}s")
+                raise AssertionError(f"no acknowledgement of {what} within {timeout}s")
             return self.acks[envelope_id]
 
     def stop(self) -> None:

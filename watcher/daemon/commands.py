@@ -1,6 +1,7 @@
 """The daemon's side of ``/release-watch``: answering commands over Socket Mode (when
 ``SLACK_APP_TOKEN`` is set) or at the request URL ``/slack/commands`` (when
-``SLACK_SIGNING_SECRET`` is), and the channels' subscriptions as notifiers, read from the store
+``SLACK_SIGNING_SECRET`` is), and clicks on the buttons of a release's message the same two
+ways (``/slack/interactive``), and the channels' subscriptions as notifiers, read from the store
 for every job, so a new one takes effect from the next poll without a restart; their digests
 are scheduled beside the configured ones.
 
@@ -30,6 +31,8 @@ from watcher.server import Route
 from watcher.store import NOTIFIER_PREFIX, Store, open_store
 from watcher.subscribe import (
     Answer,
+    Clicks,
+    ClickSettings,
     CommandSettings,
     CommandTransports,
     SlashCommands,
@@ -41,6 +44,7 @@ from watcher.subscribe import (
 logger = logging.getLogger(__name__)
 
 COMMANDS_PATH = "/slack/commands"
+INTERACTIVE_PATH = "/slack/interactive"  # clicks on the buttons of a release's message
 # How long an envelope's id is kept: Slack retries an unacknowledged envelope within minutes.
 ENVELOPE_KEPT = 3600.0
 AGAIN = ("This /release-watch command reached release-watch before and was done then; it was "
@@ -59,6 +63,7 @@ class SlackCommands:
         self.stopping = stopping
         self.transports = transports
         self.commands: SlashCommands | None = None
+        self.clicks: Clicks | None = None
         self._store: Store | None = None
         self._socket: SocketConnection | None = None
 
@@ -77,11 +82,40 @@ class SlackCommands:
             )
         self._store = open_store(store_path, url)
         self.commands = SlashCommands(self._store, self._settings, self.deps.clock)
+        self.clicks = self._clicks(self._store)
         if app_token is not None:
             self._socket = self.transports.socket_mode(
                 app_token, self._config().slack.api_url, self._respond_envelope,
-                self.stopping.wait)
+                self.stopping.wait, self._on_click if self.clicks is not None else None)
             self._socket.start()
+
+    def _clicks(self, store: Store) -> Clicks | None:
+        """The buttons' side, with the bot token (no token: no buttons were posted)."""
+        token = secret_value(self.deps.get_secrets().slack_bot_token)
+        if token is None or self.transports.clicks is None:
+            return None
+        config = self._config()
+        links = {codebase.name: codebase.link for codebase in config.impact_codebases()
+                 if codebase.link}
+        if not links and config.impact.link:
+            links = {"": config.impact.link}  # one template for every codebase
+        return self.transports.clicks(ClickSettings(
+            store=store, bot_token=token, api_url=config.slack.api_url, clock=self.deps.clock,
+            epoch=self.deps.epoch, code_links=links))
+
+    def _on_click(self, payload: Mapping[str, Any], envelope_id: str) -> None:
+        """A click over Socket Mode, acknowledged: done once per envelope."""
+        assert self.clicks is not None
+        self.clicks.click(payload, f"socket-mode envelope {envelope_id}",
+                          self.deps.epoch() + ENVELOPE_KEPT)
+
+    def _take_click(self, payload: Mapping[str, Any], signature: str, until: float
+                    ) -> bool | None:
+        """A signed click; None once the store saw its signature (a replay)."""
+        if self.clicks is None:  # the listener may be up before the daemon's store
+            logger.warning("slack: a click came before release-watch was ready; not done")
+            return False
+        return self.clicks.click(payload, signature, until)
 
     def _respond_envelope(self, payload: Mapping[str, Any], envelope_id: str) -> dict[str, Any]:
         """A Socket Mode envelope's answer; one Slack delivers again (its acknowledgement was
@@ -106,7 +140,11 @@ class SlackCommands:
         if secret is None:
             return {}
         endpoint = self.transports.request_url(secret, self._respond_once, self.deps.epoch)
-        return {COMMANDS_PATH: Route(endpoint, frozenset({"POST"}))}
+        routes = {COMMANDS_PATH: Route(endpoint, frozenset({"POST"}))}
+        if self.transports.interactive_url is not None:
+            clicked = self.transports.interactive_url(secret, self._take_click, self.deps.epoch)
+            routes[INTERACTIVE_PATH] = Route(clicked, frozenset({"POST"}))
+        return routes
 
     def _respond_once(
         self, payload: Mapping[str, Any], signature: str, until: float
@@ -119,6 +157,8 @@ class SlackCommands:
     def close(self) -> None:
         if self._socket is not None:
             self._socket.close()
+        if self.clicks is not None:
+            self.clicks.close()  # the clicks taken are done before the store closes
         if self._store is not None:
             self._store.close()
 

@@ -42,6 +42,11 @@ if TYPE_CHECKING:
     from watcher.delivery.plugins import available_types as available_types
     from watcher.delivery.plugins import notifier_class as notifier_class
     from watcher.delivery.plugins import notifier_config as notifier_config
+    from watcher.delivery.quiet import NOT_QUIET as NOT_QUIET
+    from watcher.delivery.quiet import Quiet as Quiet
+    from watcher.delivery.quiet import QuietRow as QuietRow
+    from watcher.delivery.quiet import channel_quiet as channel_quiet
+    from watcher.delivery.quiet import release_ref as release_ref
     from watcher.delivery.routing import route as route
     from watcher.delivery.secrets import missing_secrets as missing_secrets
     from watcher.delivery.secrets import resolve_secrets as resolve_secrets
@@ -76,6 +81,11 @@ _EXPORTS = {
     "make_event": "events",
     "previous": "events",
     "route": "routing",
+    "channel_quiet": "quiet",
+    "NOT_QUIET": "quiet",
+    "Quiet": "quiet",
+    "QuietRow": "quiet",
+    "release_ref": "quiet",
     "send_digests": "deliver",
 }
 __all__ = sorted(_EXPORTS)

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator,
 
 from watcher.config import Secrets
 from watcher.delivery.digest import DIGEST_MAX_ITEMS
+from watcher.delivery.quiet import NOT_QUIET, Quiet
 from watcher.delivery.secrets import missing_secrets
 from watcher.models import KINDS, SUBSYSTEMS, Event
 from watcher.present import UNSURE_BELOW
@@ -68,10 +69,23 @@ class NotifierConfig(BaseModel):
                     "(\"compile?\"), and with `subsystems` set, such items are left out")
     # Secret field → the environment variable it was to be read from (set by notifier_config).
     _secret_sources: dict[str, str] = PrivateAttr(default_factory=dict)
+    # What its Slack channel muted and snoozed (buttons), from the store for each job; never
+    # from a file.
+    _quiet: Quiet = PrivateAttr(default=NOT_QUIET)
 
     @property
     def secret_sources(self) -> dict[str, str]:
         return self._secret_sources
+
+    @property
+    def quiet(self) -> Quiet:
+        return self._quiet
+
+    def quieted(self, quiet: Quiet) -> NotifierConfig:
+        """A copy that routes with ``quiet`` (``routing.route``)."""
+        copy = self.model_copy()
+        copy._quiet = quiet
+        return copy
 
     @model_validator(mode="after")
     def _schedule_goes_with_digest(self) -> NotifierConfig:

@@ -1,4 +1,5 @@
-"""Which notifier gets which event, and which of its items: the per-notifier filters."""
+"""Which notifier gets which event, and which of its items: the per-notifier filters, and what
+its Slack channel muted or snoozed with a button (``NotifierConfig.quiet``)."""
 
 from __future__ import annotations
 
@@ -30,16 +31,21 @@ def route(event: Event, config: NotifierConfig) -> Event | None:
     """The event as ``config``'s notifier should see it, or None when it should not see it.
 
     A message never holds an item its filters exclude, and an event with no item left after
-    the subsystem/kind filters is not sent at all (so a deletion reaches only notifiers that
-    do not filter by item).
+    the subsystem/kind filters and the channel's mutes is not sent at all (so a deletion
+    reaches only notifiers that do not filter by item). A snoozed release's events are not
+    sent at all.
     """
+    quiet = config.quiet
     if config.repos is not None and event.repo.lower() not in {r.lower() for r in config.repos}:
         return None
+    if quiet.snoozes(event.repo, event.release_id):
+        return None  # "Snooze this release": no edit, promotion, deletion or digest entry
     if config.events is not None and event.event not in config.events:
         return None
     if not config.prereleases and event.prerelease:
         return None
-    if config.subsystems is None and config.kinds is None and not config.affects_only:
+    if (config.subsystems is None and config.kinds is None and not config.affects_only
+            and (not quiet.muted or not event.items)):  # a mute keeps no deletion out
         return event
 
     def wanted(item: EventItem) -> bool:
@@ -48,7 +54,8 @@ def route(event: Event, config: NotifierConfig) -> Event | None:
         return ((config.subsystems is None or (config.affects_only and item.touches_code)
                  or _subsystem_wanted(item, config.subsystems, config.min_confidence))
                 and (config.kinds is None or item.kind in config.kinds)
-                and (not config.affects_only or item.touches_code))
+                and (not config.affects_only or item.touches_code)
+                and not quiet.mutes(item.subsystem))
 
     items = [item for item in event.items if wanted(item)]
     if not items:

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from watcher.store.opening import shared as shared
     from watcher.store.postgres import Deposed as Deposed
     from watcher.store.postgres import require_psycopg as require_psycopg
+    from watcher.store.quiet import QuietEntry as QuietEntry
     from watcher.store.records import Delivery as Delivery
     from watcher.store.records import DigestDelivery as DigestDelivery
     from watcher.store.records import ReleaseRecord as ReleaseRecord
@@ -61,6 +62,7 @@ _EXPORTS = {
     "Lease": "backend",
     "NOTIFIER_PREFIX": "subscriptions",
     "open_store": "opening",
+    "QuietEntry": "quiet",
     "refuse_lost": "storedir",
     "ReleaseRecord": "records",
     "require_psycopg": "postgres",

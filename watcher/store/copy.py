@@ -38,6 +38,8 @@ TABLES: tuple[tuple[str, tuple[str, ...], tuple[str, ...], str | None], ...] = (
     ("rw_subscription", ("id", "channel", "record"), ("id",), "id"),
     ("rw_seen_request", ("key", "until"), ("key",), None),
     ("rw_suppression", ("key", "record"), ("key",), None),
+    ("rw_channel_quiet", ("channel", "what", "target", "record"), ("channel", "what", "target"),
+     None),
 )
 KV = "rw_kv"
 BATCH = 1000

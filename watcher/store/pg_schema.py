@@ -63,6 +63,11 @@ CREATE TABLE rw_lease (name TEXT PRIMARY KEY, holder TEXT NOT NULL, token BIGINT
     2: """
 CREATE TABLE rw_suppression (key TEXT PRIMARY KEY, record TEXT NOT NULL);
 """,
+    # What Slack channels muted and snoozed (``watcher/store/quiet.py``).
+    3: """
+CREATE TABLE rw_channel_quiet (channel TEXT NOT NULL, what TEXT NOT NULL, target TEXT NOT NULL,
+                               record TEXT NOT NULL, PRIMARY KEY (channel, what, target));
+""",
 }
 SCHEMA_VERSION = max(MIGRATIONS)
 TABLES = frozenset(name for script in MIGRATIONS.values()

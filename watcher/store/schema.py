@@ -75,6 +75,9 @@ CREATE INDEX IF NOT EXISTS rw_subscription_channel ON rw_subscription (channel, 
 CREATE TABLE IF NOT EXISTS rw_seen_request (key TEXT PRIMARY KEY, until REAL NOT NULL);
 CREATE INDEX IF NOT EXISTS rw_seen_request_until ON rw_seen_request (until);
 CREATE TABLE IF NOT EXISTS rw_suppression (key TEXT PRIMARY KEY, record TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS rw_channel_quiet (channel TEXT NOT NULL, what TEXT NOT NULL,
+                                             target TEXT NOT NULL, record TEXT NOT NULL,
+                                             PRIMARY KEY (channel, what, target));
 """
 ADDED = frozenset(re.findall(r"CREATE TABLE IF NOT EXISTS (\w+)", ADDITIONS))
 DISKCACHE = frozenset({"Settings", "Cache"})

@@ -33,6 +33,7 @@ In tables (schema 3, ``schema.py``; values are JSON so a future version can read
   rw_seen_request   the Slack request URL's signatures until they expire (``seen.py``), so a
                     replay is refused across restarts and processes; likewise
   rw_suppression    the uses a team said are "not us" (``suppressions.py``); likewise
+  rw_channel_quiet  what Slack channels muted and snoozed with a button (``quiet.py``); likewise
 
 Adding an event is a few row inserts and sending one a row delete, whatever is stored; queues
 are read in order without being rewritten; ``status`` reads per repo, counts the outbox per
@@ -64,6 +65,7 @@ from watcher.store.db import DB_NAME, Database
 from watcher.store.digests import DigestLedger
 from watcher.store.keyed import KeyedValues
 from watcher.store.pace import PaceLedger
+from watcher.store.quiet import QuietLedger
 from watcher.store.records import Delivery, DigestDelivery, ReleaseRecord, RepoState, delivery_id
 from watcher.store.schema import SCHEMA_VERSION
 from watcher.store.seen import SeenLedger
@@ -75,7 +77,7 @@ __all__ = ["SCHEMA_VERSION", "Delivery", "DigestDelivery", "ReleaseRecord", "Rep
            "Store", "delivery_id"]
 
 
-class Store(DeliveryClaims, DigestLedger, KeyedValues, PaceLedger, SeenLedger,
+class Store(DeliveryClaims, DigestLedger, KeyedValues, PaceLedger, QuietLedger, SeenLedger,
             SubscriptionLedger, SuppressionLedger, AtlasShelf):
     def __init__(self, db: Backend, keys: KeyValues | None = None) -> None:
         self.db = db

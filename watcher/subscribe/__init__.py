@@ -18,15 +18,19 @@ from typing import TYPE_CHECKING
 from watcher import lazy_exports
 
 if TYPE_CHECKING:
+    from watcher.subscribe.command import SLACK_IDS as SLACK_IDS
     from watcher.subscribe.command import Answer as Answer
     from watcher.subscribe.command import SlashCommand as SlashCommand
     from watcher.subscribe.parse import parse_command as parse_command
+    from watcher.subscribe.quiet import quiet_notifiers as quiet_notifiers
     from watcher.subscribe.service import SlashCommands as SlashCommands
     from watcher.subscribe.settings import CommandSettings as CommandSettings
     from watcher.subscribe.settings import command_problems as command_problems
     from watcher.subscribe.settings import notifier_table as notifier_table
     from watcher.subscribe.settings import secret_value as secret_value
     from watcher.subscribe.settings import settings_from as settings_from
+    from watcher.subscribe.transports import Clicks as Clicks
+    from watcher.subscribe.transports import ClickSettings as ClickSettings
     from watcher.subscribe.transports import CommandTransports as CommandTransports
     from watcher.subscribe.transports import RespondEnvelope as RespondEnvelope
     from watcher.subscribe.transports import SocketConnection as SocketConnection
@@ -37,13 +41,17 @@ if TYPE_CHECKING:
 
 _EXPORTS = {
     "Answer": "command",
+    "SLACK_IDS": "command",
     "command_problems": "settings",
     "CommandSettings": "settings",
+    "ClickSettings": "transports",
+    "Clicks": "transports",
     "CommandTransports": "transports",
     "RespondEnvelope": "transports",
     "SocketConnection": "transports",
     "notifier_table": "settings",
     "parse_command": "parse",
+    "quiet_notifiers": "quiet",
     "schedule_words": "words",
     "secret_value": "settings",
     "settings_from": "settings",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from watcher.app import Dependencies, build_notifiers, subscribed_notifiers
+from watcher.app import Dependencies, build_notifiers, quiet_channels, subscribed_notifiers
 from watcher.cli.commands.writer import one_writer
 from watcher.config import Config
 from watcher.delivery import Notifier, send_digests
@@ -33,6 +33,7 @@ def run_digest(config: Config, deps: Dependencies, *, notifier: str | None,
     try:
         # Channels' /release-watch subscriptions with --digest are digest notifiers too.
         notifiers |= subscribed_notifiers(config, deps, store, notifiers)
+        quiet_channels(notifiers, store)  # what channels muted and snoozed with a button
         _require(notifier, notifiers)
         with one_writer(config, deps, store, "`release-watch digest`"):
             report = send_digests(store, notifiers, deps.clock(), only=notifier,
