@@ -86,7 +86,7 @@ def test_a_second_run_asks_conditionally_and_the_bot_still_announces_what_it_fet
     fake_github.reset_requests()
     second = run_cli("--config", str(config), "upgrade", "--code", str(trainer))
     assert (first.code, second.code) == (1, 1) and first.stdout == second.stdout
-    assert second.stdout.startswith("torch 2.5.0 -> 2.10.0: torch 2.5.0, pinned at ")
+    assert second.stdout.startswith("torch 2.5.0 -> 2.10.0: pinned at ")
     assert [request.status for request in fake_github.requests_to(LISTING)] == [304]
     assert fake_github.requests_to(LISTING)[0].headers.get("if-none-match")
     assert run_cli("--config", str(config), "poll").code == 0
@@ -146,3 +146,24 @@ def test_github_unreachable_is_one_line_and_exit_one(run_cli, tmp_path, trainer)
     result = run_cli("--config", str(config), "upgrade", "--code", str(trainer))
     assert result.code == 1
     assert len(result.stderr.strip().splitlines()) == 1 and "unreachable" in result.stderr
+
+
+def test_not_us_in_the_store_is_suppressed_with_suppressions_store(
+        run_cli, fake_github, write_config, trainer, tmp_path):
+    from watcher.impact import Suppression
+    from watcher.store import Store
+
+    publish(fake_github, RELEASES[:3])
+    config = write_config(repos=("pytorch/pytorch",))
+    store = Store.open(tmp_path / "store")
+    store.put_suppression(Suppression(api="torch.load", codebase="trainer", path="train.py",
+                                      code="return torch.load(path)", by="U1"))
+    store.close()
+    plain = run_cli("--config", str(config), "upgrade", "--code", str(trainer), "--format",
+                    "json")
+    kept = run_cli("--config", str(config), "upgrade", "--code", str(trainer), "--format",
+                   "json", "--suppressions", "store")
+    assert plain.code == 1 and kept.code == 0, kept.stdout
+    assert json.loads(plain.stdout)["summary"]["suppressed"]["store"] == 0
+    assert json.loads(kept.stdout)["summary"]["suppressed"] == {
+        "total": 1, "inline": 0, "baseline": 0, "store": 1}

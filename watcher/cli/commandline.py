@@ -18,14 +18,8 @@ from typing import Any
 import click
 
 from watcher.cli.groups import atlas_group, config_group, store_group
-from watcher.cli.options import (
-    CONFIG_HELP,
-    LOG_FORMAT_HELP,
-    VERBOSE_HELP,
-    Command,
-    State,
-    global_options,
-)
+from watcher.cli.options import CONFIG_HELP, LOG_FORMAT_HELP, VERBOSE_HELP, State, global_options
+from watcher.cli.reporting import report_options, report_options_of
 from watcher.errors import ConfigError, StorePathError, WatcherError
 
 logger = logging.getLogger("watcher")
@@ -129,43 +123,6 @@ def classify(state: State, path: str, repo: str | None, fmt: str, explain: bool)
     run_classify(state.config(), state.deps.stdout, path, repo=repo, fmt=fmt, explain=explain)
 
 
-def report_options(command: Command) -> Command:
-    """The options ``impact`` and ``upgrade`` share: what fails, what is shown, how, and
-    which uses are accepted."""
-    for option in reversed((
-        click.option("--all", "show_all", is_flag=True,
-                     help="Also list the mentions (imports, annotations, marking decorators)."),
-        click.option("--fail-on", type=click.Choice(["breaks", "check"]), default="breaks",
-                     show_default=True, help="The surest tier that still exits 1."),
-        click.option("--format", "fmt", type=click.Choice(FORMATS), default="text",
-                     show_default=True,
-                     help="sarif: SARIF 2.1.0 (code scanning); github: one workflow command "
-                          "(annotation) a use."),
-        click.option("--only-affecting", is_flag=True,
-                     help="JSON: only the items with a use (the summary counts all)."),
-        click.option("--baseline", "baselines", multiple=True, metavar="FILE",
-                     help="Keep the uses a baseline file lists out of the tiers (counted as "
-                          "suppressed); repeat for more."),
-        click.option("--suppressions", type=click.Choice(["store"]),
-                     help="store: also keep the uses marked \"Not us\" in Slack out of the "
-                          "tiers."),
-        click.option("--write-baseline", metavar="FILE",
-                     help="Write every use in breaks and check to FILE as accepted, and "
-                          "exit 0."),
-    )):
-        command = option(command)
-    return command
-
-
-FORMATS = ["text", "json", "sarif", "github"]
-
-
-def _report_options(options: dict[str, Any]) -> Any:
-    from watcher.cli.commands.impact import ReportOptions
-
-    return ReportOptions(**options)
-
-
 @cli.command()
 @global_options
 @click.argument("paths", metavar="NOTES...", nargs=-1)
@@ -207,7 +164,7 @@ def impact(state: State, /, paths: tuple[str, ...], code: tuple[str, ...], relea
         notes = (releases_in_range(stored_releases(config, repo), span) if span
                  else notes_files(list(paths), release))
         touched = run_impact(config, state.deps.stdout, notes, new_analyzer(list(code)),
-                             repo=repo, options=_report_options(options))
+                             repo=repo, options=report_options_of(options))
         Teardown.end(EXIT_FAILED if touched else EXIT_OK)  # before the collector resumes
     sys.exit(EXIT_FAILED if touched else EXIT_OK)
 
@@ -240,7 +197,7 @@ def upgrade(state: State, /, code: tuple[str, ...], start: str | None, end: str 
         from watcher.cli.commands.upgrade import run_upgrade
 
         touched = run_upgrade(state.config(), state.deps, sys.stderr, list(code), start=start,
-                              end=end, repo=repo, options=_report_options(options))
+                              end=end, repo=repo, options=report_options_of(options))
         Teardown.end(EXIT_FAILED if touched else EXIT_OK)
     sys.exit(EXIT_FAILED if touched else EXIT_OK)
 

@@ -3,8 +3,9 @@
 ``found`` is the value both commands make (each item with its impact and the release it is
 of) and how uses over several releases are kept: every (use, change) pair, each change under
 the release that makes it; ``sarif`` writes it as a SARIF 2.1.0 log (GitHub code scanning,
-GitLab, most CI dashboards); ``workflow`` as GitHub Actions workflow commands, one annotation
-a use. Pure: values in, text or JSON-ready values out.
+most CI dashboards); ``workflow`` as GitHub Actions workflow commands, one annotation a use;
+``codequality`` turns such a SARIF log into GitLab's Code Quality report (run as a module by
+the GitLab job). Pure: values in, text or JSON-ready values out.
 """
 
 from __future__ import annotations

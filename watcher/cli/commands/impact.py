@@ -147,9 +147,9 @@ def suppressor_of(config: Config, options: ReportOptions) -> Suppressor:
     (read without writing to the store)."""
     stored: list[Suppression] = []
     if options.suppressions == "store":
-        from watcher.store import Store
+        from watcher.store import open_store
 
-        store = Store.open(config.store_path(), read_only=True)
+        store = open_store(config.store_path(), config.store_url(), read_only=True)
         try:
             stored = store.suppressions()
         finally:

@@ -50,7 +50,8 @@ class UpgradePlan(NamedTuple):
             else f"1 release read ({shown})"
         if not tags:
             read = "no release in between, nothing to check"
-        return f"{self.package} {self.start} -> {self.end}: {self.how}; {read}"
+        how = self.how.removeprefix(f"{self.package} {self.start}, ")
+        return f"{self.package} {self.start} -> {self.end}: {how}; {read}"
 
     def preamble(self, repo: str) -> Preamble:
         data: dict[str, object] = {"upgrade": {
