@@ -5,6 +5,7 @@ kept (``under_releases``)."""
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -12,6 +13,9 @@ from watcher.impact import CodeRoot, ItemImpact
 from watcher.models import Affect, ClassifiedItem, Tier
 
 __all__ = ["Found", "Scope", "change_id", "shown_uses", "under_releases"]
+
+# "(#160000)", "(#1, #2)", "([#162726](https://github.com/pytorch/pytorch/pull/162726))".
+_REFERENCES = re.compile(r"\(\s*\[?#\d+[^)]*\)+|\[#\d+\]\([^)]*\)|#\d+")
 
 
 class Found(NamedTuple):
@@ -53,23 +57,33 @@ def change_id(entry: Found) -> str:
     return f"{'package' if entry.origin == 'package' else 'item'}-{digest[:12]}"
 
 
+def _same_change(entry: Found) -> tuple[str, ...]:
+    """The names under which a later item is the same change: its PR numbers, and its words
+    without the PR references (2.10's notes saying again what 2.9's did, under a new PR)."""
+    words = _REFERENCES.sub("", entry.item.text)
+    text = " ".join(words.lower().split())
+    digest = hashlib.sha256(f"{entry.origin}\n{entry.item.kind}\n{text}".encode()).hexdigest()
+    return (change_id(entry), f"text-{digest[:16]}")
+
+
 def under_releases(found: list[Found]) -> list[Found]:
     """Over releases read oldest first: every (use, change) pair, each under the release that
     makes the change; a later change to the same call is listed too (2.8's opset change and
-    2.9's ``dynamo=True`` default on one ``torch.onnx.export``). A change the notes of a later
-    release repeat is kept under the first; an item left with no use keeps its APIs."""
+    2.9's ``dynamo=True`` default on one ``torch.onnx.export``). A change a later release's
+    notes repeat (the same PRs, or the same words) is kept under the first; an item left with
+    no use keeps its APIs."""
     seen: set[tuple[str, str, str, int, str]] = set()
     kept = []
     for entry in found:
         if entry.impact is None:
             kept.append(entry)
             continue
-        change = change_id(entry)
+        names = _same_change(entry)
         uses = []
         for use in entry.impact.affects:
-            pair = (change, use.root, use.path, use.line, use.api)
-            if pair not in seen:
-                seen.add(pair)
+            pairs = [(name, use.root, use.path, use.line, use.api) for name in names]
+            if not any(pair in seen for pair in pairs):
                 uses.append(use)
+            seen.update(pairs)
         kept.append(entry._replace(impact=entry.impact._replace(affects=uses)))
     return kept
