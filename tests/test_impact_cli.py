@@ -168,17 +168,27 @@ def test_fail_on_check_fails_on_a_deprecation_alone(run_cli, trainer, tmp_path):
     assert "deprecated in v2.5.0" in result.stdout  # the release from the file name
 
 
-def test_several_notes_files_list_each_use_once_with_the_release_that_breaks_it(
+def test_several_notes_files_list_every_use_under_each_change_and_its_release(
         run_cli, trainer, tmp_path):
-    old, new = tmp_path / "old.md", tmp_path / "new.md"
+    """2.5 deprecates the namespace and 2.10 removes it: the call is listed under both
+    changes, each with its own release and tier; the same change repeated by a later
+    release's notes (a patch release) is listed once, under the first."""
+    old, new, patch = tmp_path / "old.md", tmp_path / "new.md", tmp_path / "v2.10.1.md"
     old.write_text(QUANT_25)
     new.write_text(QUANT_216)
-    result = run_cli("impact", str(old), str(new), "--code", str(trainer), "--format", "json")
+    patch.write_text(QUANT_216.replace("2.16.0", "2.16.1"))
+    result = run_cli("impact", str(old), str(new), str(patch), "--code", str(trainer),
+                     "--format", "json")
     assert result.code == 1
     data = json.loads(result.stdout)
     uses = [(use["line"], use["tier"], use["release"]) for item in data["items"]
             for use in item.get("affects", [])]
-    assert sorted(uses) == [(2, "breaks", "v2.16.0"), (14, "breaks", "v2.16.0")]
+    assert sorted(uses) == [(2, "breaks", "v2.16.0"), (14, "breaks", "v2.16.0"),
+                            (14, "check", "v2.5.0")]
+    assert data["summary"]["releases"] == {
+        "v2.5.0": {"breaks": 0, "check": 1, "mentions": 1},
+        "v2.16.0": {"breaks": 2, "check": 0, "mentions": 0},
+        "v2.16.1": {"breaks": 0, "check": 0, "mentions": 0}}
 
 
 def test_release_names_a_single_file_and_only_one(run_cli, trainer, notes, tmp_path):
@@ -204,7 +214,8 @@ def test_range_reads_the_releases_the_store_knows(run_cli, trainer, fake_github,
     assert {item.get("release") for item in data["items"]} == {"v2.5.0", "v2.6.0", "v2.16.0"}
     uses = sorted((use["line"], use["release"]) for item in data["items"]
                   for use in item.get("affects", []))
-    assert uses == [(2, "v2.16.0"), (6, "v2.6.0"), (14, "v2.16.0")]
+    # FROM and TO both included: 2.5's deprecation of the call is listed beside 2.16's removal.
+    assert uses == [(2, "v2.16.0"), (6, "v2.6.0"), (14, "v2.16.0"), (14, "v2.5.0")]
     empty = run_cli("--config", str(config), "impact", "--range", "v3.0..v3.1", "--code",
                     str(trainer))
     assert empty.code == 2 and "the store knows no release in it" in empty.stderr

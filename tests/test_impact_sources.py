@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from atlas_support import V1, V2, write_wheel
 
-from watcher.cli.commands.impact import repo_of
+from watcher.cli.commands.impact_sources import repo_of
 from watcher.store import Store
 
 TPU_TRAINER = """\

@@ -19,6 +19,7 @@ import click
 
 from watcher.cli.groups import atlas_group, config_group, store_group
 from watcher.cli.options import CONFIG_HELP, LOG_FORMAT_HELP, VERBOSE_HELP, State, global_options
+from watcher.cli.reporting import report_options, report_options_of
 from watcher.errors import ConfigError, StorePathError, WatcherError
 
 logger = logging.getLogger("watcher")
@@ -131,24 +132,14 @@ def classify(state: State, path: str, repo: str | None, fmt: str, explain: bool)
               help="The release a single notes file is (else read from its file name, "
                    "v2.7.0.md, or its first heading).")
 @click.option("--range", "span", metavar="FROM..TO",
-              help="Every release the store knows from FROM to TO (v2.5.0..v2.10.0), in "
-                   "place of notes files: each use once, with the first release that breaks it.")
+              help="Every release the store knows from FROM to TO, both included "
+                   "(v2.6.0..v2.10.0), in place of notes files: every use of each change, "
+                   "under the release that makes it.")
 @click.option("--repo", metavar="OWNER/NAME", help="The repo the notes belong to.")
-@click.option("--all", "show_all", is_flag=True,
-              help="Also list the mentions (imports, annotations, marking decorators).")
-@click.option("--fail-on", type=click.Choice(["breaks", "check"]), default="breaks",
-              show_default=True, help="The surest tier that still exits 1.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
-              show_default=True)
-@click.option("--baseline", "baselines", multiple=True, metavar="FILE",
-              help="Keep the uses a baseline file lists out of the tiers (counted as "
-                   "suppressed); repeat for more.")
-@click.option("--write-baseline", metavar="FILE",
-              help="Write every use in breaks and check to FILE as accepted, and exit 0.")
+@report_options
 @click.pass_obj
-def impact(state: State, paths: tuple[str, ...], code: tuple[str, ...], release: str | None,
-           span: str | None, repo: str | None, show_all: bool, fail_on: str, fmt: str,
-           baselines: tuple[str, ...], write_baseline: str | None) -> None:
+def impact(state: State, /, paths: tuple[str, ...], code: tuple[str, ...], release: str | None,
+           span: str | None, repo: str | None, **options: Any) -> None:
     """Which items of release notes touch a codebase, every use as path:line with its tier
     (offline).
 
@@ -162,18 +153,52 @@ def impact(state: State, paths: tuple[str, ...], code: tuple[str, ...], release:
     # a run over a large codebase).
     with gc_paused():
         from watcher.cli.commands.impact import (
+            new_analyzer,
+            notes_files,
             releases_in_range,
             run_impact,
             stored_releases,
         )
 
         config = state.config()
-        releases = releases_in_range(stored_releases(config, repo), span) if span else None
-        touched = run_impact(config, state.deps.stdout, list(paths), list(code), repo=repo,
-                             fmt=fmt, release=release, releases=releases, show_all=show_all,
-                             fail_on=fail_on, baselines=baselines,
-                             write_baseline=write_baseline)
+        notes = (releases_in_range(stored_releases(config, repo), span) if span
+                 else notes_files(list(paths), release))
+        touched = run_impact(config, state.deps.stdout, notes, new_analyzer(list(code)),
+                             repo=repo, options=report_options_of(options))
         Teardown.end(EXIT_FAILED if touched else EXIT_OK)  # before the collector resumes
+    sys.exit(EXIT_FAILED if touched else EXIT_OK)
+
+
+@cli.command()
+@global_options
+@click.option("--code", "code", multiple=True, required=True, metavar="DIR",
+              help="A codebase to check (repeat for more); its pins say the version it is on.")
+@click.option("--from", "start", metavar="VERSION",
+              help="The version the code is on (excluded), in place of its pins.")
+@click.option("--to", "end", metavar="VERSION",
+              help="The version to upgrade to (included); default the newest release.")
+@click.option("--repo", metavar="OWNER/NAME",
+              help="Whose releases: pytorch/pytorch (torch, the default) or pytorch/xla "
+                   "(torch_xla).")
+@report_options
+@click.pass_obj
+def upgrade(state: State, /, code: tuple[str, ...], start: str | None, end: str | None,
+            repo: str | None, **options: Any) -> None:
+    """What breaks in the code between the version it is on and --to: the check a CI job runs.
+
+    FROM (the code's pins, or --from) is excluded, TO (--to, else the newest release) is
+    included; the notes of every release in between are fetched from GitHub (conditional
+    requests, kept in the store; GITHUB_TOKEN raises the limit). Exit 1 when a use is in
+    tier breaks (--fail-on check: also check), else 0; 2 when the pins disagree or name no
+    version (pass --from)."""
+    from watcher.impact.code import gc_paused
+
+    with gc_paused():
+        from watcher.cli.commands.upgrade import run_upgrade
+
+        touched = run_upgrade(state.config(), state.deps, sys.stderr, list(code), start=start,
+                              end=end, repo=repo, options=report_options_of(options))
+        Teardown.end(EXIT_FAILED if touched else EXIT_OK)
     sys.exit(EXIT_FAILED if touched else EXIT_OK)
 
 

@@ -11,7 +11,7 @@ import click
 
 from watcher.errors import ConfigError
 
-__all__ = ["CONFIG_HELP", "LOG_FORMAT_HELP", "VERBOSE_HELP", "State", "global_options"]
+__all__ = ["CONFIG_HELP", "LOG_FORMAT_HELP", "VERBOSE_HELP", "Command", "State", "global_options"]
 
 
 class State:

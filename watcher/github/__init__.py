@@ -5,8 +5,9 @@
 reads GitHub's rate-limit headers and says how long to wait; ``pacing`` keeps requests under
 GitHub's per-minute ceiling; ``jsonbody`` decodes answers strictly, then leniently; ``batch_check``
 asks many repositories for their newest releases in one GraphQL query; ``deep_scan`` reads every
-page of a repo now and then; ``orgs`` expands ``[[orgs]]`` into repos; ``unreachable`` says
-why GitHub could not be reached and what fixes it. Nothing here decides what a
+page of a repo now and then; ``listing`` lists all of a repo's releases with their notes
+through a cache of its own (``upgrade``); ``orgs`` expands ``[[orgs]]`` into repos;
+``unreachable`` says why GitHub could not be reached and what fixes it. Nothing here decides what a
 listing means (``watcher.plan`` does) or writes the store, apart from the org list's cache.
 """
 
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
     from watcher.github.deep_scan import first_deep_scan as first_deep_scan
     from watcher.github.deep_scan import page_urls as page_urls
     from watcher.github.deep_scan import read_every_page as read_every_page
+    from watcher.github.listing import every_release as every_release
     from watcher.github.orgs import watched_repos as watched_repos
     from watcher.github.pacing import Pacer as Pacer
     from watcher.github.unreachable import why_unreachable as why_unreachable
@@ -32,6 +34,7 @@ if TYPE_CHECKING:
 _EXPORTS = {
     "check_many": "batch_check",
     "deep_scan_due": "deep_scan",
+    "every_release": "listing",
     "first_deep_scan": "deep_scan",
     "GitHubClient": "client",
     "Listing": "client",

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from watcher.impact.knowledge import Parameter as Parameter
     from watcher.impact.knowledge import Signature as Signature
     from watcher.impact.model import Subjects as Subjects
+    from watcher.impact.package import PACKAGES as PACKAGES
     from watcher.impact.package import PackageChanges as PackageChanges
     from watcher.impact.release import ReleaseAnalysis as ReleaseAnalysis
     from watcher.impact.release import package_changes as package_changes
@@ -57,6 +58,7 @@ _EXPORTS = {
     "ItemImpact": "analyze",
     "package_changes": "release",
     "package_expected": "release",
+    "PACKAGES": "package",
     "PackageChanges": "package",
     "ReleaseAnalysis": "release",
     "NoKnowledge": "knowledge",

@@ -8,9 +8,9 @@ in one ledger, and diskcache keys for what is a cache); ``storedir`` says what i
 ``locks`` the cross-process locks on the directory; ``backend`` the boundary both databases
 meet (the embedded SQLite file, ``db``, and PostgreSQL, ``postgres`` with its ``pg_schema`` and
 ``tablekeys``), ``opening`` which one a configuration names, ``lease`` the leader's lease and
-``copy`` an embedded store copied into PostgreSQL; ``digests``, ``pace``, ``seen`` and
-``subscriptions`` are parts of ``Store`` (digest queues, the shared pacing window, the signed
-requests seen, channels' Slack subscriptions).
+``copy`` an embedded store copied into PostgreSQL; ``digests``, ``pace``, ``seen``,
+``subscriptions`` and ``notes`` are parts of ``Store`` (digest queues, the shared pacing window,
+the signed requests seen, channels' Slack subscriptions, the notes ``upgrade`` fetched).
 """
 
 from __future__ import annotations

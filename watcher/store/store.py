@@ -64,6 +64,7 @@ from watcher.store.claims import DeliveryClaims
 from watcher.store.db import DB_NAME, Database
 from watcher.store.digests import DigestLedger
 from watcher.store.keyed import KeyedValues
+from watcher.store.notes import NotesShelf
 from watcher.store.pace import PaceLedger
 from watcher.store.quiet import QuietLedger
 from watcher.store.records import Delivery, DigestDelivery, ReleaseRecord, RepoState, delivery_id
@@ -78,7 +79,7 @@ __all__ = ["SCHEMA_VERSION", "Delivery", "DigestDelivery", "ReleaseRecord", "Rep
 
 
 class Store(DeliveryClaims, DigestLedger, KeyedValues, PaceLedger, QuietLedger, SeenLedger,
-            SubscriptionLedger, SuppressionLedger, AtlasShelf):
+            SubscriptionLedger, SuppressionLedger, AtlasShelf, NotesShelf):
     def __init__(self, db: Backend, keys: KeyValues | None = None) -> None:
         self.db = db
         self.keys = keys  # None: read-only, the ledger alone

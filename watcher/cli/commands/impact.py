@@ -7,15 +7,21 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import nullcontext
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, NamedTuple
 
 from packaging.version import InvalidVersion, Version
 
-from watcher.cli.commands.impact_report import Found, report_json, report_text, upgrade
+from watcher.cli.commands.impact_report import report_json, report_text
+from watcher.cli.commands.impact_sources import (
+    DEFAULT_REPO,
+    first_heading,
+    repo_of,
+    stored_atlases,
+)
 from watcher.cli.inputs import read_text
 from watcher.config import Config
 from watcher.errors import ConfigError
@@ -29,20 +35,24 @@ from watcher.impact import (
     read_baseline,
     write_baseline,
 )
+from watcher.models import Tier
 from watcher.notes import Analyzer, with_overrides
 from watcher.present import plural
+from watcher.report import Found, Scope, sarif_log, under_releases, workflow_commands
 
 if TYPE_CHECKING:
-    from watcher.impact.atlas import AtlasSource
-    from watcher.impact.atlas.source import Shelf
+    from watcher.impact.atlas import AtlasSource, Shelf
 
-DEFAULT_REPO = "pytorch/pytorch"
-XLA_REPO = "pytorch/xla"
-OPENING = 2_000  # characters of prose before the first heading read for whose notes they are
-XLA_HEADING = re.compile(r"pytorch\s*/\s*xla|torch[_-]xla", re.IGNORECASE)
 # "v2.7.0.md", "pytorch-v2.10.0-notes.md"; "# PyTorch 2.7.0 Release Notes", "## v2.7.0".
 TAG_IN_NAME = re.compile(r"(?<![\w.])(v?\d+\.\d+(?:\.\d+)?(?:[-.]?rc\d+)?)(?![\w])")
-HEADING = re.compile(r"^#{1,6}\s+(.*)$", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class Preamble:
+    """What a command says before the report: text lines, and keys the JSON report gains."""
+
+    text: tuple[str, ...] = ()
+    json: dict[str, object] = field(default_factory=dict)
 
 
 class Notes(NamedTuple):
@@ -64,57 +74,77 @@ def code_roots(dirs: list[str]) -> list[CodeRoot]:
     return roots
 
 
-def run_impact(config: Config, out: IO[str], paths: list[str], code: list[str], *,
-               repo: str | None, fmt: str, release: str | None = None,
-               releases: list[Notes] | None = None, show_all: bool = False,
-               fail_on: str = "breaks", baselines: tuple[str, ...] = (),
-               write_baseline: str | None = None) -> bool:
-    """Prints the report; True when a use is in a failing tier. ``releases``: the notes of a
-    ``--range``, read from the store by the caller. ``baselines``: files of accepted uses;
-    ``write_baseline``: write every use of ``breaks`` and ``check`` found to that file (and
-    fail on none: the team accepts what is there now)."""
-    notes = releases if releases is not None else notes_files(paths, release)
-    suppressor = Suppressor.of(baseline=[entry for path in baselines
-                                         for entry in read_baseline(path)])
-    # The footer names unparsable files; one scan, so no per-file cache is made.
-    analyzer = ImpactAnalyzer(code_roots(code), warn_unparsable=False, cached=False)
+@dataclass(frozen=True)
+class ReportOptions:
+    """How a run reports: ``fmt`` text, json, sarif or github; ``fail_on`` the surest tier
+    that still fails; ``baselines`` files of accepted uses; ``suppressions`` "store": the
+    store's "Not us" too; ``write_baseline``: write every use of ``breaks`` and ``check``
+    found to that file (and fail on none: the team accepts what is there now);
+    ``only_affecting``: JSON lists only the items with a use."""
+
+    fmt: str = "text"
+    show_all: bool = False
+    fail_on: str = "breaks"
+    baselines: tuple[str, ...] = ()
+    suppressions: str | None = None
+    write_baseline: str | None = None
+    only_affecting: bool = False
+
+    @property
+    def failing(self) -> frozenset[Tier]:
+        return frozenset({"breaks", "check"} if self.fail_on == "check" else {"breaks"})
+
+
+def new_analyzer(code: list[str]) -> ImpactAnalyzer:
+    """The analyzer of a one-off run over ``--code`` directories: one scan, no cache made; the
+    footer names unparsable files."""
+    return ImpactAnalyzer(code_roots(code), warn_unparsable=False, cached=False)
+
+
+def run_impact(config: Config, out: IO[str], notes: list[Notes], analyzer: ImpactAnalyzer, *,
+               repo: str | None, options: ReportOptions, preamble: Preamble | None = None,
+               atlases: Shelf | None = None) -> bool:
+    """Prints the report; True when a use is in a failing tier. ``notes``: of the files given,
+    or of the releases of a ``--range`` or an upgrade, oldest first. ``preamble``: what the
+    caller says first (the text's opening lines, the JSON's extra keys); ``atlases``: a store
+    whose atlases are read too (else the configured store's, read only)."""
+    with stored_atlases(config) if atlases is None else nullcontext(atlases) as shelf:
+        source = package_source(config, shelf) if any(entry.release for entry in notes) \
+            else None
+        found = find_impact(config, notes, analyzer, repo, suppressor_of(config, options),
+                            source)
+    found = under_releases(found) if len(notes) > 1 else found
+    if options.write_baseline is not None:
+        written = write_baseline_file(options.write_baseline, found)
+        out.write(f"{plural(written, 'use')} written to {options.write_baseline} (pass it as "
+                  f"--baseline to keep them out of the tiers)\n")
+        return False
+    fails = any(use.tier in options.failing for entry in found if entry.impact
+                for use in entry.impact.affects)
+    whose = repo or (repo_of(notes[0].body) if notes else DEFAULT_REPO)
+    scope = Scope(whose, tuple(analyzer.roots), options.show_all, tool_version(),
+                  options.failing)
+    write_report(out, found, analyzer, scope, options, preamble or Preamble())
+    return fails
+
+
+def find_impact(config: Config, notes: list[Notes], analyzer: ImpactAnalyzer,
+                repo: str | None, suppressor: Suppressor, source: AtlasSource | None
+                ) -> list[Found]:
+    """Each release's items with their impact, and the API changes of its package no item
+    speaks of, release by release in the order given; the repo is ``repo``, else the one the
+    notes name."""
     # The taxonomy as ``watcher.app.taxonomy_for`` makes it, without importing the bot's
     # composition root (HTTP clients, notifiers): a CI run of this command pays for neither.
     taxonomy = with_overrides(config.classify.headings, config.classify.rule_patterns())
     reader = Analyzer(taxonomy, max_body_chars=config.poll.max_body_chars,
                       max_items=config.poll.max_items_per_release)
-    with stored_atlases(config) as shelf:
-        source = package_source(config, shelf) if any(entry.release for entry in notes) \
-            else None
-        found = analysed(notes, source, reader, analyzer, taxonomy.apis.owner, repo, suppressor)
-    found = upgrade(found) if len(notes) > 1 else found
-    if write_baseline is not None:
-        written = write_baseline_file(write_baseline, found)
-        out.write(f"{plural(written, 'use')} written to {write_baseline} (pass it as "
-                  f"--baseline to keep them out of the tiers)\n")
-        return False
-    failing = {"breaks"} | ({"check"} if fail_on == "check" else set())
-    fails = any(use.tier in failing for entry in found if entry.impact
-                for use in entry.impact.affects)
-    if fmt == "json":
-        out.write(json.dumps(report_json(found, analyzer, show_all), ensure_ascii=False,
-                             indent=2) + "\n")
-    else:
-        out.writelines(line + "\n" for line in report_text(found, analyzer, show_all))
-    return fails
-
-
-def analysed(notes: list[Notes], source: AtlasSource | None, reader: Analyzer,
-             analyzer: ImpactAnalyzer, owner: Callable[[str], str | None], repo: str | None,
-             suppressor: Suppressor) -> list[Found]:
-    """Each release's items with their impact, its package joined where its atlases can be
-    had; the repo is ``--repo``, else the one the notes name in their first heading."""
     found: list[Found] = []
     for entry in notes:
         whose = repo or repo_of(entry.body)
         package = (package_changes(source, whose, entry.release)
                    if source is not None and entry.release else None)
-        analysis = ReleaseAnalysis(analyzer, entry.release, package, owner=owner,
+        analysis = ReleaseAnalysis(analyzer, entry.release, package, owner=taxonomy.apis.owner,
                                    suppressor=suppressor)
         for item in reader.items(entry.body, repo=whose):
             found.append(Found(item, analysis.of(item), entry.release))
@@ -123,49 +153,44 @@ def analysed(notes: list[Notes], source: AtlasSource | None, reader: Analyzer,
     return found
 
 
-def repo_of(body: str) -> str:
-    """Whose notes these are: pytorch/xla where the first heading names PyTorch/XLA (or
-    torch_xla), or where there is none naming PyTorch and the opening prose does ("Cloud TPUs
-    now support the PyTorch 2.0 release, via PyTorch/XLA integration"); else pytorch/pytorch."""
-    heading = first_heading(body)
-    if XLA_HEADING.search(heading):
-        return XLA_REPO
-    first = HEADING.search(body)
-    opening = body[:first.start()] if first is not None else body
-    if "pytorch" not in heading.lower() and XLA_HEADING.search(opening[:OPENING]):
-        return XLA_REPO
-    return DEFAULT_REPO
+def suppressor_of(config: Config, options: ReportOptions) -> Suppressor:
+    """Ignore comments always; the baseline files' entries; the store's "Not us" when asked
+    (read without writing to the store)."""
+    stored: list[Suppression] = []
+    if options.suppressions == "store":
+        from watcher.store import open_store
 
-
-@contextmanager
-def stored_atlases(config: Config) -> Iterator[Shelf | None]:
-    """The atlases the store keeps (a poll's, an ``atlas build``'s), read only; None where
-    there is no store yet."""
-    from watcher.store.atlases import StoredAtlases
-    from watcher.store.db import DB_NAME
-
-    url = config.store_url()
-    if url is not None:
-        from watcher.store import Store
-        from watcher.store.tablekeys import TableKeys
-
-        store = Store.connect(url, read_only=True)
+        store = open_store(config.store_path(), config.store_url(), read_only=True)
         try:
-            yield StoredAtlases(TableKeys(store.db))
+            stored = store.suppressions()
         finally:
             store.close()
-        return
-    path = config.store_path()
-    if not (path / DB_NAME).is_file():
-        yield None
-        return
-    from watcher.store.cachekeys import CacheKeys
+    return Suppressor.of(baseline=[entry for path in options.baselines
+                                   for entry in read_baseline(path)], store=stored)
 
-    keys = CacheKeys(path)
+
+def write_report(out: IO[str], found: list[Found], analyzer: ImpactAnalyzer, scope: Scope,
+                 options: ReportOptions, preamble: Preamble) -> None:
+    if options.fmt == "json":
+        data = {**preamble.json, **report_json(found, analyzer, options.show_all,
+                                               options.only_affecting)}
+        out.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+    elif options.fmt == "sarif":
+        out.write(json.dumps(sarif_log(found, scope), ensure_ascii=False, indent=2) + "\n")
+    elif options.fmt == "github":
+        out.writelines(line + "\n" for line in workflow_commands(found, scope))
+    else:
+        out.writelines(line + "\n" for line in [*preamble.text,
+                                                *report_text(found, analyzer, scope.show_all)])
+
+
+def tool_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
     try:
-        yield StoredAtlases(keys)
-    finally:
-        keys.close()
+        return version("release-watch")
+    except PackageNotFoundError:
+        return ""
 
 
 def write_baseline_file(path: str, found: list[Found]) -> int:
@@ -177,15 +202,15 @@ def write_baseline_file(path: str, found: list[Found]) -> int:
     return write_baseline(path, entries)
 
 
-def package_source(config: Config, shelf: Shelf | None = None) -> AtlasSource:
-    """Atlases for the offline command: bundled, stored (``shelf``), else built from the
-    package index's wheel (``[impact] package_index``); nothing is kept, as the command
-    writes no state."""
+def package_source(config: Config, store: Shelf | None = None) -> AtlasSource:
+    """Atlases for a one-off run: bundled, else those ``store`` keeps, else built from the
+    package index's wheel (``[impact] package_index``), kept in ``store`` when there is one
+    (``upgrade``; ``impact`` writes no state)."""
     from watcher.impact.atlas import AtlasSource, Budget, PackageIndex
 
     index = PackageIndex(config.impact.package_index, budget=Budget.of(config.impact),
                          hosts=tuple(config.impact.package_hosts))
-    return AtlasSource(store=shelf, index=index, clock=lambda: datetime.now(UTC))
+    return AtlasSource(store=store, index=index, clock=lambda: datetime.now(UTC))
 
 
 def notes_files(paths: list[str], release: str | None) -> list[Notes]:
@@ -209,11 +234,6 @@ def release_of(path: str, body: str) -> str | None:
             tag = match.group(1)
             return tag if tag.startswith("v") else "v" + tag
     return None
-
-
-def first_heading(body: str) -> str:
-    match = HEADING.search(body)
-    return match.group(1) if match else ""
 
 
 def releases_in_range(records: list[tuple[str, str]], span: str) -> list[Notes]:

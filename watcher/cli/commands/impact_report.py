@@ -1,14 +1,13 @@
 """What ``release-watch impact`` prints: breaks first, then check, each item with its uses and
 why, then one line counting the mentions (``--all`` lists them); or the JSON the contract
-gives. Over several releases, each use once, with the first release that breaks it."""
+gives, with a summary a CI job reads without walking the items. Over several releases, every
+(use, change) pair, each change under its release (``watcher.report.under_releases``)."""
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 from watcher.cli.outputs import item_json
 from watcher.impact import ImpactAnalyzer, ItemImpact
-from watcher.models import TIERS, Affect, ClassifiedItem, Tier
+from watcher.models import TIERS, Affect, Tier
 from watcher.present import (
     KIND_NAMES,
     by_name_note,
@@ -19,54 +18,30 @@ from watcher.present import (
     use_place,
     uses_in_files,
 )
+from watcher.report import Found
 from watcher.untrusted import clean_line
 
 APIS_SHOWN = 6  # an item's APIs named on its "changes:" line (a base class's change reaches
 # every subclass: the JSON lists them all)
 
 
-class Found(NamedTuple):
-    item: ClassifiedItem
-    impact: ItemImpact | None
-    release: str | None
-    origin: str = "notes"  # "package": an API change the notes do not mention
-
-
-def upgrade(found: list[Found]) -> list[Found]:
-    """Over releases read oldest first: each use (codebase, path, line, API) kept once, in the
-    item of the first release that reaches it with its surest tier; an item left with no use
-    keeps its APIs."""
-    best: dict[tuple[str, str, int, str], tuple[int, int]] = {}  # use -> (tier rank, entry)
-    for number, entry in enumerate(found):
-        for use in entry.impact.affects if entry.impact else ():
-            key = (use.root, use.path, use.line, use.api)
-            rank = TIERS.index(use.tier)
-            if key not in best or rank < best[key][0]:
-                best[key] = (rank, number)
-    kept = []
-    for number, entry in enumerate(found):
-        if entry.impact is None:
-            kept.append(entry)
-            continue
-        uses = [use for use in entry.impact.affects
-                if best[(use.root, use.path, use.line, use.api)][1] == number]
-        kept.append(entry._replace(impact=entry.impact._replace(affects=uses)))
-    return kept
-
-
-def report_json(found: list[Found], analyzer: ImpactAnalyzer, show_all: bool
-                ) -> dict[str, object]:
-    """``{"items": [...], "scanned": [...]}``; ``affects`` holds every tier (mentions only with
-    ``--all``), each use with its tier, why and release."""
+def report_json(found: list[Found], analyzer: ImpactAnalyzer, show_all: bool,
+                only_affecting: bool = False) -> dict[str, object]:
+    """``{"items": [...], "summary": {...}, "scanned": [...]}``; ``affects`` holds every tier
+    (mentions only with ``--all``), each use with its tier, why and release;
+    ``only_affecting``: only the items with a use listed (the summary still counts all)."""
     items = []
     for entry in found:
+        uses = shown(entry.impact, show_all) if entry.impact is not None else []
+        if only_affecting and not uses:
+            continue
         data = item_json(entry.item)
         data["origin"] = entry.origin
         if entry.release is not None:
             data["release"] = entry.release
         if entry.impact is not None:
             data["apis"] = entry.impact.apis
-            data["affects"] = [use.to_json_dict() for use in shown(entry.impact, show_all)]
+            data["affects"] = [use.to_json_dict() for use in uses]
             if entry.impact.suppressed:
                 data["suppressed"] = [{**use.to_json_dict(), "suppressed": how}
                                       for use, how in entry.impact.suppressed]
@@ -75,14 +50,25 @@ def report_json(found: list[Found], analyzer: ImpactAnalyzer, show_all: bool
 
 
 def summary(found: list[Found]) -> dict[str, object]:
-    """The counts a CI job reads without walking the items: uses by tier, the items that
-    touch the code, and the uses suppressed, by how."""
+    """The counts a CI job reads without walking the items: uses by tier, and by release and
+    tier (oldest release first); the items read, those naming an API, those touching the
+    code; the uses suppressed, by how."""
     suppressed: dict[str, int] = {"inline": 0, "baseline": 0, "store": 0}
+    releases: dict[str, dict[str, int]] = {}
     for entry in found:
         for _, how in entry.impact.suppressed if entry.impact else ():
             suppressed[how] += 1
+        if entry.release is not None:
+            counts = releases.setdefault(entry.release, dict.fromkeys(TIERS, 0))
+            for use in entry.impact.affects if entry.impact else ():
+                counts[use.tier] += 1
     return {"uses": {tier: len(uses_of(found, tier)) for tier in TIERS},
+            "releases": releases,
+            "items": len(found),
+            "items_naming_an_api": sum(entry.impact is not None for entry in found),
             "items_touching": len(touching(found)),
+            "files_touched": len({(use.root, use.path) for tier in ("breaks", "check")
+                                  for use in uses_of(found, tier)}),
             "suppressed": {"total": sum(suppressed.values()), **suppressed}}
 
 
