@@ -173,7 +173,7 @@ def test_several_notes_files_list_every_use_under_each_change_and_its_release(
     """2.5 deprecates the namespace and 2.10 removes it: the call is listed under both
     changes, each with its own release and tier; the same change repeated by a later
     release's notes (a patch release) is listed once, under the first."""
-    old, new, patch = tmp_path / "old.md", tmp_path / "new.md", tmp_path / "v2.10.1.md"
+    old, new, patch = tmp_path / "old.md", tmp_path / "new.md", tmp_path / "v2.16.1.md"
     old.write_text(QUANT_25)
     new.write_text(QUANT_216)
     patch.write_text(QUANT_216.replace("2.16.0", "2.16.1"))

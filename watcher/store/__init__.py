@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from watcher.store.locks import running_daemon as running_daemon
     from watcher.store.locks import writer_activity as writer_activity
     from watcher.store.locks import writer_lock as writer_lock
+    from watcher.store.opening import atlases_read_only as atlases_read_only
     from watcher.store.opening import open_store as open_store
     from watcher.store.opening import shared as shared
     from watcher.store.postgres import Deposed as Deposed
@@ -49,6 +50,7 @@ if TYPE_CHECKING:
     from watcher.store.subscriptions import Subscription as Subscription
 
 _EXPORTS = {
+    "atlases_read_only": "opening",
     "check_usable": "storedir",
     "copy_store": "copy",
     "daemon_lock": "locks",

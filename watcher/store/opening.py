@@ -3,8 +3,11 @@ default), or PostgreSQL (``[store] url``), opened the same way by every command.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
+from watcher.store.atlases import StoredAtlases
 from watcher.store.store import Store
 
 
@@ -22,3 +25,30 @@ def shared(store: Store) -> bool:
     from watcher.store.db import Database
 
     return not isinstance(store.db, Database)
+
+
+@contextmanager
+def atlases_read_only(path: Path, url: str | None = None) -> Iterator[StoredAtlases | None]:
+    """The atlases a store keeps, read without writing (the offline ``impact``); None where
+    no embedded store was made yet at ``path``."""
+    if url is not None:
+        from watcher.store.tablekeys import TableKeys
+
+        store = Store.connect(url, read_only=True)
+        try:
+            yield StoredAtlases(TableKeys(store.db))
+        finally:
+            store.close()
+        return
+    from watcher.store.db import DB_NAME
+
+    if not (path / DB_NAME).is_file():
+        yield None
+        return
+    from watcher.store.cachekeys import CacheKeys
+
+    keys = CacheKeys(path)
+    try:
+        yield StoredAtlases(keys)
+    finally:
+        keys.close()

@@ -46,28 +46,7 @@ def repo_of(body: str) -> str:
 def stored_atlases(config: Config) -> Iterator[Shelf | None]:
     """The atlases the store keeps (a poll's, an ``atlas build``'s), read only; None where
     there is no store yet."""
-    from watcher.store.atlases import StoredAtlases
-    from watcher.store.db import DB_NAME
+    from watcher.store import atlases_read_only
 
-    url = config.store_url()
-    if url is not None:
-        from watcher.store import Store
-        from watcher.store.tablekeys import TableKeys
-
-        store = Store.connect(url, read_only=True)
-        try:
-            yield StoredAtlases(TableKeys(store.db))
-        finally:
-            store.close()
-        return
-    path = config.store_path()
-    if not (path / DB_NAME).is_file():
-        yield None
-        return
-    from watcher.store.cachekeys import CacheKeys
-
-    keys = CacheKeys(path)
-    try:
-        yield StoredAtlases(keys)
-    finally:
-        keys.close()
+    with atlases_read_only(config.store_path(), config.store_url()) as shelf:
+        yield shelf
