@@ -77,9 +77,8 @@ REAL_ITEMS: list[tuple[str, str, list[str], list[str]]] = [
     ("2.5.0", "Switch to internal benchmarking",
      ["torch._inductor.runtime.runtime_utils.do_bench_gpu"], []),
     ("2.5.0", "Delete MacOS-12.3 specific checks", [], []),
-    # "Before this PR, fully masked rows ... would yield NANs": only what failed changed.
     ("2.5.0", "call _safe_softmax from SDPA",
-     ["torch.nn.functional.scaled_dot_product_attention errors attn_mask"], []),
+     ["torch.nn.functional.scaled_dot_product_attention passes attn_mask"], []),
     ("2.5.0", "Add support to `GradScaler`", ["GradScaler"], []),  # `grad_scale` is a value
     ("2.5.0", "No more CPython 3.8 support", [], ["python>=3.9"]),
     ("2.5.0", "are now keyword-only", ["torch.onnx.export signature"], []),

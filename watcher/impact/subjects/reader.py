@@ -40,14 +40,6 @@ ERRORS = re.compile(r"\b(?:rais(?:e|es|ed|ing)|throws?|errors?|exceptions?|warn(
 # "Supplying model keyword arguments to `f` is deprecated".
 SIGNATURE = re.compile(r"\b(?:keyword[- ]only|positional[- ]only|(?:keyword|positional) "
                        r"arguments?)\b", re.IGNORECASE)
-# "Before this PR, ... would yield NaNs", "previously raised an error": the old outcome was a
-# failure (within one clause, before any "now"/"after").
-_CLAUSE = r"(?:[^.;]|\.(?=\w))"
-FAILED_BEFORE = re.compile(
-    r"\b(?:before|previously|used\s+to)\b(?:(?!\bnow\b|\bafter\b)" + _CLAUSE + r"){0,160}?"
-    r"\b(?:yield|yields|yielded|produced?|produces|return(?:s|ed)?|gives?|gave|result(?:s|ed)?"
-    r"\s+in|rais(?:e|es|ed)|throws?|threw|would\s+\w+)\b(?:(?!\bnow\b)" + _CLAUSE + r"){0,40}?"
-    r"\b(?:nans?|infs?|infinity|errors?|exceptions?|segfaults?|crash(?:es|ed)?)\b", re.I)
 CALLERS = re.compile(r"\b(?:remov\w{0,3}|deprecat\w{0,5}|defaults?|renam\w{0,3}|no longer|"
                      r"keyword|signature|returns?|returning|drop\w{0,4}|disallow\w{0,3}|"
                      r"requir\w{0,4}|instead|only)\b", re.IGNORECASE)
@@ -69,11 +61,6 @@ def read_subjects(item: ClassifiedItem) -> Subjects:
     if unflagged is not None:
         python = [subject.model_copy(update={"condition": unflagged})
                   if subject.condition == "uses" else subject for subject in python]
-    if failed_before(parsed):
-        # What used to fail (NaN, an error) now gives a result: code that works today never
-        # met the old outcome, so nothing of it is touched.
-        python = [subject.model_copy(update={"condition": "errors"})
-                  if subject.effect == "changed" else subject for subject in python]
     python = with_given_options(python, parsed, item_view.readings)
     environment: list[EnvironmentSubject] = read_environment(parsed.sentences)
     qualifiers = read_qualifiers(parsed.sentences, vocabulary().inputs,
@@ -99,12 +86,6 @@ def with_given_options(python: list[Subject], parsed: Parsed, readings: list[Rea
     return [subject.model_copy(update={"given": tuple(dict.fromkeys(
         setting for setting in settings if setting.partition("=")[0] != subject.option))})
         if subject.condition == "omits" and subject.option else subject for subject in python]
-
-
-def failed_before(parsed: Parsed) -> bool:
-    """The item says the old behaviour failed ("Before this PR, fully masked rows ... would
-    yield NaNs")."""
-    return any(FAILED_BEFORE.search(sentence.plain) for sentence in parsed.sentences)
 
 
 def errors_only(title: str) -> bool:
