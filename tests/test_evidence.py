@@ -267,3 +267,11 @@ def test_torchscript_markers_that_do_nothing_in_eager_are_mentions(tmp_path):
         """})
     found = affects(analyzer, "v2.10.0", item_of("2.10.0", "`torch.jit` is not guaranteed"))
     assert {use.tier for use in found} <= {"mentions"}
+
+
+def test_a_stated_removal_of_a_function_that_already_only_raises_is_confirmed():
+    """2.15.0's diff has no change to torch.cholesky (it only raised since 2.14.1); notes that
+    say it is removed are confirmed by the atlas, not by the diff."""
+    ladder = Ladder(bundled("v2.15.0"), "v2.15.0")
+    assert ladder.weigh(Subject(api="torch.cholesky", effect="removed")) == (
+        True, "the 2.15.0 package: torch.cholesky now only raises")
