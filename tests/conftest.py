@@ -19,6 +19,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 
 from fakes.github import FakeGitHub
+from fakes.pypi import FakePackageIndex
 from fakes.slack import FakeSlack
 
 from watcher.app import Dependencies
@@ -49,6 +50,13 @@ def _local_only(host, *args, **kwargs):  # type: ignore[no-untyped-def]
     if not _loopback(host):
         raise socket.gaierror(socket.EAI_NONAME, f"tests reach no internet ({host!r})")
     return _REAL_GETADDRINFO(host, *args, **kwargs)
+
+
+@pytest.fixture
+def index() -> Iterator[FakePackageIndex]:
+    """A package index (PyPI's JSON API) over loopback; tests add the wheels it serves."""
+    with FakePackageIndex() as fake:
+        yield fake
 
 
 @pytest.fixture(autouse=True)

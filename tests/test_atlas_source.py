@@ -36,12 +36,6 @@ class Clock:
 
 
 @pytest.fixture
-def index() -> Iterator[FakePackageIndex]:
-    with FakePackageIndex() as fake:
-        yield fake
-
-
-@pytest.fixture
 def store(tmp_path: Path) -> Iterator[Store]:
     opened = Store.open(tmp_path / "store")
     yield opened

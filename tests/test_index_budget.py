@@ -44,12 +44,6 @@ WHEEL = "torch-2.16.0-cp311-none-macosx_11_0_arm64.whl"
 
 
 @pytest.fixture
-def index() -> Iterator[FakePackageIndex]:
-    with FakePackageIndex() as fake:
-        yield fake
-
-
-@pytest.fixture
 def other() -> Iterator[FakePackageIndex]:
     """Another host: the same loopback, named ``localhost`` rather than ``127.0.0.1``."""
     with FakePackageIndex() as fake:
