@@ -98,6 +98,18 @@ def test_setup_cfg_and_setup_py():
         REQUIRED = ["torch"]
         setup(name="x", python_requires=REQUIRES_PYTHON, install_requires=REQUIRED)
         """) == [(2, "python", "", ">=3.9.0"), (3, "package", "torch", "")]
+    # A floor built from literals (.format, %, f-string, +): the text it builds.
+    for built in ('">={}".format(MIN)', '">=%s" % MIN', 'f">={MIN}"', '">=" + MIN',
+                  '">={}.{}".format(3, 8)'):
+        assert declared("setup.py", f"""\
+            from setuptools import setup
+            MIN = "3.8"
+            setup(name="x", python_requires={built})
+            """) == [(3, "python", "", ">=3.8")], built
+    assert declared("setup.py", """\
+        from setuptools import setup
+        setup(name="x", python_requires=">={}".format(read_floor()))
+        """) == []  # a value only running the script could tell
     # No python_requires: the floor the script enforces itself (fairseq's), not a warning.
     assert declared("setup.py", """\
         import sys

@@ -104,6 +104,7 @@ def test_star_imports_and_relative_imports():
         """, path="pkg/sub/train.py")
     assert found == [(1, "torch.nn", False, ()), (2, "pkg.sub.utils.load_model", False, ()),
                      (3, "pkg.core.engine", False, ()), (4, "pkg.sub.sibling", False, ()),
+                     (5, "torch.nn.Linear", True, ()),  # the one star import binds it
                      (6, "pkg.sub.utils.load_model", True, ())]
     # From a package's __init__, "." is the package itself; above the codebase root: skipped.
     assert names("from .io import load\n", path="pkg/__init__.py") == {"pkg.io.load"}
@@ -305,6 +306,44 @@ def test_reexports_across_files_resolve_to_the_outside_name(tmp_path):
     assert by_path["app.py"] == [(3, "torch.serialization.load"),
                                  (4, "torch.serialization.load")]
     assert by_path["loop.py"] == [(2, "cycle.a.f")]  # a cycle stops; the name stays
+
+
+def test_names_a_star_import_binds_resolve_to_the_module_that_binds_them(tmp_path):
+    write(tmp_path, {
+        "pkg/__init__.py": "from .common import *\n",
+        "pkg/common.py": "import torch\nfrom torch.jit import script\n",
+        "pkg/other.py": "import numpy as np\n",
+        "pkg/model.py": """\
+            from .other import *
+            from .common import *
+            f = torch.jit.script(lambda x: x)
+            g = script(lambda x: x)
+            np.zeros(3)
+            undefined_helper(1)
+            """,
+        "app.py": "from pkg import *\nscript(h)\n",
+        "outside.py": "from torch.nn.functional import *\nrelu(x)\n",
+        "two.py": "from torch.nn.functional import *\nfrom numpy import *\nrelu(x)\n",
+        "local.py": """\
+            from torch import *
+            def load(path):
+                return path
+            load("x")
+            for save in []:
+                save(1)
+            print(len([]))
+            """})
+    index = scan_codebase(str(tmp_path), {})
+    calls = {file.path: [(use.line, use.name) for use in file.uses if use.is_call]
+             for file in index.files}
+    assert calls["pkg/model.py"] == [(3, "torch.jit.script"), (4, "torch.jit.script"),
+                                     (5, "numpy.zeros")]  # undefined_helper: no one binds it
+    assert calls["app.py"] == [(2, "torch.jit.script")]  # through the package's own star
+    assert calls["outside.py"] == [(2, "torch.nn.functional.relu")]
+    assert calls["two.py"] == []  # two libraries could bind it: which one cannot be told
+    assert calls["local.py"] == []  # the file binds load and save itself; print is Python's
+    alone = index_python("m.py", "from torch.nn.functional import *\nrelu(x)\n")
+    assert [use.name for use in alone.uses if use.is_call] == ["torch.nn.functional.relu"]
 
 
 def test_script_folders_resolve_sibling_modules(tmp_path):

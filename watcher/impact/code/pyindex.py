@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from typing import Any, NamedTuple
 
 from watcher.impact.code.pywalk import CONFIG_PATCH, PARTIAL, Raw, Walker
+from watcher.impact.code.starred import STAR, free_names
 from watcher.impact.model import FileIndex, UnparsableError
 
 __all__ = ["UNSET", "PythonIndex", "UnparsableError", "UseRow", "index_python", "module_name",
@@ -44,11 +45,26 @@ class PythonIndex(NamedTuple):
     exports: dict[str, str]
     lines: int
     sets: tuple[str, ...] = ()
+    stars: tuple[str, ...] = ()  # modules star-imported, whose names rows ``*.x`` await
 
 
 def index_python(path: str, source: str | bytes) -> FileIndex:
-    """The uses of one Python file; ``path`` is relative to the codebase, with "/"."""
-    return FileIndex.model_validate({"path": path, "uses": read_python(path, source).uses})
+    """The uses of one Python file; ``path`` is relative to the codebase, with "/". Read
+    alone, a name a star import bound is settled as the codebase's only file would have it."""
+    python = read_python(path, source)
+    if python.stars:
+        from watcher.impact.code.reexport import resolve_reexports
+
+        resolve_reexports([SoleModule(path, python.uses, python.exports, list(python.stars))],
+                          set())
+    return FileIndex.model_validate({"path": path, "uses": python.uses})
+
+
+class SoleModule(NamedTuple):
+    path: str
+    uses: list[UseRow]
+    exports: dict[str, str]
+    stars: list[str]
 
 
 def read_python(path: str, source: str | bytes) -> PythonIndex:
@@ -65,11 +81,23 @@ def read_python(path: str, source: str | bytes) -> PythonIndex:
         raise UnparsableError(f"too deeply nested ({type(error).__name__})") from None
     walker = Walker(package_of(path))
     walker.walk(tree)
+    if walker.stars:
+        bind_starred(walker, tree)
     lines = split_lines(text)
     exports = {name: target for name, target in walker.exports.items()
                if root_of(target) not in STDLIB}
     count = len(lines) - (lines[-1] == "")  # a final newline ends the last line
-    return PythonIndex(resolve(walker, lines), exports, count, tuple(sorted(walker.sets)))
+    return PythonIndex(resolve(walker, lines), exports, count, tuple(sorted(walker.sets)),
+                       tuple(walker.stars))
+
+
+def bind_starred(walker: Walker, tree: ast.Module) -> None:
+    """Binds each name only a star import can have bound to ``*.<name>`` (``starred``)."""
+    aliases = walker.aliases
+    referenced = {raw[1] for raw in walker.raws
+                  if raw[1] and raw[1] not in aliases and (raw[2] or raw[3])}
+    for name in free_names(tree, referenced):
+        aliases[name] = f"{STAR}.{name}"
 
 
 def decode(source: str | bytes) -> str:

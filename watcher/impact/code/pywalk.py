@@ -78,6 +78,7 @@ class Walker:
         self.package = package
         self.aliases: dict[str, str] = {}
         self.exports: dict[str, str] = {}
+        self.stars: list[str] = []  # modules star-imported at module level, in file order
         self.raws: list[Raw] = []
         self.sets: set[str] = set()  # attribute names assigned, keyword names passed
         self._top: set[int] = set()
@@ -375,7 +376,9 @@ class Walker:
         if module is None:
             return
         for alias in node.names:
-            if alias.name == "*":  # binds names this file cannot know
+            if alias.name == "*":  # binds names this file cannot know (``starred``)
+                if top:
+                    self.stars.append(module)
                 self.raws.append((line, "", (module,), False, (), False, None, "import", 0,
                                   False, ()))
                 continue

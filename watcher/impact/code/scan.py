@@ -29,7 +29,7 @@ from watcher.impact.suppress import MARKER, line_markers
 
 __all__ = ["CodeIndex", "ScanCounts", "scan_codebase"]
 
-FORMAT = 11  # bump when the index of a file would come out differently: old entries miss
+FORMAT = 12  # bump when the index of a file would come out differently: old entries miss
 SKIPPED_DIRS = frozenset({
     ".git", ".hg", ".svn", ".venv", "venv", "site-packages", "build", "dist", "node_modules",
     "__pycache__", ".tox", ".nox", ".mypy_cache", ".eggs", ".pytest_cache", ".ruff_cache",
@@ -60,6 +60,7 @@ class FileRecord:
     declarations: list[dict[str, Any]] = field(default_factory=list)
     exports: dict[str, str] = field(default_factory=dict)
     sets: list[str] = field(default_factory=list)  # attributes it assigns, keywords it passes
+    stars: list[str] = field(default_factory=list)  # modules it star-imports
 
 
 @dataclass(frozen=True)
@@ -150,7 +151,7 @@ def index_entries(root: str, entries: list[tuple[str, os.DirEntry[str]]],
             index = data["index"]
             records.append(FileRecord(relative, index.get("uses", []),
                                       index.get("declarations", []), data.get("exports", {}),
-                                      data.get("sets", [])))
+                                      data.get("sets", []), data.get("stars", [])))
     if cache is not None:
         for stale in [key for key in cache if key not in seen]:
             del cache[stale]
@@ -243,6 +244,8 @@ def index_content(relative: str, content: bytes) -> dict[str, Any]:
                 data["exports"] = python.exports
             if python.sets:
                 data["sets"] = list(python.sets)
+            if python.stars:
+                data["stars"] = list(python.stars)
         if environment_kind(relative) is not None:
             # Imported here: a scan whose files are all cached needs no TOML or PEP 508.
             from watcher.impact.environment import index_environment

@@ -188,8 +188,9 @@ def setup_py(lines: list[str]) -> list[Declaration]:
         if isinstance(value, ast.Name) and value.id in constants:
             value = constants[value.id]
         if node.arg == "python_requires":
-            if isinstance(value, ast.Constant) and isinstance(value.value, str):
-                found.append(python(value.lineno, lines[value.lineno - 1], value.value))
+            text = string_value(value, constants)
+            if text is not None:
+                found.append(python(value.lineno, lines[value.lineno - 1], text))
             continue
         # An extra's requirements are what ``pip install pkg[extra]`` installs.
         groups = value.values if node.arg == "extras_require" and isinstance(value, ast.Dict) \
@@ -204,6 +205,49 @@ def setup_py(lines: list[str]) -> list[Declaration]:
     if not any(declaration.kind == "python" for declaration in found):
         found += version_check(tree, lines)
     return found
+
+
+def string_value(node: ast.expr, constants: dict[str, ast.expr], depth: int = 0) -> str | None:
+    """The text an expression of literals builds: ``">={}".format(MIN)``, ``">=%s" % MIN``,
+    ``f">={MIN}"``, ``">=" + MIN`` (``MIN`` a module-level literal); None for anything else."""
+    if depth > 4:
+        return None
+    if isinstance(node, ast.Name):
+        bound = constants.get(node.id)
+        return None if bound is None else string_value(bound, constants, depth + 1)
+    if isinstance(node, ast.Constant):
+        value = node.value
+        return value if isinstance(value, str) else (
+            str(value) if type(value) in (int, float) else None)
+    parts: list[str | None]
+    if isinstance(node, ast.JoinedStr):
+        parts = [string_value(part.value if isinstance(part, ast.FormattedValue) else part,
+                              constants, depth + 1) for part in node.values]
+        return None if None in parts else "".join(parts)  # type: ignore[arg-type]
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add | ast.Mod):
+        left = string_value(node.left, constants, depth + 1)
+        right = node.right.elts if isinstance(node.op, ast.Mod) and isinstance(
+            node.right, ast.Tuple) else [node.right]
+        parts = [string_value(part, constants, depth + 1) for part in right]
+        if left is None or None in parts:
+            return None
+        if isinstance(node.op, ast.Add):
+            return left + str(parts[0])
+        try:
+            return left % tuple(parts)
+        except (TypeError, ValueError):
+            return None
+    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "format" and not node.keywords):
+        template = string_value(node.func.value, constants, depth + 1)
+        parts = [string_value(part, constants, depth + 1) for part in node.args]
+        if template is None or None in parts:
+            return None
+        try:
+            return template.format(*parts)
+        except (IndexError, KeyError, ValueError):
+            return None
+    return None
 
 
 def version_check(tree: ast.Module, lines: list[str]) -> list[Declaration]:
