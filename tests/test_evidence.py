@@ -213,6 +213,53 @@ def test_reworded_removals_touch_what_the_plain_wording_touches(text):
     assert read_subjects(bc(text)).python == plain  # the replacement is never a subject
 
 
+# Real removals of the shared notes, each said again in words none of the notes uses.
+REMOVED_NAMES = [("2.9.0", "Remove `torch.onnx.enable_fake_mode`", "torch.onnx.enable_fake_mode"),
+                 ("2.11.0", "`torch.export.export_for_training` has been removed",
+                  "torch.export.export_for_training"),
+                 ("2.8.0", "`torch.export.export_for_inference` has been removed",
+                  "torch.export.export_for_inference")]
+NAME_FORMS = ["`{api}` was dropped", "Support for `{api}` has been removed", "`{api}` is gone",
+              "We removed `{api}`", "`{api}` has been deleted; use `torch.compile` instead",
+              "`{api}` no longer exists", "Dropped `{api}`, deprecated since 2.3",
+              "Removed the deprecated `{api}` API", "`{api}` has been eliminated",
+              "`{api}` is no longer available"]
+REMOVED_OPTIONS = [("2.11.0", "Remove `is_causal` flag from `varlen_attn`",
+                    "torch.nn.attention.varlen_attn", "is_causal"),
+                   ("2.11.0", "Remove the `fallback` option from `torch.onnx.export`",
+                    "torch.onnx.export", "fallback"),
+                   ("2.5.0", "The `op_level_debug` option from `torch.onnx.ExportOptions`",
+                    "torch.onnx.ExportOptions", "op_level_debug")]
+OPTION_FORMS = ["`{api}` no longer accepts `{opt}`; pass `mode` to `torch.compile` instead",
+                "The `{opt}` argument of `{api}` was dropped",
+                "Support for the `{opt}` argument in `{api}` has been removed",
+                "`{api}` stopped accepting the `{opt}` argument",
+                "`{api}` does not take `{opt}` anymore",
+                "`{api}` can no longer take the `{opt}` parameter",
+                "Removed the `{opt}` keyword from `{api}`",
+                "Passing `{opt}` to `{api}` is no longer supported",
+                "`{opt}` is no longer accepted by `{api}`", "Dropped the `{opt}` kwarg of `{api}`",
+                "`{api}`: the `{opt}` argument is gone"]
+
+
+def subjects_of(item: ClassifiedItem) -> list[tuple[str, str, str | None, str]]:
+    return [(s.api, s.condition, s.option, s.effect) for s in read_subjects(item).python]
+
+
+@pytest.mark.parametrize(("release", "piece", "api", "option", "form"), [
+    *((release, piece, api, None, form) for release, piece, api in REMOVED_NAMES
+      for form in NAME_FORMS),
+    *((release, piece, api, option, form) for release, piece, api, option in REMOVED_OPTIONS
+      for form in OPTION_FORMS)])
+def test_a_real_removal_said_in_other_words_touches_what_its_own_words_touch(
+        release, piece, api, option, form):
+    item = item_of(release, piece)
+    own = subjects_of(item)
+    assert own == [(api, "passes" if option else "uses", option, "removed")]
+    reworded = item.model_copy(update={"text": form.format(api=api, opt=option) + " (#900020)"})
+    assert subjects_of(reworded) == own
+
+
 @pytest.mark.parametrize("text", [
     "Add a framework so that options of `torch.onnx.export` can be marked deprecated (#900010)",
     "Introduce a mechanism to deprecate keyword arguments of `torch.load` with a warning "

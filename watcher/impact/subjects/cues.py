@@ -72,7 +72,11 @@ CONFIG_AFTER = re.compile(r"\s*(?:has\s+|have\s+)?(?:been\s+)?(?:moved\s+)?(?:fr
 CHAIN = re.compile(r"\s*(?:,|/|and|or|,\s*and|,\s*or)\s*", re.I)
 
 NOUN = r"(?:options?|params?|parameters?|arguments?|args?|kwargs?|keywords?|flags?)"
-OPTION_AFTER = re.compile(r"\s*" + NOUN + r"\b|\s*passed\s+to\s+", re.I)
+# "`x` is no longer accepted by `f`": the passive of ACCEPT_BEFORE.
+_REFUSED_VERB = (r"(?:is|are)\s+(?:no\s+longer|not)\s+(?:accepted|allowed|taken|supported)"
+                 r"(?:\s+(?:anymore|any\s+longer))?")
+_REFUSED = r"\s*" + _REFUSED_VERB + r"\s+by\s+"
+OPTION_AFTER = re.compile(r"\s*" + NOUN + r"\b|\s*passed\s+to\s+|" + _REFUSED, re.I)
 OPTION_BEFORE = re.compile(r"\b(?:supply|supplying|pass|passing|set|setting|specify|"
                            r"specifying)\s+(?:the\s+)?$", re.I)
 # "`f` no longer accepts `x`", "stopped accepting the `x`", "does not take `x` anymore": what
@@ -91,8 +95,9 @@ MECHANISM = re.compile(r"^\W{0,4}(?:add|adds|added|adding|introduce[sd]?|introdu
 # for `f`", "`x` passed to `f`", "`x=False` is now the default in `f`".
 _TIE = (r"(?:\s*\([^()]{0,60}\))?\s*(?:" + NOUN + r"\s+)?(?:(?:that\s+is\s+|is\s+)?passed\s+|"
         r"(?:is|are)\s+(?:now\s+)?(?:the\s+)?(?:new\s+)?default\s+|(?:(?:has|have)\s+been\s+|is\s+|"
-        r"are\s+|was\s+|were\s+)(?:removed|dropped|deprecated|deleted)\s+)?")
-OWNER_LINK = re.compile(_TIE + r"(?:in|for|on|of|to|from|into)\s+(?:the\s+|an?\s+)?", re.I)
+        r"are\s+|was\s+|were\s+)(?:removed|dropped|deprecated|deleted)\s+|" + _REFUSED_VERB +
+        r"\s+)?")
+OWNER_LINK = re.compile(_TIE + r"(?:in|for|on|of|to|from|into|by)\s+(?:the\s+|an?\s+)?", re.I)
 # ... or to a class named in plain words: "the `verbose` kwarg to the LRScheduler constructor",
 # "`data_source` argument from Sampler" (the case of the word is checked by the caller).
 OWNER_WORD = re.compile(_TIE + r"(?:in|for|on|of|to|from)\s+(?:the\s+)?([A-Za-z][A-Za-z0-9_]{1,60})"
@@ -151,7 +156,8 @@ WHOLE_AFTER = re.compile(r"\s*(?:is|has\s+been|was|will\s+be)\s+(?:now\s+)?(?:de
 MODULE_BEFORE = re.compile(r"\b(?:module|package|namespace|submodule)\s+$", re.I)
 
 STRONG = re.compile(r"\b(?:deprecat\w*|remov\w*|delet\w*|drop(?:s|ped)?|kill(?:s|ed)?|renam\w*"
-                    r"|replaced|no\s+longer|private|obsolete|discontinu\w*|end\s+of\s+life|EOL)\b",
+                    r"|replaced|no\s+longer|private|obsolete|discontinu\w*|end\s+of\s+life|EOL"
+                    r"|eliminat\w*|(?:is|are|now|been)\s+gone)\b",
                     re.I)
 WEAK = re.compile(r"\b(?:now|chang\w*|defaults?|raises?|errors?|updated?|moved?|replac\w*"
                   r"|breaking|no\s+more|not\s+allowed|unsupported|previously|(?:before|after)"

@@ -20,7 +20,8 @@ __all__ = ["CURRENT_DEFAULT", "effect_of", "read_qualifiers"]
 
 REMOVED = re.compile(
     r"\b(?:remov(?:e|ed|es|ing|al)|delet(?:e|ed|es|ing)|drop(?:s|ped|ping)?|renamed|"
-    r"kill(?:s|ed)?|finish(?:es|ed)?\s+(?:the\s+)?deprecation|no\s+longer\s+(?:public|"
+    r"kill(?:s|ed)?|eliminat(?:e|ed|es|ing)|(?:is|are|now|been)\s+gone|"
+    r"finish(?:es|ed)?\s+(?:the\s+)?deprecation|no\s+longer\s+(?:public|"
     r"available|exists?|exposed|importable|accepted|accepts?|supported|takes?|has)|"
     r"stopped\s+(?:accepting|taking|supporting)|(?:does|do)\s+not\s+(?:accept|take|support)"
     r"\b[^.;]{0,80}?\b(?:anymore|any\s+longer))\b",
