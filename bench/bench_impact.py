@@ -50,8 +50,8 @@ from watcher.app import impact_step
 from watcher.config import config_from_dict
 from watcher.impact.code import scan_codebase
 from watcher.impact.code.scan import walk
-from watcher.impact.match import find_affects
 from watcher.impact.model import EnvironmentSubject, Subject, Subjects
+from watcher.impact.reach.match import find_affects
 from watcher.models import ClassifiedItem, Release
 from watcher.store import Store
 
@@ -88,13 +88,13 @@ for folder, _, names in os.walk(sys.argv[1]):
 
 # What every impact process pays before it reads a file: the interpreter, pydantic and the
 # models (the bot has them loaded already).
-IMPORTS = ("from watcher.impact.match import find_affects\n"
+IMPORTS = ("from watcher.impact.reach.match import find_affects\n"
            "from watcher.impact.model import Subjects\n"
            "from watcher.impact.code import scan_codebase\n")
 
 IMPACT = f"""\
 import pickle, sys
-from watcher.impact.match import find_affects
+from watcher.impact.reach.match import find_affects
 from watcher.impact.model import EnvironmentSubject, Subject, Subjects
 from watcher.impact.code import scan_codebase
 from watcher.models import ClassifiedItem, Release

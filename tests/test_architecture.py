@@ -215,3 +215,11 @@ def test_plugin_names_keep_working():
     assert old_secret_field is delivery.secret_field
     assert old_secret_values is delivery.secret_values
     assert issubclass(HandlerError, Exception)
+
+
+def test_the_impact_analysis_is_grouped_by_step():
+    """``watcher/impact/`` holds one package per step of the analysis; only the values and the
+    knowledge protocol every step shares stay loose at its top."""
+    loose = sorted(path.stem for path in (ROOT / "watcher" / "impact").glob("*.py"))
+    assert loose == ["__init__", "knowledge", "model"]
+

@@ -17,10 +17,10 @@ import pytest
 from test_impact_subjects import item_of
 
 from watcher.impact import ImpactAnalyzer, ReleaseAnalysis, package_changes
-from watcher.impact.analyze import CodeRoot
+from watcher.impact.analysis.item import CodeRoot
 from watcher.impact.atlas import AtlasSource
-from watcher.impact.evidence import Ladder
 from watcher.impact.model import Subject
+from watcher.impact.reach.evidence import Ladder
 from watcher.impact.subjects import read_subjects
 from watcher.models import Affect, ClassifiedItem
 

@@ -99,8 +99,8 @@ def test_a_use_reached_at_the_same_tier_by_two_releases_is_the_first_ones(
 
 def test_a_use_matched_by_name_and_by_method_name_on_one_line_keeps_the_name(tmp_path):
     from watcher.impact.code import scan_codebase
-    from watcher.impact.match import find_affects
     from watcher.impact.model import Subject, Subjects
+    from watcher.impact.reach.match import find_affects
 
     (tmp_path / "run.py").write_text(
         "import torch\n\ndef show(s):\n"

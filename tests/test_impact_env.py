@@ -9,8 +9,8 @@ import pytest
 
 from watcher.impact.code import UnparsableError, scan_codebase
 from watcher.impact.environment import index_environment, is_environment_file, touches
-from watcher.impact.match import find_affects
 from watcher.impact.model import Declaration, EnvironmentSubject, Subjects
+from watcher.impact.reach.match import find_affects
 
 
 def declared(path: str, text: str) -> list[tuple[int, str, str, str]]:

@@ -11,8 +11,8 @@ import pytest
 from conftest import FIXTURES
 
 from watcher.impact.code import CodeIndex, scan_codebase
-from watcher.impact.match import find_affects
 from watcher.impact.model import Subject, Subjects
+from watcher.impact.reach.match import find_affects
 
 EXAMPLES = FIXTURES / "codebases" / "examples"
 

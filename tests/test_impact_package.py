@@ -1,4 +1,4 @@
-"""The package's own API changes joined with the notes (``watcher.impact.package``): the real
+"""The package's own API changes joined with the notes (``watcher.impact.reach.package``): the real
 2.7 notes and the bundled 2.6/2.7 atlases against code written like real code; a subclass of
 the class the notes name, a parameter passed by position, a default the notes never mention;
 and in the bot, the same through a poll. No network: the atlases are bundled."""
@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from conftest import FIXTURES, release_notes
 
+from watcher.impact.analysis.release import package_changes
 from watcher.impact.atlas import AtlasSource
-from watcher.impact.release import package_changes
 
 V27 = FIXTURES / "releases" / "pytorch" / "v2.7.0.md"
 TRAIN = textwrap.dedent("""\

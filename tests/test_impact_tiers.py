@@ -12,7 +12,7 @@ import pytest
 from test_impact_subjects import item_of
 
 from watcher.impact import ImpactAnalyzer, ReleaseAnalysis, package_changes
-from watcher.impact.analyze import CodeRoot
+from watcher.impact.analysis.item import CodeRoot
 from watcher.impact.atlas import AtlasSource
 from watcher.impact.knowledge import NoKnowledge, Parameter, Signature
 from watcher.models import Affect, ClassifiedItem

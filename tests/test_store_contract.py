@@ -12,7 +12,7 @@ import pytest
 
 from watcher.delivery.events import make_event
 from watcher.errors import StoreError
-from watcher.impact.suppress import Suppression
+from watcher.impact.analysis.suppress import Suppression
 from watcher.models import Release
 from watcher.store import ReleaseRecord, RepoState, Store, Subscription
 

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from conftest import FIXTURES
 
-from watcher.impact.suppress import Suppression, Suppressor, line_markers, read_baseline
+from watcher.impact.analysis.suppress import Suppression, Suppressor, read_baseline
+from watcher.impact.code.ignores import line_markers
 from watcher.models import Affect, ClassifiedItem
 
 TORCH_LOAD_26 = FIXTURES / "releases" / "pytorch" / "v2.6.0-torch-load.md"

@@ -110,8 +110,8 @@ class Affect(Frozen):
     source: Literal["notes", "package"] = "notes"  # the notes' words, or the package's API diff
     codebase: str = ""  # the configured codebase's name ([[impact.codebases]] name)
     release: str | None = None  # the release that makes the change, when several are read
-    # The items an ignore comment on the line names (``watcher.impact.suppress``); not part of
-    # the contract's JSON: a suppressed use leaves ``affects`` instead.
+    # The items an ignore comment on the line names (``watcher.impact.code.ignores``); not
+    # part of the contract's JSON: a suppressed use leaves ``affects`` instead.
     ignore: tuple[str, ...] = Field(default=(), exclude=True)
 
     def to_json_dict(self) -> dict[str, object]:
@@ -151,7 +151,8 @@ class EventItem(Frozen):
     # never listed as claims.
     suppressed: int = 0
     # "package": an API change the notes do not mention, found by comparing the release's
-    # package with the one before (``watcher.impact.package``); only where it touches the code.
+    # package with the one before (``watcher.impact.reach.package``); only where it touches
+    # the code.
     origin: Literal["notes", "package"] = "notes"
 
     @property

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from watcher.impact.atlas.budget import Budget as Budget
     from watcher.impact.atlas.build import build_atlas as build_atlas
     from watcher.impact.atlas.build import wheel_version as wheel_version
+    from watcher.impact.atlas.bundled_diffs import changes_between as changes_between
     from watcher.impact.atlas.codec import FORMAT as FORMAT
     from watcher.impact.atlas.codec import dumps as dumps
     from watcher.impact.atlas.codec import loads as loads
@@ -41,6 +42,8 @@ if TYPE_CHECKING:
     from watcher.impact.atlas.errors import WrongVersion as WrongVersion
     from watcher.impact.atlas.index import PackageIndex as PackageIndex
     from watcher.impact.atlas.index import WheelFile as WheelFile
+    from watcher.impact.atlas.knowledge import AtlasKnowledge as AtlasKnowledge
+    from watcher.impact.atlas.model import VAR_KEYWORD as VAR_KEYWORD
     from watcher.impact.atlas.model import Api as Api
     from watcher.impact.atlas.model import Atlas as Atlas
     from watcher.impact.atlas.model import Param as Param
@@ -56,6 +59,9 @@ if TYPE_CHECKING:
     from watcher.impact.atlas.step import PackageStep as PackageStep
 
 _EXPORTS = {
+    "AtlasKnowledge": "knowledge",
+    "changes_between": "bundled_diffs",
+    "VAR_KEYWORD": "model",
     "Api": "model",
     "ApiChange": "compare",
     "Atlas": "model",

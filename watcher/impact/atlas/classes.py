@@ -9,7 +9,7 @@ import ast
 from collections.abc import Iterator
 
 from watcher.impact.atlas.model import KEYWORD_ONLY, POSITIONAL_OR_KEYWORD, UNKNOWN_DEFAULT, Param
-from watcher.impact.syntax import dotted
+from watcher.impact.code import dotted
 
 DATACLASS, NAMEDTUPLE = "dataclass", "namedtuple"
 _NAMEDTUPLE_BASES = frozenset({"NamedTuple", "typing.NamedTuple", "typing_extensions.NamedTuple"})

@@ -33,7 +33,7 @@ from watcher.impact.atlas.statements import (
     typing_only,
     unsubscripted,
 )
-from watcher.impact.syntax import dotted
+from watcher.impact.code import dotted
 
 # ``ModuleFacts`` is read from here by the build (``build.py``) as before it had a module.
 __all__ = ["Binding", "Definition", "ModuleFacts", "read_module"]

@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
-from watcher.impact.syntax import dotted
+from watcher.impact.code import dotted
 
 CATEGORIES = frozenset({"FutureWarning", "DeprecationWarning"})
 MAX_MESSAGE = 200

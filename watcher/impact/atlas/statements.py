@@ -10,7 +10,7 @@ from watcher.impact.atlas.facts import Definition
 from watcher.impact.atlas.markers import message_text
 from watcher.impact.atlas.model import DATA, FUNCTION, METHOD
 from watcher.impact.atlas.signature import FunctionNode
-from watcher.impact.syntax import dotted
+from watcher.impact.code import dotted
 
 _TYPING_ONLY = frozenset({"TypeVar", "ParamSpec", "TypeVarTuple", "NewType", "TypeAlias"})
 

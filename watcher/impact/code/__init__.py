@@ -6,7 +6,8 @@ with ``shapes`` for the expressions it reads whole (dotted names, literal dicts)
 ``pyindex`` resolves them to dotted names; ``reexport`` follows names the codebase's own modules
 re-export; ``usetable`` is the look-ups the matcher asks; ``scan`` walks a codebase through a
 per-file cache, so an unchanged file is never read again (``gcpause``: with the cyclic
-collector paused).
+collector paused); ``ignores`` reads the ``# release-watch: ignore[...]`` comments on the way;
+``syntax`` holds the small readings of syntax trees the atlas and the subjects reader share.
 """
 
 from __future__ import annotations
@@ -17,24 +18,30 @@ from watcher import lazy_exports
 
 if TYPE_CHECKING:
     from watcher.impact.code.gcpause import gc_paused as gc_paused
+    from watcher.impact.code.ignores import MARKER as MARKER
+    from watcher.impact.code.ignores import line_markers as line_markers
     from watcher.impact.code.pyindex import UNSET as UNSET
     from watcher.impact.code.pyindex import PythonIndex as PythonIndex
     from watcher.impact.code.pyindex import UnparsableError as UnparsableError
     from watcher.impact.code.pyindex import UseRow as UseRow
-    from watcher.impact.code.pyindex import index_python as index_python
     from watcher.impact.code.pyindex import module_name as module_name
     from watcher.impact.code.pyindex import read_python as read_python
     from watcher.impact.code.scan import CodeIndex as CodeIndex
     from watcher.impact.code.scan import ScanCounts as ScanCounts
+    from watcher.impact.code.scan import index_python as index_python
     from watcher.impact.code.scan import scan_codebase as scan_codebase
+    from watcher.impact.code.syntax import dotted as dotted
     from watcher.impact.code.usetable import Hit as Hit
     from watcher.impact.code.usetable import UseTable as UseTable
 
 _EXPORTS = {
     "CodeIndex": "scan",
+    "dotted": "syntax",
     "gc_paused": "gcpause",
     "Hit": "usetable",
-    "index_python": "pyindex",
+    "index_python": "scan",
+    "line_markers": "ignores",
+    "MARKER": "ignores",
     "module_name": "pyindex",
     "PythonIndex": "pyindex",
     "read_python": "pyindex",

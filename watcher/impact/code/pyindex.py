@@ -18,9 +18,9 @@ from typing import Any, NamedTuple
 
 from watcher.impact.code.pywalk import CONFIG_PATCH, PARTIAL, Raw, Walker
 from watcher.impact.code.starred import STAR, free_names
-from watcher.impact.model import FileIndex, UnparsableError
+from watcher.impact.model import UnparsableError
 
-__all__ = ["UNSET", "PythonIndex", "UnparsableError", "UseRow", "index_python", "module_name",
+__all__ = ["UNSET", "PythonIndex", "UnparsableError", "UseRow", "module_name",
            "read_python"]
 
 STDLIB = frozenset(sys.stdlib_module_names)
@@ -46,25 +46,6 @@ class PythonIndex(NamedTuple):
     lines: int
     sets: tuple[str, ...] = ()
     stars: tuple[str, ...] = ()  # modules star-imported, whose names rows ``*.x`` await
-
-
-def index_python(path: str, source: str | bytes) -> FileIndex:
-    """The uses of one Python file; ``path`` is relative to the codebase, with "/". Read
-    alone, a name a star import bound is settled as the codebase's only file would have it."""
-    python = read_python(path, source)
-    if python.stars:
-        from watcher.impact.code.reexport import resolve_reexports
-
-        resolve_reexports([SoleModule(path, python.uses, python.exports, list(python.stars))],
-                          set())
-    return FileIndex.model_validate({"path": path, "uses": python.uses})
-
-
-class SoleModule(NamedTuple):
-    path: str
-    uses: list[UseRow]
-    exports: dict[str, str]
-    stars: list[str]
 
 
 def read_python(path: str, source: str | bytes) -> PythonIndex:

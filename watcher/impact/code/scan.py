@@ -20,14 +20,14 @@ from functools import cached_property
 from typing import Any
 
 from watcher.impact.code.gcpause import gc_paused
+from watcher.impact.code.ignores import MARKER, line_markers
 from watcher.impact.code.pyindex import UseRow, read_python
 from watcher.impact.code.reexport import resolve_reexports
 from watcher.impact.code.usetable import UseTable
 from watcher.impact.environment import environment_kind
 from watcher.impact.model import Declaration, FileIndex, UnparsableError
-from watcher.impact.suppress import MARKER, line_markers
 
-__all__ = ["CodeIndex", "ScanCounts", "scan_codebase"]
+__all__ = ["CodeIndex", "ScanCounts", "index_python", "scan_codebase"]
 
 FORMAT = 12  # bump when the index of a file would come out differently: old entries miss
 SKIPPED_DIRS = frozenset({
@@ -162,6 +162,16 @@ def index_entries(root: str, entries: list[tuple[str, os.DirEntry[str]]],
     return CodeIndex(root, records, unparsable, ScanCounts(**tally), stats)
 
 
+def index_python(path: str, source: str | bytes) -> FileIndex:
+    """The uses of one Python file; ``path`` is relative to the codebase, with "/". Read
+    alone, a name a star import bound is settled as the codebase's only file would have it."""
+    python = read_python(path, source)
+    if python.stars:
+        resolve_reexports([FileRecord(path, python.uses, exports=python.exports,
+                                      stars=list(python.stars))], set())
+    return FileIndex.model_validate({"path": path, "uses": python.uses})
+
+
 def walk(root: str, unparsable: list[tuple[str, str]]) -> Iterator[tuple[str, os.DirEntry[str]]]:
     """The files to index, sorted, depth first; skipped folders and symlinks are not entered."""
     pending: list[tuple[str, str]] = [("", root)]
@@ -264,7 +274,7 @@ def index_content(relative: str, content: bytes) -> dict[str, Any]:
 
 def mark_ignored(index: dict[str, Any], markers: dict[int, tuple[str, ...]]) -> None:
     """The uses and declarations on a line an ignore comment covers carry the items it names
-    (``watcher.impact.suppress``)."""
+    (``watcher.impact.analysis.suppress``)."""
     for row in (*index.get("uses", ()), *index.get("declarations", ())):
         names = markers.get(row["line"])
         if names:

@@ -4,7 +4,9 @@
 notes write (``nn.``, ``F.``) and tells method forms and distinctive names; ``cues`` holds the
 words that say something changed; ``clause`` reads one sentence for its subjects and their
 conditions; ``examples`` reads migration examples (before and after); ``environment`` reads
-requirements (Python, CUDA, packages); ``reader`` puts them together as ``read_subjects``.
+requirements (Python, CUDA, packages); ``reader`` puts them together as ``read_subjects``;
+``terms`` holds the vocabulary of ``config/impact.toml`` (kinds of input a change can be limited
+to, names that only mark code).
 """
 
 from __future__ import annotations
@@ -15,9 +17,13 @@ from watcher import lazy_exports
 
 if TYPE_CHECKING:
     from watcher.impact.subjects.reader import read_subjects as read_subjects
+    from watcher.impact.subjects.terms import InputKind as InputKind
+    from watcher.impact.subjects.terms import vocabulary as vocabulary
 
 _EXPORTS = {
+    "InputKind": "terms",
     "read_subjects": "reader",
+    "vocabulary": "terms",
 }
 __all__ = sorted(_EXPORTS)
 __getattr__ = lazy_exports(__name__, _EXPORTS)

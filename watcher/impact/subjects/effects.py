@@ -13,8 +13,8 @@ from __future__ import annotations
 import re
 
 from watcher.impact.model import Effect, Qualifier
+from watcher.impact.subjects.terms import InputKind
 from watcher.impact.subjects.text import MARK, CodeBlock, Sentence
-from watcher.impact.vocabulary import InputKind
 
 __all__ = ["CURRENT_DEFAULT", "effect_of", "read_qualifiers"]
 

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal
 
-from watcher.impact.syntax import dotted
+from watcher.impact.code import dotted
 
 __all__ = ["ALIASES", "NameInfo", "SpanKind", "camel", "distinctive", "expand", "is_method_form",
            "normalise_package", "read_span"]

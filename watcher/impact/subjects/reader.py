@@ -27,8 +27,8 @@ from watcher.impact.subjects.effects import CURRENT_DEFAULT, effect_of, read_qua
 from watcher.impact.subjects.environment import read_environment
 from watcher.impact.subjects.examples import CodeFacts, read_blocks
 from watcher.impact.subjects.names import distinctive, is_method_form, read_span
+from watcher.impact.subjects.terms import vocabulary
 from watcher.impact.subjects.text import Parsed, parse_item
-from watcher.impact.vocabulary import vocabulary
 from watcher.models import ClassifiedItem
 
 __all__ = ["read_subjects"]

@@ -14,10 +14,10 @@ import ast
 from typing import NamedTuple
 
 from watcher.impact.code import UNSET, UseRow
-from watcher.impact.evidence import Evidence
 from watcher.impact.knowledge import Signature
 from watcher.impact.model import Subject
-from watcher.impact.vocabulary import vocabulary
+from watcher.impact.reach.evidence import Evidence
+from watcher.impact.subjects import vocabulary
 from watcher.models import TIERS, Tier
 
 __all__ = ["Match", "Verdict", "cap", "ground", "judge", "rank"]

@@ -15,26 +15,31 @@ from dataclasses import dataclass, field
 
 from packaging.version import Version
 
-from watcher.impact.analyze import ImpactAnalyzer, ItemImpact
-from watcher.impact.atlas import ApiChange, AtlasError, AtlasSource, normal_version
-from watcher.impact.atlas.bundled_diffs import changes_between
-from watcher.impact.evidence import Ladder
+from watcher.impact.analysis.item import ImpactAnalyzer, ItemImpact
+from watcher.impact.analysis.suppress import Suppressor
+from watcher.impact.atlas import (
+    ApiChange,
+    AtlasError,
+    AtlasSource,
+    changes_between,
+    normal_version,
+)
 from watcher.impact.knowledge import NoKnowledge
 from watcher.impact.model import Subject, Subjects
-from watcher.impact.package import (
+from watcher.impact.reach import (
     PACKAGES,
+    Ladder,
     PackageChanges,
     confirmed_classes,
     covers,
     dead_spellings,
+    rank,
     speaks_of,
     subject_of,
     unmentioned_groups,
     unmentioned_item,
 )
 from watcher.impact.subjects import read_subjects
-from watcher.impact.suppress import Suppressor
-from watcher.impact.tiers import rank
 from watcher.models import ATTENTION_KINDS, Affect, ClassifiedItem
 
 __all__ = ["ReleaseAnalysis", "package_changes", "package_expected"]

@@ -13,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 from watcher.impact.code import CodeIndex, UseTable
-from watcher.impact.evidence import Evidence
 from watcher.impact.knowledge import ApiKnowledge, NoKnowledge, Signature
 from watcher.impact.model import Qualifier, Subject, Subjects
-from watcher.impact.tiers import Match, cap, judge, rank
+from watcher.impact.reach.evidence import Evidence
+from watcher.impact.reach.tiers import Match, cap, judge, rank
 from watcher.models import Affect
 
 __all__ = ["find_affects", "reachable"]

@@ -18,8 +18,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from watcher.impact.atlas import ApiChange, Atlas
-from watcher.impact.atlas.knowledge import AtlasKnowledge
+from watcher.impact.atlas import ApiChange, Atlas, AtlasKnowledge
 from watcher.impact.model import Scope, Subject
 from watcher.models import ClassifiedItem
 

@@ -18,10 +18,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from watcher.impact.atlas import ApiChange, Atlas
-from watcher.impact.atlas.model import VAR_KEYWORD
+from watcher.impact.atlas import VAR_KEYWORD, ApiChange, Atlas
 from watcher.impact.model import Subject
-from watcher.impact.package import PackageChanges
+from watcher.impact.reach.package import PackageChanges
 
 __all__ = ["Evidence", "Ladder"]
 

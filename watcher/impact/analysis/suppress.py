@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -29,13 +28,11 @@ from watcher.errors import ConfigError
 from watcher.models import Affect, ClassifiedItem
 
 __all__ = ["BASELINE_VERSION", "How", "Suppressed", "Suppression", "Suppressor", "item_refs",
-           "line_markers", "read_baseline", "write_baseline"]
+           "read_baseline", "write_baseline"]
 
 How = Literal["inline", "baseline", "store"]
 BASELINE_VERSION = 1
-MARKER = "release-watch:"
 # "# release-watch: ignore[173454]", "# release-watch: ignore[*]", "ignore[1, torch.load]".
-_INLINE = re.compile(r"#.*?\brelease-watch:\s*ignore\[([^\]]{1,400})\]")
 
 
 class Suppression(BaseModel):
@@ -78,23 +75,6 @@ class Suppressed(NamedTuple):
 def item_refs(item: ClassifiedItem) -> list[str]:
     """How a comment or an entry names an item: its PR numbers, as text."""
     return [str(number) for number in item.prs]
-
-
-def line_markers(text: str) -> dict[int, tuple[str, ...]]:
-    """Line number → the items its ignore comment names; a comment alone on its line covers
-    the line below it. Empty (and cheap) for the files that have none, nearly all."""
-    if MARKER not in text:
-        return {}
-    found: dict[int, tuple[str, ...]] = {}
-    for number, line in enumerate(text.splitlines(), start=1):
-        match = _INLINE.search(line) if MARKER in line else None
-        if match is None:
-            continue
-        names = tuple(dict.fromkeys(part.strip().lstrip("#") for part in match[1].split(",")
-                                    if part.strip()))
-        target = number + 1 if line.lstrip().startswith("#") else number
-        found[target] = tuple(dict.fromkeys((*found.get(target, ()), *names)))
-    return found
 
 
 Place = tuple[str, str, str, str, str]  # item, api, codebase, path, code

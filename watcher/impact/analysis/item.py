@@ -18,13 +18,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
+from watcher.impact.analysis.suppress import Suppressed
 from watcher.impact.code import CodeIndex, scan_codebase
-from watcher.impact.evidence import Evidence, Ladder
 from watcher.impact.knowledge import ApiKnowledge, NoKnowledge
-from watcher.impact.match import find_affects
 from watcher.impact.model import Subject, Subjects
+from watcher.impact.reach import Evidence, Ladder, find_affects
 from watcher.impact.subjects import read_subjects
-from watcher.impact.suppress import Suppressed
 from watcher.models import ATTENTION_KINDS, Affect, ClassifiedItem
 from watcher.present import unparsable_note
 
