@@ -81,6 +81,14 @@ def test_to_local_where_the_code_makes_partial_placements_is_check_never_breaks(
     assert "only with Partial placements, which the code can make" in why
 
 
+def test_a_kind_of_input_is_looked_for_in_the_file_of_the_use(tmp_path):
+    """A file that makes no Partial placement calls to_local() on the DTensors it builds
+    (Shard, Replicate): one file elsewhere making a Partial does not put its calls in check."""
+    found = affects(codebase(tmp_path, {**MAKES_PARTIAL, **PLAIN_DTENSOR}), "v2.11.0",
+                    item_of(*TO_LOCAL))
+    assert tiers(found) == {("reduce.py", 5): "check"}
+
+
 # ---- 2.10 fallback: a default that applies only with dynamo=True ---------------------------
 ONNX = {"export.py": """\
     import torch

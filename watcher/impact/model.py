@@ -98,6 +98,8 @@ class Qualifier(Frozen):
     kind: Literal["input", "state", "setting", "absent"]
     name: str
     made_by: tuple[str, ...]
+    # An input made only where it is used ("file"), or handed on anywhere ("codebase").
+    within: Literal["codebase", "file"] = "codebase"
 
 
 class EnvironmentSubject(Frozen):

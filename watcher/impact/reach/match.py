@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
-from watcher.impact.code import CodeIndex, UseTable
+from watcher.impact.code import CodeIndex, Hit, UseTable
 from watcher.impact.knowledge import ApiKnowledge, NoKnowledge, Signature
 from watcher.impact.model import Qualifier, Subject, Subjects
 from watcher.impact.reach.evidence import Evidence
@@ -41,9 +41,12 @@ def find_affects(subjects: Subjects, index: CodeIndex, root_label: str, *,
     found: dict[tuple[str, int, str], Affect] = {}
     base = {"root": root_label, "codebase": codebase, "release": release}
     reaches, note = reachable(subjects.qualifiers, index)
+    where = making_files(subjects.qualifiers, index.table) if reaches else None
     for subject in subjects.python if reaches else ():
         evidence = weigh(subject) if weigh is not None else None
         for match in python_uses(subject, index.table, knowledge):
+            if where is not None and match.path not in where:
+                continue
             verdict = judge(subject, match, release, evidence)
             if verdict is None:
                 continue
@@ -102,6 +105,24 @@ def reachable(qualifiers: tuple[Qualifier, ...], index: CodeIndex) -> tuple[bool
         if maker is not None:
             return True, f"only with {qualifier.name}, which the code can make ({maker})"
     return False, ""
+
+
+def making_files(qualifiers: tuple[Qualifier, ...], table: UseTable) -> set[str] | None:
+    """For a change limited to kinds of input made where they are used (``within = "file"``),
+    the files that make one; None when a use anywhere may be handed one."""
+    inputs = [qualifier for qualifier in qualifiers
+              if qualifier.kind == "input" and qualifier.within == "file"]
+    if not inputs or len(inputs) != len(qualifiers):
+        return None
+    return {path for qualifier in inputs for name in qualifier.made_by
+            for path, _ in made_at(name, table)}
+
+
+def made_at(name: str, table: UseTable) -> list[Hit]:
+    if name.startswith("."):
+        method = name[1:]
+        return [*table.by_method.get(method, ()), *table.ending_with(method)]
+    return table.under(name)
 
 
 def makes(name: str, table: UseTable) -> bool:

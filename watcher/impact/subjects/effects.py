@@ -74,7 +74,8 @@ def read_qualifiers(sentences: list[Sentence], inputs: tuple[InputKind, ...],
         for kind in inputs:
             if any(re.search(rf"(?<![\w.]){re.escape(word)}(?![\w])",
                              plain if " " in word else prose) for word in kind.words):
-                found.append(Qualifier(kind="input", name=kind.name, made_by=kind.made_by))
+                found.append(Qualifier(kind="input", name=kind.name, made_by=kind.made_by,
+                                       within=kind.within))
         for match in STATE.finditer(sentence.text):
             mention = state_mention(sentence, match)
             if mention:

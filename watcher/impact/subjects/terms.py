@@ -10,6 +10,7 @@ from __future__ import annotations
 import tomllib
 from dataclasses import dataclass
 from functools import cache
+from typing import Literal
 
 from watcher.resources import defaults_dir
 
@@ -21,6 +22,9 @@ class InputKind:
     name: str  # "nested tensors"
     words: tuple[str, ...]  # lower-case phrases notes name it by
     made_by: tuple[str, ...]  # dotted names, or ".method" names
+    # "file": only a file that makes one can hand it to the changed API ("codebase": any file
+    # can, as data made by a loader reaches the model)
+    within: Literal["codebase", "file"] = "codebase"
 
 
 @dataclass(frozen=True)
@@ -39,5 +43,16 @@ def vocabulary() -> Vocabulary:
     with open(defaults_dir() / "impact.toml", "rb") as handle:
         data = tomllib.load(handle)
     inputs = tuple(InputKind(entry["name"], tuple(word.lower() for word in entry["words"]),
-                             tuple(entry["made_by"])) for entry in data.get("inputs", []))
+                             tuple(entry["made_by"]), within(entry))
+                   for entry in data.get("inputs", []))
     return Vocabulary(frozenset(data.get("markers", [])), inputs)
+
+
+def within(entry: dict[str, object]) -> Literal["codebase", "file"]:
+    value = entry.get("within", "codebase")
+    if value == "file":
+        return "file"
+    if value != "codebase":
+        raise ValueError(f"impact.toml: input {entry.get('name')!r}: within must be "
+                         f"'codebase' or 'file', not {value!r}")
+    return "codebase"
