@@ -13,7 +13,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from watcher.errors import ConfigError
 from watcher.models import KINDS, SUBSYSTEMS, top_level
@@ -28,6 +28,9 @@ from watcher.notes.headings import (
 )
 from watcher.notes.prefilter import RuleIndex, any_of, literal_hint
 from watcher.resources import apis_path, kinds_path, short_names_path, subsystems_path
+
+if TYPE_CHECKING:
+    from watcher.config import Config
 
 HEADINGS_KEPT = 4096  # headings whose meaning is remembered; a release has a few hundred
 DECISIVE = 6.0  # the score of a `decisive` pattern: enough to decide without the model
@@ -299,3 +302,10 @@ def with_overrides(headings: Mapping[str, str], rules: Iterable[tuple[str, list[
             TextRule.make(subsystem, _compile(p, "classify.rules"), USER_RULE) for p in patterns)
     taxonomy.text_rules.extend(base.text_rules)
     return taxonomy
+
+
+def taxonomy_for(config: Config) -> Taxonomy:
+    """The taxonomy a configuration classifies with: its ``[classify]`` headings and rules in
+    front of the built-in ones (a ConfigError where a rule does not compile or names no
+    subsystem). The same for the bot, ``config check`` and the offline commands."""
+    return with_overrides(config.classify.headings, config.classify.rule_patterns())
