@@ -22,27 +22,27 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import httpx
-from pydantic import SecretStr
-
 from watcher.config import Config, load_config
-from watcher.delivery import ImpactOf, Notifier, ReleaseImpact, notifier_config
 from watcher.deps import Dependencies, Runtime, utcnow
 from watcher.errors import ConfigError
-from watcher.github import GitHubClient, Pacer, RetryPolicy
 from watcher.metrics import Metrics
-from watcher.notes import Analyzer
-from watcher.poller import Poller
-from watcher.store import Store, open_store
 
+# What a command builds is imported where it is built: ``atlas diff`` takes its atlas source
+# from here, and an offline command loads no HTTP client, poller or store for that.
 if TYPE_CHECKING:
     from datetime import datetime
 
+    import httpx
+    from pydantic import SecretStr
+
     from watcher.daemon import Daemon, DaemonParts
+    from watcher.delivery import ImpactOf, Notifier, ReleaseImpact
+    from watcher.github import GitHubClient, Pacer
     from watcher.impact import CodeIndex, ImpactAnalyzer, Suppressor
     from watcher.impact.atlas import AtlasSource, PackageStep, Shelf
     from watcher.models import Release
     from watcher.notes import LabelSource, Taxonomy
+    from watcher.store import Store
     from watcher.subscribe import CommandTransports
 
 __all__ = ["Dependencies", "Runtime", "build_daemon", "build_notifiers", "build_runtime",
@@ -72,6 +72,7 @@ def subscribed_notifiers(config: Config, deps: Dependencies, store: Store,
     subscriptions = store.subscriptions()
     if not subscriptions:
         return {}
+    from watcher.delivery import notifier_config
     from watcher.subscribe import notifier_table  # only where a channel subscribed
     from watcher.validate import handler_context
 
@@ -229,6 +230,12 @@ def with_subscriptions(runtime: Runtime, notifiers: Mapping[str, Notifier], deps
 
 
 def build_runtime(config: Config, deps: Dependencies) -> Runtime:
+    from watcher.github import GitHubClient, Pacer, RetryPolicy
+    from watcher.notes import Analyzer
+    from watcher.poller import Poller
+    from watcher.store import open_store
+    from watcher.validate import notifier_configs
+
     github = config.github
     http = GitHubClient.make_http(github.api_url, deps.get_secrets().github_token,
                                   github.timeout, transport=deps.transport,
@@ -249,8 +256,6 @@ def build_runtime(config: Config, deps: Dependencies) -> Runtime:
     analyzer = Analyzer(lambda: _taxonomy(config), max_body_chars=config.poll.max_body_chars,
                         labels=_label_source(config, client, store, deps),
                         max_items=config.poll.max_items_per_release)
-    from watcher.validate import notifier_configs
-
     notifiers = [cfg for _, cfg in notifier_configs(config, deps.environ)]
     packages = None
     if config.impact_codebases():
