@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 
     from watcher.daemon import Daemon, DaemonParts
     from watcher.delivery import ImpactOf, Notifier, ReleaseImpact
-    from watcher.github import GitHubClient, Pacer
+    from watcher.github import GitHubClient
     from watcher.impact import CodeIndex, ImpactAnalyzer, Suppressor
     from watcher.impact.atlas import AtlasSource, PackageStep, Shelf
     from watcher.models import Release
