@@ -7,6 +7,13 @@ starts with that), to parse it, to classify its items with headings and again as
 classify to tokenize, measured in the same run (the target: at most 2x on v2.7.0). The shipped
 model's load time is printed first, since the first classification pays it once.
 
+Then the command as a user runs it: ``release-watch classify v2.7.0.md`` as a whole process
+against a whole process that runs markdown-it's block pass over the same file (the preset the
+parser uses; the floor under any classify of it), medians of interleaved runs with bytecode
+compiled (``bench_startup``'s harness); target at most 3x. And how many regular expressions
+the command compiles (``re``'s cache misses), of them the notes pipeline's, against the
+taxonomy's shipped patterns (compiled on first search: ``prefilter.LazyPattern``).
+
     python bench/bench_classify.py [NOTES.md ...]   # default: tests/fixtures/releases/**/*.md
 
 ``run()`` gives the same figures as rows for ``bench/run_all.py``.
@@ -14,13 +21,18 @@ model's load time is printed first, since the first classification pays it once.
 
 from __future__ import annotations
 
+import json
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NamedTuple, TypeVar
 
+from bench_startup import environment, execute, median_times, release_watch
 from markdown_it import MarkdownIt
+from run_all import seconds, times
+from run_all import verdict as target_verdict
 
 from watcher.models import Item
 from watcher.notes.classify import Classifier
@@ -92,10 +104,63 @@ def measurements(paths: Sequence[Path]) -> tuple[float, list[Measurement]]:
     return load, found
 
 
+PROCESS_TARGET = 3.0  # classify FILE as a process / markdown-it's block pass as a process
+PROCESS_NOTES = RELEASES / "pytorch" / "v2.7.0.md"
+# The floor: markdown-it's block pass over the file, with the preset the parser uses.
+BLOCK_PASS = ("import sys\nfrom markdown_it import MarkdownIt\n"
+              "MarkdownIt('commonmark', {'html': True}).enable('table').disable('inline')"
+              ".parse(open(sys.argv[1], encoding='utf-8').read())")
+# The command in process, counting ``re``'s compiles (its cache's misses), and those of them
+# the notes pipeline asked for; prints both and the shipped patterns as JSON.
+COUNT_COMPILES = """
+import json, re._compiler, sys
+counts = [0, 0]
+compile = re._compiler.compile
+def counted(*args, **kwargs):
+    caller = sys._getframe(1)
+    while caller is not None and "/re/" in caller.f_code.co_filename:
+        caller = caller.f_back
+    counts[0] += 1
+    counts[1] += caller is not None and "/watcher/notes/" in caller.f_code.co_filename
+    return compile(*args, **kwargs)
+re._compiler.compile = counted
+from watcher.cli import main
+main(["classify", sys.argv[1]], None)
+from watcher.notes.taxonomy import builtin_taxonomy
+t = builtin_taxonomy()
+shipped = len(t.text_rules) + len(t.kind_rules) + len(t.lead_rules) + len(t.patch_rules)
+print(json.dumps({"all": counts[0], "notes": counts[1], "shipped": shipped}), file=sys.stderr)
+"""
+
+
+def process_rows(path: Path = PROCESS_NOTES) -> list[tuple[str, str, str, str]]:
+    """``release-watch classify FILE`` as a whole process against markdown-it's block pass
+    over FILE as one, and the patterns the command compiles."""
+    with tempfile.TemporaryDirectory(prefix="bench-classify-") as name:
+        tmp = Path(name)
+        env = environment(tmp)
+        took = median_times({"floor": [sys.executable, "-c", BLOCK_PASS, str(path)],
+                             "classify": [*release_watch(), "classify", str(path)]}, env, tmp)
+        counted = execute([sys.executable, "-c", COUNT_COMPILES, str(path)], env, tmp)
+        compiles = json.loads(counted.stderr.strip().splitlines()[-1])
+    ratio = took["classify"] / took["floor"]
+    return [
+        (f"classify {path.name} as a process (release-watch classify FILE)",
+         seconds(took["classify"]),
+         f"{seconds(took['floor'])} markdown-it block pass of it as a process",
+         f"{times(ratio)}; {target_verdict(ratio <= PROCESS_TARGET, f'<= {PROCESS_TARGET:g}x')}"),
+        (f"classify {path.name}: regular expressions compiled", f"{compiles['all']} in all, "
+         f"{compiles['notes']} by the notes pipeline",
+         f"{compiles['shipped']} shipped taxonomy patterns",
+         "compiled on first search (866 in all before)"),
+    ]
+
+
 def run() -> list[tuple[str, str, str, str]]:
     """Rows for bench/run_all.py: benchmark, figure, baseline, note."""
     load, found = measurements(sorted(RELEASES.glob("*/*.md")))
-    rows = [("classify: model load", f"{load * 1e3:.1f} ms", "", "once per process")]
+    rows = [*process_rows(),
+            ("classify: model load", f"{load * 1e3:.1f} ms", "", "once per process")]
     for m in found:
         target = ""
         if m.name.endswith("v2.7.0.md"):  # issue 10's yardstick
@@ -115,6 +180,8 @@ def main(argv: Sequence[str]) -> int:
         print(f"{m.name:28} {m.kilobytes:6.1f} KB {m.items:5d} items  tokenize {m.tokenize:6.3f} s"
               f"  parse {m.parse:6.3f} s  classify {m.headed:6.3f} s  parse + classify "
               f"{m.ratio:.2f}x tokenize  flat {m.flat:6.3f} s ({m.rate:,.0f} items/s flat)")
+    for benchmark, figure, baseline, note in process_rows():
+        print(f"{benchmark}: {figure} ({baseline}); {note}")
     return 0
 
 

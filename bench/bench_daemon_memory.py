@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 
 from run_all import TOKEN, Row, fake_github, print_table, release_notes, seconds
 
-from watcher.app import Dependencies
+from watcher.app import Dependencies, daemon_parts
 from watcher.config import Config, Secrets, config_from_dict
 from watcher.daemon.loop import Daemon
 
@@ -61,7 +61,7 @@ class MeasuredDaemon(Daemon):
     """Counts its poll jobs, samples memory after some, and changes the fake now and then."""
 
     def __init__(self, config: Config, deps: Dependencies, fake: FakeGitHub) -> None:
-        super().__init__(config, deps)
+        super().__init__(config, deps, daemon_parts(config))
         self.fake = fake
         self.polls = 0
         self.samples: list[Sample] = []

@@ -34,7 +34,7 @@ from pathlib import Path
 
 from run_all import TESTS, TOKEN, Row, print_table, seconds, timed, verdict
 
-from watcher.app import Dependencies
+from watcher.app import Dependencies, build_daemon
 from watcher.config import Config, Secrets, config_from_dict
 from watcher.daemon.loop import Daemon
 
@@ -94,7 +94,7 @@ def daemon_config(api_url: str, store: Path, *, listen: bool) -> Config:
 
 def started(config: Config) -> Daemon:
     deps = Dependencies(stdout=io.StringIO(), secrets=Secrets(GITHUB_TOKEN=TOKEN), environ={})
-    daemon = Daemon(config, deps)
+    daemon = build_daemon(config, deps)
     daemon.start(paused=True)  # the scheduler is there (/healthz), no job runs by itself
     assert daemon.runtime is not None
     daemon.runtime.client.pacer = daemon.runtime.client.graphql_pacer = None

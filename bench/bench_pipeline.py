@@ -33,9 +33,10 @@ from run_all import (
 )
 
 import watcher.notes.parse
-from watcher.app import Dependencies, build_runtime, taxonomy_for
+from watcher.app import Dependencies, build_runtime
 from watcher.config import Secrets, config_from_dict
 from watcher.models import ClassifiedItem
+from watcher.notes import taxonomy_for
 from watcher.notes.analyze import Analyzer
 from watcher.notes.diff import diff_items
 from watcher.notes.parse import parse_notes

@@ -4,8 +4,9 @@ Commands: ``release-watch --help``, and a no-change one-shot ``release-watch pol
 default repos (pytorch/pytorch, pytorch/xla with real notes, served by the loopback fake GitHub,
 after a baseline poll; console notifier). Baselines: ``python -c pass``, ``import httpx``, and
 importing the poll's own dependencies. Also checks, with ``PYTHONPROFILEIMPORTTIME``, that the
-console-only poll imports neither slack_sdk nor apscheduler, and ``--help`` none of the heavy
-libraries.
+console-only poll imports neither slack_sdk nor apscheduler, ``--help`` none of the heavy
+libraries, and the offline ``classify`` and ``atlas diff`` nothing of the bot (daemon, listener,
+poller, scheduler, Slack, httpx).
 
 Every process gets a private bytecode cache (``PYTHONPYCACHEPREFIX``) warmed by an untimed run,
 so the project's modules and the libraries are both loaded from bytecode, as in an installed
@@ -38,6 +39,10 @@ DEPS_IMPORT = ("import httpx, markdown_it, click\nfrom pydantic import BaseModel
                "class One(BaseModel):\n    x: int")
 NOT_IN_CONSOLE_POLL = ("slack_sdk", "apscheduler")
 NOT_IN_HELP = ("httpx", "pydantic", "pydantic_settings", "diskcache", "markdown_it")
+# What an offline command (classify, atlas diff of bundled releases) never needs.
+NOT_OFFLINE = ("watcher.daemon", "watcher.server", "watcher.poller", "apscheduler", "slack_sdk",
+               "httpx")
+NOTES = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "releases" / "pytorch"
 
 
 def release_watch() -> list[str]:
@@ -117,6 +122,12 @@ def run() -> list[Row]:
                 raise RuntimeError("a timed poll cost quota: it was not a no-change poll")
             in_poll = found(imported(poll, env, tmp), NOT_IN_CONSOLE_POLL)
             in_help = found(imported([*release_watch(), "--help"], env, tmp), NOT_IN_HELP)
+            offline = sorted({*found(imported([*release_watch(), "classify",
+                                                str(NOTES / "v2.7.0.md")], env, tmp),
+                                       NOT_OFFLINE),
+                              *found(imported([*release_watch(), "--config", str(config),
+                                               "atlas", "diff", "2.6.0", "2.7.0"], env, tmp),
+                                     NOT_OFFLINE)})
     finally:
         fake.stop()
 
@@ -136,6 +147,9 @@ def run() -> list[Row]:
         Row("console-only poll imports slack_sdk / apscheduler",
             ", ".join(in_poll) or "neither", "must import neither",
             "ok" if not in_poll else "MISSED: imported"),
+        Row("classify, atlas diff import the daemon / server / poller / scheduler / Slack / "
+            "httpx", ", ".join(offline) or "none", "must import none",
+            "ok" if not offline else "MISSED: imported"),
         Row("--help imports httpx / pydantic(_settings) / diskcache / markdown_it",
             ", ".join(in_help) or "none", "must import none",
             "ok" if not in_help else "MISSED: imported"),

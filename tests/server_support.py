@@ -12,9 +12,8 @@ import httpx
 from conftest import TOKEN, Clock
 from prometheus_client.parser import text_string_to_metric_families
 
-from watcher.app import Dependencies
+from watcher.app import Dependencies, build_daemon
 from watcher.config import Secrets, load_config
-from watcher.daemon.loop import Daemon
 
 LISTEN = '[server]\nlisten = "127.0.0.1:0"\n'
 
@@ -30,7 +29,7 @@ class Served:
             secrets=Secrets.model_validate({"GITHUB_TOKEN": TOKEN, **env}),
             environ=env,
         )
-        self.daemon = Daemon(load_config(config), deps)
+        self.daemon = build_daemon(load_config(config), deps)
         self.daemon.start(paused=True)  # scheduled as for real; the test runs the jobs
         listener = self.daemon.service.listener
         assert listener is not None

@@ -17,7 +17,7 @@ from urllib.parse import urlencode
 import httpx
 from conftest import SLACK_TOKEN, TOKEN, Clock
 
-from watcher.app import Dependencies
+from watcher.app import Dependencies, build_daemon
 from watcher.config import Secrets, load_config
 from watcher.daemon.loop import Daemon
 
@@ -74,7 +74,7 @@ def running_daemon(
         secrets=Secrets.model_validate(env),
         environ=env,
     )
-    daemon = Daemon(config, deps)
+    daemon = build_daemon(config, deps)
     daemon.start(paused=True)
     try:
         yield daemon

@@ -5,16 +5,21 @@ between the core and its plugins: ``handlers/`` imports the core, the core never
 
 Imports are read with ``ast`` (nothing is executed), function-level ones included, since a
 circle through a deferred import is still a circle a reader must untangle; imports under
-``if TYPE_CHECKING:`` are left out (they never run). A package counts as importing every module
-its ``__init__`` names, lazily or not (``_EXPORTS``): that is what a reader of the package sees,
-so importing a package from outside depends on all of them.
+``if TYPE_CHECKING:`` are left out (they never run), but for the rules about which way the
+layers point (the composition root on top, the GitHub client below the store, a digest below
+both delivery and its wording, the PostgreSQL schema below its backend), where naming a type
+is depending on it too. A package counts as importing every module its ``__init__`` names,
+lazily or not (``_EXPORTS``): that is what a reader of the package sees, so importing a package
+from outside depends on all of them.
 """
 
 from __future__ import annotations
 
 import ast
 import importlib
+from collections import deque
 from functools import cache
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -48,14 +53,15 @@ def _type_checking_only(node: ast.AST) -> bool:
 
 
 @cache  # each test reads every module's imports: parsed once per session
-def imports(path: Path) -> list[tuple[str, list[str], int]]:
-    """``(module, names, line)`` for every import that runs, absolute or relative."""
+def imports(path: Path, *, typing: bool = False) -> list[tuple[str, list[str], int]]:
+    """``(module, names, line)`` for every import that runs, absolute or relative; with
+    ``typing``, those under ``if TYPE_CHECKING:`` too."""
     found: list[tuple[str, list[str], int]] = []
     me = module_name(path)
     package = me if path.name == "__init__.py" else me.rpartition(".")[0]
 
     def visit(node: ast.AST) -> None:
-        if _type_checking_only(node):
+        if not typing and _type_checking_only(node):
             return
         if isinstance(node, ast.Import):
             found.extend((alias.name, [], node.lineno) for alias in node.names)
@@ -90,14 +96,15 @@ def targets(module: str, names: list[str]) -> set[str]:
     return resolved
 
 
-def import_graph() -> dict[str, set[str]]:
+@cache
+def import_graph(*, typing: bool = False) -> dict[str, set[str]]:
     """Modules and packages as nodes. A package depends on every module it exports; a module
     outside a package that imports it depends on the package as a whole, one inside it on the
-    sibling it names."""
+    sibling it names. With ``typing``, the imports for type checking count too."""
     graph: dict[str, set[str]] = {name: set() for name in MODULES}
     for name, path in MODULES.items():
         here = name if path.name == "__init__.py" else owning_package(name)
-        for module, names, _ in imports(path):
+        for module, names, _ in imports(path, typing=typing):
             if module not in MODULES:
                 continue
             inside = here is not None and (here == module or here.startswith(module + "."))
@@ -130,6 +137,89 @@ def find_circle(graph: dict[str, set[str]]) -> list[str]:
                 path.append(following)
                 stack.append(iter(sorted(graph[following])))
     return []
+
+
+def route(graph: dict[str, set[str]], start: str, goal: str) -> list[str]:
+    """The shortest chain of imports from ``start`` to a module of ``goal`` (the module, or a
+    package and everything in it), or [] (breadth-first)."""
+    before: dict[str, str | None] = {start: None}
+    queue = deque([start])
+    while queue:
+        here = queue.popleft()
+        if here == goal or here.startswith(goal + "."):
+            chain = [here]
+            while (previous := before[chain[-1]]) is not None:
+                chain.append(previous)
+            return chain[::-1]
+        for following in sorted(graph[here]):
+            if following not in before:
+                before[following] = here
+                queue.append(following)
+    return []
+
+
+def reaching(sources: tuple[str, ...], goal: str) -> list[str]:
+    """Each module under ``sources`` that reaches ``goal``, type hints included, as the chain
+    of imports that does it, each step with the file and line of its import:
+    ``a -> b (a.py:3) -> goal (b.py:12)``."""
+    graph = import_graph(typing=True)
+    found = []
+    for name in sorted(graph):
+        if not name.startswith(sources) or name.startswith(goal):
+            continue
+        chain = route(graph, name, goal)
+        if chain:
+            found.append(chain[0] + "".join(f" -> {after} ({where(before, after)})"
+                                            for before, after in pairwise(chain)))
+    return found
+
+
+def where(importer: str, imported: str) -> str:
+    """Where ``importer`` imports ``imported`` (the module itself, or the package it is in),
+    as ``path:line``; a package's own ``_EXPORTS`` for a module it exports."""
+    path = MODULES[importer]
+    for module, names, line in imports(path, typing=True):
+        if module in PRODUCT:
+            continue
+        loaded = targets(module, names) | {module}
+        if imported in loaded or any(imported.startswith(m + ".") for m in loaded):
+            return f"{path.relative_to(ROOT)}:{line}"
+    return f"{path.relative_to(ROOT)}: _EXPORTS"
+
+
+def test_the_daemon_and_the_server_never_reach_the_composition_root():
+    """The root on top: ``watcher.app`` builds the daemon and hands it what it needs
+    (``DaemonParts``: a runtime, the notifiers ``run`` validates, a reader of the configuration
+    for SIGHUP), so nothing under ``watcher.daemon`` or ``watcher.server`` imports the root,
+    directly or through another module, not even to name a type: ``Runtime`` and
+    ``Dependencies`` live below all three (``watcher.deps``)."""
+    assert reaching(("watcher.daemon", "watcher.server"), "watcher.app") == []
+
+
+def test_the_github_client_never_reaches_the_store():
+    """The client returns values (listings, an organisation's repos with their ETags) and the
+    poller records them: nothing under ``watcher.github`` reaches ``watcher.store``."""
+    assert reaching(("watcher.github",), "watcher.store") == []
+
+
+def test_what_a_digest_is_lives_below_delivery_and_its_wording():
+    """``watcher.present`` words digests and ``watcher.delivery`` folds and sends them; the
+    digest itself is present's, so nothing of present reaches delivery (no circle through
+    ``Digest``)."""
+    assert reaching(("watcher.present",), "watcher.delivery") == []
+
+
+def test_the_postgres_schema_lives_below_its_backend():
+    """``store/postgres.py`` runs ``store/pg_schema.py``'s migrations; the schema names the
+    database it migrates by the backend port (``store/backend.py``), never the PostgreSQL
+    backend itself."""
+    assert reaching(("watcher.store.pg_schema",), "watcher.store.postgres") == []
+
+
+def test_the_route_finder_names_the_chain():
+    graph = {"a": {"b"}, "b": {"c.d"}, "c.d": set(), "e": set()}
+    assert route(graph, "a", "c") == ["a", "b", "c.d"]
+    assert route(graph, "e", "c") == []
 
 
 def test_there_is_no_import_circle():

@@ -114,6 +114,30 @@ def test_diff_of_the_bundled_releases_is_offline(tmp_path: Path, run_cli: Run) -
             "parameter": "verbose", "old": None, "new": None} in changes
 
 
+@pytest.mark.slow
+def test_the_diff_of_consecutive_bundled_releases_is_read_not_computed(
+        tmp_path: Path, run_cli: Run, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Bundled beside the atlases (and held to a fresh diff by ``test_atlas_bundled``): read
+    for two bundled versions; an atlas given as a file, or a pair with a release between,
+    is diffed, and the changes are the same either way."""
+    import watcher.cli.commands.atlas as command
+    from watcher.impact.atlas.source import bundled_path
+
+    computed: list[tuple[str, str]] = []
+    real = command.diff
+    monkeypatch.setattr(command, "diff", lambda old, new: computed.append(
+        (old.version, new.version)) or real(old, new))
+    config = str(_config(tmp_path))
+    copy = tmp_path / "mine.json.gz"
+    copy.write_bytes(bundled_path("torch", "2.6.0").read_bytes())
+    read = run_cli("atlas", "diff", "2.6.0", "2.7.0", "--format", "json", "--config", config)
+    diffed = run_cli("atlas", "diff", str(copy), "2.7.0", "--format", "json", "--config", config)
+    apart = run_cli("atlas", "diff", "2.5.0", "2.7.0", "--format", "json", "--config", config)
+    assert (read.code, diffed.code, apart.code) == (0, 0, 0)
+    assert computed == [("2.6.0", "2.7.0"), ("2.5.0", "2.7.0")]
+    assert read.stdout == diffed.stdout and json.loads(read.stdout)["changes"]
+
+
 @pytest.mark.parametrize(("args", "code", "message"), [
     (("diff", "2.6.0", "not-a-version"), 2, "'not-a-version' is neither a file nor a version"),
     (("diff", "2.6.0", "missing.whl"), 2, "missing.whl: no such file"),

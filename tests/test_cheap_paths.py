@@ -1,7 +1,8 @@
 """The shortcuts that make hostile bodies cheap give the answers of the long way, exactly: rules
 tried all at once (``prefilter.any_of``), highlight-table cells matched through an index of the
-entries' words (``tables.Retold``), typo look-ups among the headings of a near length, and
-classification shared by items that read alike."""
+entries' words (``tables.Retold``), typo look-ups among the headings of a near length,
+classification shared by items that read alike, and patterns compiled on first use
+(``prefilter.LazyPattern``)."""
 
 from __future__ import annotations
 
@@ -13,14 +14,15 @@ from conftest import RELEASES
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from watcher.errors import ConfigError
 from watcher.models import Item
 from watcher.notes.classify import Classifier
 from watcher.notes.classify.kinds import first_match
 from watcher.notes.headings import _swapped_pair, close_key, heading_keys
 from watcher.notes.model import builtin_model, features
-from watcher.notes.prefilter import any_of
+from watcher.notes.prefilter import LazyPattern, any_of
 from watcher.notes.tables import Retold
-from watcher.notes.taxonomy import builtin_taxonomy
+from watcher.notes.taxonomy import builtin_taxonomy, with_overrides
 
 TAXONOMY = builtin_taxonomy()
 CLASSIFIER = Classifier(TAXONOMY)
@@ -37,12 +39,36 @@ def test_kind_rules_tried_at_once_pick_the_rule_tried_one_by_one(group):
         assert first_match((rules, together), line) is first, line
 
 
+def test_every_shipped_pattern_compiles_as_re_would_and_only_when_searched():
+    """The taxonomy's built-in patterns wait for a text to need them, so nothing else would
+    find a broken one: each is compiled here, and reads as ``re.compile`` reads it."""
+    rules = [*TAXONOMY.text_rules, *TAXONOMY.kind_rules, *TAXONOMY.lead_rules,
+             *TAXONOMY.patch_rules]
+    assert len(rules) > 600
+    for rule in rules:
+        compiled = re.compile(rule.pattern.pattern, re.IGNORECASE)
+        assert rule.pattern.flags == compiled.flags
+        assert rule.pattern.compiled().pattern == compiled.pattern
+    fresh = LazyPattern(r"\bzz(q)\b", re.IGNORECASE)
+    assert fresh._compiled is None and fresh.flags == re.compile("", re.IGNORECASE).flags
+    found = fresh.search("a ZZQ b")
+    assert found is not None and found.group(1) == "Q" and fresh._compiled is not None
+
+
+def test_a_user_rule_that_does_not_compile_is_refused_at_once():
+    with pytest.raises(ConfigError, match=r"classify.rules: pattern '\(' is not a valid regex"):
+        with_overrides({}, [("nn", ["("])])
+
+
 def test_patterns_that_joining_would_change_are_not_joined():
     assert any_of([re.compile(r"(a)\1"), re.compile("b")]) is None
     assert any_of([re.compile("(?P<x>a)"), re.compile("(?P<x>b)")]) is None
     assert any_of([re.compile("a", re.IGNORECASE), re.compile("b")]) is None
     joined = any_of([re.compile("^x", re.IGNORECASE), re.compile(r"\bY\b", re.IGNORECASE)])
     assert joined is not None and joined.search("a y") and not joined.search("ax")
+    lazy = [LazyPattern("^x", re.IGNORECASE), LazyPattern(r"\bY\b", re.IGNORECASE)]
+    assert any_of(lazy) is not None and all(p._compiled is None for p in lazy)  # not compiled
+    assert any_of([LazyPattern("a", re.IGNORECASE), re.compile("b", re.IGNORECASE)]) is not None
 
 
 def _similar(cell: str, title: str) -> bool:

@@ -9,7 +9,7 @@ import io
 import pytest
 from conftest import SLACK_TOKEN, TOKEN
 
-from watcher.app import Dependencies
+from watcher.app import Dependencies, build_daemon
 from watcher.config import Secrets, load_config
 from watcher.daemon.loop import run_daemon
 from watcher.errors import ConfigError
@@ -76,7 +76,7 @@ def test_run_refuses_exactly_what_config_check_refuses(run_cli, write_config, no
     check = run_cli("--config", str(config), "config", "check")
     deps = Dependencies(stdout=io.StringIO(), secrets=Secrets.model_validate({}), environ={})
     with pytest.raises(ConfigError) as refused:
-        run_daemon(load_config(config), deps, install_signals=lambda handler: None)
+        run_daemon(build_daemon(load_config(config), deps), install_signals=lambda handler: None)
     assert check.code == 2
     assert check.stderr.splitlines() == [f"release-watch: {line}"
                                          for line in str(refused.value).splitlines()]

@@ -10,7 +10,7 @@ from datetime import timedelta
 import pytest
 from conftest import TOKEN
 
-from watcher.app import Dependencies
+from watcher.app import Dependencies, build_daemon
 from watcher.config import Secrets, load_config
 from watcher.daemon.clock import ClockWatch
 from watcher.daemon.loop import Daemon
@@ -36,7 +36,7 @@ def scheduled(write_config, clock):
     deps = Dependencies(stdout=io.StringIO(), sleep=clock.sleep, clock=clock, epoch=clock.epoch,
                         secrets=Secrets.model_validate({"GITHUB_TOKEN": TOKEN}), environ={})
     monotonic = Monotonic()
-    daemon = Daemon(config, deps, monotonic=monotonic)
+    daemon = build_daemon(config, deps, monotonic=monotonic)
     daemon.start(paused=True)  # scheduled as for real, but only this test moves time
     try:
         yield daemon, monotonic

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from watcher.app import notifier_configs, taxonomy_for
 from watcher.config import config_from_dict
+from watcher.notes import taxonomy_for
+from watcher.validate import notifier_configs
 
 README = (Path(__file__).parent.parent / "README.md").read_text()
 EXAMPLES = re.findall(r"```toml\n(.*?)```", README, re.DOTALL)

@@ -333,14 +333,13 @@ def test_config_check_shows_server_and_refuses_a_bad_listen(write_config, run_cl
 
 
 def test_without_listen_there_is_no_listener_and_no_metrics(write_config):
-    from watcher.app import Dependencies
+    from watcher.app import Dependencies, build_daemon
     from watcher.config import load_config
-    from watcher.daemon.loop import Daemon
     from watcher.metrics import Metrics
 
     config = load_config(write_config())
     assert config.server.listen is None
-    daemon = Daemon(config, Dependencies())
+    daemon = build_daemon(config, Dependencies())
     assert daemon.service.address is None and type(daemon.deps.metrics) is Metrics
 
 

@@ -1,4 +1,5 @@
-"""The composition root: builds the store, client, analyzer and notifiers from a Config.
+"""The composition root: builds the store, client, analyzer and notifiers from a Config, and
+the daemon from them.
 
 Everything with I/O is created here and handed in; sleep, clock and transport can be replaced
 (tests use a loopback fake GitHub and never sleep). It is the one module of the core that knows
@@ -6,85 +7,60 @@ the adapters: notifiers are found through their entry-point group and built here
 adapters for ``/release-watch`` (Socket Mode, the request URL) and for ``config check
 --online`` (``auth.test``) are handed from here to the daemon and the command line, which
 know them only by the core's ports (``watcher.delivery.Notifier``,
-``watcher.subscribe.CommandTransports``).
+``watcher.subscribe.CommandTransports``). The root is on top: the daemon is handed what it
+builds from a configuration (``DaemonParts``: a runtime, the notifiers ``run`` validates, the
+configuration read again on SIGHUP), and neither it nor the server imports this module; the
+values they share (``Runtime``, ``Dependencies``) live below all three, in ``watcher.deps``.
 """
 
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import TYPE_CHECKING
 
-import httpx
-from pydantic import SecretStr
-
-from watcher.config import Config
-from watcher.delivery import (
-    HandlerContext,
-    ImpactOf,
-    Notifier,
-    NotifierConfig,
-    ReleaseImpact,
-    notifier_config,
-    secret_values,
-)
-from watcher.deps import Dependencies, utcnow
+from watcher.config import Config, load_config
+from watcher.deps import Dependencies, Runtime, utcnow
 from watcher.errors import ConfigError
-from watcher.github import GitHubClient, Pacer, RetryPolicy
 from watcher.metrics import Metrics
-from watcher.notes import Analyzer
-from watcher.poller import Poller
-from watcher.store import Store, open_store
 
+# What a command builds is imported where it is built: ``atlas diff`` takes its atlas source
+# from here, and an offline command loads no HTTP client, poller or store for that.
 if TYPE_CHECKING:
     from datetime import datetime
 
+    import httpx
+    from pydantic import SecretStr
+
+    from watcher.daemon import Daemon, DaemonParts
+    from watcher.delivery import ImpactOf, Notifier, ReleaseImpact
+    from watcher.github import GitHubClient
     from watcher.impact import CodeIndex, ImpactAnalyzer, Suppressor
     from watcher.impact.atlas import AtlasSource, PackageStep, Shelf
     from watcher.models import Release
     from watcher.notes import LabelSource, Taxonomy
+    from watcher.store import Store
     from watcher.subscribe import CommandTransports
 
-__all__ = ["Dependencies", "Runtime", "build_notifiers", "build_runtime", "notifier_configs",
-           "quiet_channels", "slack_auth_test", "slack_command_transports",
-           "subscribed_notifiers", "taxonomy_for"]
+__all__ = ["Dependencies", "Runtime", "build_daemon", "build_notifiers", "build_runtime",
+           "daemon_parts", "quiet_channels", "slack_auth_test", "slack_command_transports",
+           "subscribed_notifiers", "with_subscriptions"]
 
 logger = logging.getLogger(__name__)
 
 
-def taxonomy_for(config: Config) -> Taxonomy:
-    from watcher.notes import with_overrides  # only when something is parsed
+def _taxonomy(config: Config) -> Taxonomy:
+    from watcher.notes import taxonomy_for  # only when something is parsed
 
-    return with_overrides(config.classify.headings, config.classify.rule_patterns())
-
-
-def configured_notifier(raw: dict[str, Any], config: Config, environ: Mapping[str, str] | None,
-                        ) -> tuple[type[Notifier], NotifierConfig]:
-    """One ``[[notifiers]]`` table validated, its secrets masked in every log line from now on."""
-    from watcher.logs import register_secrets
-
-    cls, cfg = notifier_config(raw, config.source, environ)
-    register_secrets(secret_values(cfg))
-    return cls, cfg
-
-
-def notifier_configs(config: Config, environ: Mapping[str, str] | None = None,
-                     ) -> list[tuple[type[Notifier], NotifierConfig]]:
-    return [configured_notifier(raw, config, environ) for raw in config.notifiers]
-
-
-def handler_context(config: Config, deps: Dependencies) -> HandlerContext:
-    return HandlerContext(secrets=deps.get_secrets(), base_dir=config.base_dir,
-                          stdout=deps.stdout, slack_api_url=config.slack.api_url,
-                          sleep=deps.sleep, monotonic=deps.epoch, code_link=config.impact.link,
-                          code_links={codebase.name: codebase.link
-                                      for codebase in config.impact_codebases() if codebase.link},
-                          watch_order=tuple(repo.name for repo in config.repos))
+    return taxonomy_for(config)
 
 
 def build_notifiers(config: Config, deps: Dependencies) -> dict[str, Notifier]:
+    from watcher.validate import handler_context, notifier_configs
+
     context = handler_context(config, deps)
     return {cfg.name: cls(cfg, context) for cls, cfg in notifier_configs(config, deps.environ)}
 
@@ -96,7 +72,9 @@ def subscribed_notifiers(config: Config, deps: Dependencies, store: Store,
     subscriptions = store.subscriptions()
     if not subscriptions:
         return {}
+    from watcher.delivery import notifier_config
     from watcher.subscribe import notifier_table  # only where a channel subscribed
+    from watcher.validate import handler_context
 
     context = handler_context(config, deps)
     notifiers: dict[str, Notifier] = {}
@@ -174,7 +152,7 @@ def impact_step(config: Config, store: Store, metrics: Metrics | None = None, *,
 
     @cache
     def taxonomy() -> Taxonomy:
-        return taxonomy_for(config)
+        return _taxonomy(config)
 
     def for_poll(dry_run: bool) -> ImpactOf:
         def save(label: str, files: dict[str, str]) -> None:
@@ -240,35 +218,24 @@ def release_impact(analyzer: ImpactAnalyzer, atlases: Callable[[], AtlasSource] 
     return for_release
 
 
-@dataclass
-class Runtime:
-    config: Config
-    store: Store
-    client: GitHubClient
-    analyzer: Analyzer
-    poller: Poller
-    http: httpx.Client
-    # With [impact]: the atlases the polls wanted, fetched apart from them.
-    packages: PackageStep | None = None
-
-    def close(self) -> None:
-        if self.packages is not None and self.packages.source.index is not None:
-            self.packages.source.index.close()
-        self.http.close()
-        self.store.close()
-
-    def with_subscriptions(self, notifiers: Mapping[str, Notifier], deps: Dependencies
-                           ) -> dict[str, Notifier]:
-        """``notifiers`` and the subscriptions' own; the poller routes to all of them from
-        now on."""
-        everyone = {**notifiers, **subscribed_notifiers(self.config, deps, self.store,
-                                                        notifiers)}
-        quiet_channels(everyone, self.store)
-        self.poller.notifiers = [notifier.config for notifier in everyone.values()]
-        return everyone
+def with_subscriptions(runtime: Runtime, notifiers: Mapping[str, Notifier], deps: Dependencies
+                       ) -> dict[str, Notifier]:
+    """``notifiers`` and the subscriptions' own; the runtime's poller routes to all of them
+    from now on."""
+    everyone = {**notifiers, **subscribed_notifiers(runtime.config, deps, runtime.store,
+                                                    notifiers)}
+    quiet_channels(everyone, runtime.store)
+    runtime.poller.notifiers = [notifier.config for notifier in everyone.values()]
+    return everyone
 
 
 def build_runtime(config: Config, deps: Dependencies) -> Runtime:
+    from watcher.github import GitHubClient, Pacer, RetryPolicy
+    from watcher.notes import Analyzer
+    from watcher.poller import Poller
+    from watcher.store import open_store
+    from watcher.validate import notifier_configs
+
     github = config.github
     http = GitHubClient.make_http(github.api_url, deps.get_secrets().github_token,
                                   github.timeout, transport=deps.transport,
@@ -286,7 +253,7 @@ def build_runtime(config: Config, deps: Dependencies) -> Runtime:
     client = GitHubClient(http, api_url=github.api_url, policy=policy, sleep=deps.sleep,
                           clock=deps.epoch, pacer=pacer("rest"), graphql_pacer=pacer("graphql"),
                           metrics=deps.metrics)
-    analyzer = Analyzer(lambda: taxonomy_for(config), max_body_chars=config.poll.max_body_chars,
+    analyzer = Analyzer(lambda: _taxonomy(config), max_body_chars=config.poll.max_body_chars,
                         labels=_label_source(config, client, store, deps),
                         max_items=config.poll.max_items_per_release)
     notifiers = [cfg for _, cfg in notifier_configs(config, deps.environ)]
@@ -300,6 +267,32 @@ def build_runtime(config: Config, deps: Dependencies) -> Runtime:
                                        packages=packages) if packages is not None else None,
                     metrics=deps.metrics)
     return Runtime(config, store, client, analyzer, poller, http, packages)
+
+
+def config_reader(config: Config) -> Callable[[], Config]:
+    """How SIGHUP reads the configuration again: the file `run` started from (its
+    ``source``), or the built-in defaults when it started from none."""
+    path = None if config.source == "built-in defaults" else Path(config.source)
+    return lambda: load_config(path)
+
+
+def daemon_parts(config: Config) -> DaemonParts:
+    """What the daemon is handed to build and rebuild itself from ``config`` and each
+    configuration SIGHUP reads after it."""
+    from watcher.daemon import DaemonParts
+    from watcher.validate import validated_notifiers
+
+    return DaemonParts(runtime=build_runtime, notifiers=validated_notifiers,
+                       subscribed=with_subscriptions, transports=slack_command_transports(),
+                       read_config=config_reader(config))
+
+
+def build_daemon(config: Config, deps: Dependencies, *,
+                 monotonic: Callable[[], float] = time.monotonic) -> Daemon:
+    """``release-watch run``'s daemon, not started: no I/O yet."""
+    from watcher.daemon import Daemon
+
+    return Daemon(config, deps, daemon_parts(config), monotonic=monotonic)
 
 
 def slack_command_transports() -> CommandTransports:

@@ -1,5 +1,9 @@
-"""What the outside world provides (output, sleep, clocks, transport, secrets), in a module
-light enough for `status --check` and `--help`: nothing heavy is imported until it is used."""
+"""The values the composition root (``watcher.app``), the daemon and the server share: what the
+outside world provides (``Dependencies``: output, sleep, clocks, transport, secrets) and what
+the root builds from a configuration (``Runtime``: store, client, analyzer, poller). Below all
+three, so the daemon and the server name these types without importing the root that builds
+them; light enough for `status --check` and `--help`: nothing heavy is imported until it is
+used (the runtime's parts are named for type checking only)."""
 
 from __future__ import annotations
 
@@ -16,7 +20,12 @@ from watcher.metrics import Metrics
 if TYPE_CHECKING:
     import httpx
 
-    from watcher.config import Secrets
+    from watcher.config import Config, Secrets
+    from watcher.github import GitHubClient
+    from watcher.impact.atlas import PackageStep
+    from watcher.notes import Analyzer
+    from watcher.poller import Poller
+    from watcher.store import Store
 
 
 def utcnow() -> datetime:
@@ -45,3 +54,24 @@ class Dependencies:
 
             self.secrets = Secrets()
         return self.secrets
+
+
+@dataclass
+class Runtime:
+    """What ``watcher.app.build_runtime`` builds from a configuration for one poll or for the
+    daemon's life (until a SIGHUP builds the next): all of it is closed together."""
+
+    config: Config
+    store: Store
+    client: GitHubClient
+    analyzer: Analyzer
+    poller: Poller
+    http: httpx.Client
+    # With [impact]: the atlases the polls wanted, fetched apart from them.
+    packages: PackageStep | None = None
+
+    def close(self) -> None:
+        if self.packages is not None and self.packages.source.index is not None:
+            self.packages.source.index.close()
+        self.http.close()
+        self.store.close()

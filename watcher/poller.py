@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING
 from watcher.config import Config, RepoConfig
 from watcher.crashpoints import crashpoint
 from watcher.delivery import ImpactOf, NotifierConfig, route
-from watcher.deps import utcnow
 from watcher.errors import StoreError, WatcherError
 from watcher.github import (
     GitHubClient,
@@ -109,7 +108,7 @@ class _Pending:
 
 class Poller:
     def __init__(self, config: Config, store: Store, client: GitHubClient, analyzer: Analyzer,
-                 notifiers: list[NotifierConfig], clock: Callable[[], datetime] = utcnow,
+                 notifiers: list[NotifierConfig], *, clock: Callable[[], datetime],
                  impact: Callable[[bool], ImpactOf] | None = None,
                  metrics: Metrics | None = None) -> None:
         """``impact``: with ``[impact]`` configured, the impact step for one poll (given
@@ -132,8 +131,12 @@ class Poller:
         if names:
             return [self.config.repo(name) for name in names], []
         failures: list[WatcherError] = []
-        repos = watched_repos(self.config, self.client, self.store, self.clock, dry_run=dry_run,
-                              failures=failures)
+        cached = {org.name: self.store.org_state(org.name) for org in self.config.orgs}
+        repos, refreshed = watched_repos(self.config, self.client, cached, self.clock,
+                                         failures=failures)
+        if not dry_run:
+            for org, state in refreshed.items():
+                self.store.put_org_state(org, state)
         return repos, failures
 
     def poll(self, repos: list[RepoConfig], *, dry_run: bool = False,

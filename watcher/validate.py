@@ -6,21 +6,31 @@ the secrets and URLs it needs, and the classification rules.
 ``_check``, so what one accepts the other runs. A problem does not hide the others: a broken
 top-level table leaves the notifiers to be checked, and a notifier's misspelled key leaves the
 rest of its table (its token, its timezone) to be checked, all in one run.
+
+A notifier is checked by building it, as the composition root (``watcher.app``) builds the ones
+it runs, with the same ``notifier_configs`` and ``handler_context`` here: below the root, which
+hands ``validated_notifiers`` to the daemon.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from watcher.app import Dependencies, configured_notifier, handler_context, taxonomy_for
-from watcher.config import Config, checked_file, digest_trigger, digest_zone
-from watcher.delivery import Notifier, NotifierConfig
+from watcher.config import Config, checked_file
+from watcher.delivery import (
+    HandlerContext,
+    Notifier,
+    NotifierConfig,
+    notifier_config,
+    secret_values,
+)
+from watcher.deps import Dependencies
 from watcher.errors import ConfigError
-from watcher.subscribe import command_problems
 
 logger = logging.getLogger(__name__)
 
@@ -38,8 +48,36 @@ class Checked:
     warnings: list[str] = field(default_factory=list)
 
 
+def configured_notifier(raw: dict[str, Any], config: Config, environ: Mapping[str, str] | None,
+                        ) -> tuple[type[Notifier], NotifierConfig]:
+    """One ``[[notifiers]]`` table validated, its secrets masked in every log line from now on."""
+    from watcher.logs import register_secrets
+
+    cls, cfg = notifier_config(raw, config.source, environ)
+    register_secrets(secret_values(cfg))
+    return cls, cfg
+
+
+def notifier_configs(config: Config, environ: Mapping[str, str] | None = None,
+                     ) -> list[tuple[type[Notifier], NotifierConfig]]:
+    return [configured_notifier(raw, config, environ) for raw in config.notifiers]
+
+
+def handler_context(config: Config, deps: Dependencies) -> HandlerContext:
+    return HandlerContext(secrets=deps.get_secrets(), base_dir=config.base_dir,
+                          stdout=deps.stdout, slack_api_url=config.slack.api_url,
+                          sleep=deps.sleep, monotonic=deps.epoch, code_link=config.impact.link,
+                          code_links={codebase.name: codebase.link
+                                      for codebase in config.impact_codebases() if codebase.link},
+                          watch_order=tuple(repo.name for repo in config.repos))
+
+
 def schedule_problems(config: NotifierConfig) -> list[str]:
     """A bad timezone and a bad cron are two problems; both are reported."""
+    # Read by APScheduler's own trigger, as ``run`` reads them: imported only to check (a
+    # poll builds its notifiers here too, and never loads the scheduler).
+    from watcher.config import digest_trigger, digest_zone
+
     problems, zone = [], config.digest_timezone
     try:
         digest_zone(zone)
@@ -170,6 +208,9 @@ def blank_secrets(config: Config, deps: Dependencies,
 
 
 def _check(config: Config, deps: Dependencies) -> tuple[dict[str, Notifier], list[str]]:
+    from watcher.notes import taxonomy_for
+    from watcher.subscribe import command_problems
+
     notifiers, problems = _notifiers(config, deps)
     problems += impact_problems(config)
     problems += command_problems(deps.get_secrets())  # /release-watch's tokens

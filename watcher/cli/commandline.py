@@ -86,12 +86,13 @@ def poll(state: State, repos: tuple[str, ...], dry_run: bool, short: bool) -> No
 @click.pass_obj
 def run(state: State) -> None:
     """The long-running daemon: scheduled polls, digests and retries until SIGTERM/SIGINT."""
+    from watcher.app import build_daemon
     from watcher.daemon import run_daemon
 
     config = state.config()
     if not state.verbose:
         logging.getLogger().setLevel(logging.INFO)
-    sys.exit(run_daemon(config, state.deps))
+    sys.exit(run_daemon(build_daemon(config, state.deps)))
 
 
 @cli.command()

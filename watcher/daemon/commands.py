@@ -24,9 +24,10 @@ from typing import Any
 
 from apscheduler.schedulers.base import BaseScheduler
 
-from watcher.app import Dependencies, Runtime
 from watcher.config import Config, digest_trigger
+from watcher.daemon.parts import Subscribed
 from watcher.delivery import Notifier
+from watcher.deps import Dependencies, Runtime
 from watcher.server import Route
 from watcher.store import NOTIFIER_PREFIX, Store, open_store
 from watcher.subscribe import (
@@ -55,13 +56,15 @@ SUBSCRIPTION_JOBS = f"digest:{NOTIFIER_PREFIX}"  # the scheduler's jobs for subs
 class SlackCommands:
     def __init__(
         self, config: Callable[[], Config], deps: Dependencies, stopping: threading.Event,
-        transports: CommandTransports,
+        transports: CommandTransports, subscribed: Subscribed,
     ) -> None:
-        """``config``: the daemon's configuration as it is now (a SIGHUP replaces it)."""
+        """``config``: the daemon's configuration as it is now (a SIGHUP replaces it);
+        ``subscribed``: the configured notifiers and the subscriptions' (``DaemonParts``)."""
         self._config = config
         self.deps = deps
         self.stopping = stopping
         self.transports = transports
+        self.subscribed = subscribed
         self.commands: SlashCommands | None = None
         self.clicks: Clicks | None = None
         self._store: Store | None = None
@@ -167,7 +170,7 @@ class SlackCommands:
     ) -> dict[str, Notifier]:
         """The configured notifiers and one per subscription, as the store holds them now;
         the subscriptions' stop, like the configured ones, between posts after SIGTERM."""
-        everyone = runtime.with_subscriptions(configured, self.deps)
+        everyone = self.subscribed(runtime, configured, self.deps)
         for name, notifier in everyone.items():
             if name not in configured:
                 notifier.context = replace(notifier.context, stopping=self.stopping.is_set)

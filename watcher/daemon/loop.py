@@ -29,7 +29,6 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 from apscheduler.executors.pool import ThreadPoolExecutor
@@ -37,19 +36,20 @@ from apscheduler.schedulers.background import BackgroundScheduler
 from apscheduler.triggers.cron import CronTrigger
 from apscheduler.triggers.interval import IntervalTrigger
 
-from watcher.app import Dependencies, Runtime, build_runtime, slack_command_transports
-from watcher.config import Config, digest_trigger, format_duration, load_config
+from watcher.config import Config, digest_trigger, format_duration
 from watcher.daemon.clock import ClockWatch, rearm_after_step
 from watcher.daemon.commands import SUBSCRIPTION_JOBS, SlackCommands, schedule_subscription_digests
 from watcher.daemon.jobs import JobWatch
 from watcher.daemon.leader import Leadership, MissedDigests, holder_name
 from watcher.daemon.packages import PackageWorker
+from watcher.daemon.parts import DaemonParts
 from watcher.delivery import Notifier, deliver_pending, send_digests
+from watcher.deps import Dependencies, Runtime
 from watcher.errors import ConfigError, StoreDamaged, StoreReadOnly, WatcherError
+from watcher.health import status_report
 from watcher.present import plural
 from watcher.server import Service
 from watcher.store import FileLock, daemon_lock, writer_lock
-from watcher.validate import validated_notifiers
 
 logger = logging.getLogger(__name__)
 
@@ -62,9 +62,11 @@ JOB_DEADLINE = 3600.0
 
 
 class Daemon:
-    def __init__(self, config: Config, deps: Dependencies, *,
+    def __init__(self, config: Config, deps: Dependencies, parts: DaemonParts, *,
                  monotonic: Callable[[], float] = time.monotonic) -> None:
+        """``parts``: what the composition root builds for it (``watcher.app.build_daemon``)."""
         self.config = config
+        self.parts = parts
         self.service = Service(config.server)  # [server] listen: /metrics, /healthz, /readyz...
         self.deps = replace(deps, metrics=self.service.metrics)
         self.busy = threading.Lock()        # held while a job runs
@@ -78,7 +80,7 @@ class Daemon:
         self.broken: WatcherError | None = None  # a store no job can use: the daemon stops
         self.clock_watch = ClockWatch(deps.clock, monotonic)
         self.slack = SlackCommands(lambda: self.config, self.deps, self.stopping,
-                                   slack_command_transports())  # /release-watch
+                                   parts.transports, parts.subscribed)  # /release-watch
         self.jobs = JobWatch(monotonic=monotonic, tell_every=min(60.0, config.poll.interval))
         self.packages = PackageWorker(
             lambda: self.runtime.packages if self.runtime is not None else None, self.jobs,
@@ -92,7 +94,7 @@ class Daemon:
         store_path = self.config.store_path()
         # The store first: a daemon.lock made before it would look like the trace of a store
         # that lost its database (watcher/store/storedir.py).
-        self.runtime = build_runtime(self.config, self.deps)
+        self.runtime = self.parts.runtime(self.config, self.deps)
         try:
             lease = self.runtime.store.lease(holder_name(), self.config.store.lease)
             if lease is None:  # the embedded store: one daemon, by its lock
@@ -134,7 +136,7 @@ class Daemon:
 
     def _validated(self, config: Config) -> tuple[dict[str, Notifier], dict[str, CronTrigger]]:
         """What `config check` checks, for start and for SIGHUP alike; a ConfigError if not."""
-        notifiers = validated_notifiers(config, self.deps)
+        notifiers = self.parts.notifiers(config, self.deps)
         triggers = {name: digest_trigger(n.config.digest_schedule, n.config.digest_timezone)
                     for name, n in notifiers.items()
                     if n.config.mode == "digest" and n.config.digest_schedule}
@@ -184,6 +186,14 @@ class Daemon:
     def role(self) -> str:
         """``leader`` or ``standby`` (``/readyz``, ``/metrics``)."""
         return self.leadership.role
+
+    def readiness(self) -> tuple[bool, str]:
+        """``/readyz``: what ``status --check`` judges, by the same function, of this
+        daemon's own store."""
+        if self.runtime is None:
+            return False, "starting"
+        data = status_report(self.config, self.deps, self.deps.clock(), self.runtime.store)
+        return bool(data["healthy"]), str(data["health"])
 
     def _led(self, leads: bool) -> None:
         """The lease was won: poll and deliver now rather than at the next interval (the
@@ -264,7 +274,7 @@ class Daemon:
                 raise ConfigError("[store] path or url changed: the daemon holds its store's "
                                   "lock or lease; restart it to use another store")
             notifiers, triggers = self._validated(config)
-            runtime = build_runtime(config, self.deps)
+            runtime = self.parts.runtime(config, self.deps)
         except Exception as error:  # whatever it is, the running configuration carries on
             problem = str(error) if isinstance(error, WatcherError) else (
                 f"unexpected {type(error).__name__}: {error}")
@@ -375,21 +385,15 @@ class Daemon:
             logger.debug("could not record the daemon heartbeat", exc_info=True)
 
 
-def config_reader(config: Config) -> Callable[[], Config]:
-    """How SIGHUP reads the configuration again: the file `run` started from (its
-    ``source``), or the built-in defaults when it started from none."""
-    path = None if config.source == "built-in defaults" else Path(config.source)
-    return lambda: load_config(path)
-
-
-def run_daemon(config: Config, deps: Dependencies,
+def run_daemon(daemon: Daemon,
                install_signals: Callable[[Callable[[int, Any], None]], None] | None = None,
-               *, reload: Callable[[], Config] | None = None) -> int:
-    """``install_signals`` (tests) is handed the one handler, which tells SIGHUP from the
-    rest; ``reload`` reads the configuration for SIGHUP (default: ``config_reader``)."""
+               ) -> int:
+    """Runs ``daemon`` (built, with no I/O yet: the signal handler needs its stopping flag)
+    until SIGTERM or SIGINT. ``install_signals`` (tests) is handed the one handler, which
+    tells SIGHUP (the configuration read again by ``DaemonParts.read_config``) from the
+    rest."""
     stop = threading.Event()
     reload_wanted = threading.Event()
-    daemon = Daemon(config, deps)  # no I/O yet: the handler needs its stopping flag
 
     def on_signal(signum: int, frame: Any) -> None:
         if signum == signal.SIGHUP:
@@ -410,13 +414,12 @@ def run_daemon(config: Config, deps: Dependencies,
     else:
         install_signals(on_signal)
     daemon.start()
-    read = reload or config_reader(config)
     while not stop.wait(WATCH_EVERY) and daemon.broken is None:
         daemon.watch_clock()
         daemon.watch_jobs()
         if reload_wanted.is_set():
             reload_wanted.clear()
-            daemon.reload(read)
+            daemon.reload(daemon.parts.read_config)
     if not daemon.stop():
         # The job in flight (a Slack post, a retry's wait) would go on as long as it takes;
         # past poll.shutdown_timeout the process ends here, whatever that job is doing.

@@ -3,7 +3,8 @@
 ``events`` builds the contract's event objects from a release and its item changes; ``routing``
 decides which notifier gets which event and which of its items (the per-notifier filters);
 ``deliver`` sends the store's outbox oldest first and digests when due, each delivery leaving the
-store only after its notifier returned; ``digest`` summarises a period's queued events.
+store only after its notifier returned; ``digest`` summarises a period's queued events into a
+``Digest`` (what a digest is lives in ``watcher.present``, exported here too for notifiers).
 
 The notifier port is the core's: ``notifier`` is the interface every notifier implements (its
 config, the context it is handed, a delivery's progress), ``plugins`` finds notifier classes in

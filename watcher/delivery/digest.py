@@ -1,9 +1,10 @@
 """Digests: a notifier's queued events for a period, summarised in one pass over the queue. A
 digest's queue may hold thousands of events, so it is never held whole: the events are read a
-page at a time (``deliver.py`` pages through the store) and folded into a ``Digest`` of counts
-per repository and subsystem (a release's events of the period as one entry: ``fold``), each
-repository's first releases, and the most important items, at most ``DIGEST_MAX_ITEMS`` of them
-(what breaks the configured code first, then BC-breaking changes, deprecations, security fixes,
+page at a time (``deliver.py`` pages through the store) and folded into a ``Digest`` (the value
+``watcher.present`` defines, so its wording needs nothing of delivery) of counts per repository
+and subsystem (a release's events of the period as one entry: ``fold``), each repository's
+first releases, and the most important items, at most ``DIGEST_MAX_ITEMS`` of them (what
+breaks the configured code first, then BC-breaking changes, deprecations, security fixes,
 regressions, highlights, new features…). Everything past that is counted, and the digest links
 the release notes instead. The cap is the digest's, not each repository's: a repository's
 breaking changes are shown before another's bug fixes, equally important items are shared
@@ -19,17 +20,22 @@ from __future__ import annotations
 
 import heapq
 from collections import Counter
-from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
-from itertools import count, islice
-from typing import overload
+from itertools import count
 
 from watcher.delivery.fold import ReleaseFold, key_of_id
 from watcher.models import ChangeType, Event, EventItem, top_level
 from watcher.present import (
+    DIGEST_MAX_ITEMS,
     KIND_ORDER,
-    AffectsTally,
+    Digest,
+    DigestItem,
+    QueuedEvents,
+    ReleaseRef,
+    RepoDigest,
+    SubsystemDigest,
+    by_repo,
     happened,
     plural,
     release_title,
@@ -37,7 +43,11 @@ from watcher.present import (
 )
 from watcher.untrusted import clean_line
 
-DIGEST_MAX_ITEMS = 200  # items a digest shows whole; the rest are counted and linked
+# What a digest is lives in ``watcher.present`` (its wording and the notifiers use it too);
+# the names notifiers know it by from here are kept.
+__all__ = ["DIGEST_MAX_ITEMS", "Digest", "RepoDigest", "build_digest", "by_repo", "by_subsystem",
+           "in_watch_order", "summarize_digest"]
+
 RELEASES_LISTED = 3  # a repository's releases named one by one, then counted and linked
 _RANK = {kind: rank for rank, kind in enumerate(KIND_ORDER)}
 
@@ -45,161 +55,6 @@ _RANK = {kind: rank for rank, kind in enumerate(KIND_ORDER)}
 def importance(item: EventItem) -> tuple[int, int]:
     """Lower first: an item that breaks the configured code, then by kind (``KIND_ORDER``)."""
     return (0 if item.breaks_code else 1, _RANK.get(item.kind, len(KIND_ORDER)))
-
-
-@dataclass(frozen=True)
-class ReleaseRef:
-    """One event of the digest as a line: ``PyTorch 2.7.0`` released: 609 changes."""
-
-    repo: str
-    title: str
-    url: str
-    what: str
-
-
-@dataclass
-class SubsystemDigest:
-    subsystem: str  # top-level id
-    name: str  # what readers call it
-    count: int = 0
-    by_kind: Counter[str] = field(default_factory=Counter)
-
-
-@dataclass(frozen=True)
-class DigestItem:
-    """A shown item, with the release it came from."""
-
-    release: ReleaseRef
-    item: EventItem
-
-
-@dataclass
-class RepoDigest:
-    repo: str
-    events: int = 0
-    changes: int = 0
-    releases: list[ReleaseRef] = field(default_factory=list)  # the first RELEASES_LISTED
-    releases_page: str | None = None  # the repository's releases on GitHub
-    subsystems: dict[str, SubsystemDigest] = field(default_factory=dict)
-    kinds: Counter[str] = field(default_factory=Counter)
-    affects: AffectsTally = field(default_factory=AffectsTally)
-    items: list[DigestItem] = field(default_factory=list)  # shown, most important first
-
-    @property
-    def more_releases(self) -> int:
-        return self.events - len(self.releases)
-
-    @property
-    def more_items(self) -> int:
-        return self.changes - len(self.items)
-
-    def by_subsystem(self) -> list[SubsystemDigest]:
-        """Most changes first."""
-        return sorted(self.subsystems.values(), key=lambda s: (-s.count, s.name))
-
-    def shown_by_subsystem(self) -> list[tuple[SubsystemDigest, list[EventItem]]]:
-        """The shown items per subsystem (in ``by_subsystem`` order), most important first."""
-        groups: dict[str, list[EventItem]] = {}
-        for shown in self.items:
-            groups.setdefault(top_level(shown.item.subsystem), []).append(shown.item)
-        return [
-            (group, groups[group.subsystem])
-            for group in self.by_subsystem()
-            if group.subsystem in groups
-        ]
-
-
-class QueuedEvents(Sequence[Event]):
-    """A digest's events, read again (a page at a time) each time they are iterated; a slice
-    is a view that skips the events before it, never a copy of the queue."""
-
-    def __init__(self, read: Callable[[], Iterable[Event]], size: int, start: int = 0) -> None:
-        self._read = read
-        self._size = size
-        self._start = min(start, size)
-
-    def __len__(self) -> int:
-        return self._size - self._start
-
-    def __iter__(self) -> Iterator[Event]:
-        return islice(self._read(), self._start, self._size)
-
-    @overload
-    def __getitem__(self, index: int) -> Event: ...
-    @overload
-    def __getitem__(self, index: slice) -> QueuedEvents: ...
-
-    def __getitem__(self, index: int | slice) -> Event | QueuedEvents:
-        if isinstance(index, slice):
-            start, stop, step = index.indices(len(self))
-            if step != 1 or stop != len(self):
-                raise ValueError("a digest's events slice only as events[start:]")
-            return QueuedEvents(self._read, self._size, self._start + start)
-        position = index + len(self) if index < 0 else index
-        if not 0 <= position < len(self):
-            raise IndexError(index)
-        return next(islice(iter(self), position, None))
-
-
-@dataclass
-class Digest:
-    notifier: str
-    period_start: datetime
-    period_end: datetime
-    events: Sequence[Event]
-    repos: list[RepoDigest] = field(default_factory=list)
-    max_items: int = DIGEST_MAX_ITEMS
-    # The events of some repositories only, read again in queue order (``keep_items_of``).
-    read_repos: Callable[[frozenset[str]], Iterable[Event]] | None = field(
-        default=None, repr=False, compare=False
-    )
-    # The queue's event ids (``ReleaseFold``: how many events each release has), if cheap.
-    read_ids: Callable[[], Iterable[str]] | None = field(default=None, repr=False, compare=False)
-
-    def keep_items_of(self, names: Collection[str]) -> None:
-        """Spends the item cap on the repositories ``names`` alone (those a notifier shows
-        items for, when it cannot show every repository's): their events are read again, only
-        theirs, and their most important items kept anew, shared as the first pass shares
-        them; the other repositories keep their counts and show no item. The same ``names``
-        give the same items, so a resumed delivery plans the same messages."""
-        chosen = frozenset(names)
-        if self.read_repos is None or chosen >= {repo.repo for repo in self.repos}:
-            return
-        folder = _Folder(self.max_items)
-        read, ids = self.read_repos, self.read_ids
-        theirs = None if ids is None else (
-            lambda: (i for i in ids() if key_of_id(i)[0] in chosen))
-        for event, note in ReleaseFold(lambda: read(chosen), theirs):
-            folder.add(event, note)
-        for repo in self.repos:
-            repo.items = []
-        mine = by_repo(self)
-        for shown in folder.kept():
-            if shown.release.repo in mine:
-                mine[shown.release.repo].items.append(shown)
-
-    @property
-    def empty(self) -> bool:
-        return not self.events
-
-    @property
-    def event_count(self) -> int:
-        return len(self.events)
-
-    @property
-    def changes(self) -> int:
-        return sum(repo.changes for repo in self.repos)
-
-    @property
-    def shown(self) -> int:
-        return sum(len(repo.items) for repo in self.repos)
-
-    @property
-    def more_items(self) -> int:
-        return self.changes - self.shown
-
-    def kinds(self) -> Counter[str]:
-        return sum((repo.kinds for repo in self.repos), Counter())
 
 
 def _what(event: Event, note: str | None = None) -> str:
@@ -325,9 +180,25 @@ def summarize_digest(
         events=QueuedEvents(read, fold.size),
         repos=in_watch_order(folder.repos.values(), order),
         max_items=max_items,
-        read_repos=read_repos,
-        read_ids=read_ids,
+        reselect=None if read_repos is None else _reselect(read_repos, read_ids, max_items),
     )
+
+
+def _reselect(read_repos: Callable[[frozenset[str]], Iterable[Event]],
+              read_ids: Callable[[], Iterable[str]] | None, max_items: int,
+              ) -> Callable[[frozenset[str]], list[DigestItem]]:
+    """``Digest.reselect``: the most important items of some repositories alone, their events
+    read again (only theirs) and folded as the first pass folds the queue."""
+
+    def reselect(chosen: frozenset[str]) -> list[DigestItem]:
+        folder = _Folder(max_items)
+        theirs = None if read_ids is None else (
+            lambda: (i for i in read_ids() if key_of_id(i)[0] in chosen))
+        for event, note in ReleaseFold(lambda: read_repos(chosen), theirs):
+            folder.add(event, note)
+        return folder.kept()
+
+    return reselect
 
 
 def build_digest(
@@ -352,11 +223,6 @@ def build_digest(
     )
     digest.events = ordered
     return digest
-
-
-def by_repo(digest: Digest) -> dict[str, RepoDigest]:
-    """The digest's repositories, in its order (``in_watch_order``)."""
-    return {repo.repo: repo for repo in digest.repos}
 
 
 def by_subsystem(events: Iterable[Event]) -> list[SubsystemDigest]:

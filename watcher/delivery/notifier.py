@@ -20,14 +20,13 @@ from typing import IO, TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 from watcher.config import Secrets
-from watcher.delivery.digest import DIGEST_MAX_ITEMS
 from watcher.delivery.quiet import NOT_QUIET, Quiet
 from watcher.delivery.secrets import missing_secrets
 from watcher.models import KINDS, SUBSYSTEMS, Event
-from watcher.present import UNSURE_BELOW
+from watcher.present import DIGEST_MAX_ITEMS, UNSURE_BELOW
 
 if TYPE_CHECKING:
-    from watcher.delivery.digest import Digest
+    from watcher.present import Digest
 
 __all__ = ["HandlerContext", "MemoryProgress", "Notifier", "NotifierConfig", "Progress"]
 

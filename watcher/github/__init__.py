@@ -8,7 +8,8 @@ asks many repositories for their newest releases in one GraphQL query; ``deep_sc
 page of a repo now and then; ``listing`` lists all of a repo's releases with their notes
 through a cache of its own (``upgrade``); ``orgs`` expands ``[[orgs]]`` into repos;
 ``unreachable`` says why GitHub could not be reached and what fixes it. Nothing here decides what a
-listing means (``watcher.plan`` does) or writes the store, apart from the org list's cache.
+listing means (``watcher.plan`` does) or touches the store: the client returns values (an
+organisation's repos with the state to keep of them among them) and the poller records them.
 """
 
 from __future__ import annotations

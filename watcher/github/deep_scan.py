@@ -12,9 +12,20 @@ from __future__ import annotations
 
 import hashlib
 from datetime import datetime, timedelta
+from typing import Protocol
 
 from watcher.github.client import GitHubClient, Listing, Page
-from watcher.store import RepoState
+
+
+class ScanDates(Protocol):
+    """What of a repo's recorded state says whether its deep scan is due (the store's
+    ``RepoState`` is one): read from the values the poller hands in, never from the store."""
+
+    @property
+    def baseline_at(self) -> datetime | None: ...
+
+    @property
+    def deep_scanned_at(self) -> datetime | None: ...
 
 
 def page_urls(client: GitHubClient, repo: str, per_page: int, pages: int) -> list[str]:
@@ -66,7 +77,7 @@ def first_deep_scan(repo: str, now: datetime, every: float) -> datetime:
     return now - timedelta(seconds=every * spread(repo))
 
 
-def deep_scan_due(state: RepoState, now: datetime, every: float) -> bool:
+def deep_scan_due(state: ScanDates, now: datetime, every: float) -> bool:
     if every <= 0 or state.baseline_at is None or state.deep_scanned_at is None:
         return False
     return (now - state.deep_scanned_at).total_seconds() >= every

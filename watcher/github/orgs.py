@@ -1,21 +1,25 @@
 """Expands ``[[orgs]]`` into repos: an organisation's non-archived repositories, filtered by
 include/exclude patterns. The list is refreshed only every ``refresh`` (default a day) and
 conditionally, so between refreshes it costs nothing and a due refresh that finds nothing new
-is a free 304."""
+is a free 304. What the last refresh found is handed in (``cached``) and what this one found
+handed back for the poller to record: nothing here reads or writes the store."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
 from fnmatch import fnmatchcase
+from typing import Any
 
 from watcher.config import Config, OrgConfig, RepoConfig
 from watcher.errors import WatcherError
 from watcher.github.client import GitHubClient, OrgRepo
-from watcher.store import Store
 
 logger = logging.getLogger(__name__)
+
+# An organisation's last refresh as the poller keeps it: ``repos``, ``refreshed_at``, ``etags``.
+OrgState = dict[str, Any]
 
 
 def _wanted(org: OrgConfig, repo: OrgRepo) -> bool:
@@ -25,43 +29,48 @@ def _wanted(org: OrgConfig, repo: OrgRepo) -> bool:
             and not any(fnmatchcase(name, pattern) for pattern in org.exclude))
 
 
-def org_repos(org: OrgConfig, client: GitHubClient, store: Store, now: datetime,
-              *, dry_run: bool = False) -> list[str]:
-    cached = store.org_state(org.name)
+def org_repos(org: OrgConfig, client: GitHubClient, cached: OrgState | None, now: datetime
+              ) -> tuple[list[str], OrgState | None]:
+    """The organisation's repos to watch, and its state to record (None: the ``cached`` list
+    is still fresh, or kept because GitHub could not be asked)."""
     if cached and now - datetime.fromisoformat(cached["refreshed_at"]) < timedelta(
             seconds=org.refresh):
-        return list(cached["repos"])
+        return list(cached["repos"]), None
     try:
         listing = client.list_org_repos(org.name, etags=cached["etags"] if cached else {})
     except WatcherError as error:
         if cached:
             logger.warning("org %s: keeping the last repo list (%s)", org.name, error)
-            return list(cached["repos"])
+            return list(cached["repos"]), None
         raise
     if listing.not_modified and cached:
         repos = list(cached["repos"])
     else:
         repos = sorted(repo.full_name for repo in listing.releases if _wanted(org, repo))
-    if not dry_run:
-        store.put_org_state(org.name, {"repos": repos, "refreshed_at": now.isoformat(),
-                                       "etags": listing.etags or (cached or {}).get("etags", {})})
-    return repos
+    return repos, {"repos": repos, "refreshed_at": now.isoformat(),
+                   "etags": listing.etags or (cached or {}).get("etags", {})}
 
 
-def watched_repos(config: Config, client: GitHubClient, store: Store,
-                  clock: Callable[[], datetime], *, dry_run: bool = False,
-                  failures: list[WatcherError] | None = None) -> list[RepoConfig]:
-    """``[[repos]]`` first (their settings win), then each org's repos not listed already."""
+def watched_repos(config: Config, client: GitHubClient, cached: Mapping[str, OrgState | None],
+                  clock: Callable[[], datetime], *,
+                  failures: list[WatcherError] | None = None,
+                  ) -> tuple[list[RepoConfig], dict[str, OrgState]]:
+    """``[[repos]]`` first (their settings win), then each org's repos not listed already;
+    and, by organisation name, the states to record of the lists refreshed (``cached``: the
+    last ones recorded)."""
     repos = list(config.repos)
     seen = {repo.name.lower() for repo in repos}
+    refreshed: dict[str, OrgState] = {}
     for org in config.orgs:
         try:
-            names = org_repos(org, client, store, clock(), dry_run=dry_run)
+            names, state = org_repos(org, client, cached.get(org.name), clock())
         except WatcherError as error:
             logger.error("org %s: %s", org.name, error)
             if failures is not None:
                 failures.append(error)
             continue
+        if state is not None:
+            refreshed[org.name] = state
         for name in names:
             if name.lower() not in seen:
                 seen.add(name.lower())
@@ -69,4 +78,4 @@ def watched_repos(config: Config, client: GitHubClient, store: Store,
                 # and announce only what is released after they are first seen.
                 repos.append(RepoConfig(name=name, include_prereleases=org.include_prereleases,
                                         first_run_announce=0))
-    return repos
+    return repos, refreshed

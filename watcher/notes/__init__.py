@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from watcher.notes.labels import label_map as label_map
     from watcher.notes.parse import parse_notes as parse_notes
     from watcher.notes.taxonomy import Taxonomy as Taxonomy
+    from watcher.notes.taxonomy import taxonomy_for as taxonomy_for
     from watcher.notes.taxonomy import with_overrides as with_overrides
     from watcher.notes.text import code_lines as code_lines
     from watcher.notes.text import unescape_markdown as unescape_markdown
@@ -45,6 +46,7 @@ _EXPORTS = {
     "LabelSource": "labels",
     "parse_notes": "parse",
     "Taxonomy": "taxonomy",
+    "taxonomy_for": "taxonomy",
     "unescape_markdown": "text",
     "with_overrides": "taxonomy",
 }

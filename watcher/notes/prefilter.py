@@ -13,6 +13,7 @@ are tried on every text. Linear in the text: one pass, then a bounded number of 
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Sequence
 from typing import Protocol
 
@@ -102,12 +103,57 @@ class RuleIndex:
         return found
 
 
+class LazyPattern:
+    """A regular expression compiled on its first search, as ``re.Pattern`` reads (``pattern``
+    its source, ``flags``, ``search``): the taxonomy's ~600 rules cost their compile only when
+    a text gets past a rule's literal (``RuleIndex``), so a command that classifies one file
+    compiles the few its items need, not all of them on every run. The built-in rules are
+    checked to compile by a test; a user's are compiled when read (``LazyPattern.of``), so a
+    broken one is a configuration error at once."""
+
+    __slots__ = ("_compiled", "flags", "pattern")
+
+    def __init__(self, pattern: str, flags: int = 0) -> None:
+        self.pattern = pattern
+        # As ``re.compile`` reports them: a text pattern is Unicode unless said ASCII.
+        self.flags = flags if flags & re.ASCII else flags | re.UNICODE
+        self._compiled: re.Pattern[str] | None = None
+
+    @classmethod
+    def of(cls, compiled: re.Pattern[str]) -> LazyPattern:
+        lazy = cls(compiled.pattern, compiled.flags)
+        lazy._compiled = compiled
+        return lazy
+
+    def compiled(self) -> re.Pattern[str]:
+        if self._compiled is None:
+            self._compiled = re.compile(self.pattern, self.flags)
+        return self._compiled
+
+    def search(self, text: str, pos: int = 0, endpos: int = sys.maxsize) -> re.Match[str] | None:
+        return self.compiled().search(text, pos, endpos)
+
+    def __repr__(self) -> str:
+        return f"LazyPattern({self.pattern!r}, {self.flags!r})"
+
+
+class Source(Protocol):
+    """A pattern as ``any_of`` joins it: its source and flags (a ``re.Pattern`` or a
+    ``LazyPattern``, which need not be compiled for it)."""
+
+    @property
+    def pattern(self) -> str: ...
+
+    @property
+    def flags(self) -> int: ...
+
+
 # What joining patterns into one would change: group references by number or name, and
 # conditionals on a group.
 _REFERS = re.compile(r"\\[1-9]|\\g<|\(\?P=|\(\?\(")
 
 
-def any_of(patterns: Sequence[re.Pattern[str]]) -> re.Pattern[str] | None:
+def any_of(patterns: Sequence[Source]) -> re.Pattern[str] | None:
     """One pattern that finds a match in a text exactly where one of ``patterns`` would (their
     alternation, each in its own group), so that a text none of them matches, most texts,
     costs one search instead of one each; None when they cannot be joined (different flags,

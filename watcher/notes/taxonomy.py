@@ -13,7 +13,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from watcher.errors import ConfigError
 from watcher.models import KINDS, SUBSYSTEMS, top_level
@@ -26,8 +26,11 @@ from watcher.notes.headings import (
     heading_keys,
     spelled_keys,
 )
-from watcher.notes.prefilter import RuleIndex, any_of, literal_hint
+from watcher.notes.prefilter import LazyPattern, RuleIndex, any_of, literal_hint
 from watcher.resources import apis_path, kinds_path, short_names_path, subsystems_path
+
+if TYPE_CHECKING:
+    from watcher.config import Config
 
 HEADINGS_KEPT = 4096  # headings whose meaning is remembered; a release has a few hundred
 DECISIVE = 6.0  # the score of a `decisive` pattern: enough to decide without the model
@@ -37,13 +40,15 @@ USER_RULE = 100.0  # the score of a user's own rule ([classify] rules): it alway
 @dataclass(frozen=True)
 class TextRule:
     subsystem: str
-    pattern: re.Pattern[str]
+    pattern: LazyPattern  # compiled when a text gets past ``hint``
     weight: float
     hint: str | None = None
 
     @classmethod
-    def make(cls, subsystem: str, pattern: re.Pattern[str], weight: float) -> TextRule:
-        return cls(subsystem, pattern, weight, literal_hint(pattern.pattern))
+    def make(cls, subsystem: str, pattern: LazyPattern | re.Pattern[str], weight: float
+             ) -> TextRule:
+        lazy = pattern if isinstance(pattern, LazyPattern) else LazyPattern.of(pattern)
+        return cls(subsystem, lazy, weight, literal_hint(lazy.pattern))
 
     def matches(self, text: str, lowered: str) -> bool:
         if self.hint is not None and self.hint not in lowered:
@@ -54,7 +59,7 @@ class TextRule:
 @dataclass(frozen=True)
 class KindRule:
     kind: str
-    pattern: re.Pattern[str]
+    pattern: LazyPattern  # compiled when the kind rules tried at once match (``kinds``)
     strong: bool = False
     # A pattern that must match at the start of a line. Asked for every rule of every item, so
     # set once here (a cached_property would take a lock on each read).
@@ -210,11 +215,17 @@ def _check_subsystem(subsystem: str, where: str) -> str:
     return subsystem
 
 
-def _compile(pattern: str, where: str) -> re.Pattern[str]:
+def _compile(pattern: str, where: str) -> LazyPattern:
+    """A user's pattern, compiled now: one that does not compile is a configuration error."""
     try:
-        return re.compile(pattern, re.IGNORECASE)
+        return LazyPattern.of(re.compile(pattern, re.IGNORECASE))
     except re.error as error:
         raise ConfigError(f"{where}: pattern {pattern!r} is not a valid regex: {error}") from None
+
+
+def _shipped(pattern: str) -> LazyPattern:
+    """A built-in pattern, compiled on first use (``tests/test_taxonomy`` compiles them all)."""
+    return LazyPattern(pattern, re.IGNORECASE)
 
 
 def _read(path: Path) -> dict[str, Any]:
@@ -236,10 +247,10 @@ def _load_subsystems(taxonomy: Taxonomy, table: Mapping[str, Any], where: str) -
             taxonomy.add_heading(heading, subsystem)
         weight = float(entry.get("weight", 1))
         taxonomy.text_rules.extend(
-            TextRule.make(subsystem, _compile(p, f"{where} {subsystem}"), weight)
+            TextRule.make(subsystem, _shipped(p), weight)
             for p in entry.get("patterns", []))
         taxonomy.text_rules.extend(
-            TextRule.make(subsystem, _compile(p, f"{where} {subsystem}"), DECISIVE)
+            TextRule.make(subsystem, _shipped(p), DECISIVE)
             for p in entry.get("decisive", []))
 
 
@@ -250,11 +261,11 @@ def _load_kinds(taxonomy: Taxonomy, table: Mapping[str, Any], where: str) -> Non
         for heading in entry.get("headings", []):
             taxonomy.kind_headings[heading_key(heading)] = kind
         strong = bool(entry.get("strong", False))
-        taxonomy.kind_rules.extend(KindRule(kind, _compile(p, f"{where} {kind}"), strong)
+        taxonomy.kind_rules.extend(KindRule(kind, _shipped(p), strong)
                                    for p in entry.get("patterns", []))
-        taxonomy.lead_rules.extend(KindRule(kind, _compile(p, f"{where} {kind}"))
+        taxonomy.lead_rules.extend(KindRule(kind, _shipped(p))
                                    for p in entry.get("lead_patterns", []))
-        taxonomy.patch_rules.extend(KindRule(kind, _compile(p, f"{where} {kind}"))
+        taxonomy.patch_rules.extend(KindRule(kind, _shipped(p))
                                     for p in entry.get("patch_patterns", []))
         if entry.get("patch_default"):
             taxonomy.patch_kind = kind
@@ -299,3 +310,10 @@ def with_overrides(headings: Mapping[str, str], rules: Iterable[tuple[str, list[
             TextRule.make(subsystem, _compile(p, "classify.rules"), USER_RULE) for p in patterns)
     taxonomy.text_rules.extend(base.text_rules)
     return taxonomy
+
+
+def taxonomy_for(config: Config) -> Taxonomy:
+    """The taxonomy a configuration classifies with: its ``[classify]`` headings and rules in
+    front of the built-in ones (a ConfigError where a rule does not compile or names no
+    subsystem). The same for the bot, ``config check`` and the offline commands."""
+    return with_overrides(config.classify.headings, config.classify.rule_patterns())

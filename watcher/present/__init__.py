@@ -3,7 +3,9 @@
 ``plan`` is the first stage of every message: what an event tells a reader, in order (its
 headline, what affects the configured code, the counts, the called-out kinds, every item per
 subsystem and kind), decided once for every notifier; ``affects`` is its part that says what
-touches the configured code (breaks, then check, mentions counted); ``words`` holds the
+touches the configured code (breaks, then check, mentions counted); ``digest`` is what a digest
+is (its counts per repository and subsystem and its most important items: ``watcher.delivery``
+folds a queue into one, ``digest_text`` words it as plain text); ``words`` holds the
 shared wording (names not ids, plurals, a release's title as people say it, guesses marked as
 guesses, the order of kinds); ``plain`` renders whole events and digests as plain text, for the
 console, ``--dry-run`` previews and services that take a title and a body; ``html`` renders an
@@ -24,6 +26,14 @@ if TYPE_CHECKING:
     from watcher.present.affects import TierGroup as TierGroup
     from watcher.present.affects import UseTally as UseTally
     from watcher.present.affects import affects_of as affects_of
+    from watcher.present.digest import DIGEST_MAX_ITEMS as DIGEST_MAX_ITEMS
+    from watcher.present.digest import Digest as Digest
+    from watcher.present.digest import DigestItem as DigestItem
+    from watcher.present.digest import QueuedEvents as QueuedEvents
+    from watcher.present.digest import ReleaseRef as ReleaseRef
+    from watcher.present.digest import RepoDigest as RepoDigest
+    from watcher.present.digest import SubsystemDigest as SubsystemDigest
+    from watcher.present.digest import by_repo as by_repo
     from watcher.present.digest_text import format_digest as format_digest
     from watcher.present.html import event_html as event_html
     from watcher.present.links import hyperlinks_for as hyperlinks_for
@@ -94,6 +104,14 @@ _EXPORTS = {
     "EventPlan": "plan",
     "Group": "plan",
     "format_digest": "digest_text",
+    "Digest": "digest",
+    "DIGEST_MAX_ITEMS": "digest",
+    "DigestItem": "digest",
+    "QueuedEvents": "digest",
+    "ReleaseRef": "digest",
+    "RepoDigest": "digest",
+    "SubsystemDigest": "digest",
+    "by_repo": "digest",
     "format_event": "plain",
     "happened": "words",
     "headline": "words",

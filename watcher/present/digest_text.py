@@ -23,8 +23,7 @@ from watcher.present.words import (
 from watcher.untrusted import clean_line
 
 if TYPE_CHECKING:
-    from watcher.delivery import Digest
-    from watcher.delivery.digest import RepoDigest
+    from watcher.present.digest import Digest, RepoDigest
 
 SUBSYSTEMS_LISTED = 6  # a digest's subsystems per repository with their counts, then "N more"
 

@@ -24,17 +24,23 @@ if TYPE_CHECKING:
     import threading
     from collections.abc import Mapping
 
-    from watcher.app import Runtime
     from watcher.config import Config
-    from watcher.daemon.commands import SlackCommands
     from watcher.delivery import Notifier
-    from watcher.deps import Dependencies
+    from watcher.deps import Dependencies, Runtime
     from watcher.errors import WatcherError
 
 logger = logging.getLogger(__name__)
 
 ATOM_TYPE = "application/atom+xml; charset=utf-8"
 JSON_TYPE = "application/json"
+
+
+class RouteSource(Protocol):
+    """Routes the daemon adds to its listener's own (``watcher.daemon.commands.SlackCommands``
+    gives ``/release-watch``'s request URL): named by what the endpoints use of it, since the
+    daemon imports this package and not the other way round."""
+
+    def routes(self) -> dict[str, Route]: ...
 
 
 class DaemonView(Protocol):
@@ -48,11 +54,18 @@ class DaemonView(Protocol):
     scheduler: Any  # APScheduler's BackgroundScheduler, once started
     stopping: threading.Event
     broken: WatcherError | None
-    slack: SlackCommands  # /release-watch (watcher.daemon.commands)
+
+    @property
+    def slack(self) -> RouteSource:
+        """/release-watch's routes (``watcher.daemon.commands``)."""
 
     def role(self) -> str:
         """``leader`` (the embedded store's one daemon; the lease's holder on a shared
         store) or ``standby``."""
+
+    def readiness(self) -> tuple[bool, str]:
+        """Whether ``status --check`` would pass on the daemon's store, and why (``health``):
+        the daemon judges, so the listener imports nothing of what the judgement reads."""
 
 
 def daemon_routes(daemon: DaemonView, metrics: PrometheusMetrics) -> dict[str, Handler | Route]:
@@ -102,18 +115,11 @@ def healthz(daemon: DaemonView) -> Handler:
 
 
 def readyz(daemon: DaemonView) -> Handler:
-    """200 or 503 exactly as ``status --check`` exits 0 or 1, by the same function, reading
-    the daemon's own store; the body says why, as ``status`` does."""
+    """200 or 503 exactly as ``status --check`` exits 0 or 1, by the daemon's ``readiness``
+    (the same judgement, of its own store); the body says why, as ``status`` does."""
 
     def serve(request: Request) -> Response:
-        from watcher.health import status_report
-
-        runtime = daemon.runtime
-        if runtime is None:
-            ready, why = False, "starting"
-        else:
-            data = status_report(daemon.config, daemon.deps, daemon.deps.clock(), runtime.store)
-            ready, why = bool(data["healthy"]), str(data["health"])
+        ready, why = daemon.readiness()
         body = json.dumps({"ready": ready, "health": why, "role": daemon.role()},
                           ensure_ascii=False) + "\n"
         return Response(200 if ready else 503, body.encode("utf-8"), JSON_TYPE)

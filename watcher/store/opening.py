@@ -6,14 +6,19 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from watcher.store.atlases import StoredAtlases
-from watcher.store.store import Store
+
+if TYPE_CHECKING:
+    from watcher.store.store import Store
 
 
 def open_store(path: Path, url: str | None = None, *, read_only: bool = False) -> Store:
     """``url`` None: the embedded store at ``path``; else the store in that PostgreSQL
     database (psycopg is imported only then)."""
+    from watcher.store.store import Store  # the ledger's queries: not for an atlas look-up
+
     if url is None:
         return Store.open(path, read_only=read_only)
     return Store.connect(url, read_only=read_only)
@@ -34,7 +39,7 @@ def atlases_read_only(path: Path, url: str | None = None) -> Iterator[StoredAtla
     if url is not None:
         from watcher.store.tablekeys import TableKeys
 
-        store = Store.connect(url, read_only=True)
+        store = open_store(path, url, read_only=True)
         try:
             yield StoredAtlases(TableKeys(store.db))
         finally:

@@ -20,7 +20,9 @@ from typing import TYPE_CHECKING
 from watcher.errors import StoreError
 
 if TYPE_CHECKING:
-    from watcher.store.postgres import PostgresDatabase
+    # The database by the port every backend implements: the PostgreSQL backend opens through
+    # this module, so this module names it by that port, not by its class (no circle).
+    from watcher.store.backend import Backend
 
 logger = logging.getLogger(__name__)
 
@@ -74,7 +76,7 @@ TABLES = frozenset(name for script in MIGRATIONS.values()
                    for name in re.findall(r"CREATE TABLE (\w+)", script))
 
 
-def stored_version(db: PostgresDatabase) -> int | None:
+def stored_version(db: Backend) -> int | None:
     """The version in ``rw_meta``; None for a database without the store's tables."""
     # Both in one statement: another replica may commit the tables between two.
     found = {row[0] for row in db.all("SELECT tablename FROM pg_tables WHERE schemaname = "
@@ -92,11 +94,11 @@ def stored_version(db: PostgresDatabase) -> int | None:
     return int(value)
 
 
-def missing_tables(db: PostgresDatabase) -> list[str]:
+def missing_tables(db: Backend) -> list[str]:
     return sorted(name for name in TABLES if not db.has_table(name))
 
 
-def prepare(db: PostgresDatabase) -> None:
+def prepare(db: Backend) -> None:
     """Make the database a store of ``SCHEMA_VERSION``: create it or upgrade it in one
     transaction; read-only, only check it."""
     version = stored_version(db)
@@ -120,7 +122,7 @@ def prepare(db: PostgresDatabase) -> None:
                    "DO UPDATE SET value = excluded.value", (str(SCHEMA_VERSION),))
 
 
-def _check(db: PostgresDatabase, version: int | None, *, read_only: bool = False) -> None:
+def _check(db: Backend, version: int | None, *, read_only: bool = False) -> None:
     if version is not None and version > SCHEMA_VERSION:
         raise StoreError(f"the store {db.where} has schema version {version}; this "
                          f"release-watch reads version {SCHEMA_VERSION}")

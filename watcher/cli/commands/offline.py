@@ -8,7 +8,6 @@ from collections import Counter
 from pathlib import PurePath
 from typing import IO
 
-from watcher.app import taxonomy_for
 from watcher.cli.inputs import read_text
 from watcher.cli.outputs import item_json
 from watcher.config import Config
@@ -20,6 +19,7 @@ from watcher.notes import (
     diff_items,
     is_patch_release,
     parse_notes,
+    taxonomy_for,
 )
 from watcher.present import CHANGE_SIGNS, UNSURE_BELOW, hyperlinks_for, plural, show_links
 from watcher.untrusted import clean_line

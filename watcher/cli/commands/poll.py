@@ -12,10 +12,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
 
-from watcher.app import Dependencies, Runtime, build_notifiers, build_runtime
+from watcher.app import build_notifiers, build_runtime, with_subscriptions
 from watcher.cli.commands.writer import one_writer
 from watcher.config import Config, RepoConfig
 from watcher.delivery import Notifier, deliver_pending, route
+from watcher.deps import Dependencies, Runtime
 from watcher.models import Event
 from watcher.poller import RepoOutcome
 from watcher.store import Shape, check_usable
@@ -63,7 +64,7 @@ def _poll(config: Config, deps: Dependencies, repo_names: list[str]) -> int:
         # Beside a running daemon this waits for its job to finish, then sees its records:
         # the same change is never polled and posted twice.
         with one_writer(config, deps, runtime.store, "`release-watch poll`"):
-            notifiers = runtime.with_subscriptions(notifiers, deps)  # channels' /release-watch
+            notifiers = with_subscriptions(runtime, notifiers, deps)  # channels' /release-watch
             repos, org_failures = runtime.poller.watched(repo_names)
             report = runtime.poller.poll(repos)
             delivery = deliver_pending(runtime.store, notifiers)
@@ -140,7 +141,7 @@ def _dry_run(config: Config, deps: Dependencies, repo_names: list[str], *,
             config = config.model_copy(update={"store": config.store.model_copy(
                 update={"path": str(Path(scratch) / "store")})})
         runtime = build_runtime(config, deps)
-        notifiers = runtime.with_subscriptions(build_notifiers(config, deps), deps)
+        notifiers = with_subscriptions(runtime, build_notifiers(config, deps), deps)
         try:
             repos, org_failures = runtime.poller.watched(repo_names, dry_run=True)
             out = deps.stdout

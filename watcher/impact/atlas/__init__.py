@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from watcher.impact.atlas.budget import Budget as Budget
     from watcher.impact.atlas.build import build_atlas as build_atlas
     from watcher.impact.atlas.build import wheel_version as wheel_version
+    from watcher.impact.atlas.bundled_diffs import bundled_diff as bundled_diff
     from watcher.impact.atlas.bundled_diffs import changes_between as changes_between
     from watcher.impact.atlas.codec import FORMAT as FORMAT
     from watcher.impact.atlas.codec import dumps as dumps
@@ -73,6 +74,7 @@ _EXPORTS = {
     "Built": "sandbox",
     "bundled_dir": "source",
     "build_atlas": "build",
+    "bundled_diff": "bundled_diffs",
     "CHANGES": "compare",
     "ChecksumMismatch": "errors",
     "diff": "compare",

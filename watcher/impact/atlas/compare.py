@@ -105,55 +105,100 @@ def _inside_removed_module(old: Atlas, new: Atlas, name: str) -> bool:
     return False
 
 
+# A change before it is named: (change, parameter, old, new, raises). Most APIs do not change,
+# so the names an API goes by (sorted spellings, through every subclass for a method) are
+# looked up only for those that do.
+Found = tuple[str, str | None, str | None, str | None, bool]
+_COMPARED = (*CALLABLE, CLASS, MODULE)
+
+
 def _changed(old: Atlas, new: Atlas) -> Iterator[ApiChange]:
     """Signature and deprecation changes of what both releases have, by the public names of
     ``old``'s APIs that still resolve in ``new``."""
-    methods: dict[tuple[str, str], list[str]] = {}
+    # A method (old, new canonical) -> the classes of ``new`` it is reached through, each
+    # with the name to use where that class has no public one.
+    methods: dict[tuple[str, str], list[tuple[str, str, str]]] = {}
     for canonical in old.public_apis():
         kind = old.kind(canonical)
-        if kind not in (*CALLABLE, CLASS, MODULE):
+        if kind not in _COMPARED:
             continue
-        spelled = [name for name in old.names_of(canonical) if new.resolve(name) is not None]
-        if not spelled:
-            continue
-        now = new.resolve(spelled[0])
+        first, now = _still_spelled(old, new, canonical)
         if now is None or new.kind(now) != kind:
             continue
-        names = tuple(new.names_of(now)) or (spelled[0],)
         if _became_a_stub(old, new, canonical, now):
-            yield _named(REMOVED, list(names), new=new.raises(now), raises=True)
+            yield _named(REMOVED, _names(new, now, first), new=new.raises(now), raises=True)
             continue
-        if kind in CALLABLE or kind == CLASS:
-            yield from _call_changes(old.signature(canonical), new.signature(now), names)
-            yield from _param_markers(old.deprecated_params(canonical),
-                                      new.deprecated_params(now), names)
-        # Its own marker: a module newly deprecated is one change, not one per name in it.
-        if old.deprecated(canonical) is None and new.deprecated(now, module=False) is not None:
-            yield _named(DEPRECATED, list(names), new=new.deprecated(now, module=False))
+        found = list(_own_changes(old, new, canonical, now, kind))
+        if found:
+            names = _names(new, now, first)
+            yield from (_named(change, names, parameter=parameter, old=was, new=becomes,
+                               raises=raises)
+                        for change, parameter, was, becomes, raises in found)
         if kind == CLASS:
+            then = new.members(now)
             for member, was in old.members(canonical).items():
                 if member != "__init__" and not member.startswith("_"):
-                    methods.setdefault((was, new.members(now).get(member, "")), []).extend(
-                        f"{name}.{member}" for name in names)
+                    methods.setdefault((was, then.get(member, "")), []).append(
+                        (now, first, member))
     yield from _member_changes(old, new, methods)
 
 
-def _member_changes(old: Atlas, new: Atlas, methods: dict[tuple[str, str], list[str]]
+def _still_spelled(old: Atlas, new: Atlas, canonical: str) -> tuple[str, str | None]:
+    """The first (shortest) public name of ``canonical`` that ``new`` still resolves, and
+    what it resolves to there; ("", None) when none does."""
+    for name in old.names_of(canonical):
+        now = new.resolve(name)
+        if now is not None:
+            return name, now
+    return "", None
+
+
+def _names(new: Atlas, now: str, first: str) -> list[str]:
+    """Every name ``now`` goes by in ``new``, else the one it was reached by."""
+    return new.names_of(now) or [first]
+
+
+def _own_changes(old: Atlas, new: Atlas, was: str, now: str, kind: str | None
+                 ) -> Iterator[Found]:
+    if kind in CALLABLE or kind == CLASS:
+        yield from _call_changes(old.signature(was), new.signature(now))
+        yield from _param_markers(old.deprecated_params(was), new.deprecated_params(now))
+    # Its own marker: a module newly deprecated is one change, not one per name in it.
+    if old.deprecated(was) is None:
+        message = new.deprecated(now, module=False)
+        if message is not None:
+            yield DEPRECATED, None, None, message, False
+
+
+def _member_changes(old: Atlas, new: Atlas,
+                    methods: dict[tuple[str, str], list[tuple[str, str, str]]]
                     ) -> Iterator[ApiChange]:
     """A method's changes once for every class that has it (its own or inherited), all of
     their spellings named."""
-    for (was, now), spelled in methods.items():
-        names = _owner_first(old, was, set(spelled))
+    for (was, now), reached in methods.items():
         if not now or _became_a_stub(old, new, was, now):
-            yield _named(REMOVED, names, new=new.raises(now) if now else None, ordered=True,
-                         raises=bool(now))
+            yield _named(REMOVED, _method_names(old, new, was, reached),
+                         new=new.raises(now) if now else None, ordered=True, raises=bool(now))
             continue
-        yield from _call_changes(old.apis[was].params, new.apis[now].params, tuple(names),
-                                 ordered=True)
-        yield from _param_markers(old.deprecated_params(was), new.deprecated_params(now),
-                                  tuple(names), ordered=True)
-        if old.apis[was].deprecated is None and new.apis[now].deprecated is not None:
-            yield _named(DEPRECATED, names, new=new.apis[now].deprecated, ordered=True)
+        before, after = old.apis[was], new.apis[now]
+        found = [*_call_changes(before.params, after.params),
+                 *_param_markers(old.deprecated_params(was), new.deprecated_params(now))]
+        if before.deprecated is None and after.deprecated is not None:
+            found.append((DEPRECATED, None, None, after.deprecated, False))
+        if found:
+            names = _method_names(old, new, was, reached)
+            yield from (_named(change, names, parameter=parameter, old=then, new=becomes,
+                               ordered=True, raises=raises)
+                        for change, parameter, then, becomes, raises in found)
+
+
+def _method_names(old: Atlas, new: Atlas, method: str, reached: list[tuple[str, str, str]]
+                  ) -> list[str]:
+    """A method's spellings through every class it was reached by, owner first."""
+    classes = {(cls, first) for cls, first, _ in reached}
+    names = {cls: _names(new, cls, first) for cls, first in classes}
+    spelled = {f"{name}.{member}" for cls, first, member in reached for name in names[cls]}
+    return _owner_first(old, method, spelled)
 
 
 def _became_a_stub(old: Atlas, new: Atlas, was: str, now: str) -> bool:
@@ -170,8 +215,8 @@ def _owner_first(old: Atlas, method: str, spelled: set[str]) -> list[str]:
     return [own, *rest] if own in spelled else rest
 
 
-def _call_changes(before: tuple[Param, ...] | None, after: tuple[Param, ...] | None,
-                  names: tuple[str, ...], *, ordered: bool = False) -> Iterator[ApiChange]:
+def _call_changes(before: tuple[Param, ...] | None, after: tuple[Param, ...] | None
+                  ) -> Iterator[Found]:
     if before is None or after is None:
         return
     then = {param.name: param for param in before if not param.variadic}
@@ -180,37 +225,33 @@ def _call_changes(before: tuple[Param, ...] | None, after: tuple[Param, ...] | N
     for name, param in then.items():
         found = now.get(name)
         if found is None:
-            yield _named(PARAMETER_REMOVED, list(names), parameter=name, ordered=ordered)
+            yield PARAMETER_REMOVED, name, None, None, False
             continue
-        yield from _param_change(param, found, names, ordered)
+        yield from _param_change(param, found)
     for name, param in now.items():
         if name not in then and param.default is None and not absorbs:
-            yield _named(REQUIRED_ADDED, list(names), parameter=name, ordered=ordered)
+            yield REQUIRED_ADDED, name, None, None, False
 
 
-def _param_change(before: Param, after: Param, names: tuple[str, ...], ordered: bool
-                  ) -> Iterator[ApiChange]:
-    name, spelled = before.name, list(names)
+def _param_change(before: Param, after: Param) -> Iterator[Found]:
+    name = before.name
     if after.kind == KEYWORD_ONLY and before.kind != KEYWORD_ONLY:
-        yield _named(KEYWORD_ONLY_CHANGE, spelled, parameter=name, ordered=ordered)
+        yield KEYWORD_ONLY_CHANGE, name, None, None, False
     elif after.kind == POSITIONAL_ONLY and before.kind != POSITIONAL_ONLY:
         # From keyword-only too: every call passed it by keyword, and none can now.
-        yield _named(POSITIONAL_ONLY_CHANGE, spelled, parameter=name, ordered=ordered)
+        yield POSITIONAL_ONLY_CHANGE, name, None, None, False
     if before.default is not None and after.default is None:
-        yield _named(DEFAULT_REMOVED, spelled, parameter=name, old=before.default,
-                     ordered=ordered)
+        yield DEFAULT_REMOVED, name, before.default, None, False
     elif (before.default is not None and after.default is not None
           and UNKNOWN_DEFAULT not in (before.default, after.default)
           and before.default != after.default):
-        yield _named(DEFAULT_CHANGED, spelled, parameter=name, old=before.default,
-                     new=after.default, ordered=ordered)
+        yield DEFAULT_CHANGED, name, before.default, after.default, False
 
 
-def _param_markers(before: dict[str, str], after: dict[str, str], names: tuple[str, ...],
-                   *, ordered: bool = False) -> Iterator[ApiChange]:
+def _param_markers(before: dict[str, str], after: dict[str, str]) -> Iterator[Found]:
     for name, message in sorted(after.items()):
         if name not in before:
-            yield _named(DEPRECATED, list(names), parameter=name, new=message, ordered=ordered)
+            yield DEPRECATED, name, None, message, False
 
 
 def _named(change: str, names: list[str], *, parameter: str | None = None,
