@@ -146,6 +146,32 @@ def test_functions_that_only_raise_break_and_a_class_body_member_still_works(run
                                "torch.cholesky now only raises)")
 
 
+PROBED = {"alloc.py": """\
+    import inspect
+    import torch
+
+    def pool(allocator, symmetric, model):
+        if "symmetric" in inspect.signature(torch.cuda.MemPool).parameters:
+            return torch.cuda.MemPool(allocator, symmetric=symmetric)
+        if hasattr(torch.onnx, "dynamo_export"):
+            torch.onnx.dynamo_export(model)
+        return torch.cuda.MemPool(allocator, symmetric=True)
+    """}
+V290 = Path(__file__).parent / "fixtures" / "releases" / "pytorch" / "v2.9.0.md"
+
+
+def test_a_removal_the_code_asks_about_first_touches_nothing_behind_the_question(run_cli,
+                                                                                 tmp_path):
+    """Megatron-LM's feature check: ``symmetric=`` is passed only where the signature has
+    it, ``dynamo_export`` called only where the module has it; the unguarded call breaks."""
+    codebase(tmp_path, PROBED)
+    result = run_cli("impact", str(V290), "--code", str(tmp_path / "code"), "--format", "json")
+    uses = {(use["line"], use["api"]): use["tier"] for item in json.loads(result.stdout)["items"]
+            for use in item.get("affects", [])}
+    assert uses == {(9, "torch.cuda.MemPool"): "breaks"}, uses
+    assert result.code == 1
+
+
 # ---- the ladder, rung by rung ------------------------------------------------------------
 def test_a_stated_removal_the_atlas_contradicts_is_check_and_says_so():
     ladder = Ladder(bundled("v2.10.0"), "v2.10.0")

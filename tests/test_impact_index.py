@@ -346,6 +346,20 @@ def test_names_a_star_import_binds_resolve_to_the_module_that_binds_them(tmp_pat
     assert [use.name for use in alone.uses if use.is_call] == ["torch.nn.functional.relu"]
 
 
+def test_uses_behind_a_feature_check_carry_the_names_it_asks_about():
+    index = index_python("a.py", textwrap.dedent("""\
+        import inspect, torch
+        if "symmetric" in inspect.signature(torch.cuda.MemPool).parameters and ok:
+            torch.cuda.MemPool(a, symmetric=True)
+        elif hasattr(torch, "compile"):
+            torch.compile(m)
+        torch.load(f)
+        """))
+    probed = {(use.line, use.name): use.probed for use in index.uses if use.is_call}
+    assert probed == {(3, "torch.cuda.MemPool"): ("symmetric",), (5, "torch.compile"): ("compile",),
+                      (6, "torch.load"): ()}
+
+
 def test_script_folders_resolve_sibling_modules(tmp_path):
     """pytorch/examples style: each folder is a script folder, ``import utils`` is its own."""
     write(tmp_path, {"a/utils.py": "from torch import load\n", "a/main.py":

@@ -171,6 +171,8 @@ class Use(Frozen):
     passes_args: bool = False  # a ``*args`` in the call may carry any positional argument
     values: dict[str, bool | int | float | str | None] = {}  # constant keyword values passed
     ignore: tuple[str, ...] = ()  # the items an ignore comment on its line names
+    # Names a feature check around it asks about first (``if "x" in signature(f).parameters``)
+    probed: tuple[str, ...] = ()
 
 
 class Declaration(Frozen):

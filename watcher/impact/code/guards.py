@@ -19,7 +19,7 @@ import ast
 import re
 from typing import Literal
 
-__all__ = ["FLOOR", "dead_branch"]
+__all__ = ["FLOOR", "dead_branch", "probed_names"]
 
 FLOOR = (2, 0)  # the oldest torch release the analysis reads code as run by
 PARSERS = frozenset({"Version", "parse", "parse_version", "digit_version", "LooseVersion",
@@ -109,3 +109,21 @@ def parser(func: ast.expr) -> bool:
     name = func.attr if type(func) is ast.Attribute else func.id if type(func) is ast.Name \
         else ""
     return name in PARSERS
+
+
+def probed_names(test: ast.expr) -> frozenset[str]:
+    """The names a feature check asks about before it uses them: ``"symmetric" in
+    inspect.signature(f).parameters``, ``hasattr(torch, "compile")`` (also under ``and``).
+    Code behind such a check adapts to a release that dropped the name: it asked first."""
+    found: set[str] = set()
+    for node in ast.walk(test):
+        if (type(node) is ast.Compare and len(node.ops) == 1 and type(node.ops[0]) is ast.In
+                and type(node.left) is ast.Constant and type(node.left.value) is str
+                and node.left.value.isidentifier()):
+            found.add(node.left.value)
+        elif (type(node) is ast.Call and type(node.func) is ast.Name
+              and node.func.id == "hasattr" and len(node.args) == 2
+              and type(node.args[1]) is ast.Constant and type(node.args[1].value) is str):
+            found.add(node.args[1].value)
+    return frozenset(found)
+

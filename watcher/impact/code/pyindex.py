@@ -157,7 +157,12 @@ def resolve(walker: Walker, lines: list[str]) -> list[UseRow]:
                 if values:
                     row["values"] = dict(values)
                 seen[use] = row
-    return sorted(seen.values(), key=line_of)
+    rows = sorted(seen.values(), key=line_of)
+    for start, end, names in walker.probes:
+        for row in rows:
+            if start <= row["line"] <= end:
+                row["probed"] = sorted({*row.get("probed", ()), *names})
+    return rows
 
 
 def parameter_values(values: tuple[tuple[str, Any], ...], rebound: set[str]

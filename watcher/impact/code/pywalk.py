@@ -14,7 +14,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from watcher.impact.code.guards import dead_branch
+from watcher.impact.code.guards import dead_branch, probed_names
 from watcher.impact.code.shapes import (
     chain_of,
     literal_keys,
@@ -79,6 +79,9 @@ class Walker:
         self.aliases: dict[str, str] = {}
         self.exports: dict[str, str] = {}
         self.stars: list[str] = []  # modules star-imported at module level, in file order
+        # Lines of the bodies of feature checks (``if "x" in signature(f).parameters:``), with
+        # the names each asks about.
+        self.probes: list[tuple[int, int, frozenset[str]]] = []
         self.raws: list[Raw] = []
         self.sets: set[str] = set()  # attribute names assigned, keyword names passed
         self._top: set[int] = set()
@@ -152,8 +155,10 @@ class Walker:
                 elif kind in imports:
                     self.imports(node)
                     continue
-                elif kind is if_kind and node.orelse:
-                    self.branches(node)
+                elif kind is if_kind:
+                    self.probe(node)
+                    if node.orelse:
+                        self.branches(node)
                 elif kind in DEFINITIONS or kind is annotated:
                     self.definition(node)
                 for field in fields:
@@ -222,6 +227,12 @@ class Walker:
                 known.add(key.value)
             elif known is not None:
                 self._open.add(target.value.id)
+
+    def probe(self, node: ast.If) -> None:
+        names = probed_names(node.test)
+        if names and node.body:
+            end = node.body[-1].end_lineno or node.body[-1].lineno
+            self.probes.append((node.body[0].lineno, end, names))
 
     def branches(self, node: ast.If) -> None:
         """``if c: d = {"a": 1} else: d = {}``: after the ``if``, ``d`` holds either branch's

@@ -80,6 +80,8 @@ def judge(subject: Subject, match: Match, release: str | None,
 
 def _judge(subject: Subject, match: Match, when: str) -> Verdict | None:
     row = match.row
+    if subject.effect == "removed" and asked_first(subject, row):
+        return None  # the code checks the name is there before it uses it
     ref = row.get("ref", "")
     calls = bool(row.get("is_call")) or ref == "decorator"
     what = f".{subject.method}()" if match.by_method else row["name"] or subject.api
@@ -106,6 +108,15 @@ def _judge(subject: Subject, match: Match, when: str) -> Verdict | None:
     # A bare name ("export") is anyone's unless the knowledge placed it (a subclass found).
     return _option(subject, row, match.signature, when,
                    bare="." not in subject.api and match.via is None)
+
+
+def asked_first(subject: Subject, row: UseRow) -> bool:
+    """Whether a feature check around the use asks for the removed option or name."""
+    probed = row.get("probed")
+    if not probed:
+        return False
+    removed = subject.option if subject.option else subject.api.rpartition(".")[2]
+    return removed in probed
 
 
 def is_class_name(name: str) -> bool:
