@@ -49,7 +49,12 @@ def fake_github(**options: float) -> FakeGitHub:
     if str(TESTS) not in sys.path:
         sys.path.insert(0, str(TESTS))
     from fakes.github import FakeGitHub
+    from fakes.loopback import LoopbackServer
 
+    # GitHub does not drop connects; the standard library's listen backlog of 5 does, and a
+    # burst of 20 (``github.concurrency``, the bare client's pool) then waits out a 1 s SYN
+    # retry that would be timed as the client's own.
+    LoopbackServer.request_queue_size = 128
     return FakeGitHub(**options).start()
 
 
