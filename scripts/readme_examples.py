@@ -8,9 +8,10 @@ The poll runs the real command line against the loopback fakes of GitHub and Sla
 (``tests/fakes``) with a fixed clock, the message is the bot's first ``chat.postMessage``.
 
     python scripts/readme_examples.py           # print both
-    python scripts/readme_examples.py --write   # put them into README.md between their markers
+    python scripts/readme_examples.py --write   # put them into README.md (and the impact
+                                                # answer into docs/impact.md) between markers
 
-``tests/test_docs.py`` checks that the README holds exactly what this makes.
+``tests/test_docs.py`` checks that the pages hold exactly what this makes.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
+# Where each example goes: the README both, the impact page the answer.
+PAGES = {README: ("slack", "impact"), ROOT / "docs" / "impact.md": ("impact",)}
 NOTES = Path("tests/fixtures/releases/pytorch/v2.9.0.md")
 CODE = Path("tests/fixtures/codebases/examples")
 LINK = "https://github.com/pytorch/examples/blob/main/{path}#L{line}"
@@ -140,20 +143,21 @@ def examples() -> dict[str, str]:
             "impact": f"```\n$ {command}\n{answer}\n```"}
 
 
-def filled(readme: str, made: dict[str, str]) -> str:
-    """``readme`` with each example put between its markers."""
-    for name, text in made.items():
+def filled(page: str, made: dict[str, str], names: tuple[str, ...]) -> str:
+    """``page`` with each example of ``names`` put between its markers."""
+    for name in names:
         begin, end = MARKERS[name]
-        head, found, rest = readme.partition(begin)
+        head, found, rest = page.partition(begin)
         if not found or end not in rest:
-            raise SystemExit(f"README.md has no {begin} ... {end}")
-        readme = head + begin + "\n" + text + "\n" + end + rest.split(end, 1)[1]
-    return readme
+            raise SystemExit(f"a page has no {begin} ... {end}")
+        page = head + begin + "\n" + made[name] + "\n" + end + rest.split(end, 1)[1]
+    return page
 
 
 if __name__ == "__main__":
     made = examples()
     if "--write" in sys.argv[1:]:
-        README.write_text(filled(README.read_text(), made))
+        for path, names in PAGES.items():
+            path.write_text(filled(path.read_text(), made, names))
     else:
         print("\n\n".join(made.values()))
