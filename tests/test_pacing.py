@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from watcher.github.pacing import BURST, Pacer, burst_for
+from watcher.github.pacing import BATCH, Pacer
 
 
 class FakeTime:
@@ -42,23 +42,21 @@ def busiest_second(times: list[float]) -> int:
     return busiest(times, 1)
 
 
-def test_requests_are_spread_over_the_minute_not_sent_in_one_burst():
-    """A token bucket: a small burst at once, then the rate (800 a minute: 13 a second)."""
+def test_requests_under_the_ceiling_are_never_held_back():
+    """GitHub documents a ceiling a minute (900 points for REST) and none a second: 500
+    requests at 800 a minute all go at once, and only the 801st of a minute waits, for the
+    first of that minute to leave it."""
     time = FakeTime()
     pacer = Pacer(800, clock=time.clock, sleep=time.sleep)
     sent = []
-    for _ in range(600):
-        pacer.wait()
+    for _ in range(500):
+        assert pacer.wait() == 0.0
         sent.append(time.now)
-    assert sent[:BURST] == [1000.0] * BURST  # the first burst never waits
-    assert busiest_second(sent) <= BURST + 800 / 60
-    assert time.now - 1000.0 == pytest.approx((599 // BURST) * BURST * 60 / 800)  # ~45 s
-
-
-@pytest.mark.parametrize(("per_minute", "burst"), [(1, 1), (7, 7), (25, 5), (800, 10),
-                                                  (900, 10), (901, 1)])
-def test_the_burst_divides_the_minute(per_minute, burst):
-    assert burst_for(per_minute) == burst
+    assert set(sent) == {1000.0}
+    for _ in range(300):
+        pacer.wait()
+    assert time.now == 1000.0  # 800 in the minute: still no wait
+    assert pacer.wait() == 60.0 and time.now == 1060.0
 
 
 @pytest.mark.parametrize("per_minute", [1, 7, 25, 60, 800, 900, 901])
@@ -70,8 +68,8 @@ def test_no_minute_ever_sees_more_than_the_ceiling(per_minute):
         pacer.wait()
         sent.append(time.now)
     assert busiest_minute(sent) == per_minute  # at the ceiling, never over it
-    burst = burst_for(per_minute)  # and no slower than the rate
-    assert time.now - 1000.0 == pytest.approx((len(sent) - 1) // burst * burst * 60 / per_minute)
+    # and no slower than the ceiling: a wait only when a minute is full
+    assert time.now - 1000.0 == pytest.approx((len(sent) - 1) // per_minute * 60)
 
 
 def test_a_long_wait_is_said_once_before_it_starts(caplog):
@@ -87,7 +85,7 @@ def test_a_long_wait_is_said_once_before_it_starts(caplog):
     fast = Pacer(800, clock=time.clock, sleep=time.sleep)
     with caplog.at_level(logging.INFO, logger="watcher.github.pacing"):
         for _ in range(100):
-            fast.wait()  # waits of 0.75 s: nothing said
+            fast.wait()  # no wait: nothing said
     assert caplog.records == []
 
 
@@ -146,7 +144,7 @@ class CountingLog:
         return self.store.reserve_sends(key, now, per_minute, window, count)
 
 
-def test_the_shared_window_is_written_a_burst_at_a_time_and_stale_moments_dropped(tmp_path):
+def test_the_shared_window_is_written_a_batch_at_a_time_and_stale_moments_dropped(tmp_path):
     from watcher.github.pacing import STALE
     from watcher.store.store import Store
 
@@ -154,22 +152,41 @@ def test_the_shared_window_is_written_a_burst_at_a_time_and_stale_moments_droppe
     fake = FakeTime()
     log = CountingLog(store)
     pacer = Pacer(800, clock=fake.clock, sleep=fake.sleep, shared=log)
-    requests = 5 * BURST + 1
+    requests = 5 * BATCH + 1
     sent = []
     for _ in range(requests):
         pacer.wait()
         sent.append(fake.now)
-    # One store transaction per burst (its moments, and the first ahead), not one per request.
-    assert log.calls <= requests // BURST + 1
-    assert busiest_second(sent) <= BURST + 800 / 60
+    # One store transaction per batch of moments, not one per request; none waited.
+    assert log.calls == requests // BATCH + 1
+    assert set(sent) == {1000.0}
     fake.now += STALE + 1  # the rest of a batch, unused this long, no longer says when we send
     calls = log.calls
     pacer.wait()
     assert log.calls == calls + 1
     # What went stale was counted, never lost: over-counting only ever slows us down.
     rows = store._pacing().scalar("SELECT count(*) FROM rw_pace")
-    assert rows >= 1
+    assert rows == requests + 1 + (BATCH - 1) * 2
     store.close()
+
+
+def test_two_processes_on_one_store_share_one_ceiling(tmp_path):
+    """Two pacers on one store (two processes) never let a minute hold more than the
+    ceiling between them, and the one that comes second waits for the first's minute."""
+    from watcher.store.store import Store
+
+    first, second = Store.open(tmp_path / "s"), Store.open(tmp_path / "s")
+    time = FakeTime()
+    pacers = [Pacer(50, clock=time.clock, sleep=time.sleep, shared=store)
+              for store in (first, second)]
+    sent = []
+    for turn in range(200):
+        pacers[turn % 2].wait()
+        sent.append(time.now)
+    assert busiest_minute(sent) <= 50
+    assert time.now - 1000.0 >= 3 * 60  # 200 at 50 a minute: at least three full minutes
+    first.close()
+    second.close()
 
 
 def test_a_batch_stops_at_the_first_moment_ahead(tmp_path):

@@ -1,4 +1,5 @@
-"""Every TOML example in the README is a valid configuration, and the quick start is intact."""
+"""Every TOML example in the README and the guide (docs/) is a valid configuration, and the quick
+start is intact."""
 
 from __future__ import annotations
 
@@ -12,8 +13,10 @@ from watcher.config import config_from_dict
 from watcher.notes import taxonomy_for
 from watcher.validate import notifier_configs
 
-README = (Path(__file__).parent.parent / "README.md").read_text()
-EXAMPLES = re.findall(r"```toml\n(.*?)```", README, re.DOTALL)
+ROOT = Path(__file__).parent.parent
+README = (ROOT / "README.md").read_text()
+DOCS = README + "".join(page.read_text() for page in sorted((ROOT / "docs").glob("*.md")))
+EXAMPLES = re.findall(r"```toml\n(.*?)```", DOCS, re.DOTALL)
 CI = (Path(__file__).parent.parent / ".ci" / "run").read_text()
 
 
@@ -44,11 +47,11 @@ def test_the_contract_example_config_is_valid(tmp_path):
     assert names == ["console", "events-log", "releases-channel"]
 
 
-# ---- the Prometheus examples of "Running it for a team" --------------------------------------
+# ---- the Prometheus examples of docs/running.md --------------------------------------
 
 PROMETHEUS = {
     block.split("\n", 1)[0].lstrip("# ").split()[0]: block
-    for block in re.findall(r"```yaml\n(.*?)```", README, re.DOTALL)
+    for block in re.findall(r"```yaml\n(.*?)```", DOCS, re.DOTALL)
     if block.startswith(("# prometheus.yml", "# release-watch.rules.yml"))
 }
 METRIC = re.compile(r"\brelease_watch_[a-z0-9_]+\b")

@@ -1,15 +1,20 @@
-"""Keeps requests under a per-minute ceiling, spread over the minute: GitHub's secondary rate
-limits allow at most 900 points a minute per REST endpoint (a GET is one point) and 2,000 for
-GraphQL, and GitHub asks clients not to send in bursts (docs.github.com, "Rate limits for the
-REST API", "Secondary rate limits"; "Best practices for using the REST API").
+"""Keeps requests within GitHub's documented secondary rate limits: at most ``per_minute``
+requests in any 60 seconds, per endpoint (REST apart from GraphQL, per API host).
 
-A token bucket whose rate is ``per_minute / 60`` a second and whose burst is small: at most
-``burst`` requests (``BURST`` or fewer, a divisor of ``per_minute``) in any ``burst * 60 /
-per_minute`` seconds, kept as a sliding window over the last ``burst`` send times. So a poll of
-600 requests at 800 a minute goes out at about 13 a second for 45 seconds instead of all in one
-second and then a sleep, and still no minute, wherever it starts, sees more than ``per_minute``
-(the window divides the minute evenly). A wait over ``NOTICE_WAIT`` seconds says so in one
-info line first (how long, and why). Clock and sleep are injected, so tests never wait.
+What GitHub documents ("Rate limits for the REST API", "About secondary rate limits",
+docs.github.com): no more than 900 points a minute for REST endpoints (a GET is 1 point; a
+POST, PATCH, PUT or DELETE 5) and 2,000 for GraphQL, no more than 100 concurrent requests
+(REST and GraphQL together), and no more than 90 s of GitHub's CPU time a minute. Nothing
+per second: the one-second pause its best practices ask for is between *mutative* requests,
+and release-watch only reads. So this is a sliding window of one minute: a poll of 500
+conditional GETs goes out as fast as ``github.concurrency`` lets it (at most 100 in flight is
+the connection pool's business, not this one's), and only a request that would be the
+``per_minute + 1``-th of some minute waits, until the oldest of that minute has left it. The
+ceiling, ``github.max_requests_per_minute`` (800 by default, 900 at most), keeps a margin under
+GitHub's 900 for what else uses the same token (GitHub counts per user, not per program) and
+for the gap between when we send and when GitHub counts. A wait over ``NOTICE_WAIT`` seconds
+says so in one info line first (how long, and why). Clock and sleep are injected, so tests
+never wait.
 
 GitHub counts what every process sends with one token, so the window is kept in the store
 (``shared``, ``Store.reserve_sends``) when there is one: two one-shot polls run back to back, or
@@ -31,18 +36,11 @@ from collections.abc import Callable
 from typing import Protocol
 
 MINUTE = 60.0
-BURST = 10  # requests let out at once at most (``github.concurrency``'s default)
 BATCH = 20  # moments reserved at once in the shared window
 STALE = 2.0  # seconds a reserved moment stays usable
 NOTICE_WAIT = 5.0  # a wait longer than this is said in an info line before it starts
 
 logger = logging.getLogger(__name__)
-
-
-def burst_for(per_minute: int) -> int:
-    """The largest burst up to ``BURST`` that divides ``per_minute``: windows of that many
-    requests then tile the minute exactly, so no minute sees more than ``per_minute``."""
-    return max(size for size in range(1, min(BURST, per_minute) + 1) if per_minute % size == 0)
 
 
 class SendLog(Protocol):
@@ -57,7 +55,7 @@ class SendLog(Protocol):
 
 
 class Pacer:
-    """``window``: the seconds ``per_minute`` requests are spread over (a minute)."""
+    """At most ``per_minute`` requests in any ``window`` seconds (a minute)."""
 
     def __init__(self, per_minute: int, *, clock: Callable[[], float],
                  sleep: Callable[[float], None], window: float = MINUTE,
@@ -65,13 +63,12 @@ class Pacer:
         if per_minute < 1:
             raise ValueError("per_minute must be at least 1")
         self.per_minute = per_minute
-        self.burst = burst_for(per_minute)
-        self.window = window * self.burst / per_minute  # holds ``burst`` requests at most
+        self.window = window
         self.clock = clock
         self.sleep = sleep
         self.shared = shared
         self.key = key  # what GitHub counts apart: REST or GraphQL, per API host
-        self._sent: deque[float] = deque()
+        self._sent: deque[float] = deque()  # this process's sends of the last window
         self._reserved: deque[float] = deque()  # moments taken in the shared window, unused
         # Held while a caller sleeps for its turn: callers leave one at a time and in order,
         # and the window never sees two callers at once.
@@ -88,7 +85,7 @@ class Pacer:
                 return waited
             waited = 0.0
             self._forget(now)
-            if len(self._sent) >= self.burst:
+            if len(self._sent) >= self.per_minute:
                 # Bounded by the window: a wall clock set back must not stall us for longer.
                 waited = min(self.window, max(0.0, self._sent[0] + self.window - now))
                 self._pause(waited, "this process's requests")
@@ -113,7 +110,7 @@ class Pacer:
         while self._reserved and now - self._reserved[0] > STALE:
             self._reserved.popleft()
         if not self._reserved:
-            self._reserved.extend(shared.reserve_sends(self.key, now, self.burst,
+            self._reserved.extend(shared.reserve_sends(self.key, now, self.per_minute,
                                                        self.window, BATCH))
         return self._reserved.popleft()
 

@@ -32,15 +32,20 @@ class PaceLedger:
             # Two index ranges (one statement with OR would read every row of the key).
             pace.execute("DELETE FROM rw_pace WHERE key = ? AND at <= ?", (key, now - window))
             pace.execute("DELETE FROM rw_pace WHERE key = ? AND at > ?", (key, now + window))
-            latest = [row[0] for row in pace.all(
-                "SELECT at FROM rw_pace WHERE key = ? ORDER BY at DESC LIMIT ?",
-                (key, per_minute))][::-1]
+            # Only the sends a new one can be held back by are read (none while the window
+            # has room, as it mostly has): the window is a minute of up to 800 sends.
+            held = pace.scalar("SELECT count(*) FROM rw_pace WHERE key = ?", (key,))
+            first = max(0, held - per_minute)  # the oldest send a new one can be held back by
+            oldest = [row[0] for row in pace.all(
+                "SELECT at FROM rw_pace WHERE key = ? ORDER BY at LIMIT ? OFFSET ?",
+                (key, count, first))] if held + count > per_minute else []
             taken: list[float] = []
             for _ in range(count):
                 # A window after the per_minute-th latest send, if there are that many.
-                at = now if len(latest) < per_minute else min(
-                    now + window, max(now, latest[-per_minute] + window))
-                latest.append(at)
+                index = held + len(taken) - per_minute
+                before = None if index < 0 else (
+                    oldest[index - first] if index < held else taken[index - held])
+                at = now if before is None else min(now + window, max(now, before + window))
                 taken.append(at)
                 if at > now:
                     break  # the caller waits for this one; the rest are reserved from then
