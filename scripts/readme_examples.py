@@ -20,7 +20,7 @@ import io
 import re
 import sys
 import tempfile
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -40,20 +40,6 @@ _LINK = re.compile(r"<([^<>|]+)\|([^<>]+)>")
 # Slack's *bold* and _italic_: opened after a space (or the line's start) and closed before one
 # (or punctuation), so ``**kwargs`` and ``pin_memory_device`` inside them stay as they are.
 _EMPHASIS = re.compile(r"(?:^|(?<=\s))([*_])(\S(?:.*?\S)?)\1(?=$|[\s.,;:!?)])", re.MULTILINE)
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
-
-    def __call__(self) -> datetime:
-        return self.now
-
-    def epoch(self) -> float:
-        return self.now.timestamp()
-
-    def sleep(self, seconds: float) -> None:
-        self.now += timedelta(seconds=seconds)
 
 
 def as_text(mrkdwn: str) -> str:
@@ -86,6 +72,7 @@ def _control(element: dict[str, Any]) -> str:
 
 def slack_message() -> str:
     sys.path.insert(0, str(ROOT / "tests"))
+    from fakes.clock import Clock
     from fakes.github import FakeGitHub
     from fakes.slack import FakeSlack
 

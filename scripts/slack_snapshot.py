@@ -21,12 +21,13 @@ import json
 import re
 import sys
 import tempfile
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
+from fakes.clock import Clock  # noqa: E402
 from fakes.github import FakeGitHub  # noqa: E402
 from fakes.slack import FakeSlack  # noqa: E402
 
@@ -38,20 +39,6 @@ FIXTURES = ROOT / "tests" / "fixtures"
 CODE = FIXTURES / "codebases" / "examples"
 BOT_TOKEN = "xoxb-snapshot-token"
 _PR_BULLET = re.compile(r"^- .*\(#\d+\).*$", re.MULTILINE)
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
-
-    def __call__(self) -> datetime:
-        return self.now
-
-    def epoch(self) -> float:
-        return self.now.timestamp()
-
-    def sleep(self, seconds: float) -> None:
-        self.now += timedelta(seconds=seconds)
 
 
 def edited(body: str) -> str:

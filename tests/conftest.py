@@ -10,7 +10,6 @@ import socket
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +17,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+from fakes.clock import Clock
 from fakes.github import FakeGitHub
 from fakes.pypi import FakePackageIndex
 from fakes.slack import FakeSlack
@@ -109,24 +109,6 @@ def fake_slack() -> Iterator[FakeSlack]:
         server.add_token(SLACK_TOKEN, channels=["#releases", "#xla", "#dist-training",
                                                 "#breaking"])
         yield server
-
-
-class Clock:
-    """A settable clock: tests move time instead of sleeping."""
-
-    def __init__(self) -> None:
-        self.now = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
-        self.slept: list[float] = []
-
-    def __call__(self) -> datetime:
-        return self.now
-
-    def epoch(self) -> float:
-        return self.now.timestamp()
-
-    def sleep(self, seconds: float) -> None:
-        self.slept.append(seconds)
-        self.now += timedelta(seconds=seconds)
 
 
 @pytest.fixture
