@@ -62,8 +62,8 @@ def resolve_reexports(modules: Iterable[Module], packages: set[str]) -> None:
                 if target is not None and target.partition(".")[0] not in tops:
                     row["name"] = target
         if unsettled:  # a name no module could be told to bind is no use of anything
-            module.uses[:] = [row for row in module.uses
-                              if not any(row is gone for gone in unsettled)]
+            gone = {id(row) for row in unsettled}
+            module.uses[:] = [row for row in module.uses if id(row) not in gone]
 
 
 def sys_path_root(path: str, packages: set[str]) -> str:

@@ -119,6 +119,7 @@ def making_files(qualifiers: tuple[Qualifier, ...], table: UseTable) -> set[str]
 
 
 def made_at(name: str, table: UseTable) -> list[Hit]:
+    """The uses that make an input: of a dotted name (or under it), or of a ``.method``."""
     if name.startswith("."):
         method = name[1:]
         return [*table.by_method.get(method, ()), *table.ending_with(method)]
@@ -126,10 +127,7 @@ def made_at(name: str, table: UseTable) -> list[Hit]:
 
 
 def makes(name: str, table: UseTable) -> bool:
-    if name.startswith("."):
-        method = name[1:]
-        return bool(table.by_method.get(method) or table.ending_with(method))
-    return bool(table.under(name))
+    return bool(made_at(name, table))
 
 
 def python_uses(subject: Subject, table: UseTable, knowledge: ApiKnowledge) -> Iterator[Match]:
