@@ -16,6 +16,7 @@ each Slack request's method and payload in order, and the console's output.
 
 from __future__ import annotations
 
+import argparse
 import io
 import json
 import re
@@ -123,4 +124,6 @@ def main_script(target: Path) -> None:
 
 
 if __name__ == "__main__":
-    main_script(Path(sys.argv[1]))
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("target", type=Path, help="directory the JSON files are written to")
+    main_script(parser.parse_args().target)
