@@ -148,11 +148,29 @@ def test_dockerfiles_base_images_and_installs():
         RUN pip install --no-cache-dir torch==2.1.0 \\
             --index-url https://download.pytorch.org/whl/cu118 && \\
             conda install -y -c pytorch pytorch-cuda=12.1
-        """) == [(2, "cuda", "", "12.1"), (3, "cuda", "", "12.1"), (4, "python", "", "==3.9.*"),
+        """) == [(2, "cuda", "", "12.1"), (4, "python", "", "==3.9.*"),
                  (7, "cuda", "", "11.8"), (7, "package", "torch", "==2.1.0"),
                  (7, "cuda", "", "12.1")]  # pytorch-cuda is the CUDA it wants, not torch
+    # (line 3's stage runs the torch of its pytorch/pytorch image: see the next test)
     assert declared("gpu.dockerfile", "FROM nvcr.io/nvidia/cuda:11.8.0-base\n") == [
         (1, "cuda", "", "11.8")]
+
+
+def test_a_stage_on_an_image_that_brings_torch_declares_nothing_unless_it_installs_torch():
+    """Megatron-LM's examples/mamba/Dockerfile: its triton==2.1.0 goes with the torch of the
+    nvcr.io PyTorch image it starts from. That torch stays until the image is changed, so no
+    later release's requirement reaches the stage; a stage that installs torch runs its own."""
+    assert declared("examples/mamba/Dockerfile", """\
+        FROM nvcr.io/nvidia/pytorch:24.01-py3
+        RUN pip uninstall -y triton && \\
+            pip install triton==2.1.0 sentencepiece==0.1.99
+        FROM pytorch/pytorch:2.1.0-cuda12.1-cudnn8-runtime AS upgraded
+        RUN pip install torch==2.4.0 triton==2.1.0
+        FROM python:3.9-slim
+        RUN pip install triton==2.1.0
+        """) == [(4, "cuda", "", "12.1"), (5, "package", "torch", "==2.4.0"),
+                 (5, "package", "triton", "==2.1.0"), (6, "python", "", "==3.9.*"),
+                 (7, "package", "triton", "==2.1.0")]
 
 
 def test_conda_environment_files():
@@ -278,7 +296,7 @@ def test_environment_affects_name_the_subject_label(tmp_path):
     (tmp_path / "pyproject.toml").write_text(
         '[project]\nrequires-python = ">=3.9"\ndependencies = ["onnxscript>=0.4",'
         ' "pytorch-triton==3.0"]\n')
-    (tmp_path / "Dockerfile").write_text("FROM pytorch/pytorch:2.1.0-cuda12.1-cudnn8-runtime\n")
+    (tmp_path / "Dockerfile").write_text("FROM nvidia/cuda:12.1.0-cudnn8-runtime-ubuntu22.04\n")
     (tmp_path / "requirements.txt").write_text("onnxscript==0.2.0\n")
     index = scan_codebase(str(tmp_path), {})
     subjects = Subjects(environment=(
@@ -288,7 +306,7 @@ def test_environment_affects_name_the_subject_label(tmp_path):
         EnvironmentSubject(kind="renamed_package", name="pytorch-triton", new_name="triton")))
     affects = find_affects(subjects, index, "team")
     assert [(a.path, a.line, a.api, a.code) for a in affects] == [
-        ("Dockerfile", 1, "cuda 12.1", "FROM pytorch/pytorch:2.1.0-cuda12.1-cudnn8-runtime"),
+        ("Dockerfile", 1, "cuda 12.1", "FROM nvidia/cuda:12.1.0-cudnn8-runtime-ubuntu22.04"),
         ("pyproject.toml", 2, "python>=3.10", 'requires-python = ">=3.9"'),
         ("pyproject.toml", 3, "pytorch-triton (now triton)",
          'dependencies = ["onnxscript>=0.4", "pytorch-triton==3.0"]'),

@@ -24,6 +24,7 @@ from watcher.impact.model import Declaration
 __all__ = ["conda_environment", "dockerfile", "shell_script"]
 
 VARIABLE = re.compile(r"\$\{(\w+)(?::?[-+]([^}]*))?\}|\$(\w+)")
+TORCH_IMAGE = re.compile(r"(?:^|[-_.])pytorch(?:$|[-_.])")
 TAG_CU = re.compile(r"(?:^|[-_.])cu(\d{2,3})(?:$|[-_.])")
 RELEASE = re.compile(r"^(\d+)\.(\d+)")
 PIP = re.compile(r"\bpip3?(?:\.\d+)?\s+install\s+([^;&|]*)")
@@ -51,8 +52,12 @@ def shell_script(lines: list[str]) -> list[Declaration]:
 
 
 def dockerfile(lines: list[str]) -> list[Declaration]:
+    """Each build stage's base image and installs; a stage built on an image that brings its
+    own torch and installs no other declares nothing (``torch_pinned``)."""
     variables: dict[str, str] = {}
     found: list[Declaration] = []
+    stage: list[Declaration] = []
+    pinned = False
     for number, text in instructions(lines):
         word, _, rest = text.strip().partition(" ")
         word = word.upper()
@@ -60,10 +65,37 @@ def dockerfile(lines: list[str]) -> list[Declaration]:
         if word in ("ARG", "ENV"):
             variables.update(assignments(rest))
         elif word == "FROM":
-            found += base_image(number, code, substitute(rest, variables))
+            found += torch_pinned(stage, pinned)
+            image = substitute(rest, variables)
+            stage, pinned = base_image(number, code, image), brings_torch(image)
         elif word == "RUN":
-            found += run_line(number, code, substitute(rest, variables))
-    return found
+            stage += run_line(number, code, substitute(rest, variables))
+    return found + torch_pinned(stage, pinned)
+
+
+def brings_torch(rest: str) -> bool:
+    """``pytorch/pytorch:2.1.0-cuda12.1``, ``nvcr.io/nvidia/pytorch:24.01-py3``,
+    ``rocm/pytorch``: an image whose repository is torch's comes with a torch installed."""
+    words = [word for word in rest.split() if not word.startswith("--")]
+    name = image_parts(words[0])[0].rpartition("/")[2] if words else ""
+    return TORCH_IMAGE.search(name) is not None
+
+
+def image_parts(image: str) -> tuple[str, str]:
+    """(repository, tag) of ``registry:5000/org/name:tag@sha256:...``."""
+    image = image.split("@")[0]
+    slash, colon = image.rfind("/"), image.rfind(":")
+    return (image[:colon], image[colon + 1:]) if colon > slash else (image, "")
+
+
+def torch_pinned(stage: list[Declaration], pinned: bool) -> list[Declaration]:
+    """A stage's declarations, none where its base image pins torch: the stage runs that
+    image's torch, with the Python, CUDA and dependencies chosen for it, until the image is
+    changed, so no later release's requirement reaches what it declares. A stage that installs
+    torch itself (from PyPI or a conda channel) runs that torch instead."""
+    installs_torch = any(d.kind == "channel" or (d.kind == "package" and d.name == "torch")
+                         for d in stage)
+    return [] if pinned and not installs_torch else stage
 
 
 def instructions(lines: list[str]) -> list[tuple[int, str]]:
@@ -104,9 +136,7 @@ def base_image(number: int, code: str, rest: str) -> list[Declaration]:
     words = [word for word in rest.split() if not word.startswith("--")]
     if not words:
         return []
-    image = words[0].split("@")[0]
-    slash, colon = image.rfind("/"), image.rfind(":")
-    repository, tag = (image[:colon], image[colon + 1:]) if colon > slash else (image, "")
+    repository, tag = image_parts(words[0])
     release = RELEASE.match(tag)
     name = repository.rpartition("/")[2]
     if name == "cuda" and release:  # nvidia/cuda:12.1.0-cudnn8-runtime-ubuntu22.04
