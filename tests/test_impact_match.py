@@ -221,3 +221,24 @@ def test_by_method_name_only_calls_of_a_distinctive_name(tmp_path):
 
 def test_a_change_to_what_invalid_calls_raise_flags_nothing(index):
     assert lines(index, Subject(api="torch.load", condition="errors")) == []
+
+
+def test_a_name_the_atlas_cannot_place_matches_its_private_module_spelling(tmp_path):
+    """Megatron-LM imports ``torch.distributed._symmetric_memory``; 2.11 deprecates
+    ``torch.distributed.symmetric_memory.enable_symm_mem_for_group``, a module the atlas does
+    not read. One segment's underscore is the whole difference; a longer name is not a twin."""
+    (tmp_path / "symm.py").write_text(textwrap.dedent("""\
+        import torch.distributed._symmetric_memory as symm_mem
+        from torch.distributed import _symmetric_memory
+
+        symm_mem.enable_symm_mem_for_group(group.group_name)
+        _symmetric_memory.enable_symm_mem_for_group(group.group_name)
+        symm_mem.empty(4)
+        torch.distributed.symmetric_memory_extra.enable_symm_mem_for_group(g)
+        """))
+    index = scan_codebase(str(tmp_path), {})
+    subject = Subject(api="torch.distributed.symmetric_memory.enable_symm_mem_for_group",
+                      effect="deprecated")
+    assert tiers(index, subject) == {4: "check", 5: "check"}
+    removed = Subject(api="torch.distributed.symmetric_memory.empty", effect="removed")
+    assert tiers(index, removed) == {6: "breaks"}

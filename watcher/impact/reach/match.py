@@ -193,7 +193,24 @@ def spellings(api: str, knowledge: ApiKnowledge) -> list[str]:
     names = [api, *DEFINED_AT.get(api, ())]
     if canonical is not None:
         names += [canonical, *knowledge.names_of(canonical)]
+    else:
+        names += private_twins(api)
     return list(dict.fromkeys(names))
+
+
+def private_twins(api: str) -> list[str]:
+    """``torch.distributed._symmetric_memory.f`` for ``torch.distributed.symmetric_memory.f``
+    (and the other way): torch keeps a module's private spelling when it makes it public, and
+    code written for older releases imports that. Asked only for a name the atlas cannot
+    place, whose re-exports are therefore unknown."""
+    parts = api.split(".")
+    twins = []
+    for position in range(1, len(parts) - 1):
+        part = parts[position]
+        toggled = part[1:] if part.startswith("_") and not part.startswith("__") else "_" + part
+        if toggled and toggled.isidentifier():
+            twins.append(".".join([*parts[:position], toggled, *parts[position + 1:]]))
+    return twins
 
 
 def aliases_under(api: str, table: UseTable, knowledge: ApiKnowledge) -> list[str]:
