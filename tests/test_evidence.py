@@ -172,6 +172,37 @@ def test_a_removal_the_code_asks_about_first_touches_nothing_behind_the_question
     assert result.code == 1
 
 
+
+FALLBACK = {"ckpt.py": """\
+    import torch
+
+    def load(path):
+        try:
+            return torch.load(path, map_location="cpu", weights_only=False)
+        except (TypeError, ValueError):
+            return torch.load(path, map_location="cpu")
+
+    def restore(path):
+        try:
+            return torch.load(path, weights_only=True)
+        except RuntimeError:
+            return torch.load(path)
+    """}
+V26_LOAD = Path(__file__).parent / "fixtures" / "releases" / "pytorch" / "v2.6.0-torch-load.md"
+
+
+def test_a_fallback_for_releases_that_refuse_a_keyword_is_not_reached_by_its_default(
+        run_cli, tmp_path):
+    """Megatron-LM's loader: the bare ``torch.load`` runs only when ``weights_only=`` raised
+    TypeError (torch < 1.13), so 2.6's flip of its default never reaches it. A handler for
+    another error (a checkpoint that does not load weights-only) does run on 2.6."""
+    codebase(tmp_path, FALLBACK)
+    result = run_cli("impact", str(V26_LOAD), "--code", str(tmp_path / "code"),
+                     "--format", "json")
+    lines = sorted(use["line"] for item in json.loads(result.stdout)["items"]
+                   for use in item.get("affects", []))
+    assert lines == [13], lines
+
 # ---- the ladder, rung by rung ------------------------------------------------------------
 def test_a_stated_removal_the_atlas_contradicts_is_check_and_says_so():
     ladder = Ladder(bundled("v2.10.0"), "v2.10.0")

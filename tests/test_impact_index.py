@@ -360,6 +360,21 @@ def test_uses_behind_a_feature_check_carry_the_names_it_asks_about():
                       (6, "torch.load"): ()}
 
 
+def test_calls_in_a_type_error_handler_carry_the_keywords_the_try_passed():
+    index = index_python("a.py", textwrap.dedent("""\
+        import torch
+        try:
+            torch.load(f, weights_only=False, mmap=True)
+        except TypeError:
+            torch.load(f)
+            torch.save(f, weights_only=False)
+        except OSError:
+            torch.load(f)
+        """))
+    fallback = {(use.line, use.name): use.fallback for use in index.uses if use.is_call}
+    assert fallback == {(3, "torch.load"): (), (5, "torch.load"): ("mmap", "weights_only"),
+                        (6, "torch.save"): (), (8, "torch.load"): ()}
+
 def test_script_folders_resolve_sibling_modules(tmp_path):
     """pytorch/examples style: each folder is a script folder, ``import utils`` is its own."""
     write(tmp_path, {"a/utils.py": "from torch import load\n", "a/main.py":

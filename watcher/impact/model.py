@@ -173,6 +173,9 @@ class Use(Frozen):
     ignore: tuple[str, ...] = ()  # the items an ignore comment on its line names
     # Names a feature check around it asks about first (``if "x" in signature(f).parameters``)
     probed: tuple[str, ...] = ()
+    # Keywords a ``try`` passed the same function before this call, in its ``except
+    # TypeError:`` handler: the call runs only on releases that refuse them
+    fallback: tuple[str, ...] = ()
 
 
 class Declaration(Frozen):

@@ -19,7 +19,7 @@ import ast
 import re
 from typing import Literal
 
-__all__ = ["FLOOR", "dead_branch", "probed_names"]
+__all__ = ["FLOOR", "catches_type_error", "dead_branch", "probed_names", "tried_keywords"]
 
 FLOOR = (2, 0)  # the oldest torch release the analysis reads code as run by
 PARSERS = frozenset({"Version", "parse", "parse_version", "digit_version", "LooseVersion",
@@ -127,3 +127,35 @@ def probed_names(test: ast.expr) -> frozenset[str]:
             found.add(node.args[1].value)
     return frozenset(found)
 
+
+
+def tried_keywords(node: ast.Try | ast.TryStar) -> dict[str, frozenset[str]] | None:
+    """For ``try: torch.load(f, weights_only=False) except TypeError: torch.load(f)``: the
+    keywords each function called in the ``try`` is tried with (by the function's last name),
+    when a handler catches ``TypeError``. A call of the same function in that handler, without
+    one of them, is a fallback for releases that refuse the keyword: on a release that takes it
+    the fallback never runs."""
+    if not any(catches_type_error(handler.type) for handler in node.handlers):
+        return None
+    tried: dict[str, set[str]] = {}
+    for statement in node.body:
+        for call in ast.walk(statement):
+            if type(call) is ast.Call and call.keywords:
+                name = callee_name(call.func)
+                keywords = {keyword.arg for keyword in call.keywords if keyword.arg}
+                if name and keywords:
+                    tried.setdefault(name, set()).update(keywords)
+    return {name: frozenset(keywords) for name, keywords in tried.items()} or None
+
+
+def catches_type_error(kind: ast.expr | None) -> bool:
+    """``except TypeError`` or ``except (TypeError, ValueError)`` (a bare ``except`` or
+    ``Exception`` catches anything, so it says nothing about why the handler runs)."""
+    if type(kind) is ast.Tuple:
+        return any(catches_type_error(element) for element in kind.elts)
+    return type(kind) is ast.Name and kind.id == "TypeError"
+
+
+def callee_name(func: ast.expr) -> str:
+    return func.attr if type(func) is ast.Attribute else func.id if type(func) is ast.Name \
+        else ""

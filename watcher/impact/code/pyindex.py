@@ -158,11 +158,24 @@ def resolve(walker: Walker, lines: list[str]) -> list[UseRow]:
                     row["values"] = dict(values)
                 seen[use] = row
     rows = sorted(seen.values(), key=line_of)
+    mark_guarded(rows, walker)
+    return rows
+
+
+def mark_guarded(rows: list[UseRow], walker: Walker) -> None:
+    """Notes on each use what a guard around it asks first (a feature check's names) or tried
+    before it (the keywords an ``except TypeError:`` fallback's ``try`` passed)."""
     for start, end, names in walker.probes:
         for row in rows:
             if start <= row["line"] <= end:
                 row["probed"] = sorted({*row.get("probed", ()), *names})
-    return rows
+    for start, end, tried in walker.fallbacks:
+        for row in rows:
+            if start <= row["line"] <= end and row.get("is_call"):
+                tried_with = tried.get(row["name"].rpartition(".")[2] or row.get("method", ""))
+                refused = tried_with.difference(row.get("keywords", ())) if tried_with else ()
+                if refused:
+                    row["fallback"] = sorted({*row.get("fallback", ()), *refused})
 
 
 def parameter_values(values: tuple[tuple[str, Any], ...], rebound: set[str]

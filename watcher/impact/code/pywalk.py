@@ -14,7 +14,12 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from watcher.impact.code.guards import dead_branch, probed_names
+from watcher.impact.code.guards import (
+    catches_type_error,
+    dead_branch,
+    probed_names,
+    tried_keywords,
+)
 from watcher.impact.code.shapes import (
     chain_of,
     literal_keys,
@@ -82,6 +87,9 @@ class Walker:
         # Lines of the bodies of feature checks (``if "x" in signature(f).parameters:``), with
         # the names each asks about.
         self.probes: list[tuple[int, int, frozenset[str]]] = []
+        # Lines of ``except TypeError:`` handlers, with the keywords the ``try`` tried each
+        # function with (``guards.tried_keywords``).
+        self.fallbacks: list[tuple[int, int, dict[str, frozenset[str]]]] = []
         self.raws: list[Raw] = []
         self.sets: set[str] = set()  # attribute names assigned, keyword names passed
         self._top: set[int] = set()
@@ -112,7 +120,7 @@ class Walker:
         record, refs, name_kind, load = self.raws.append, self._refs, ast.Name, ast.Load
         constant, attribute, call, expression = ast.Constant, ast.Attribute, ast.Call, ast.Expr
         assign, annotated, imports = ast.Assign, ast.AnnAssign, (ast.Import, ast.ImportFrom)
-        if_kind, if_expression = ast.If, ast.IfExp
+        if_kind, if_expression, try_kind, try_star = ast.If, ast.IfExp, ast.Try, ast.TryStar
         known_fields = _FIELDS.get
         # Each node type is tested once per node, the commonest first: this loop runs for
         # every node of every file, most of a scan's time after ``ast.parse``.
@@ -155,6 +163,8 @@ class Walker:
                 elif kind in imports:
                     self.imports(node)
                     continue
+                elif kind is try_kind or kind is try_star:
+                    self.fallback(node)
                 elif kind is if_kind:
                     self.probe(node)
                     if node.orelse:
@@ -233,6 +243,15 @@ class Walker:
         if names and node.body:
             end = node.body[-1].end_lineno or node.body[-1].lineno
             self.probes.append((node.body[0].lineno, end, names))
+
+    def fallback(self, node: ast.Try | ast.TryStar) -> None:
+        tried = tried_keywords(node)
+        if tried is None:
+            return
+        for handler in node.handlers:
+            if handler.body and catches_type_error(handler.type):
+                end = handler.body[-1].end_lineno or handler.body[-1].lineno
+                self.fallbacks.append((handler.body[0].lineno, end, tried))
 
     def branches(self, node: ast.If) -> None:
         """``if c: d = {"a": 1} else: d = {}``: after the ``if``, ``d`` holds either branch's

@@ -82,6 +82,8 @@ def _judge(subject: Subject, match: Match, when: str) -> Verdict | None:
     row = match.row
     if subject.effect == "removed" and asked_first(subject, row):
         return None  # the code checks the name is there before it uses it
+    if subject.option is not None and subject.option in row.get("fallback", ()):
+        return None  # runs only where the option was refused: on releases without it
     ref = row.get("ref", "")
     calls = bool(row.get("is_call")) or ref == "decorator"
     what = f".{subject.method}()" if match.by_method else row["name"] or subject.api
