@@ -221,6 +221,11 @@ def test_setup_scripts_and_the_channel_torch_comes_from():
     (Declaration(line=1, code="", kind="channel", name="pytorch", specifier=">=2.3"), True),
     (Declaration(line=1, code="", kind="channel", name="pytorch", specifier="==2.1.0.*"), False),
     (Declaration(line=1, code="", kind="channel", name="conda-forge"), False),
+    # torchrec's nvt Dockerfile: PyTorch's nightly and test channels ended with the main one
+    (Declaration(line=1, code="", kind="channel", name="pytorch-nightly"), True),
+    (Declaration(line=1, code="", kind="channel",
+                 name="https://conda.anaconda.org/pytorch-test/"), True),
+    (Declaration(line=1, code="", kind="channel", name="pytorch-lts-fork"), False),
     (Declaration(line=1, code="", kind="package", name="pytorch"), False)])
 def test_the_end_of_the_pytorch_channel_touches_what_installs_new_torch_from_it(declaration,
                                                                                touched):

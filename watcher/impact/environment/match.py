@@ -18,6 +18,7 @@ __all__ = ["touches"]
 # Files that declare which Python a package supports; any other file that names a Python
 # version installs or runs one (a Dockerfile, a conda environment, a CI matrix, a script).
 METADATA = frozenset({"pyproject.toml", "setup.py", "setup.cfg"})
+PYTORCH_CHANNELS = frozenset({"pytorch", "pytorch-nightly", "pytorch-test"})
 
 
 def touches(subject: EnvironmentSubject, declaration: Declaration, path: str = "") -> bool:
@@ -27,6 +28,8 @@ def touches(subject: EnvironmentSubject, declaration: Declaration, path: str = "
             declaration.kind == "python" and admits_supported(declaration.specifier,
                                                               subject.minimum):
         return False
+    if subject.kind == "abi":
+        return declaration.kind == "abi" and declaration.version == "0"
     if subject.kind == "cuda":
         removed = subject.removed
         return declaration.kind == "cuda" and bool(removed) and (
@@ -36,7 +39,8 @@ def touches(subject: EnvironmentSubject, declaration: Declaration, path: str = "
                                                              subject.minimum)
     if subject.kind == "channel":
         # A pin of a release the channel still has asks for nothing new from it.
-        return declaration.kind == "channel" and declaration.name == subject.name and (
+        return declaration.kind == "channel" and channel_family(declaration.name) == \
+            channel_family(subject.name) and (
             not declaration.specifier or admits_newest(declaration.specifier))
     if declaration.kind != "package" or canonicalize_name(subject.name) != declaration.name:
         return False
@@ -45,6 +49,13 @@ def touches(subject: EnvironmentSubject, declaration: Declaration, path: str = "
     # An unpinned dependency resolves to the newest release, which meets the requirement.
     return bool(declaration.specifier) and admits_rejected(declaration.specifier,
                                                           subject.specifier)
+
+
+def channel_family(channel: str) -> str:
+    """The project a conda channel publishes for: PyTorch's nightly and test channels
+    (``pytorch-nightly``, ``https://conda.anaconda.org/pytorch-test``) ended with its main one."""
+    name = channel.lower().rstrip("/").rpartition("/")[2]
+    return "pytorch" if name in PYTORCH_CHANNELS else name
 
 
 def admits_newest(specifier: str) -> bool:
