@@ -316,3 +316,40 @@ def test_environment_affects_name_the_subject_label(tmp_path):
         ("pyproject.toml", 3, "pytorch-triton (now triton)",
          'dependencies = ["onnxscript>=0.4", "pytorch-triton==3.0"]'),
         ("requirements.txt", 1, "onnxscript>=0.3.1", "onnxscript==0.2.0")]
+
+
+def test_c_plus_plus_builds_that_force_the_old_abi():
+    """torchrec's CMakeLists: ``add_definitions("-D_GLIBCXX_USE_CXX11_ABI=0")`` builds against
+    the pip libtorch, which uses the C++11 ABI from 2.7; an ``if``/``else`` shows its ``=0``."""
+    assert declared("CMakeLists.txt", """\
+        find_package(Torch REQUIRED)
+        # add_definitions("-D_GLIBCXX_USE_CXX11_ABI=0") was needed for conda's libtorch
+        if (TDE_WITH_CXX11_ABI)
+            add_definitions("-D_GLIBCXX_USE_CXX11_ABI=1")
+        else()
+            add_definitions("-D_GLIBCXX_USE_CXX11_ABI=0")
+        endif()
+        """) == [(6, "abi", "", "0")]
+    assert declared("cmake/torch.cmake", "set(FLAGS -D_GLIBCXX_USE_CXX11_ABI 0)\n") == [
+        (1, "abi", "", "0")]
+    assert declared("setup.py", """\
+        from setuptools import setup
+        setup(name="ext", python_requires=">=3.10",
+              extra_compile_args=["-O3", "-D_GLIBCXX_USE_CXX11_ABI=0"])
+        """) == [(2, "python", "", ">=3.10"), (3, "abi", "", "0")]
+    assert declared("build.sh", "export CXXFLAGS=-D_GLIBCXX_USE_CXX11_ABI=1\n") == []
+    subject = EnvironmentSubject(kind="abi")
+    assert subject.label == "the C++11 ABI"
+    assert touches(subject, Declaration(line=1, code="", kind="abi", version="0"))
+    assert not touches(subject, Declaration(line=1, code="", kind="cuda", version="0"))
+
+
+def test_the_2_7_abi_item_touches_the_build_that_forces_the_old_one(tmp_path):
+    (tmp_path / "CMakeLists.txt").write_text('add_definitions("-D_GLIBCXX_USE_CXX11_ABI=0")\n')
+    (tmp_path / "ok").mkdir()
+    (tmp_path / "ok" / "CMakeLists.txt").write_text("find_package(Torch REQUIRED)\n")
+    index = scan_codebase(str(tmp_path), {})
+    affects = find_affects(Subjects(environment=(EnvironmentSubject(kind="abi"),)), index, "t")
+    assert [(a.path, a.line, a.api, a.why) for a in affects] == [
+        ("CMakeLists.txt", 1, "the C++11 ABI", "compiles C++ with _GLIBCXX_USE_CXX11_ABI=0 "
+         "against wheels built with the C++11 ABI")]

@@ -106,7 +106,7 @@ REAL_ITEMS: list[tuple[str, str, list[str], list[str]]] = [
     ("2.7.0", "Removed Anaconda support", [], ["the pytorch conda channel"]),
     ("2.7.0", "Dropped support for Triton < 2.2.0", [], ["triton>=2.2.0"]),
     ("2.7.0", "Change `torch.Tensor.new_tensor()`", ["torch.Tensor.new_tensor [method]"], []),
-    ("2.7.0", "Use Manylinux 2.28", [], []),
+    ("2.7.0", "Use Manylinux 2.28", [], ["the C++11 ABI"]),  # glibc 2.28: no file says it
     ("2.7.0", "now uses the ExportedProgram logic path", ["torch.onnx.dynamo_export"], []),
     ("2.7.0", "Finish deprecation of `LRScheduler.print_lr()`",
      ["LRScheduler.print_lr [method]", "LRScheduler passes verbose"], []),  # not get_last_lr
@@ -544,11 +544,14 @@ def test_removed_or_deprecated_options_read_as_calls_that_pass_them(text, expect
     ("PyTorch will no longer publish packages to its Anaconda channel",
      "the pytorch conda channel"),
     ("Conda builds are discontinued", "the pytorch conda channel"),
+    ("Use Manylinux 2.28 and CXX11_ABI=1 for future released Linux wheel builds.",
+     "the C++11 ABI"),
+    ("Linux wheels are now built with the new C++11 ABI", "the C++11 ABI"),
 ], ids=["min-supported", "minimum-required", "no-more", "deprecate", "support-dropped",
         "dropped-support", "requires-or-later", "cuda-removed", "cuda-in-favor-of",
         "cuda-not-built", "package-required", "package-upgrade", "package-dropped-below",
         "renamed", "rename-imperative", "renamed-normalised", "anaconda-removed",
-        "channel-no-longer-published", "conda-builds-discontinued"])
+        "channel-no-longer-published", "conda-builds-discontinued", "abi-flag", "abi-words"])
 def test_environment_requirements(text, expected):
     subjects = read_subjects(item(text))
     assert labels(subjects) == {expected}
@@ -569,9 +572,11 @@ def test_two_cuda_versions_removed_at_once():
     "Requires MacOS-14+ going forward",
     "Change conda to miniforge for xpu images (#134455)",
     "Migrate conda, manywheel, libtorch Docker images build from pytorch/builder",
+    "Support _GLIBCXX_USE_CXX11_ABI both 0 and 1 mode (#130110)",
+    "Removing doc references to PRE_CXX11_ABI. (#149756)",
 ], ids=["cuda-architectures", "python-avoid", "python-added", "cuda-moved-to",
         "cuda-replacement", "config-rename", "macos", "conda-replaced-in-images",
-        "conda-images-migrated"])
+        "conda-images-migrated", "abi-both-modes", "abi-docs"])
 def test_environment_phrasings_that_require_nothing(text):
     assert read_subjects(item(text)).environment == ()
 

@@ -58,7 +58,7 @@ Ref = Literal["", "import", "annotation", "isinstance", "decorator", "base", "as
 Effect = Literal["removed", "deprecated", "changed"]
 
 # What an environment subject is about.
-EnvironmentKind = Literal["python", "cuda", "package", "renamed_package", "channel"]
+EnvironmentKind = Literal["python", "cuda", "package", "renamed_package", "channel", "abi"]
 
 
 class UnparsableError(Exception):
@@ -115,6 +115,8 @@ class EnvironmentSubject(Frozen):
       the old name is touched.
     - channel: the conda channel ``name`` ("pytorch") gets no more builds ("Removed Anaconda
       support"); an environment that installs torch from it is touched.
+    - abi: the wheels are built with the C++11 ABI (``_GLIBCXX_USE_CXX11_ABI=1``); a C++ build
+      that forces the old ABI against them is touched.
     """
 
     kind: EnvironmentKind
@@ -135,6 +137,8 @@ class EnvironmentSubject(Frozen):
             return f"{self.name} (now {self.new_name})"
         if self.kind == "channel":
             return f"the {self.name} conda channel"
+        if self.kind == "abi":
+            return "the C++11 ABI"
         return f"{self.name}{self.specifier}"
 
 
@@ -183,10 +187,10 @@ class Declaration(Frozen):
 
     line: int
     code: str
-    kind: Literal["python", "cuda", "package", "channel"]
+    kind: Literal["python", "cuda", "package", "channel", "abi"]
     name: str = ""  # normalised package name, for package; the conda channel, for channel
     specifier: str = ""  # PEP 440 specifier as written (">=3.9", "==2.1.0"), for python/package
-    version: str = ""  # the CUDA version of a base image or wheel index ("12.1")
+    version: str = ""  # the CUDA version of a base image or wheel index ("12.1"); abi: "0"
     ignore: tuple[str, ...] = ()  # the items an ignore comment on its line names
 
 

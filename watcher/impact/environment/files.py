@@ -10,7 +10,7 @@ from typing import Literal
 __all__ = ["EnvironmentKind", "environment_kind"]
 
 EnvironmentKind = Literal["pyproject", "setup.cfg", "setup.py", "requirements", "dockerfile",
-                          "conda", "shell"]
+                          "conda", "shell", "cmake"]
 
 
 def environment_kind(path: str) -> EnvironmentKind | None:
@@ -23,6 +23,8 @@ def environment_kind(path: str) -> EnvironmentKind | None:
         return lower  # type: ignore[return-value]
     if lower.endswith(".py"):  # most files a scan asks about: none of the patterns below
         return "dockerfile" if lower.startswith(("dockerfile", "containerfile")) else None
+    if lower == "cmakelists.txt" or lower.endswith(".cmake"):
+        return "cmake"  # the flags a C++ extension is compiled with
     if (fnmatch(lower, "requirements*.txt") or fnmatch(lower, "constraints*.txt")
             or (lower.endswith(".in") and lower != "manifest.in")
             or (lower.endswith(".txt") and folder.rpartition("/")[2] == "requirements")):

@@ -14,30 +14,29 @@ from collections.abc import Callable
 from itertools import chain
 from typing import Any
 
+from watcher.impact.environment.abi import abi_flags
 from watcher.impact.environment.declarations import python, requirement, requirement_lines
 from watcher.impact.environment.files import environment_kind
 from watcher.impact.environment.images import conda_environment, dockerfile, shell_script
 from watcher.impact.model import Declaration, FileIndex, UnparsableError
 
-__all__ = ["environment_reader", "index_environment", "is_environment_file"]
+__all__ = ["index_environment", "is_environment_file"]
 
 Reader = Callable[[list[str]], list[Declaration]]
 
 
 def index_environment(path: str, text: str) -> FileIndex:
     """The declarations of one environment file (none for a file of no known kind)."""
-    reader = environment_reader(path)
+    kind = environment_kind(path)
     lines = text.replace("\r\n", "\n").split("\n")
-    return FileIndex(path=path, declarations=tuple(reader(lines)) if reader else ())
+    found = READERS[kind](lines) if kind else []
+    if kind in COMPILING:
+        found = [*found, *abi_flags(lines)]
+    return FileIndex(path=path, declarations=tuple(found))
 
 
 def is_environment_file(path: str) -> bool:
     return environment_kind(path) is not None
-
-
-def environment_reader(path: str) -> Reader | None:
-    kind = environment_kind(path)
-    return READERS[kind] if kind else None
 
 
 def pyproject(lines: list[str]) -> list[Declaration]:
@@ -292,4 +291,7 @@ SETUP_KEYWORDS = ("python_requires", "install_requires", "extras_require")
 
 READERS: dict[str, Reader] = {"pyproject": pyproject, "setup.cfg": setup_cfg, "setup.py": setup_py,
                               "requirements": requirement_lines, "dockerfile": dockerfile,
-                              "conda": conda_environment, "shell": shell_script}
+                              "conda": conda_environment, "shell": shell_script,
+                              "cmake": lambda lines: []}
+# Files that can hold the flags a C++ extension is compiled with (``abi.abi_flags``).
+COMPILING = frozenset({"cmake", "setup.py", "shell", "dockerfile"})

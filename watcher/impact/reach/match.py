@@ -27,6 +27,10 @@ DEFINED_AT: dict[str, tuple[str, ...]] = {
     "torch.load": ("torch.serialization.load",),
     "torch.save": ("torch.serialization.save",),
 }
+WHY_ENVIRONMENT = {
+    "channel": "installs torch from {}, which gets no new builds",
+    "abi": "compiles C++ with _GLIBCXX_USE_CXX11_ABI=0 against wheels built with {}",
+}
 BARE_ROOT = "torch."  # an undotted api ("capture_pre_autograd_graph") is looked up under it
 NO_KNOWLEDGE = NoKnowledge()
 
@@ -63,8 +67,8 @@ def find_affects(subjects: Subjects, index: CodeIndex, root_label: str, *,
         from watcher.impact.environment import touches
     for environment in subjects.environment:
         label = environment.label
-        why = (f"installs torch from {label}, which gets no new builds" if
-               environment.kind == "channel" else f"declares what {label} no longer admits")
+        why = WHY_ENVIRONMENT.get(environment.kind, "declares what {} no longer admits").format(
+            label)
         for path, declaration in index.declarations:
             if touches(environment, declaration, path):
                 keep(found, Affect(path=path, line=declaration.line, code=declaration.code,

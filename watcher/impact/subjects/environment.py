@@ -84,6 +84,14 @@ _CHANNEL_ENDED = [
                r"discontinued|no\s+longer\s+(?:supported|published|built))\b", re.I),
 ]
 PYTORCH_CHANNEL = "pytorch"
+# Wheels built with the C++11 ABI: "Use Manylinux 2.28 and CXX11_ABI=1 for future released
+# Linux wheel builds", "binaries now use the new C++11 ABI" (not "support ... both 0 and 1").
+_NEW_ABI = [
+    re.compile(r"\b(?:_GLIBCXX_USE_)?CXX11_ABI\s*=\s*1\b", re.I),
+    re.compile(r"\b(?:wheels?|binaries|builds?|packages?)\b[^.]{0,60}\b(?:use|built\s+with|"
+               r"switch(?:ed)?\s+to|move[sd]?\s+to)\s+the\s+(?:new\s+)?(?:c\+\+11|cxx11)\s+abi\b",
+               re.I),
+]
 _PACKAGE_WORDS = re.compile(r"\b(?:package|wheel|pip|pypi|distribution|dependency)\b", re.I)
 # Platforms and toolchains notes version-gate: not Python distributions a codebase pins.
 _NOT_PACKAGES = frozenset({"cuda", "rocm", "macos", "windows", "linux", "glibc", "gcc", "clang",
@@ -116,6 +124,8 @@ def _sentence_subjects(text: str) -> Iterator[EnvironmentSubject]:
         yield from _renames(text)
     if "conda" in lower and any(pattern.search(text) for pattern in _CHANNEL_ENDED):
         yield EnvironmentSubject(kind="channel", name=PYTORCH_CHANNEL)
+    if "abi" in lower and any(pattern.search(text) for pattern in _NEW_ABI):
+        yield EnvironmentSubject(kind="abi")
 
 
 def _python(text: str) -> Iterator[EnvironmentSubject]:
