@@ -353,3 +353,17 @@ def test_the_2_7_abi_item_touches_the_build_that_forces_the_old_one(tmp_path):
     assert [(a.path, a.line, a.api, a.why) for a in affects] == [
         ("CMakeLists.txt", 1, "the C++11 ABI", "compiles C++ with _GLIBCXX_USE_CXX11_ABI=0 "
          "against wheels built with the C++11 ABI")]
+
+
+def test_cibuildwheel_build_selectors_name_the_pythons_the_wheels_are_for():
+    """torchrec's contrib build_wheels.sh builds for CPython 3.9 unless told otherwise."""
+    assert declared("tools/build_wheels.sh", """\
+        # Use env CIBW_BUILD="cp*-manylinux_x86_64" to build all kinds of CPython.
+        export CIBW_BUILD=${CIBW_BUILD:-"cp39-manylinux_x86_64"}
+        CIBW_BUILD="cp310-* cp311-*" cibuildwheel --platform linux
+        export CIBW_BUILD="cp*-manylinux_x86_64"
+        pip download torch-2.1.0-cp39-cp39-linux_x86_64.whl
+        """) == [(2, "python", "", "==3.9.*"), (3, "python", "", "==3.10.*"),
+                 (3, "python", "", "==3.11.*")]
+    assert declared("Dockerfile", "FROM ubuntu:22.04\nENV CIBW_BUILD=cp38-*\n") == [
+        (2, "python", "", "==3.8.*")]

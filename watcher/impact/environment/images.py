@@ -25,6 +25,7 @@ __all__ = ["conda_environment", "dockerfile", "shell_script"]
 
 VARIABLE = re.compile(r"\$\{(\w+)(?::?[-+]([^}]*))?\}|\$(\w+)")
 TORCH_IMAGE = re.compile(r"(?:^|[-_.])pytorch(?:$|[-_.])")
+CPYTHON_TAG = re.compile(r"\bcp(3)(\d{1,2})(?=[-_*\s\"']|$)")
 TAG_CU = re.compile(r"(?:^|[-_.])cu(\d{2,3})(?:$|[-_.])")
 RELEASE = re.compile(r"^(\d+)\.(\d+)")
 PIP = re.compile(r"\bpip3?(?:\.\d+)?\s+install\s+([^;&|]*)")
@@ -48,7 +49,17 @@ def shell_script(lines: list[str]) -> list[Declaration]:
     bare = [re.sub(r"(^|\s)#.*$", "", line) for line in lines]
     for number, text in instructions(bare):
         found += run_line(number, lines[number - 1], text)
+        found += wheel_builds(number, lines[number - 1], text)
     return found
+
+
+def wheel_builds(number: int, code: str, text: str) -> list[Declaration]:
+    """The CPythons a cibuildwheel build selector builds for (``CIBW_BUILD=cp39-manylinux*``,
+    also as a default, ``${CIBW_BUILD:-"cp39-..."}``): each is a Python the wheels install on."""
+    if "CIBW_BUILD" not in text:
+        return []
+    return [python(number, code, f"=={major}.{minor}.*")
+            for major, minor in CPYTHON_TAG.findall(text.partition("CIBW_BUILD")[2])]
 
 
 def dockerfile(lines: list[str]) -> list[Declaration]:
@@ -70,6 +81,8 @@ def dockerfile(lines: list[str]) -> list[Declaration]:
             stage, pinned = base_image(number, code, image), brings_torch(image)
         elif word == "RUN":
             stage += run_line(number, code, substitute(rest, variables))
+        if word in ("ENV", "RUN"):
+            stage += wheel_builds(number, code, rest)
     return found + torch_pinned(stage, pinned)
 
 
