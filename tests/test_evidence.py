@@ -89,6 +89,36 @@ def test_a_kind_of_input_is_looked_for_in_the_file_of_the_use(tmp_path):
     assert tiers(found) == {("reduce.py", 5): "check"}
 
 
+PARTIAL_ELSEWHERE_IN_THE_FILE = {"test_buffers.py": """\
+    from torch.distributed.tensor import Partial, Replicate
+
+    def _placements():
+        return [Partial()]
+
+    def test_partial_allreduce(buffer):
+        buffer.distribute([Partial("avg")]).all_reduce()
+
+    def test_replicate(dtensor):
+        assert dtensor.to_local().shape == (4,)
+
+    class RowwiseStyle:
+        def __init__(self):
+            self.output_layouts = [Partial()]
+
+        def _prepare_output(self, outputs):
+            return outputs.to_local()
+    """}
+
+
+def test_a_partial_placement_reaches_the_uses_of_its_own_function_or_class(tmp_path):
+    """Megatron-LM's tests name Partial in some test functions and call to_local() on
+    Replicate tensors in others: those calls are not reached. A parallel style's class that lays
+    out Partial in one method and calls to_local() in another is read as one."""
+    found = affects(codebase(tmp_path, PARTIAL_ELSEWHERE_IN_THE_FILE), "v2.11.0",
+                    item_of(*TO_LOCAL))
+    assert tiers(found) == {("test_buffers.py", 17): "check"}
+
+
 # ---- 2.10 fallback: a default that applies only with dynamo=True ---------------------------
 ONNX = {"export.py": """\
     import torch

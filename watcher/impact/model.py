@@ -57,6 +57,8 @@ Ref = Literal["", "import", "annotation", "isinstance", "decorator", "base", "as
 # is gone, or renamed), "deprecated" (it still works and warns), "changed" (its behaviour).
 Effect = Literal["removed", "deprecated", "changed"]
 
+# Where an input kind is made, seen from a use it reaches (``Qualifier.within``).
+Within = Literal["codebase", "file", "definition"]
 # What an environment subject is about.
 EnvironmentKind = Literal["python", "cuda", "package", "renamed_package", "channel", "abi"]
 
@@ -98,8 +100,9 @@ class Qualifier(Frozen):
     kind: Literal["input", "state", "setting", "absent"]
     name: str
     made_by: tuple[str, ...]
-    # An input made only where it is used ("file"), or handed on anywhere ("codebase").
-    within: Literal["codebase", "file"] = "codebase"
+    # An input made only where it is used: in its file ("file"), or in the module-level function
+    # or class around the use ("definition"); or handed on anywhere ("codebase").
+    within: Within = "codebase"
 
 
 class EnvironmentSubject(Frozen):
@@ -177,6 +180,8 @@ class Use(Frozen):
     ignore: tuple[str, ...] = ()  # the items an ignore comment on its line names
     # Names a feature check around it asks about first (``if "x" in signature(f).parameters``)
     probed: tuple[str, ...] = ()
+    # The first line of the module-level function or class the use is in; 0 at module level
+    scope: int = 0
     # Keywords a ``try`` passed the same function before this call, in its ``except
     # TypeError:`` handler: the call runs only on releases that refuse them
     fallback: tuple[str, ...] = ()

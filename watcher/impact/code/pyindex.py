@@ -13,10 +13,11 @@ import ast
 import io
 import sys
 import tokenize
+from bisect import bisect_right
 from collections.abc import Iterator
 from typing import Any, NamedTuple
 
-from watcher.impact.code.pywalk import CONFIG_PATCH, PARTIAL, Raw, Walker
+from watcher.impact.code.pywalk import CONFIG_PATCH, DEFINITIONS, PARTIAL, Raw, Walker
 from watcher.impact.code.starred import STAR, free_names
 from watcher.impact.model import UnparsableError
 
@@ -68,8 +69,24 @@ def read_python(path: str, source: str | bytes) -> PythonIndex:
     exports = {name: target for name, target in walker.exports.items()
                if root_of(target) not in STDLIB}
     count = len(lines) - (lines[-1] == "")  # a final newline ends the last line
-    return PythonIndex(resolve(walker, lines), exports, count, tuple(sorted(walker.sets)),
-                       tuple(walker.stars))
+    rows = resolve(walker, lines)
+    mark_scopes(rows, tree)
+    return PythonIndex(rows, exports, count, tuple(sorted(walker.sets)), tuple(walker.stars))
+
+
+def mark_scopes(rows: list[UseRow], tree: ast.Module) -> None:
+    """Notes on each use inside a module-level function or class the line it starts on (its
+    first decorator's): an input kind made ``within = "definition"`` reaches only uses there."""
+    spans = [(min([node.lineno, *(d.lineno for d in node.decorator_list)]),
+              node.end_lineno or node.lineno)
+             for node in tree.body if type(node) in DEFINITIONS]
+    if not spans:
+        return
+    starts = [start for start, _ in spans]
+    for row in rows:  # in file order, as the spans are
+        at = bisect_right(starts, row["line"]) - 1
+        if at >= 0 and row["line"] <= spans[at][1]:
+            row["scope"] = spans[at][0]
 
 
 def bind_starred(walker: Walker, tree: ast.Module) -> None:

@@ -45,11 +45,12 @@ def find_affects(subjects: Subjects, index: CodeIndex, root_label: str, *,
     found: dict[tuple[str, int, str], Affect] = {}
     base = {"root": root_label, "codebase": codebase, "release": release}
     reaches, note = reachable(subjects.qualifiers, index)
-    where = making_files(subjects.qualifiers, index.table) if reaches else None
+    where = making_places(subjects.qualifiers, index.table) if reaches else None
     for subject in subjects.python if reaches else ():
         evidence = weigh(subject) if weigh is not None else None
         for match in python_uses(subject, index.table, knowledge):
-            if where is not None and match.path not in where:
+            if where is not None and (match.path, None) not in where and (
+                    match.path, match.row.get("scope", 0)) not in where:
                 continue
             verdict = judge(subject, match, release, evidence)
             if verdict is None:
@@ -111,15 +112,19 @@ def reachable(qualifiers: tuple[Qualifier, ...], index: CodeIndex) -> tuple[bool
     return False, ""
 
 
-def making_files(qualifiers: tuple[Qualifier, ...], table: UseTable) -> set[str] | None:
-    """For a change limited to kinds of input made where they are used (``within = "file"``),
-    the files that make one; None when a use anywhere may be handed one."""
+def making_places(qualifiers: tuple[Qualifier, ...], table: UseTable
+                  ) -> set[tuple[str, int | None]] | None:
+    """For a change limited to kinds of input made where they are used, the places that make
+    one: ``(path, None)`` for a whole file (``within = "file"``), ``(path, scope)`` for one
+    module-level function or class (``within = "definition"``, 0 for the module's own
+    statements); None when a use anywhere may be handed one."""
     inputs = [qualifier for qualifier in qualifiers
-              if qualifier.kind == "input" and qualifier.within == "file"]
+              if qualifier.kind == "input" and qualifier.within != "codebase"]
     if not inputs or len(inputs) != len(qualifiers):
         return None
-    return {path for qualifier in inputs for name in qualifier.made_by
-            for path, _ in made_at(name, table)}
+    return {(path, row.get("scope", 0) if qualifier.within == "definition" else None)
+            for qualifier in inputs for name in qualifier.made_by
+            for path, row in made_at(name, table)}
 
 
 def made_at(name: str, table: UseTable) -> list[Hit]:

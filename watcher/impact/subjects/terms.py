@@ -10,8 +10,8 @@ from __future__ import annotations
 import tomllib
 from dataclasses import dataclass
 from functools import cache
-from typing import Literal
 
+from watcher.impact.model import Within
 from watcher.resources import defaults_dir
 
 __all__ = ["InputKind", "Vocabulary", "vocabulary"]
@@ -22,9 +22,10 @@ class InputKind:
     name: str  # "nested tensors"
     words: tuple[str, ...]  # lower-case phrases notes name it by
     made_by: tuple[str, ...]  # dotted names, or ".method" names
-    # "file": only a file that makes one can hand it to the changed API ("codebase": any file
-    # can, as data made by a loader reaches the model)
-    within: Literal["codebase", "file"] = "codebase"
+    # "file": only a file that makes one can hand it to the changed API; "definition": only the
+    # module-level function or class that makes one ("codebase": any file can, as data made by
+    # a loader reaches the model)
+    within: Within = "codebase"
 
 
 @dataclass(frozen=True)
@@ -48,11 +49,9 @@ def vocabulary() -> Vocabulary:
     return Vocabulary(frozenset(data.get("markers", [])), inputs)
 
 
-def within(entry: dict[str, object]) -> Literal["codebase", "file"]:
+def within(entry: dict[str, object]) -> Within:
     value = entry.get("within", "codebase")
-    if value == "file":
-        return "file"
-    if value != "codebase":
-        raise ValueError(f"impact.toml: input {entry.get('name')!r}: within must be "
-                         f"'codebase' or 'file', not {value!r}")
-    return "codebase"
+    if value == "file" or value == "definition" or value == "codebase":
+        return value
+    raise ValueError(f"impact.toml: input {entry.get('name')!r}: within must be "
+                     f"'codebase', 'file' or 'definition', not {value!r}")
