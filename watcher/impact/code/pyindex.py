@@ -79,7 +79,7 @@ def mark_scopes(rows: list[UseRow], tree: ast.Module) -> None:
     first decorator's): an input kind made ``within = "definition"`` reaches only uses there."""
     spans = [(min([node.lineno, *(d.lineno for d in node.decorator_list)]),
               node.end_lineno or node.lineno)
-             for node in tree.body if type(node) in DEFINITIONS]
+             for node in tree.body if isinstance(node, DEFINITIONS)]
     if not spans:
         return
     starts = [start for start, _ in spans]
