@@ -163,9 +163,10 @@ OFFLINE = textwrap.dedent("""
                                      "compiled": compiled}))
 """)
 
-# What only the bot needs: its daemon, listener, scheduler, Slack and HTTP clients, poller.
-BOT = ("watcher.daemon", "watcher.server", "watcher.poller", "watcher.github", "apscheduler",
-       "slack_sdk", "httpx", "handlers")
+# What only the bot needs: its composition root, daemon, listener, scheduler, Slack and HTTP
+# clients, poller.
+BOT = ("watcher.app", "watcher.daemon", "watcher.server", "watcher.poller", "watcher.github",
+       "apscheduler", "slack_sdk", "httpx", "handlers")
 RELEASES = TESTS / "fixtures" / "releases"
 CODE = "import torch\n\ntorch.onnx.export(model, args, 'model.onnx')\n"
 OFFLINE_COMMANDS = {

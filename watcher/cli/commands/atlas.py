@@ -10,7 +10,6 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from watcher.app import package_source
 from watcher.errors import ConfigError
 from watcher.impact.atlas import (
     CHANGES,
@@ -20,18 +19,19 @@ from watcher.impact.atlas import (
     AtlasSource,
     BoundedBuilder,
     bundled_diff,
+    configured_source,
     diff,
     loads,
     normal_version,
     removed_on_sigterm,
 )
 from watcher.present import plural
-from watcher.store import Store
 from watcher.untrusted import clean_line
 
 if TYPE_CHECKING:
     from watcher.config import Config
     from watcher.deps import Dependencies
+    from watcher.store import Store
 
 _ATLAS_SUFFIXES = (".json.gz", ".atlas")
 
@@ -46,6 +46,8 @@ class _OpenedOnUse:
 
     def _open(self) -> Store:
         if self._store is None:
+            from watcher.store import Store
+
             self._store = Store.open(self.path)
         return self._store
 
@@ -58,7 +60,7 @@ class _OpenedOnUse:
 
 
 def _source(config: Config, deps: Dependencies, store: _OpenedOnUse) -> AtlasSource:
-    return package_source(config, store, deps.clock, deps.transport)
+    return configured_source(config.impact, store, deps.clock, deps.transport)
 
 
 def run_atlas_build(config: Config, deps: Dependencies, what: str, package: str) -> int:
