@@ -158,3 +158,34 @@ def test_a_base_class_option_spares_a_subclass_whose_own_constructor_keeps_it(ru
     result = run_cli("impact", str(notes), "--code", str(root), "--format", "json")
     found = uses(json.loads(result.stdout))
     assert 10 not in found  # SequentialSampler(dataset) keeps its data_source
+
+
+class CountingNames(dict[str, str]):
+    """A name table that counts how often a name is looked up in it."""
+
+    def __init__(self, *args: object) -> None:
+        super().__init__(*args)
+        self.asked = 0
+
+    def get(self, name: str, default: object = None) -> object:  # type: ignore[override]
+        self.asked += 1
+        return super().get(name, default)
+
+
+def test_the_package_step_asks_the_atlas_for_a_name_once():
+    """Each package change is weighed against each BC-breaking item's subjects (thousands of
+    pairs, the same few hundred names): an atlas resolves a name once, and an item without
+    subjects is not weighed at all."""
+    from watcher.impact.atlas import Api, Atlas
+    from watcher.impact.reach import speaks_of
+
+    names = CountingNames({"torch.optim.SGD": "torch.optim.sgd.SGD"})
+    atlas = Atlas("torch", "2.7.0", {"torch.optim.sgd.SGD": Api("class")}, names)
+    assert [atlas.resolve("torch.optim.SGD") for _ in range(3)] == ["torch.optim.sgd.SGD"] * 3
+    assert [atlas.resolve("torch.optim.Gone") for _ in range(3)] == [None] * 3
+    # One look-up of each name, and of each owner along the way (torch.optim, torch).
+    assert names.asked == 4
+    source = AtlasSource(store=None, index=None, clock=lambda: None)  # type: ignore[arg-type]
+    package = package_changes(source, "pytorch/pytorch", "v2.7.0")
+    assert package is not None
+    assert speaks_of(package.changes[0], (), "Remove it", object()) is None  # type: ignore[arg-type]

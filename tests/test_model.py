@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from conftest import FIXTURES, RELEASES, release_notes
 
+from watcher.errors import ConfigError
 from watcher.models import SUBSYSTEMS, Item, top_level
 from watcher.notes.classify import Classifier
 from watcher.notes.model import (
@@ -163,6 +164,19 @@ def test_shipped_model_is_small_matches_the_rules_and_round_trips():
     assert set(model.classes) <= set(SUBSYSTEMS) and len(model.classes) > 20
     assert SubsystemModel.from_json(model.to_json()) == model
     assert 0.02 <= model.temperature <= 5 and 0.5 < model.rule_confidence < 1
+
+
+def test_a_features_weights_are_read_when_it_is_looked_up():
+    """The shipped file keeps each feature's weights as one string, read the first time the
+    feature is asked for (a process classifying one release reads a few hundred of ~6,000):
+    a row naming a class the model lacks loads, and is refused when it is looked up."""
+    weights = {"cuda": "0 0.5 1 -0.25", "bad": "0 0.1 99 0.2"}
+    data = {**builtin_model().to_json(), "weights": weights}
+    model = SubsystemModel.from_json(json.loads(json.dumps(data)))
+    assert len(model.weights) == 2 and "bad" in model.weights and "other" not in model.weights
+    assert model.weights.get("cuda") == (0, 0.5, 1, -0.25) and model.weights.get("other") is None
+    with pytest.raises(ConfigError, match="name a class it does not have"):
+        model.weights.get("bad")
 
 
 @pytest.mark.parametrize(("text", "expected", "absent"), [

@@ -20,6 +20,7 @@ from fakes.webhook import FakeWebhook
 from handlers.apprise_notifier import AppriseNotifier
 from handlers.base import HandlerContext, notifier_config
 from watcher.config import Secrets
+from watcher.deps import Dependencies
 from watcher.logs import setup_logging
 from watcher.store import Store
 
@@ -183,3 +184,28 @@ def test_each_part_of_an_apprise_url_is_masked_in_any_loggers_lines(capsys, tmp_
         logging.getLogger().handlers.clear()
     assert "s3cret" not in err and "123456789" not in err and "112233445566" not in err
     assert err.count("POST ") == 2
+
+
+@pytest.mark.parametrize("environ", [
+    {"GITHUB_TOKEN": "ghp_first", "GH_TOKEN": "gho_second", "slack_bot_token": "xoxb-1"},
+    {"GH_TOKEN": "gho_only", "SLACK_WEBHOOK_URL": "https://hooks.slack.com/services/T/B/x",
+     "SLACK_APP_TOKEN": "xapp-1", "SLACK_SIGNING_SECRET": "s3cr3t", "UNRELATED": "shown"},
+    {},
+], ids=["github-token-first", "every-other-secret", "none"])
+def test_logging_masks_what_secrets_holds_without_building_it(monkeypatch, environ):
+    """Logging is set up before a command knows whether it needs the configuration: it reads
+    the same values ``Secrets()`` holds straight from the environment (no model built, so an
+    offline command loads no pydantic)."""
+    for name in list(os.environ):
+        if name.upper().startswith(("GITHUB_TOKEN", "GH_TOKEN", "SLACK_")):
+            monkeypatch.delenv(name)
+    for name, value in environ.items():
+        monkeypatch.setenv(name, value)
+    secrets = Secrets()
+    held = [s.get_secret_value() for s in (secrets.github_token, secrets.slack_bot_token,
+                                           secrets.slack_webhook_url, secrets.slack_app_token,
+                                           secrets.slack_signing_secret) if s is not None]
+    deps = Dependencies()
+    assert deps.secret_values() == held
+    assert deps.secrets is None  # read, not built
+    assert Dependencies(secrets=secrets).secret_values() == held

@@ -27,19 +27,18 @@ from watcher.deps import Dependencies, Runtime, utcnow
 from watcher.errors import ConfigError
 from watcher.metrics import Metrics
 
-# What a command builds is imported where it is built: ``atlas diff`` takes its atlas source
-# from here, and an offline command loads no HTTP client, poller or store for that.
+# What a command builds is imported where it is built: a command loads no HTTP client, poller
+# or store it does not run.
 if TYPE_CHECKING:
     from datetime import datetime
 
-    import httpx
     from pydantic import SecretStr
 
     from watcher.daemon import Daemon, DaemonParts
     from watcher.delivery import ImpactOf, Notifier, ReleaseImpact
     from watcher.github import GitHubClient
     from watcher.impact import CodeIndex, ImpactAnalyzer, Suppressor
-    from watcher.impact.atlas import AtlasSource, PackageStep, Shelf
+    from watcher.impact.atlas import AtlasSource, PackageStep
     from watcher.models import Release
     from watcher.notes import LabelSource, Taxonomy
     from watcher.store import Store
@@ -168,22 +167,6 @@ def impact_step(config: Config, store: Store, metrics: Metrics | None = None, *,
     return for_poll
 
 
-def package_source(config: Config, store: Shelf | None, clock: Callable[[], datetime],
-                   transport: httpx.BaseTransport | None = None) -> AtlasSource:
-    """Where the atlases of releases come from: bundled, the store, else the package index
-    (``[impact] package_index``), fetched within the budget ``[impact]`` sets, built in a
-    child process and kept in the store; a failure asked again after ``package_retry``."""
-    from datetime import timedelta
-
-    from watcher.impact.atlas import AtlasSource, BoundedBuilder, Budget, PackageIndex
-
-    budget = Budget.of(config.impact)
-    index = PackageIndex(config.impact.package_index, budget=budget,
-                         hosts=tuple(config.impact.package_hosts), transport=transport)
-    return AtlasSource(store=store, index=index, clock=clock, builder=BoundedBuilder(budget),
-                       retry_every=timedelta(seconds=config.impact.package_retry))
-
-
 def store_suppressor(store: Store) -> Suppressor:
     """The uses a team said are "not us" (a Slack button), as the store holds them now: the
     bot's own analysis leaves them out of the tiers, counted, as ``--suppressions store``."""
@@ -259,9 +242,10 @@ def build_runtime(config: Config, deps: Dependencies) -> Runtime:
     notifiers = [cfg for _, cfg in notifier_configs(config, deps.environ)]
     packages = None
     if config.impact_codebases():
-        from watcher.impact.atlas import PackageStep
+        from watcher.impact.atlas import PackageStep, configured_source
 
-        packages = PackageStep(package_source(config, store, deps.clock, deps.transport))
+        packages = PackageStep(configured_source(config.impact, store, deps.clock,
+                                                 deps.transport))
     poller = Poller(config, store, client, analyzer, notifiers, clock=deps.clock,
                     impact=impact_step(config, store, deps.metrics, clock=deps.clock,
                                        packages=packages) if packages is not None else None,

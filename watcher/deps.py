@@ -55,6 +55,19 @@ class Dependencies:
             self.secrets = Secrets()
         return self.secrets
 
+    def secret_values(self) -> list[str]:
+        """The secrets' values, for logging to mask: those ``get_secrets`` holds, read from
+        the environment without building the model until a command asks for it."""
+        if self.secrets is None:
+            from watcher.config import environment_secrets
+
+            return environment_secrets(os.environ)
+        secrets = self.secrets
+        return [s.get_secret_value() for s in (secrets.github_token, secrets.slack_bot_token,
+                                                secrets.slack_webhook_url,
+                                                secrets.slack_app_token,
+                                                secrets.slack_signing_secret) if s is not None]
+
 
 @dataclass
 class Runtime:

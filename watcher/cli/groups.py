@@ -48,7 +48,7 @@ def atlas_diff(state: State, old: str, new: str, package: str, fmt: str) -> None
     removed, parameters removed or made keyword-only, defaults changed, new deprecations."""
     from watcher.cli.commands.atlas import run_atlas_diff
 
-    sys.exit(run_atlas_diff(state.config(), state.deps, old, new, package=package, fmt=fmt))
+    sys.exit(run_atlas_diff(state.config, state.deps, old, new, package=package, fmt=fmt))
 
 
 @click.group("config")

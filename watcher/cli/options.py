@@ -41,12 +41,8 @@ class State:
         from watcher.logs import setup_logging
 
         self._logging = True
-        secrets = self.deps.get_secrets()
-        values = [s.get_secret_value() for s in (secrets.github_token, secrets.slack_bot_token,
-                                                  secrets.slack_webhook_url,
-                                                  secrets.slack_app_token,
-                                                  secrets.slack_signing_secret) if s is not None]
-        setup_logging(verbose=self.verbose, log_format=self.log_format, secrets=values)
+        setup_logging(verbose=self.verbose, log_format=self.log_format,
+                      secrets=self.deps.secret_values())
 
     def config_file(self) -> Any:
         """The config file's path (None: the built-in defaults), logging set up first."""

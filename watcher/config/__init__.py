@@ -4,7 +4,8 @@ A misspelled key is an error (``extra="forbid"``), never silently ignored. Secre
 the file: they come from the environment (see ``Secrets``) and are ``SecretStr`` everywhere.
 ``schema`` is the tables' models, ``durations`` how ``10m`` is read and shown, ``cron`` how a
 digest schedule is read (APScheduler's own cron trigger), ``load`` reads and merges the file,
-``problems`` says what is wrong with it in the file's own words.
+``problems`` says what is wrong with it in the file's own words, ``environment`` which variables
+hold secrets (read there without a model, so that logging masks them from the start).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
     from watcher.config.durations import Duration as Duration
     from watcher.config.durations import format_duration as format_duration
     from watcher.config.durations import parse_duration as parse_duration
+    from watcher.config.environment import environment_secrets as environment_secrets
     from watcher.config.impact import ImpactConfig as ImpactConfig
     from watcher.config.load import checked_config as checked_config
     from watcher.config.load import checked_file as checked_file
@@ -68,6 +70,7 @@ _EXPORTS = {
     "parse_listen": "schema",
     "PollConfig": "schema",
     "REPO_NAME": "schema",
+    "environment_secrets": "environment",
     "RepoConfig": "schema",
     "Secrets": "schema",
     "Section": "schema",

@@ -20,6 +20,7 @@ from pydantic import (
 )
 
 from watcher.config.durations import Duration
+from watcher.config.environment import secret_variables
 from watcher.config.impact import Codebase, ImpactConfig
 from watcher.errors import ConfigError
 
@@ -308,10 +309,6 @@ class Config(Section):
         return Path(state_home) / "release-watch"
 
 
-_SECRET_NAMES = ("GITHUB_TOKEN", "GH_TOKEN", "SLACK_BOT_TOKEN", "SLACK_WEBHOOK_URL",
-                 "SLACK_APP_TOKEN", "SLACK_SIGNING_SECRET")
-
-
 class Secrets(BaseModel):
     """Tokens, from the environment only; their repr and str are masked by ``SecretStr``.
 
@@ -333,8 +330,7 @@ class Secrets(BaseModel):
 
     def __init__(self, **values: Any) -> None:
         if not values:
-            found = {name.upper(): value for name, value in os.environ.items()}
-            values = {name: found[name] for name in _SECRET_NAMES if name in found}
+            values = dict(secret_variables(os.environ))
         super().__init__(**values)
 
     def blank(self) -> list[str]:

@@ -25,7 +25,7 @@ import itertools
 import json
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -35,7 +35,7 @@ from watcher.errors import ConfigError
 from watcher.notes.text import strip_code
 from watcher.resources import defaults_dir
 
-FORMAT = 2
+FORMAT = 3  # 3: each feature's weights one string, decoded when the feature is looked up
 
 # Bounded repeats keep every pattern linear in the item's length, whatever its brackets.
 _LINK = re.compile(r"\[([^\[\]\n]{0,300})\]\([^)\s]{0,500}\)")
@@ -128,6 +128,49 @@ class Prediction:
 
 
 Row = tuple[float, ...]  # class index, weight, class index, weight, …: compact and fast to load
+
+
+class EncodedRows(Mapping[str, Row]):
+    """The shipped weights, each feature's row kept as the file writes it (``"0 0.093 5 0.383"``)
+    and decoded the first time the feature is looked up. Decoding all ~6,000 rows at load took
+    most of the 35 ms a process paid for the model, and a classify reads a few hundred."""
+
+    def __init__(self, encoded: Mapping[str, str], classes: int) -> None:
+        self._encoded = encoded
+        self._classes = classes
+        self._decoded: dict[str, Row] = {}
+
+    def __getitem__(self, feature: str) -> Row:
+        row = self._decoded.get(feature)
+        if row is None:
+            row = self._decoded[feature] = decode_row(self._encoded[feature], self._classes)
+        return row
+
+    def get(self, feature: str, default: Row | None = None) -> Row | None:  # type: ignore[override]
+        return self[feature] if feature in self._encoded else default
+
+    def __contains__(self, feature: object) -> bool:
+        return feature in self._encoded
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._encoded)
+
+    def __len__(self) -> int:
+        return len(self._encoded)
+
+
+def encode_row(row: Row) -> str:
+    """``(0, 0.093, 5, 0.383)`` → ``"0 0.093 5 0.383"``: ``repr`` gives back the same float."""
+    return " ".join(str(int(v)) if at % 2 == 0 else repr(float(v)) for at, v in enumerate(row))
+
+
+def decode_row(text: str, classes: int) -> Row:
+    values = text.split()
+    row = tuple(int(v) if at % 2 == 0 else float(v) for at, v in enumerate(values))
+    if len(values) % 2 or any(not 0 <= i < classes for i in row[::2]):
+        raise ConfigError(f"the subsystem model's weights {text[:60]!r} name a class it does "
+                          "not have")
+    return row
 RULE_CUE = "rule:"  # the classifier's feature for "a text rule of this area matched the item"
 
 
@@ -243,8 +286,7 @@ class SubsystemModel:
             "rule_confidences": dict(sorted(self.rule_confidences.items())),
             "repo_priors": {repo: prior.to_json()
                             for repo, prior in sorted(self.repo_priors.items())},
-            "weights": {feature: [int(v) if at % 2 == 0 else v for at, v in enumerate(row)]
-                        for feature, row in sorted(self.weights.items())},
+            "weights": {feature: encode_row(row) for feature, row in sorted(self.weights.items())},
         }
 
     @classmethod
@@ -252,10 +294,10 @@ class SubsystemModel:
         if data.get("format") != FORMAT:
             raise ValueError(f"model format {data.get('format')!r} is not {FORMAT}")
         classes = tuple(data["classes"])
-        weights: dict[str, Row] = {feature: tuple(row)
-                                   for feature, row in data["weights"].items()}
-        if any(not 0 <= i < len(classes) for row in weights.values() for i in row[::2]):
-            raise ValueError("a weight names a class the model does not have")
+        encoded = data["weights"]
+        if not all(isinstance(row, str) for row in encoded.values()):
+            raise ValueError("a feature's weights are not one string")
+        weights = EncodedRows(encoded, len(classes))
         priors = {repo.lower(): RepoPrior.from_json(prior)
                   for repo, prior in data.get("repo_priors", {}).items()}
         return cls(classes, tuple(map(float, data["bias"])), weights,

@@ -7,7 +7,8 @@ touches the configured code (breaks, then check, mentions counted); ``digest`` i
 is (its counts per repository and subsystem and its most important items: ``watcher.delivery``
 folds a queue into one, ``digest_text`` words it as plain text); ``words`` holds the
 shared wording (names not ids, plurals, a release's title as people say it, guesses marked as
-guesses, the order of kinds); ``plain`` renders whole events and digests as plain text, for the
+guesses, the order of kinds), ``counts`` its one piece that needs no event (a count in words,
+for the offline commands too); ``plain`` renders whole events and digests as plain text, for the
 console, ``--dry-run`` previews and services that take a title and a body; ``html`` renders an
 event as HTML, for feeds. Notifiers with a richer format (Slack) render the plan with ``words``.
 """
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
     from watcher.present.affects import TierGroup as TierGroup
     from watcher.present.affects import UseTally as UseTally
     from watcher.present.affects import affects_of as affects_of
+    from watcher.present.counts import plural as plural
     from watcher.present.digest import DIGEST_MAX_ITEMS as DIGEST_MAX_ITEMS
     from watcher.present.digest import Digest as Digest
     from watcher.present.digest import DigestItem as DigestItem
@@ -73,7 +75,6 @@ if TYPE_CHECKING:
     from watcher.present.words import kinds_in_words as kinds_in_words
     from watcher.present.words import mentions_line as mentions_line
     from watcher.present.words import period_counts as period_counts
-    from watcher.present.words import plural as plural
     from watcher.present.words import release_title as release_title
     from watcher.present.words import renamed as renamed
     from watcher.present.words import subsystem_name as subsystem_name
@@ -128,7 +129,7 @@ _EXPORTS = {
     "mentions_line": "words",
     "period_counts": "words",
     "plan_event": "plan",
-    "plural": "words",
+    "plural": "counts",
     "ranked": "plan",
     "release_now": "plan",
     "release_title": "words",

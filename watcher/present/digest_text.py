@@ -12,13 +12,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from watcher.present.counts import plural
 from watcher.present.plain import View, affects_lines, format_items
 from watcher.present.words import (
     UNSURE_BELOW,
     USES_SHOWN,
     kinds_in_words,
     period_counts,
-    plural,
 )
 from watcher.untrusted import clean_line
 

@@ -13,6 +13,7 @@ from html import escape
 
 from watcher.models import KIND_TITLES, Affect, Event, EventItem
 from watcher.present.affects import AffectsPlan
+from watcher.present.counts import plural
 from watcher.present.plan import EventPlan, plan_event, sections_of
 from watcher.present.words import (
     CALLED_OUT,
@@ -21,7 +22,6 @@ from watcher.present.words import (
     by_change,
     by_name_note,
     changes_in_words,
-    plural,
     subsystem_tag,
     tally_line,
     use_place,

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from watcher.models import KIND_TITLES, Affect, Event, EventItem
 from watcher.present.affects import AffectsPlan
+from watcher.present.counts import plural
 from watcher.present.links import show_links
 from watcher.present.plan import EventPlan, plan_event, sections_of
 from watcher.present.words import (
@@ -34,7 +35,6 @@ from watcher.present.words import (
     by_top_subsystem,
     changes_in_words,
     is_unsure,
-    plural,
     subsystem_tag,
     use_place,
 )

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import cache
 
 from watcher.models import Affect, ChangeType, Event, EventItem, top_level
+from watcher.present.counts import plural
 from watcher.resources import subsystems_path
 from watcher.untrusted import clean_line
 
@@ -58,10 +59,6 @@ def subsystem_name(subsystem: str) -> str:
 
 def top_name(subsystem: str) -> str:
     return subsystem_name(top_level(subsystem))
-
-
-def plural(count: int, singular: str, plural_form: str | None = None) -> str:
-    return f"{count} {singular if count == 1 else plural_form or singular + 's'}"
 
 
 def is_unsure(item: EventItem, threshold: float = UNSURE_BELOW) -> bool:

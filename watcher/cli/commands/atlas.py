@@ -7,10 +7,10 @@ another version than asked for refused); SIGTERM leaves nothing of a fetch behin
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from watcher.app import package_source
 from watcher.errors import ConfigError
 from watcher.impact.atlas import (
     CHANGES,
@@ -20,18 +20,19 @@ from watcher.impact.atlas import (
     AtlasSource,
     BoundedBuilder,
     bundled_diff,
+    configured_source,
     diff,
     loads,
     normal_version,
     removed_on_sigterm,
 )
 from watcher.present import plural
-from watcher.store import Store
 from watcher.untrusted import clean_line
 
 if TYPE_CHECKING:
     from watcher.config import Config
     from watcher.deps import Dependencies
+    from watcher.store import Store
 
 _ATLAS_SUFFIXES = (".json.gz", ".atlas")
 
@@ -46,6 +47,8 @@ class _OpenedOnUse:
 
     def _open(self) -> Store:
         if self._store is None:
+            from watcher.store import Store
+
             self._store = Store.open(self.path)
         return self._store
 
@@ -58,7 +61,7 @@ class _OpenedOnUse:
 
 
 def _source(config: Config, deps: Dependencies, store: _OpenedOnUse) -> AtlasSource:
-    return package_source(config, store, deps.clock, deps.transport)
+    return configured_source(config.impact, store, deps.clock, deps.transport)
 
 
 def run_atlas_build(config: Config, deps: Dependencies, what: str, package: str) -> int:
@@ -111,16 +114,59 @@ def summary(atlas: Atlas, origin: str) -> list[str]:
     return lines
 
 
-def run_atlas_diff(config: Config, deps: Dependencies, old: str, new: str, *, package: str,
-                   fmt: str) -> int:
-    store = _OpenedOnUse(config.store_path())
+class _Atlases:
+    """Where ``atlas diff`` takes each release from: a version bundled with release-watch is
+    read from its file, with neither the configuration nor the store (a diff of two bundled
+    releases is an offline command: nothing of the bot loaded); anything else (a wheel, a
+    version the store or the package index has) through the configured source, the
+    configuration read and the store opened only then."""
+
+    def __init__(self, config: Callable[[], Config], deps: Dependencies) -> None:
+        self._config = config
+        self._deps = deps
+        self._store: _OpenedOnUse | None = None
+        self._configured: AtlasSource | None = None
+        self.bundled = AtlasSource(store=None, index=None, clock=deps.clock)
+
+    def configured(self) -> AtlasSource:
+        if self._configured is None:
+            config = self._config()
+            self._store = _OpenedOnUse(config.store_path())
+            self._configured = _source(config, self._deps, self._store)
+        return self._configured
+
+    def get(self, what: str, package: str) -> Atlas:
+        path = Path(what).expanduser()
+        if path.is_file():
+            if path.name.endswith(".whl"):
+                return _built(self.configured(), path, package, None)
+            return loads(path.read_bytes(), origin=str(path))
+        if path.name.endswith((".whl", *_ATLAS_SUFFIXES)):
+            raise ConfigError(f"{what}: no such file")
+        version = _version(what)
+        known = self.bundled.known(package, version)
+        return known if known is not None else self.configured().get(package, version,
+                                                                      force=True)
+
+    def both_bundled(self, before: Atlas, after: Atlas) -> bool:
+        return all(self.bundled.origin.get((atlas.package, atlas.version)) == "bundled"
+                   for atlas in (before, after))
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
+
+
+def run_atlas_diff(config: Callable[[], Config], deps: Dependencies, old: str, new: str, *,
+                   package: str, fmt: str) -> int:
+    """``config`` is read only where a release is not bundled."""
+    atlases = _Atlases(config, deps)
     try:
-        source = _source(config, deps, store)
         with removed_on_sigterm():
-            before, after = (_atlas(source, what, package) for what in (old, new))
+            before, after = (atlases.get(what, package) for what in (old, new))
     finally:
-        store.close()
-    changes = _changes(source, before, after)
+        atlases.close()
+    changes = _changes(atlases.both_bundled(before, after), before, after)
     out = deps.stdout
     if fmt == "json":
         # The contract's shape, nothing more: the versions are the caller's own arguments.
@@ -131,24 +177,11 @@ def run_atlas_diff(config: Config, deps: Dependencies, old: str, new: str, *, pa
     return 0
 
 
-def _changes(source: AtlasSource, before: Atlas, after: Atlas) -> list[ApiChange]:
+def _changes(bundled: bool, before: Atlas, after: Atlas) -> list[ApiChange]:
     """The diff of two bundled releases is bundled too when they are consecutive (the tests
     hold each to a fresh diff): read, not computed; any other pair is diffed."""
-    bundled = all(source.origin.get((atlas.package, atlas.version)) == "bundled"
-                  for atlas in (before, after))
     found = bundled_diff(after.package, before.version, after.version) if bundled else None
     return found if found is not None else diff(before, after)
-
-
-def _atlas(source: AtlasSource, what: str, package: str) -> Atlas:
-    path = Path(what).expanduser()
-    if path.is_file():
-        if path.name.endswith(".whl"):
-            return _built(source, path, package, None)
-        return loads(path.read_bytes(), origin=str(path))
-    if path.name.endswith((".whl", *_ATLAS_SUFFIXES)):
-        raise ConfigError(f"{what}: no such file")
-    return source.get(package, _version(what), force=True)
 
 
 def _version(what: str) -> str:

@@ -55,6 +55,7 @@ if TYPE_CHECKING:
     from watcher.impact.atlas.source import AtlasSource as AtlasSource
     from watcher.impact.atlas.source import Shelf as Shelf
     from watcher.impact.atlas.source import bundled_dir as bundled_dir
+    from watcher.impact.atlas.source import configured_source as configured_source
     from watcher.impact.atlas.source import normal_version as normal_version
     from watcher.impact.atlas.source import previous_minor as previous_minor
     from watcher.impact.atlas.step import PackageStep as PackageStep
@@ -73,6 +74,7 @@ _EXPORTS = {
     "Budget": "budget",
     "Built": "sandbox",
     "bundled_dir": "source",
+    "configured_source": "source",
     "build_atlas": "build",
     "bundled_diff": "bundled_diffs",
     "CHANGES": "compare",

@@ -2,10 +2,12 @@
 keyword-only or positional-only, required or added as required, defaults changed, markers of
 deprecation newly carried; for each class and every subclass that inherits the change.
 
-A name is compared by its spelling: one that moved but is still reachable as users write it
-is not removed, nor one its module still binds though it no longer exports it. Each change
-names the API by its shortest public spelling (``api``) and the other names it goes by
-(``names``). Pure: two atlases in, a sorted list out.
+Most APIs do not change from one release to the next: a function or method stored as the same
+row in both atlases is passed over without decoding either. A name is compared by its
+spelling: one that moved but is still reachable as users write it is not removed, nor one its
+module still binds though it no longer exports it. Each change names the API by its shortest
+public spelling (``api``) and the other names it goes by (``names``). Pure: two atlases in, a
+sorted list out.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from watcher.impact.atlas.model import (
     Atlas,
     Param,
 )
+from watcher.impact.atlas.table import ApiTable
 
 REMOVED = "removed"
 PARAMETER_REMOVED = "parameter_removed"
@@ -123,7 +126,9 @@ def _changed(old: Atlas, new: Atlas) -> Iterator[ApiChange]:
         if kind not in _COMPARED:
             continue
         first, now = _still_spelled(old, new, canonical)
-        if now is None or new.kind(now) != kind:
+        if now is None or (kind in CALLABLE and _same_row(old, canonical, new, now)):
+            continue
+        if new.kind(now) != kind:
             continue
         if _became_a_stub(old, new, canonical, now):
             yield _named(REMOVED, _names(new, now, first), new=new.raises(now), raises=True)
@@ -176,6 +181,8 @@ def _member_changes(old: Atlas, new: Atlas,
     """A method's changes once for every class that has it (its own or inherited), all of
     their spellings named."""
     for (was, now), reached in methods.items():
+        if now and _same_row(old, was, new, now):
+            continue
         if not now or _became_a_stub(old, new, was, now):
             yield _named(REMOVED, _method_names(old, new, was, reached),
                          new=new.raises(now) if now else None, ordered=True, raises=bool(now))
@@ -199,6 +206,16 @@ def _method_names(old: Atlas, new: Atlas, method: str, reached: list[tuple[str, 
     names = {cls: _names(new, cls, first) for cls, first in classes}
     spelled = {f"{name}.{member}" for cls, first, member in reached for name in names[cls]}
     return _owner_first(old, method, spelled)
+
+
+def _same_row(old: Atlas, was: str, new: Atlas, now: str) -> bool:
+    """Whether both atlases (loaded from their files) store ``was`` and ``now`` as the same
+    row: the same parameters, markers and body, so a function or method has no change of its
+    own (a class's constructor may come from a base that changed: classes are compared)."""
+    if not (isinstance(old.apis, ApiTable) and isinstance(new.apis, ApiTable)):
+        return False
+    row = old.apis.row(was)
+    return row is not None and row == new.apis.row(now)
 
 
 def _became_a_stub(old: Atlas, new: Atlas, was: str, now: str) -> bool:

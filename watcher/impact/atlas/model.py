@@ -84,21 +84,25 @@ class Atlas:
     skipped: tuple[str, ...] = ()
     _members: dict[str, dict[str, str]] = field(default_factory=dict, init=False, repr=False,
                                                 compare=False)
+    # Names already resolved: the impact step asks for the same few hundred thousands of times
+    # (each package change against each item's subjects), each a walk through the name table.
+    _resolved: dict[str, str | None] = field(default_factory=dict, init=False, repr=False,
+                                             compare=False)
 
     # ---- names --------------------------------------------------------------------------
     def resolve(self, name: str) -> str | None:
         """The canonical API a name users write stands for (a method through any class that
         has it, inherited or not), or None when this release has no such name."""
+        if name in self._resolved:
+            return self._resolved[name]
         found = self.names.get(name)
-        if found is not None:
-            return found
-        owner, dot, member = name.rpartition(".")
-        if not dot:
-            return None
-        cls = self.resolve(owner)
-        if cls is None or self.kind(cls) != CLASS:
-            return None
-        return self.members(cls).get(member)
+        if found is None:
+            owner, dot, member = name.rpartition(".")
+            cls = self.resolve(owner) if dot else None
+            if cls is not None and self.kind(cls) == CLASS:
+                found = self.members(cls).get(member)
+        self._resolved[name] = found
+        return found
 
     def spells(self, name: str) -> bool:
         """Whether ``name`` still works when written: it resolves, or its module binds it."""

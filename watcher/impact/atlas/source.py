@@ -37,6 +37,9 @@ from watcher.impact.atlas.model import Atlas
 from watcher.resources import defaults_dir
 
 if TYPE_CHECKING:
+    import httpx
+
+    from watcher.config import ImpactConfig
     from watcher.impact.atlas.index import PackageIndex
     from watcher.impact.atlas.sandbox import BoundedBuilder, Built
 
@@ -54,6 +57,23 @@ class Shelf(Protocol):
     def atlas_versions(self, package: str) -> list[str]: ...
     def atlas_tried(self, package: str, version: str) -> datetime | None: ...
     def put_atlas_tried(self, package: str, version: str, when: datetime) -> None: ...
+
+
+def configured_source(impact: ImpactConfig, store: Shelf | None, clock: Callable[[], datetime],
+                      transport: httpx.BaseTransport | None = None) -> AtlasSource:
+    """Where the atlases of releases come from: bundled, the store, else the package index
+    (``[impact] package_index``), fetched within the budget ``[impact]`` sets, built in a
+    child process and kept in the store; a failure asked again after ``package_retry``.
+    Here, not in the composition root, so that ``atlas diff`` needs nothing of the bot."""
+    from watcher.impact.atlas.budget import Budget
+    from watcher.impact.atlas.index import PackageIndex
+    from watcher.impact.atlas.sandbox import BoundedBuilder
+
+    budget = Budget.of(impact)
+    index = PackageIndex(impact.package_index, budget=budget, hosts=tuple(impact.package_hosts),
+                         transport=transport)
+    return AtlasSource(store=store, index=index, clock=clock, builder=BoundedBuilder(budget),
+                       retry_every=timedelta(seconds=impact.package_retry))
 
 
 def bundled_dir() -> Path:

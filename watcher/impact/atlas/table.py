@@ -93,6 +93,11 @@ class ApiTable(Mapping[str, Api]):
         found: list[Any] | None = row
         return found
 
+    def row(self, name: str) -> list[Any] | None:
+        """``name``'s row as the file stores it: equal rows decode to equal ``Api``s, so two
+        releases' rows tell an API that did not change without decoding either."""
+        return self._row(name)
+
     def __getitem__(self, name: str) -> Api:
         found: Api | None = self.get(name)
         if found is None:

@@ -86,6 +86,8 @@ def speaks_of(change: ApiChange, subjects: tuple[Subject, ...], text: str, atlas
     same API (any of its names), a class it derives from (a constructor's or a method's
     change), the same method named on a base class, or a namespace holding it; and, for a
     parameter's change, the same parameter. None when the item does not."""
+    if not subjects:
+        return None
     names = {change.api, *change.names, _canonical(atlas, change.api)}
     owner, member = _owner_and_member(atlas, change)
     lineage = _lineage(atlas, owner)
