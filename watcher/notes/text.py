@@ -13,7 +13,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 _PR_URL = re.compile(r"https?://github\.com/([\w.-]{1,100}/[\w.-]{1,100})/pull/(\d{1,7})")
-_PR_REF = re.compile(r"(?<![\w&/])#(\d{1,7})\b")
+# Not an HTML character reference, written (``&#34``) or escaped (``&amp;#34``, which a table
+# cell's text shows as ``&#34``): the body and the items read the same citations.
+_PR_REF = re.compile(r"(?<![\w&/])(?<!&amp;)#(\d{1,7})\b")
 _SPACED_REF = re.compile(r"\(\s?#\s(\d{3,7})\s?\)")  # "(# 4390 )": a rendered page's link text
 _FENCE_OPEN = re.compile(r"`{3,}|~{3,}")
 _ESCAPED = re.compile(r"\\([!-/:-@\[-`{-~])")  # CommonMark backslash escapes: TORCH\_LAZY
