@@ -233,6 +233,38 @@ def test_a_fallback_for_releases_that_refuse_a_keyword_is_not_reached_by_its_def
                    for use in item.get("affects", []))
     assert lines == [13], lines
 
+
+FINAL_DICT = {"onnx_export.py": """\
+    import torch
+
+    def gen_random_batch(size):
+        batch = {"input_ids": torch.zeros(size), "attention_mask": torch.ones(size)}
+        return batch
+
+    def export(model, x, path):
+        sample_input = gen_random_batch(4)
+        torch.onnx.export(model, (sample_input,), path)
+        torch.onnx.export(model, (x, {"mask": None}), path)
+        torch.onnx.export(model, args=(x, dict(mask=None)), f=path)
+        torch.onnx.export(model, (x,), path, kwargs={"mask": None})
+        torch.onnx.export(model, (x, sample_input["input_ids"]), path)
+        model(*(x, {"mask": None}))
+    """}
+V250 = Path(__file__).parent / "fixtures" / "releases" / "pytorch" / "v2.5.0.md"
+
+
+def test_model_keyword_arguments_as_a_final_dict_of_args_are_the_deprecated_way(run_cli,
+                                                                                tmp_path):
+    """llm-foundry's ONNX test: ``args=(sample_input,)`` where ``sample_input`` is the dict
+    ``gen_random_batch`` returns. 2.5 deprecates "model keyword arguments as a final
+    dictionary"; ``kwargs=`` is the new way, and a tuple ending in a tensor is not a dict."""
+    codebase(tmp_path, FINAL_DICT)
+    result = run_cli("impact", str(V250), "--code", str(tmp_path / "code"), "--format", "json")
+    uses = {use["line"]: use["tier"] for item in json.loads(result.stdout)["items"]
+            for use in item.get("affects", []) if "keyword arguments" in item["text"]}
+    assert uses == {9: "check", 10: "check", 11: "check"}, uses
+
+
 # ---- the ladder, rung by rung ------------------------------------------------------------
 def test_a_stated_removal_the_atlas_contradicts_is_check_and_says_so():
     ladder = Ladder(bundled("v2.10.0"), "v2.10.0")

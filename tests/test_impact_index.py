@@ -163,6 +163,22 @@ def test_a_dict_set_in_both_branches_of_an_if_holds_either_branchs_keys():
     assert (9, "torch.load", True, ()) in found  # reassigned after the if: none
 
 
+def test_a_module_function_returning_a_dict_it_built_spreads_its_keys():
+    found = uses("""\
+        import torch
+        def load_options():
+            options = {"weights_only": True, "map_location": "cpu"}
+            return options
+        def grown():
+            options = {"map_location": "cpu"}
+            options["mmap"] = True
+            return options
+        a = torch.load(p, **load_options())
+        b = torch.load(p, **grown())
+        """)
+    assert (9, "torch.load", True, ("map_location", "weights_only")) in found
+    assert (10, "torch.load", True, ()) in found  # keys added after: unknown, so no claim
+
 def test_functools_partial_is_a_call_of_its_first_argument():
     found = uses("""\
         import functools

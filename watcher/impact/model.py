@@ -88,6 +88,10 @@ class Subject(Frozen):
     # uses the `dynamo=True` option"): a changed default has no effect on a call passing
     # another constant for one of them (``dynamo=False``).
     given: tuple[str, ...] = ()
+    # A way of passing arguments the change is about, with condition "signature": "final_dict",
+    # keyword arguments passed as a dict ending a positional tuple ("supply model keyword
+    # arguments as a final dictionary is deprecated": ``export(m, (x, {"mask": m}))``).
+    shape: Literal["final_dict"] | None = None
 
 
 class Qualifier(Frozen):
@@ -185,6 +189,9 @@ class Use(Frozen):
     # Keywords a ``try`` passed the same function before this call, in its ``except
     # TypeError:`` handler: the call runs only on releases that refuse them
     fallback: tuple[str, ...] = ()
+    # A positional argument is a tuple ending in a dict (``(x, {"mask": m})``, ``(batch,)`` of a
+    # dict the file builds): keyword arguments passed as a final dict
+    final_dict: bool = False
 
 
 class Declaration(Frozen):

@@ -175,13 +175,14 @@ def resolve(walker: Walker, lines: list[str]) -> list[UseRow]:
                     row["values"] = dict(values)
                 seen[use] = row
     rows = sorted(seen.values(), key=line_of)
-    mark_guarded(rows, walker)
+    mark_contexts(rows, walker)
     return rows
 
 
-def mark_guarded(rows: list[UseRow], walker: Walker) -> None:
+def mark_contexts(rows: list[UseRow], walker: Walker) -> None:
     """Notes on each use what a guard around it asks first (a feature check's names) or tried
-    before it (the keywords an ``except TypeError:`` fallback's ``try`` passed)."""
+    before it (the keywords an ``except TypeError:`` fallback's ``try`` passed), and a call's
+    arguments ending in a dict (``Walker.final_dicts``)."""
     for start, end, names in walker.probes:
         for row in rows:
             if start <= row["line"] <= end:
@@ -193,6 +194,11 @@ def mark_guarded(rows: list[UseRow], walker: Walker) -> None:
                 refused = tried_with.difference(row.get("keywords", ())) if tried_with else ()
                 if refused:
                     row["fallback"] = sorted({*row.get("fallback", ()), *refused})
+    if walker.final_dicts:
+        for row in rows:
+            if row.get("is_call") and (row["line"], row["name"].rpartition(".")[2] or row.get(
+                    "method", "")) in walker.final_dicts:
+                row["final_dict"] = True
 
 
 def parameter_values(values: tuple[tuple[str, Any], ...], rebound: set[str]

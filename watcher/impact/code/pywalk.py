@@ -90,6 +90,8 @@ class Walker:
         # Lines of ``except TypeError:`` handlers, with the keywords the ``try`` tried each
         # function with (``guards.tried_keywords``).
         self.fallbacks: list[tuple[int, int, dict[str, frozenset[str]]]] = []
+        # (line, function's last name) of the calls passing a tuple that ends in a dict
+        self.final_dicts: set[tuple[int, str]] = set()
         self.raws: list[Raw] = []
         self.sets: set[str] = set()  # attribute names assigned, keyword names passed
         self._top: set[int] = set()
@@ -272,6 +274,18 @@ class Walker:
                 for value, _ in assigned:
                     self._branch_keys[id(value)] = set(union)  # each branch's own, updated apart
 
+    def ends_in_dict(self, arguments: list[ast.expr], named: list[ast.keyword]) -> bool:
+        """Whether a positional argument (or ``args=``) is a tuple written in the call whose last
+        element is a dict: written there, a name the file binds to one, or a call of a module
+        function that returns one (``sample_input = gen_random_batch()``)."""
+        for argument in (*arguments, *(k.value for k in named if k.arg == "args")):
+            if type(argument) is ast.Tuple and argument.elts:
+                last = argument.elts[-1]
+                if (type(last) is ast.Name and last.id in self._dicts) or \
+                        literal_keys(last, self.returns_of) is not None:
+                    return True
+        return False
+
     def double_starred(self, node: ast.Call) -> tuple[tuple[str, ...], bool]:
         """The keywords a call's ``**x`` pass when ``x`` is a dict the file builds literally;
         and whether some ``**`` may carry any option (a forwarded ``**kwargs``, a dict of
@@ -378,6 +392,8 @@ class Walker:
             extra = (CONFIG_PATCH, string_keys(node.args[0]) if node.args else ())
         elif last in TYPE_TESTS and type(func) is ast.Name and len(node.args) == 2:
             self.mark(node.args[1], "isinstance")
+        if self.ends_in_dict(arguments, named):
+            self.final_dicts.add((node.lineno, last))
         positional = len(arguments)
         for argument in arguments:
             if type(argument) is ast.Starred:

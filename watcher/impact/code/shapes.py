@@ -85,19 +85,30 @@ def returned_keys(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str] 
     literal one (``return {"multiprocessing_context": ctx}`` / ``return {}``); None when one
     returns anything else or it can end without a return."""
     keys: set[str] = set()
-    returns = 0
+    returns: list[ast.expr | None] = []
+    local: dict[str, set[str] | None] = {}  # names bound once to a literal dict, and only so
     pending: list[ast.AST] = list(function.body)
     while pending:
         node = pending.pop()
+        kind = type(node)
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
             continue  # a nested definition's returns are its own
-        if type(node) is ast.Return:
-            found = literal_keys(node.value) if node.value is not None else None
-            if found is None:
-                return None
-            keys |= found
-            returns += 1
+        if kind is ast.Return:
+            returns.append(node.value)  # type: ignore[attr-defined]
+        elif kind is ast.Assign and len(node.targets) == 1 and type(  # type: ignore[attr-defined]
+                name := node.targets[0]) is ast.Name:  # type: ignore[attr-defined]
+            local[name.id] = literal_keys(node.value) if name.id not in local else None  # type: ignore[attr-defined]
+        elif kind in (ast.Subscript, ast.Attribute) and type(
+                owner := node.value) is ast.Name:  # type: ignore[attr-defined]
+            local[owner.id] = None  # ``batch["x"] = ...``, ``batch.update(...)``: keys unknown
         pending.extend(ast.iter_child_nodes(node))
+    for value in returns:
+        # ``return {...}``, or ``return batch`` of a dict the function built literally
+        found = (local.get(value.id) if isinstance(value, ast.Name)
+                 else literal_keys(value) if value is not None else None)
+        if found is None:
+            return None
+        keys |= found
     return keys if returns and not falls_through(function.body) else None
 
 

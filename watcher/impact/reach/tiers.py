@@ -103,6 +103,13 @@ def _judge(subject: Subject, match: Match, when: str) -> Verdict | None:
         tier: Tier = "check" if subject.effect == "deprecated" else "breaks"
         verb = "decorates with" if ref == "decorator" else "calls"
         return Verdict(tier, f"{verb} {what}, {change}{when}")
+    if subject.shape == "final_dict":
+        if not (match.itself and calls and row.get("final_dict")):
+            return None
+        change = "deprecated" if subject.effect == "deprecated" else "changed"
+        return Verdict("check" if subject.effect == "deprecated" else "breaks",
+                       f"passes keyword arguments to {what} as a dict ending its positional "
+                       f"arguments, {change}{when}")
     if subject.condition in ("errors", "signature") or subject.option is None:
         return None
     if not (match.itself and calls):

@@ -40,6 +40,9 @@ ERRORS = re.compile(r"\b(?:rais(?:e|es|ed|ing)|throws?|errors?|exceptions?|warn(
 # "Supplying model keyword arguments to `f` is deprecated".
 SIGNATURE = re.compile(r"\b(?:keyword[- ]only|positional[- ]only|(?:keyword|positional) "
                        r"arguments?)\b", re.IGNORECASE)
+# How the arguments a "signature" change is about are passed: "as a final dictionary".
+FINAL_DICT = re.compile(r"\b(?:final|last|trailing)\s+(?:dict|dictionary|dicts|mapping)\b",
+                        re.IGNORECASE)
 CALLERS = re.compile(r"\b(?:remov\w{0,3}|deprecat\w{0,5}|defaults?|renam\w{0,3}|no longer|"
                      r"keyword|signature|returns?|returning|drop\w{0,4}|disallow\w{0,3}|"
                      r"requir\w{0,4}|instead|only)\b", re.IGNORECASE)
@@ -59,7 +62,9 @@ def read_subjects(item: ClassifiedItem) -> Subjects:
     unflagged = "errors" if errors_only(title) else "signature" if SIGNATURE.search(title) \
         else None
     if unflagged is not None:
-        python = [subject.model_copy(update={"condition": unflagged})
+        shape = "final_dict" if unflagged == "signature" and any(
+            FINAL_DICT.search(sentence.plain) for sentence in parsed.sentences) else None
+        python = [subject.model_copy(update={"condition": unflagged, "shape": shape})
                   if subject.condition == "uses" else subject for subject in python]
     python = with_given_options(python, parsed, item_view.readings)
     environment: list[EnvironmentSubject] = read_environment(parsed.sentences)
