@@ -67,7 +67,8 @@ def test_the_27_notes_and_its_package_break_what_the_upgrade_would_break(run_cli
                         "package: torch.optim.lr_scheduler.ReduceLROnPlateau takes no verbose)")
     assert found[8][:2] == ("breaks", "package") and "by position (argument 5)" in found[8][2]
     assert 9 not in found  # StepLR(optim, 30) passes no verbose
-    assert found[10][0] == "breaks" and "print_lr" in found[10][2]
+    # scheduler.print_lr() on an object of unknown type: removed, but whose method is a guess
+    assert found[10][0] == "check" and "print_lr" in found[10][2]
     # The default of torch.onnx.export's optimize changed, which the notes do not say; it
     # applies only with dynamo=True (not the default then), which the package does not say
     # either: counted in one line, not flagged.
@@ -131,7 +132,7 @@ def test_a_poll_announces_the_package_change_that_touches_the_code(
     assert len(notes) == event["summary"]["items"] - 1
     lr = next(item for item in notes if "print_lr" in item["text"].split("\n")[0])
     assert {use["line"]: use["tier"] for use in lr["affects"]} == {7: "breaks", 8: "breaks",
-                                                                  10: "breaks"}
+                                                                  10: "check"}
 
 
 def test_a_base_class_option_spares_a_subclass_whose_own_constructor_keeps_it(run_cli,

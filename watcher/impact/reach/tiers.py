@@ -71,11 +71,21 @@ def judge(subject: Subject, match: Match, release: str | None,
     verdict = _judge(subject, match, f" in {release}" if release else "")
     if verdict is not None and evidence is not None:
         verdict = ground(verdict, evidence)
+    if verdict is not None and match.by_method and verdict.tier == "breaks":
+        # ``value.is_symmetric()`` on an object of unknown type: whether it is the changed
+        # class's method is a guess (PyG's is torch_sparse's SparseTensor), never a proof.
+        verdict = cap(verdict, "matched by the method's name only: the object is not known "
+                               f"to be {owner_of(subject)}")
     if verdict is not None and match.via:
-        owner = (subject.api.removesuffix("." + subject.method) if subject.method
-                 else subject.api).rpartition(".")[2]
-        verdict = Verdict(verdict.tier, f"{verdict.why}; {match.via} derives from {owner}")
+        verdict = Verdict(verdict.tier,
+                          f"{verdict.why}; {match.via} derives from {owner_of(subject)}")
     return verdict
+
+
+def owner_of(subject: Subject) -> str:
+    """The class a method subject belongs to, by its short name (``MemPool``)."""
+    return (subject.api.removesuffix("." + subject.method) if subject.method
+            else subject.api).rpartition(".")[2]
 
 
 def _judge(subject: Subject, match: Match, when: str) -> Verdict | None:
