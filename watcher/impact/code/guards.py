@@ -128,7 +128,6 @@ def probed_names(test: ast.expr) -> frozenset[str]:
     return frozenset(found)
 
 
-
 def tried_keywords(node: ast.Try | ast.TryStar) -> dict[str, frozenset[str]] | None:
     """For ``try: torch.load(f, weights_only=False) except TypeError: torch.load(f)``: the
     keywords each function called in the ``try`` is tried with (by the function's last name),

@@ -216,8 +216,10 @@ def private_twins(api: str) -> list[str]:
     twins = []
     for position in range(1, len(parts) - 1):
         part = parts[position]
-        toggled = part[1:] if part.startswith("_") and not part.startswith("__") else "_" + part
-        if toggled and toggled.isidentifier():
+        if part.startswith("__"):
+            continue  # a dunder or a mangled name has no public twin
+        toggled = part[1:] if part.startswith("_") else "_" + part
+        if toggled.isidentifier():
             twins.append(".".join([*parts[:position], toggled, *parts[position + 1:]]))
     return twins
 
