@@ -90,17 +90,16 @@ def returned_keys(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str] 
     pending: list[ast.AST] = list(function.body)
     while pending:
         node = pending.pop()
-        kind = type(node)
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
             continue  # a nested definition's returns are its own
-        if kind is ast.Return:
-            returns.append(node.value)  # type: ignore[attr-defined]
-        elif kind is ast.Assign and len(node.targets) == 1 and type(  # type: ignore[attr-defined]
-                name := node.targets[0]) is ast.Name:  # type: ignore[attr-defined]
-            local[name.id] = literal_keys(node.value) if name.id not in local else None  # type: ignore[attr-defined]
-        elif kind in (ast.Subscript, ast.Attribute) and type(
-                owner := node.value) is ast.Name:  # type: ignore[attr-defined]
-            local[owner.id] = None  # ``batch["x"] = ...``, ``batch.update(...)``: keys unknown
+        if isinstance(node, ast.Return):
+            returns.append(node.value)
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(
+                node.targets[0], ast.Name):
+            name = node.targets[0].id
+            local[name] = literal_keys(node.value) if name not in local else None
+        elif isinstance(node, ast.Subscript | ast.Attribute) and isinstance(node.value, ast.Name):
+            local[node.value.id] = None  # ``batch["x"] = ...``, ``batch.update(...)``: unknown
         pending.extend(ast.iter_child_nodes(node))
     for value in returns:
         # ``return {...}``, or ``return batch`` of a dict the function built literally
