@@ -265,6 +265,37 @@ def test_model_keyword_arguments_as_a_final_dict_of_args_are_the_deprecated_way(
     assert uses == {9: "check", 10: "check", 11: "check"}, uses
 
 
+
+PASSED_ON = {"attention.py": """\
+    import torch.nn.functional as F
+
+    def attend(q, k, v, mask, pad, weights):
+        F.multi_head_attention_forward(q, k, v, 8, 2, None, None, None, None, False, 0.0,
+                                       None, None, key_padding_mask=pad, need_weights=False)
+        F.multi_head_attention_forward(q, k, v, 8, 2, None, None, None, None, False, 0.0,
+                                       None, None, attn_mask=mask, need_weights=weights)
+        F.multi_head_attention_forward(q, k, v, 8, 2, None, None, None, None, False, 0.0,
+                                       None, None, key_padding_mask=pad, need_weights=True)
+        F.multi_head_attention_forward(q, k, v, 8, 2, None, None, None, None, False, 0.0,
+                                       None, None, need_weights=False)
+    """}
+
+
+def test_a_change_reaches_the_torch_function_that_hands_the_option_on(run_cli, tmp_path):
+    """fairseq's attention: F.multi_head_attention_forward merges key_padding_mask into
+    attn_mask and calls SDPA with it when it returns no weights, so 2.5's change to fully masked
+    rows reaches it; with need_weights=True SDPA is not called, and without a mask nothing is
+    masked."""
+    codebase(tmp_path, PASSED_ON)
+    result = run_cli("impact", str(V250), "--code", str(tmp_path / "code"), "--format", "json")
+    uses = {use["line"]: use for item in json.loads(result.stdout)["items"]
+            for use in item.get("affects", []) if "_safe_softmax" in item["text"]}
+    assert sorted(uses) == [4, 6], uses
+    assert uses[4]["tier"] == "check" and uses[4]["why"].startswith("passes key_padding_mask=")
+    assert "multi_head_attention_forward hands it to scaled_dot_product_attention" in \
+        uses[4]["why"]
+    assert uses[4]["api"] == "torch.nn.functional.scaled_dot_product_attention"
+
 # ---- the ladder, rung by rung ------------------------------------------------------------
 def test_a_stated_removal_the_atlas_contradicts_is_check_and_says_so():
     ladder = Ladder(bundled("v2.10.0"), "v2.10.0")

@@ -16,7 +16,8 @@ from watcher.impact.code import CodeIndex, Hit, UseTable
 from watcher.impact.knowledge import ApiKnowledge, NoKnowledge, Signature
 from watcher.impact.model import Qualifier, Subject, Subjects
 from watcher.impact.reach.evidence import Evidence
-from watcher.impact.reach.tiers import Match, cap, judge, rank
+from watcher.impact.reach.tiers import Match, Verdict, cap, judge, rank
+from watcher.impact.subjects import vocabulary
 from watcher.models import Affect
 
 __all__ = ["find_affects", "reachable"]
@@ -48,13 +49,15 @@ def find_affects(subjects: Subjects, index: CodeIndex, root_label: str, *,
     where = making_places(subjects.qualifiers, index.table) if reaches else None
     for subject in subjects.python if reaches else ():
         evidence = weigh(subject) if weigh is not None else None
-        for match in python_uses(subject, index.table, knowledge):
+        for judged, match, through in reaching_uses(subject, index.table, knowledge):
             if where is not None and (match.path, None) not in where and (
                     match.path, match.row.get("scope", 0)) not in where:
                 continue
-            verdict = judge(subject, match, release, evidence)
+            verdict = judge(judged, match, release, evidence)
             if verdict is None:
                 continue
+            if through:
+                verdict = Verdict(verdict.tier, f"{verdict.why}; {through}")
             if note:
                 verdict = cap(verdict, note)
             keep(found, Affect(path=match.path, line=match.row["line"], code=match.row["code"],
@@ -137,6 +140,28 @@ def made_at(name: str, table: UseTable) -> list[Hit]:
 
 def makes(name: str, table: UseTable) -> bool:
     return bool(made_at(name, table))
+
+
+def reaching_uses(subject: Subject, table: UseTable, knowledge: ApiKnowledge
+                  ) -> Iterator[tuple[Subject, Match, str]]:
+    """The uses of the subject's API, then those of the torch functions that hand the changed
+    option on to it (``config/impact.toml`` ``[[passed_on]]``), each with the subject to judge
+    it by and what to add to its why."""
+    for match in python_uses(subject, table, knowledge):
+        yield subject, match, ""
+    if subject.option is None or subject.condition not in ("passes", "omits"):
+        return
+    for entry in vocabulary().passed_on:
+        if entry.api != subject.api or subject.option not in entry.options:
+            continue
+        through = (f"{entry.caller.rpartition('.')[2]} hands it to "
+                   f"{entry.api.rpartition('.')[2]}")
+        for name in entry.options[subject.option]:
+            caller = subject.model_copy(update={
+                "api": entry.caller, "option": name,
+                "given": tuple(dict.fromkeys((*subject.given, *entry.given)))})
+            for match in python_uses(caller, table, knowledge):
+                yield caller, match, through
 
 
 def python_uses(subject: Subject, table: UseTable, knowledge: ApiKnowledge) -> Iterator[Match]:

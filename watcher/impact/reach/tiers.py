@@ -159,6 +159,8 @@ def _option(subject: Subject, row: UseRow, signature: Signature | None, when: st
     if bare:
         forwards = None  # only what the call itself says counts
     if subject.condition == "passes":
+        if _chooses_otherwise(subject, row):
+            return None  # the call picks another setting the change needs
         gone = {"deprecated": "deprecated", "removed": "removed"}.get(
             subject.effect, "its behaviour changed")
         if by_keyword and subject.value is not None:

@@ -14,7 +14,7 @@ from functools import cache
 from watcher.impact.model import Within
 from watcher.resources import defaults_dir
 
-__all__ = ["InputKind", "Vocabulary", "vocabulary"]
+__all__ = ["InputKind", "PassedOn", "Vocabulary", "vocabulary"]
 
 
 @dataclass(frozen=True)
@@ -29,9 +29,22 @@ class InputKind:
 
 
 @dataclass(frozen=True)
+class PassedOn:
+    """A torch function that hands one of its options to another (``caller`` calls ``api``
+    with it): a change to what ``api`` does with the option reaches calls of ``caller`` that
+    pass any of the names it takes it under, with ``given`` (``need_weights=False``) set."""
+
+    api: str
+    caller: str
+    options: dict[str, tuple[str, ...]]  # the api's option -> the caller's names for it
+    given: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class Vocabulary:
     markers: frozenset[str]
     inputs: tuple[InputKind, ...]
+    passed_on: tuple[PassedOn, ...] = ()
 
     def is_marker(self, name: str) -> bool:
         """A name that only marks (or under one: ``torch.jit.Final[int]`` is ``Final``)."""
@@ -46,7 +59,11 @@ def vocabulary() -> Vocabulary:
     inputs = tuple(InputKind(entry["name"], tuple(word.lower() for word in entry["words"]),
                              tuple(entry["made_by"]), within(entry))
                    for entry in data.get("inputs", []))
-    return Vocabulary(frozenset(data.get("markers", [])), inputs)
+    passed_on = tuple(PassedOn(entry["api"], entry["caller"],
+                               {option: tuple(names) for option, names in entry["options"].items()},
+                               tuple(entry.get("given", ())))
+                      for entry in data.get("passed_on", []))
+    return Vocabulary(frozenset(data.get("markers", [])), inputs, passed_on)
 
 
 def within(entry: dict[str, object]) -> Within:
