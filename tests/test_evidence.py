@@ -278,6 +278,8 @@ PASSED_ON = {"attention.py": """\
                                        None, None, key_padding_mask=pad, need_weights=True)
         F.multi_head_attention_forward(q, k, v, 8, 2, None, None, None, None, False, 0.0,
                                        None, None, need_weights=False)
+        F.multi_head_attention_forward(q, k, v, 8, 2, None, None, None, None, False, 0.0,
+                                       None, None, True, pad, weights, mask)
     """}
 
 
@@ -285,12 +287,14 @@ def test_a_change_reaches_the_torch_function_that_hands_the_option_on(run_cli, t
     """fairseq's attention: F.multi_head_attention_forward merges key_padding_mask into
     attn_mask and calls SDPA with it when it returns no weights, so 2.5's change to fully masked
     rows reaches it; with need_weights=True SDPA is not called, and without a mask nothing is
-    masked."""
+    masked. fairseq passes the masks by position: with no 2.4 atlas to diff 2.5 against, the
+    positions come from the 2.5 atlas itself."""
     codebase(tmp_path, PASSED_ON)
     result = run_cli("impact", str(V250), "--code", str(tmp_path / "code"), "--format", "json")
     uses = {use["line"]: use for item in json.loads(result.stdout)["items"]
             for use in item.get("affects", []) if "_safe_softmax" in item["text"]}
-    assert sorted(uses) == [4, 6], uses
+    assert sorted(uses) == [4, 6, 12], uses
+    assert uses[12]["why"].startswith("passes attn_mask by position (argument 17)")
     assert uses[4]["tier"] == "check" and uses[4]["why"].startswith("passes key_padding_mask=")
     assert "multi_head_attention_forward hands it to scaled_dot_product_attention" in \
         uses[4]["why"]

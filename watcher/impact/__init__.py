@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from watcher.impact.analysis import Suppressed as Suppressed
     from watcher.impact.analysis import Suppression as Suppression
     from watcher.impact.analysis import Suppressor as Suppressor
+    from watcher.impact.analysis import own_knowledge as own_knowledge
     from watcher.impact.analysis import package_changes as package_changes
     from watcher.impact.analysis import package_expected as package_expected
     from watcher.impact.analysis import read_baseline as read_baseline
@@ -59,6 +60,7 @@ _EXPORTS = {
     "CodeRoot": "analysis",
     "ImpactAnalyzer": "analysis",
     "ItemImpact": "analysis",
+    "own_knowledge": "analysis",
     "package_changes": "analysis",
     "package_expected": "analysis",
     "PACKAGES": "reach",

@@ -31,6 +31,7 @@ from watcher.impact import (
     ReleaseAnalysis,
     Suppression,
     Suppressor,
+    own_knowledge,
     package_changes,
     read_baseline,
     write_baseline,
@@ -144,8 +145,10 @@ def find_impact(config: Config, notes: list[Notes], analyzer: ImpactAnalyzer,
         whose = repo or repo_of(entry.body)
         package = (package_changes(source, whose, entry.release)
                    if source is not None and entry.release else None)
+        own = (own_knowledge(source, whose, entry.release)
+               if package is None and source is not None and entry.release else None)
         analysis = ReleaseAnalysis(analyzer, entry.release, package, owner=taxonomy.apis.owner,
-                                   suppressor=suppressor)
+                                   suppressor=suppressor, knowledge=own)
         for item in reader.items(entry.body, repo=whose):
             found.append(Found(item, analysis.of(item), entry.release))
         found += [Found(item, impact, entry.release, "package")

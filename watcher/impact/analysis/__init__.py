@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from watcher.impact.analysis.item import ImpactAnalyzer as ImpactAnalyzer
     from watcher.impact.analysis.item import ItemImpact as ItemImpact
     from watcher.impact.analysis.release import ReleaseAnalysis as ReleaseAnalysis
+    from watcher.impact.analysis.release import own_knowledge as own_knowledge
     from watcher.impact.analysis.release import package_changes as package_changes
     from watcher.impact.analysis.release import package_expected as package_expected
     from watcher.impact.analysis.suppress import Suppressed as Suppressed
@@ -31,6 +32,7 @@ _EXPORTS = {
     "CodeRoot": "item",
     "ImpactAnalyzer": "item",
     "ItemImpact": "item",
+    "own_knowledge": "release",
     "package_changes": "release",
     "package_expected": "release",
     "read_baseline": "suppress",

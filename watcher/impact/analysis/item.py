@@ -105,7 +105,8 @@ class ImpactAnalyzer:
         self.on_scan(root.label, index.counts.files, time.perf_counter() - started)
         return index
 
-    def impact(self, item: ClassifiedItem, release: str | None = None) -> ItemImpact | None:
+    def impact(self, item: ClassifiedItem, release: str | None = None,
+               knowledge: ApiKnowledge | None = None) -> ItemImpact | None:
         """None for an item that names nothing a codebase could use (or is not BC-breaking or
         a deprecation); else its APIs and their uses, possibly none. ``release``: the release
         the item is of, named in each use's ``why`` and ``release``. Its package unread, the
@@ -115,7 +116,7 @@ class ImpactAnalyzer:
         subjects = read_subjects(item)
         if not subjects:
             return None
-        return ItemImpact(subjects.apis, self.affects(subjects, release))
+        return ItemImpact(subjects.apis, self.affects(subjects, release, knowledge))
 
     def affects(self, subjects: Subjects, release: str | None = None,
                 knowledge: ApiKnowledge | None = None,

@@ -20,11 +20,12 @@ from watcher.impact.analysis.suppress import Suppressor
 from watcher.impact.atlas import (
     ApiChange,
     AtlasError,
+    AtlasKnowledge,
     AtlasSource,
     changes_between,
     normal_version,
 )
-from watcher.impact.knowledge import NoKnowledge
+from watcher.impact.knowledge import ApiKnowledge, NoKnowledge
 from watcher.impact.model import Subject, Subjects
 from watcher.impact.reach import (
     PACKAGES,
@@ -42,7 +43,7 @@ from watcher.impact.reach import (
 from watcher.impact.subjects import read_subjects
 from watcher.models import ATTENTION_KINDS, Affect, ClassifiedItem
 
-__all__ = ["ReleaseAnalysis", "package_changes", "package_expected"]
+__all__ = ["ReleaseAnalysis", "own_knowledge", "package_changes", "package_expected"]
 
 logger = logging.getLogger(__name__)
 
@@ -67,6 +68,16 @@ def package_changes(source: AtlasSource, repo: str, tag: str, prerelease: bool =
             name == module or name.startswith(module + ".")
             for name in (change.api, *change.names) for module in unread)]
     return PackageChanges(tag, tuple(changes), before, after)
+
+
+def own_knowledge(source: AtlasSource, repo: str, tag: str) -> ApiKnowledge | None:
+    """Names and signatures from the release's own atlas, bundled or stored (nothing fetched),
+    for a release whose package diff cannot be made (no atlas of the release before it, as for
+    2.5.0): the positions of its APIs' parameters are then read from it, not left unknown."""
+    if repo.lower() not in PACKAGES:
+        return None
+    atlas = source.known(PACKAGES[repo.lower()], normal_version(tag))
+    return AtlasKnowledge(atlas, subclasses=False) if atlas is not None else None
 
 
 def package_expected(repo: str, tag: str, prerelease: bool = False, say: bool = False) -> bool:
@@ -113,6 +124,8 @@ class ReleaseAnalysis:
     package: PackageChanges | None = None
     owner: Callable[[str], str | None] = lambda api: None
     pending: bool = False
+    # Without a package diff, the release's own atlas where one is at hand (``own_knowledge``)
+    knowledge: ApiKnowledge | None = None
     untouched: int = 0  # the package's changes no item speaks of that touch no code
     # Which uses the team accepted (ignore comments always; a baseline, the store's "Not us").
     suppressor: Suppressor = field(default_factory=Suppressor)
@@ -168,7 +181,7 @@ class ReleaseAnalysis:
 
     def _of(self, item: ClassifiedItem) -> ItemImpact | None:
         if self.package is None:
-            return self.analyzer.impact(item, self.release)
+            return self.analyzer.impact(item, self.release, self.knowledge)
         if item.kind not in ATTENTION_KINDS:
             return None
         package = self.package
