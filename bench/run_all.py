@@ -164,7 +164,7 @@ def written(page: str, sections: dict[str, str]) -> str:
     block, tail = rest.split(END, 1)
     kept = {match[0]: match[1] for match in
             re.findall(r"^#### (\S+)\n(.*?)(?=^#### |\Z)", block, re.MULTILINE | re.DOTALL)}
-    kept = {name: f"#### {name}\n{body.strip()}\n" for name, body in kept.items()}
+    kept = {name: f"#### {name}\n\n{body.strip()}\n" for name, body in kept.items()}
     kept.update(sections)
     ordered = [kept[name] for name in BENCHMARKS if name in kept]
     ordered += [text for name, text in kept.items() if name not in BENCHMARKS]
