@@ -106,9 +106,7 @@ def written_version(node: ast.expr) -> tuple[int, int] | None:
 
 
 def parser(func: ast.expr) -> bool:
-    name = func.attr if type(func) is ast.Attribute else func.id if type(func) is ast.Name \
-        else ""
-    return name in PARSERS
+    return callee_name(func) in PARSERS
 
 
 def probed_names(test: ast.expr) -> frozenset[str]:
@@ -128,16 +126,14 @@ def probed_names(test: ast.expr) -> frozenset[str]:
     return frozenset(found)
 
 
-def tried_keywords(node: ast.Try | ast.TryStar) -> dict[str, frozenset[str]] | None:
+def tried_keywords(body: list[ast.stmt]) -> dict[str, frozenset[str]] | None:
     """For ``try: torch.load(f, weights_only=False) except TypeError: torch.load(f)``: the
-    keywords each function called in the ``try`` is tried with (by the function's last name),
-    when a handler catches ``TypeError``. A call of the same function in that handler, without
-    one of them, is a fallback for releases that refuse the keyword: on a release that takes it
-    the fallback never runs."""
-    if not any(catches_type_error(handler.type) for handler in node.handlers):
-        return None
+    keywords each function called in the ``try``'s ``body`` is tried with (by the function's
+    last name). A call of the same function in a ``TypeError`` handler, without one of them, is
+    a fallback for releases that refuse the keyword: on a release that takes it the fallback
+    never runs."""
     tried: dict[str, set[str]] = {}
-    for statement in node.body:
+    for statement in body:
         for call in ast.walk(statement):
             if type(call) is ast.Call and call.keywords:
                 name = callee_name(call.func)
@@ -156,5 +152,6 @@ def catches_type_error(kind: ast.expr | None) -> bool:
 
 
 def callee_name(func: ast.expr) -> str:
+    """The last name of what a call calls (``load`` of ``torch.load``), "" for anything else."""
     return func.attr if type(func) is ast.Attribute else func.id if type(func) is ast.Name \
         else ""

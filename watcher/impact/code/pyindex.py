@@ -190,15 +190,19 @@ def mark_contexts(rows: list[UseRow], walker: Walker) -> None:
     for start, end, tried in walker.fallbacks:
         for row in rows:
             if start <= row["line"] <= end and row.get("is_call"):
-                tried_with = tried.get(row["name"].rpartition(".")[2] or row.get("method", ""))
+                tried_with = tried.get(called_name(row))
                 refused = tried_with.difference(row.get("keywords", ())) if tried_with else ()
                 if refused:
                     row["fallback"] = sorted({*row.get("fallback", ()), *refused})
     if walker.final_dicts:
         for row in rows:
-            if row.get("is_call") and (row["line"], row["name"].rpartition(".")[2] or row.get(
-                    "method", "")) in walker.final_dicts:
+            if row.get("is_call") and (row["line"], called_name(row)) in walker.final_dicts:
                 row["final_dict"] = True
+
+
+def called_name(row: UseRow) -> str:
+    """The last name of what a use calls, as ``guards.callee_name`` reads it from the call."""
+    return str(row["name"].rpartition(".")[2] or row.get("method", ""))
 
 
 def parameter_values(values: tuple[tuple[str, Any], ...], rebound: set[str]

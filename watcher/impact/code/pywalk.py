@@ -247,13 +247,14 @@ class Walker:
             self.probes.append((node.body[0].lineno, end, names))
 
     def fallback(self, node: ast.Try | ast.TryStar) -> None:
-        tried = tried_keywords(node)
+        handlers = [handler for handler in node.handlers
+                    if handler.body and catches_type_error(handler.type)]
+        tried = tried_keywords(node.body) if handlers else None
         if tried is None:
             return
-        for handler in node.handlers:
-            if handler.body and catches_type_error(handler.type):
-                end = handler.body[-1].end_lineno or handler.body[-1].lineno
-                self.fallbacks.append((handler.body[0].lineno, end, tried))
+        for handler in handlers:
+            end = handler.body[-1].end_lineno or handler.body[-1].lineno
+            self.fallbacks.append((handler.body[0].lineno, end, tried))
 
     def branches(self, node: ast.If) -> None:
         """``if c: d = {"a": 1} else: d = {}``: after the ``if``, ``d`` holds either branch's
@@ -278,13 +279,16 @@ class Walker:
         """Whether a positional argument (or ``args=``) is a tuple written in the call whose last
         element is a dict: written there, a name the file binds to one, or a call of a module
         function that returns one (``sample_input = gen_random_batch()``)."""
-        for argument in (*arguments, *(k.value for k in named if k.arg == "args")):
-            if type(argument) is ast.Tuple and argument.elts:
-                last = argument.elts[-1]
-                if (type(last) is ast.Name and last.id in self._dicts) or \
-                        literal_keys(last, self.returns_of) is not None:
-                    return True
-        return False
+        # Runs for every call: the arguments as they are, ``args=`` only where a keyword is.
+        return any(self.dict_last(argument) for argument in arguments) or any(
+            keyword.arg == "args" and self.dict_last(keyword.value) for keyword in named)
+
+    def dict_last(self, argument: ast.expr) -> bool:
+        if type(argument) is not ast.Tuple or not argument.elts:
+            return False
+        last = argument.elts[-1]
+        return (type(last) is ast.Name and last.id in self._dicts) or \
+            literal_keys(last, self.returns_of) is not None
 
     def double_starred(self, node: ast.Call) -> tuple[tuple[str, ...], bool]:
         """The keywords a call's ``**x`` pass when ``x`` is a dict the file builds literally;

@@ -292,6 +292,7 @@ SETUP_KEYWORDS = ("python_requires", "install_requires", "extras_require")
 READERS: dict[str, Reader] = {"pyproject": pyproject, "setup.cfg": setup_cfg, "setup.py": setup_py,
                               "requirements": requirement_lines, "dockerfile": dockerfile,
                               "conda": conda_environment, "shell": shell_script,
-                              "cmake": lambda lines: []}
-# Files that can hold the flags a C++ extension is compiled with (``abi.abi_flags``).
-COMPILING = frozenset({"cmake", "setup.py", "shell", "dockerfile"})
+                              "cmake": abi_flags}
+# Files that hold more than C++ flags but can hold those too (``abi.abi_flags``; a CMake file's
+# reader is that alone).
+COMPILING = frozenset({"setup.py", "shell", "dockerfile"})
