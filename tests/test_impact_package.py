@@ -190,3 +190,48 @@ def test_the_package_step_asks_the_atlas_for_a_name_once():
     package = package_changes(source, "pytorch/pytorch", "v2.7.0")
     assert package is not None
     assert speaks_of(package.changes[0], (), "Remove it", object()) is None  # type: ignore[arg-type]
+
+
+def test_a_module_said_to_change_reaches_only_what_its_package_shows_changed(run_cli, tmp_path):
+    """2.9: "Objects in torch.utils.dlpack have been updated ... such as DLDeviceType"; the
+    package shows two members of DLDeviceType gone. A use of them breaks; calls of
+    to_dlpack and from_dlpack, unchanged in the package, are not reached."""
+    root = tmp_path / "interop"
+    root.mkdir()
+    (root / "interop.py").write_text(textwrap.dedent("""\
+        from torch.utils.dlpack import DLDeviceType, from_dlpack, to_dlpack
+
+
+        def roundtrip(tensor):
+            return from_dlpack(to_dlpack(tensor))
+
+
+        PINNED = DLDeviceType.kDLCPUPinned
+        """))
+    notes = FIXTURES / "releases" / "pytorch" / "v2.9.0.md"
+    result = run_cli("impact", str(notes), "--code", str(root), "--format", "json")
+    found = uses(json.loads(result.stdout))
+    assert 5 not in found
+    assert found[8][0] == "breaks", found[8]
+
+
+def test_a_subclass_constructing_its_base_with_a_removed_option_breaks(run_cli, tmp_path):
+    """``super().__init__(data)`` in a ``Sampler`` subclass constructs a ``Sampler`` with
+    ``data_source``; the 2.10 package's ``Sampler`` (``Generic``, no constructor of its own)
+    takes no argument at all, so the package proves it: ``breaks``."""
+    root = tmp_path / "loader"
+    root.mkdir()
+    (root / "sampling.py").write_text(textwrap.dedent("""\
+        from torch.utils.data import Sampler
+
+
+        class Ordered(Sampler):
+            def __init__(self, data):
+                super().__init__(data)
+                self.data = data
+        """))
+    notes = FIXTURES / "releases" / "pytorch" / "v2.10.0.md"
+    result = run_cli("impact", str(notes), "--code", str(root), "--format", "json")
+    found = uses(json.loads(result.stdout))
+    assert found[6][0] == "breaks", found
+    assert "takes no data_source" in found[6][2]

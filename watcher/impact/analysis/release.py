@@ -100,6 +100,12 @@ def package_expected(repo: str, tag: str, prerelease: bool = False, say: bool = 
     return True
 
 
+def _changed_in_words(subject: Subject) -> bool:
+    """A namespace the words say changed in how it behaves (not removed, not deprecated): the
+    package's own changes under it say what, where it shows any."""
+    return subject.effect == "changed" and subject.condition == "uses"
+
+
 def _merged(notes: list[Affect], package: list[Affect]) -> list[Affect]:
     """One use per line of code, the surest reading kept, the package's at equal tiers (it
     names the API exactly)."""
@@ -187,17 +193,28 @@ class ReleaseAnalysis:
         package = self.package
         subjects = read_subjects(item)
         joined: list[ApiChange] = []
+        bound: set[Subject] = set()  # namespaces said to change, bound to what the package shows
         for index, change in enumerate(package.changes):
             spoken = speaks_of(change, subjects.python, item.text, package.before)
             if spoken is None:
                 continue
             self._claimed.add(index)
-            # A namespace or module the notes name reaches every use under it already.
-            if not covers(spoken, package.before) and subject_of(change, package.before):
+            if subject_of(change, package.before) is None:
+                continue
+            if not covers(spoken, package.before):
                 joined.append(change)
+            elif _changed_in_words(spoken):
+                # "Objects in torch.utils.dlpack have been updated": the package shows which
+                # (DLDeviceType's members); calls of the rest of the module are not reached.
+                bound.add(spoken)
+                joined.append(change)
+            # Else a namespace removed or deprecated reaches every use under it already.
+        named = subjects.apis  # what the notes say it changes, however its uses are found
+        if bound:
+            subjects = subjects.model_copy(update={"python": tuple(
+                subject for subject in subjects.python if subject not in bound)})
         if not subjects and not joined:
             return None
-        named = subjects.apis  # what the notes say it changes, however its uses are found
         # Where the package shows what became of the option the notes name, it says exactly
         # which classes lost it ("Sampler" loses data_source; SequentialSampler, with an
         # __init__ of its own, keeps it): the notes' broader reading gives way.

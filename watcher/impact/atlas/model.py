@@ -27,6 +27,10 @@ FUNCTION, CLASS, METHOD, PROPERTY, DATA, MODULE = ("function", "class", "method"
 CALLABLE = frozenset({FUNCTION, METHOD})
 # A stub's ``= ...``: the parameter has a default whose value the stub does not say.
 UNKNOWN_DEFAULT = "..."
+# Bases from outside the package whose construction is object's (no arguments): typing's and
+# abc's markers add no constructor (``class S(Generic[T]): pass; S(1)`` raises TypeError).
+BARE_BASES = frozenset({"object", "Generic", "typing.Generic", "Protocol", "typing.Protocol",
+                        "ABC", "abc.ABC"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,8 +155,18 @@ class Atlas:
                 for method in ("__new__", "__init__"):
                     if method in own:
                         return self.signature(f"{base}.{method}")
-            return None
+            return () if self._bare(api) else None
         return found.params
+
+    def _bare(self, cls: str) -> bool:
+        """Whether ``cls`` is built by ``object``'s constructor, which takes no arguments:
+        no class along its MRO defines one, and every base the package does not define is
+        one of ``BARE_BASES``, named (2.10's ``Sampler(Generic)`` takes no ``data_source``).
+        A class naming no base at all may be a stub's C type (``class Argument: ...`` in
+        ``torch/_C/__init__.pyi``), whose constructor the stub need not declare: unknown."""
+        outside = [base for package_cls in self.mro(cls) for base in self.bases(package_cls)
+                   if self.kind(base) != CLASS]
+        return bool(outside) and all(base in BARE_BASES for base in outside)
 
     def deprecated(self, api: str, *, module: bool = True) -> str | None:
         """The deprecation message ``api`` carries ("" when its marker gives none): its own,

@@ -63,6 +63,13 @@ LEAVES = (ast.Constant, ast.Pass, ast.Break, ast.Continue, ast.Global, ast.Nonlo
 _FIELDS: dict[type, tuple[str, ...]] = {type(None): (), bool: (), int: (), str: ()}
 
 
+def is_super_init(func: ast.expr) -> bool:
+    """``super().__init__`` (or ``super(Cls, self).__init__``)."""
+    return type(func) is ast.Attribute and func.attr == "__init__" and \
+        type(func.value) is ast.Call and type(func.value.func) is ast.Name and \
+        func.value.func.id == "super"
+
+
 def fields_of(kind: type) -> tuple[str, ...]:
     """The fields worth visiting of a node type, last first (the walk's stack pops them back
     into file order)."""
@@ -112,6 +119,9 @@ class Walker:
         # A branch's dict value -> the if's union, read (and dropped) when the walk reaches it.
         self._branch_keys: dict[int, set[str]] = {}
         self._returns: dict[str, set[str] | None] = {}
+        # ``super().__init__(...)`` calls in a class's ``__init__`` -> the class's first base:
+        # each is a call of that base's constructor with those arguments.
+        self._super_inits: dict[int, tuple[str, tuple[str, ...]]] = {}
 
     def walk(self, tree: ast.Module) -> None:
         self._top = {id(node) for node in top_level_imports(tree.body)}
@@ -190,6 +200,8 @@ class Walker:
         if type(node) is ast.ClassDef:
             for base in node.bases:
                 refs[id(base)] = "base"
+            if node.bases:
+                self.super_inits(node)
             return
         if type(node) is ast.AnnAssign:
             self.mark(node.annotation, "annotation")
@@ -215,6 +227,20 @@ class Walker:
                 self.mark(argument.annotation, "annotation")
         if node.returns is not None:
             self.mark(node.returns, "annotation")
+
+    def super_inits(self, node: ast.ClassDef) -> None:
+        """Notes the ``super().__init__(...)`` calls of the class's own ``__init__``: in a
+        class deriving first from ``Sampler``, ``super().__init__(data)`` constructs a
+        ``Sampler`` with ``data``, as ``Sampler(data)`` would."""
+        base = chain_of(node.bases[0])
+        if base is None:
+            return
+        for method in node.body:
+            if type(method) is not ast.FunctionDef or method.name != "__init__":
+                continue
+            for inner in ast.walk(method):
+                if type(inner) is ast.Call and is_super_init(inner.func):
+                    self._super_inits[id(inner)] = base
 
     def assignment(self, targets: list[ast.expr], value: ast.expr) -> None:
         """Follows the keys of a dict built literally: ``d = {"a": 1}``, ``d = dict(a=1)``,
@@ -408,6 +434,12 @@ class Walker:
             self._dicts[func.value.id].update(keywords)
             if node.args or kwargs:
                 self._open.add(func.value.id)
+        if last == "__init__" and self._super_inits:
+            constructed = self._super_inits.get(id(node))
+            if constructed is not None:
+                self.raws.append((node.lineno, constructed[0], constructed[1], True, keywords,
+                                  kwargs, extra, "", positional, star, values))
+                return rest
         base = self.reference(func, True, keywords, kwargs, extra,
                               self._refs.get(id(node), ""), positional, star, values)
         return rest if base is None else [base, *rest]
