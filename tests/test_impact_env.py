@@ -367,3 +367,41 @@ def test_cibuildwheel_build_selectors_name_the_pythons_the_wheels_are_for():
                  (3, "python", "", "==3.11.*")]
     assert declared("Dockerfile", "FROM ubuntu:22.04\nENV CIBW_BUILD=cp38-*\n") == [
         (2, "python", "", "==3.8.*")]
+
+
+def test_an_environment_pinned_to_an_older_torch_asks_nothing_of_a_later_release():
+    """verl's docker/verl0.4-cu124-torch2.6: the CUDA 12.4 toolkit with ``torch==2.6.0``, which
+    still has CUDA 12.4 wheels; 2.7 drops 12.4, but the stage runs 2.6 until its pin is changed.
+    A stage pinned to the release itself (or one with no exact pin) is still reached."""
+    removed = EnvironmentSubject(kind="cuda", removed="12.4")
+    stages = index_environment("docker/Dockerfile.base", textwrap.dedent("""\
+        FROM nvcr.io/nvidia/cuda:12.4.1-devel-ubuntu22.04 AS pinned
+        RUN pip install --no-cache-dir torch==2.6.0 torchvision==0.21.0
+        FROM nvcr.io/nvidia/cuda:12.4.1-devel-ubuntu22.04 AS current
+        RUN pip install torch==2.7.0
+        FROM nvcr.io/nvidia/cuda:12.4.1-devel-ubuntu22.04 AS ranged
+        RUN pip install "torch>=2.6"
+        """)).declarations
+    assert [d.torch for d in stages if d.kind == "cuda"] == ["2.6.0", "2.7.0", ""]
+    assert [touches(removed, d, "docker/Dockerfile.base", "v2.7.0")
+            for d in stages if d.kind == "cuda"] == [False, True, True]
+    # Without the release's tag nothing is assumed
+    assert touches(removed, stages[0], "docker/Dockerfile.base") is True
+    requirements = index_environment("requirements-cu124.txt", textwrap.dedent("""\
+        --extra-index-url https://download.pytorch.org/whl/cu124
+        torch==2.6.0+cu124
+        """)).declarations
+    assert {d.torch for d in requirements} == {"2.6.0"}
+    assert not any(touches(removed, d, "requirements-cu124.txt", "v2.7.0")
+                   for d in requirements)
+
+
+def test_an_image_tagged_with_its_torch_brings_it():
+    """``FROM verlai/verl:base-verl0.4-cu124-cudnn9.8-torch2.6-fa2.7.4``: an image built with
+    torch 2.6 (its tag says so) runs that torch; the stage installs none, so it declares
+    nothing, its cu124 included."""
+    assert declared("docker/Dockerfile.app", """\
+        FROM verlai/verl:base-verl0.4-cu124-cudnn9.8-torch2.6-fa2.7.4
+        RUN pip install vllm==0.8.5
+        FROM verlai/verl:base-verl0.4-cu124-cudnn9.8-fa2.7.4
+        """) == [(3, "cuda", "", "12.4")]

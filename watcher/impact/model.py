@@ -204,6 +204,10 @@ class Declaration(Frozen):
     specifier: str = ""  # PEP 440 specifier as written (">=3.9", "==2.1.0"), for python/package
     version: str = ""  # the CUDA version of a base image or wheel index ("12.1"); abi: "0"
     ignore: tuple[str, ...] = ()  # the items an ignore comment on its line names
+    # The torch release the declaring environment (a Dockerfile stage, a requirements file, a
+    # script) is pinned to ("2.6.0": ``torch==2.6.0``, or an image tagged ``torch2.6``): it
+    # runs that torch with what it declares beside it until the pin is changed.
+    torch: str = ""
 
 
 class FileIndex(Frozen):

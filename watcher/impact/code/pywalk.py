@@ -232,7 +232,9 @@ class Walker:
         """Notes the ``super().__init__(...)`` calls of the class's own ``__init__``: in a
         class deriving first from ``Sampler``, ``super().__init__(data)`` constructs a
         ``Sampler`` with ``data``, as ``Sampler(data)`` would."""
-        base = chain_of(node.bases[0])
+        first = node.bases[0]
+        # ``Sampler[int]``: the generic alias constructs the class itself
+        base = chain_of(first.value if type(first) is ast.Subscript else first)
         if base is None:
             return
         for method in node.body:

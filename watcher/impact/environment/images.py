@@ -21,11 +21,14 @@ from watcher.impact.environment.declarations import (
 )
 from watcher.impact.model import Declaration
 
-__all__ = ["conda_environment", "dockerfile", "shell_script"]
+__all__ = ["conda_environment", "dockerfile", "pinned_to", "shell_script"]
 
 VARIABLE = re.compile(r"\$\{(\w+)(?::?[-+]([^}]*))?\}|\$(\w+)")
 TORCH_IMAGE = re.compile(r"(?:^|[-_.])pytorch(?:$|[-_.])")
 CPYTHON_TAG = re.compile(r"\bcp(3)(\d{1,2})(?=[-_*\s\"']|$)")
+# A tag naming the torch an image holds: ``torch2.6``, ``torch-2.6.0``, ``pytorch2.1``.
+TORCH_TAG = re.compile(r"(?:^|[-_.])(?:py)?torch-?v?\d+\.\d+")
+EXACT = re.compile(r"===?\s*v?(\d+(?:\.\d+)*)(?:\+[\w.]+)?")
 TAG_CU = re.compile(r"(?:^|[-_.])cu(\d{2,3})(?:$|[-_.])")
 RELEASE = re.compile(r"^(\d+)\.(\d+)")
 PIP = re.compile(r"\bpip3?(?:\.\d+)?\s+install\s+([^;&|]*)")
@@ -88,10 +91,14 @@ def dockerfile(lines: list[str]) -> list[Declaration]:
 
 def brings_torch(rest: str) -> bool:
     """``pytorch/pytorch:2.1.0-cuda12.1``, ``nvcr.io/nvidia/pytorch:24.01-py3``,
-    ``rocm/pytorch``: an image whose repository is torch's comes with a torch installed."""
+    ``rocm/pytorch``: an image whose repository is torch's comes with a torch installed; so
+    does one whose tag names the torch it was built with (``base-cu124-torch2.6-fa2.7``)."""
     words = [word for word in rest.split() if not word.startswith("--")]
-    name = image_parts(words[0])[0].rpartition("/")[2] if words else ""
-    return TORCH_IMAGE.search(name) is not None
+    if not words:
+        return False
+    repository, tag = image_parts(words[0])
+    return TORCH_IMAGE.search(repository.rpartition("/")[2]) is not None or \
+        TORCH_TAG.search(tag) is not None
 
 
 def image_parts(image: str) -> tuple[str, str]:
@@ -105,10 +112,28 @@ def torch_pinned(stage: list[Declaration], pinned: bool) -> list[Declaration]:
     """A stage's declarations, none where its base image pins torch: the stage runs that
     image's torch, with the Python, CUDA and dependencies chosen for it, until the image is
     changed, so no later release's requirement reaches what it declares. A stage that installs
-    torch itself (from PyPI or a conda channel) runs that torch instead."""
+    torch itself (from PyPI or a conda channel) runs that torch instead, and where it pins one
+    release (``torch==2.6.0``) its declarations are of that release's environment."""
     installs_torch = any(d.kind == "channel" or (d.kind == "package" and d.name == "torch")
                          for d in stage)
-    return [] if pinned and not installs_torch else stage
+    return [] if pinned and not installs_torch else pinned_to(stage)
+
+
+def pinned_to(declarations: list[Declaration]) -> list[Declaration]:
+    """``declarations`` marked with the one torch release they pin exactly, if they do."""
+    releases = {exact for d in declarations if d.kind == "package" and d.name == "torch"
+                and (exact := exact_release(d.specifier))}
+    if len(releases) != 1:
+        return declarations
+    release = releases.pop()
+    return [d.model_copy(update={"torch": release}) for d in declarations]
+
+
+def exact_release(specifier: str) -> str:
+    """"2.6.0" of ``==2.6.0`` (a local label dropped: ``==2.6.0+cu124``); "" for a range or a
+    wildcard, which a newer release may meet."""
+    found = EXACT.fullmatch(specifier.strip())
+    return found.group(1) if found else ""
 
 
 def instructions(lines: list[str]) -> list[tuple[int, str]]:

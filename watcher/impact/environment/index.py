@@ -17,7 +17,12 @@ from typing import Any
 from watcher.impact.environment.abi import abi_flags
 from watcher.impact.environment.declarations import python, requirement, requirement_lines
 from watcher.impact.environment.files import environment_kind
-from watcher.impact.environment.images import conda_environment, dockerfile, shell_script
+from watcher.impact.environment.images import (
+    conda_environment,
+    dockerfile,
+    pinned_to,
+    shell_script,
+)
 from watcher.impact.model import Declaration, FileIndex, UnparsableError
 
 __all__ = ["index_environment", "is_environment_file"]
@@ -32,6 +37,8 @@ def index_environment(path: str, text: str) -> FileIndex:
     found = READERS[kind](lines) if kind else []
     if kind in COMPILING:
         found = [*found, *abi_flags(lines)]
+    if kind in ONE_ENVIRONMENT:
+        found = pinned_to(found)
     return FileIndex(path=path, declarations=tuple(found))
 
 
@@ -296,3 +303,6 @@ READERS: dict[str, Reader] = {"pyproject": pyproject, "setup.cfg": setup_cfg, "s
 # Files that hold more than C++ flags but can hold those too (``abi.abi_flags``; a CMake file's
 # reader is that alone).
 COMPILING = frozenset({"setup.py", "shell", "dockerfile"})
+# Files that set up one environment, whose exact torch pin is the torch it runs (a Dockerfile
+# does it stage by stage; a package's metadata declares what it supports, not what it runs).
+ONE_ENVIRONMENT = frozenset({"requirements", "shell", "conda"})

@@ -6,6 +6,8 @@ evaluated with ``packaging``; what does not parse touches nothing."""
 
 from __future__ import annotations
 
+import re
+
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
@@ -19,11 +21,17 @@ __all__ = ["touches"]
 # version installs or runs one (a Dockerfile, a conda environment, a CI matrix, a script).
 METADATA = frozenset({"pyproject.toml", "setup.py", "setup.cfg"})
 PYTORCH_CHANNELS = frozenset({"pytorch", "pytorch-nightly", "pytorch-test"})
+RELEASE_TAG = re.compile(r"v?(\d+(?:\.\d+)*)")
 
 
-def touches(subject: EnvironmentSubject, declaration: Declaration, path: str = "") -> bool:
+def touches(subject: EnvironmentSubject, declaration: Declaration, path: str = "",
+            release: str | None = None) -> bool:
     """``path``: the declaring file, relative; an installer there is touched only where it
-    cannot get a newer Python (``conda install python=3`` installs the newest 3.x)."""
+    cannot get a newer Python (``conda install python=3`` installs the newest 3.x).
+    ``release``: the tag of the release requiring it; an environment pinned to an older torch
+    runs that torch, with what it declares beside it, and asks nothing of the release."""
+    if declaration.torch and release and older(declaration.torch, release):
+        return False
     if subject.kind == "python" and path and path.rpartition("/")[2] not in METADATA and \
             declaration.kind == "python" and admits_supported(declaration.specifier,
                                                               subject.minimum):
@@ -49,6 +57,14 @@ def touches(subject: EnvironmentSubject, declaration: Declaration, path: str = "
     # An unpinned dependency resolves to the newest release, which meets the requirement.
     return bool(declaration.specifier) and admits_rejected(declaration.specifier,
                                                           subject.specifier)
+
+
+def older(pinned: str, release: str) -> bool:
+    """Whether torch ``pinned`` ("2.6.0") comes before the release tagged ``release``
+    ("v2.7.0", "v2.6.0-torch-load"): False where either is no version."""
+    found = RELEASE_TAG.match(release)
+    before, after = version(pinned), version(found.group(1)) if found else None
+    return before is not None and after is not None and before < after
 
 
 def channel_family(channel: str) -> str:

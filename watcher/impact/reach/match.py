@@ -74,7 +74,7 @@ def find_affects(subjects: Subjects, index: CodeIndex, root_label: str, *,
         why = WHY_ENVIRONMENT.get(environment.kind, "declares what {} no longer admits").format(
             label)
         for path, declaration in index.declarations:
-            if touches(environment, declaration, path):
+            if touches(environment, declaration, path, release):
                 keep(found, Affect(path=path, line=declaration.line, code=declaration.code,
                                    api=label, why=why, ignore=declaration.ignore,
                                    **base))  # type: ignore[arg-type]
