@@ -92,6 +92,10 @@ class Atlas:
     # (each package change against each item's subjects), each a walk through the name table.
     _resolved: dict[str, str | None] = field(default_factory=dict, init=False, repr=False,
                                              compare=False)
+    # Each class's C3 line once: a diff asks for the MRO of every class it compares and of
+    # each of their bases, and without it every call walked the whole hierarchy again.
+    _lines: dict[str, tuple[str, ...] | None] = field(default_factory=dict, init=False,
+                                                      repr=False, compare=False)
 
     # ---- names --------------------------------------------------------------------------
     def resolve(self, name: str) -> str | None:
@@ -216,7 +220,7 @@ class Atlas:
         found = self.apis.get(cls)
         return found.bases if found is not None else ()
 
-    def mro(self, cls: str) -> list[str]:
+    def mro(self, cls: str) -> Sequence[str]:
         """``cls`` and the bases the package defines, nearest first, in Python's C3 order
         (``LazyBatchNorm1d(_LazyNormBase, _BatchNorm)`` meets ``_BatchNorm.forward`` before
         ``Module.forward``); depth first where the bases admit no C3 order."""
@@ -269,17 +273,22 @@ class Atlas:
         return iter(self._reverse)
 
 
-def _c3(atlas: Atlas, cls: str, visiting: set[str]) -> list[str] | None:
+def _c3(atlas: Atlas, cls: str, visiting: set[str]) -> tuple[str, ...] | None:
     """The C3 linearisation of ``cls`` over the bases the package defines, None when there
-    is none (or the bases run in a circle)."""
+    is none (or the bases run in a circle). Kept per class: a line does not depend on the
+    classes being visited above it (a base that reaches one of them back is itself in a
+    circle, None from anywhere), so each is worked out once."""
+    if cls in atlas._lines:
+        return atlas._lines[cls]
     if cls in visiting:
         return None
     visiting.add(cls)
     bases = [base for base in atlas.bases(cls) if atlas.kind(base) == CLASS]
-    lines = []
+    lines: list[Sequence[str]] = []
     for base in bases:
         line = _c3(atlas, base, visiting)
         if line is None:
+            atlas._lines[cls] = None
             return None
         lines.append(line)
     visiting.discard(cls)
@@ -289,10 +298,12 @@ def _c3(atlas: Atlas, cls: str, visiting: set[str]) -> list[str] | None:
         head = next((line[0] for line in lines if line and not any(
             line[0] in other[1:] for other in lines)), None)
         if head is None:
+            atlas._lines[cls] = None
             return None
         order.append(head)
         lines = [line[1:] if line and line[0] == head else line for line in lines]
-    return order
+    atlas._lines[cls] = found = tuple(order)
+    return found
 
 
 def derived_index(apis: Mapping[str, Api]) -> dict[str, tuple[str, ...]]:

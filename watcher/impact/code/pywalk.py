@@ -20,6 +20,7 @@ from watcher.impact.code.guards import (
     probed_names,
     tried_keywords,
 )
+from watcher.impact.code.nodes import FIELDS, fields_of, push_children
 from watcher.impact.code.shapes import (
     chain_of,
     literal_keys,
@@ -51,16 +52,7 @@ Ref = str
 TYPE_TESTS = frozenset({"isinstance", "issubclass"})
 CONSTANTS = (bool, int, float, str, type(None))
 
-# Fields that never hold a node worth visiting: names, numbers, flags, expression contexts,
-# operators.
-SKIPPED = frozenset({"ctx", "id", "attr", "name", "names", "module", "level", "type_comment",
-                     "kind", "arg", "conversion", "is_async", "simple", "kwd_attrs", "rest",
-                     "op", "ops"})
 DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
-LEAVES = (ast.Constant, ast.Pass, ast.Break, ast.Continue, ast.Global, ast.Nonlocal)
-# A value that is no node (the None of a ``**`` key in a dict display, a default left out, a
-# pattern's constant) has nothing to visit either.
-_FIELDS: dict[type, tuple[str, ...]] = {type(None): (), bool: (), int: (), str: ()}
 
 
 def is_super_init(func: ast.expr) -> bool:
@@ -68,17 +60,6 @@ def is_super_init(func: ast.expr) -> bool:
     return type(func) is ast.Attribute and func.attr == "__init__" and \
         type(func.value) is ast.Call and type(func.value.func) is ast.Name and \
         func.value.func.id == "super"
-
-
-def fields_of(kind: type) -> tuple[str, ...]:
-    """The fields worth visiting of a node type, last first (the walk's stack pops them back
-    into file order)."""
-    fields = _FIELDS.get(kind)
-    if fields is None:
-        fields = () if not issubclass(kind, ast.AST) or issubclass(kind, LEAVES) else tuple(
-            reversed([field for field in kind._fields if field not in SKIPPED]))
-        _FIELDS[kind] = fields
-    return fields
 
 
 class Walker:
@@ -133,7 +114,7 @@ class Walker:
         constant, attribute, call, expression = ast.Constant, ast.Attribute, ast.Call, ast.Expr
         assign, annotated, imports = ast.Assign, ast.AnnAssign, (ast.Import, ast.ImportFrom)
         if_kind, if_expression, try_kind, try_star = ast.If, ast.IfExp, ast.Try, ast.TryStar
-        known_fields = _FIELDS.get
+        known_fields = FIELDS.get
         # Each node type is tested once per node, the commonest first: this loop runs for
         # every node of every file, most of a scan's time after ``ast.parse``.
         while stack:
@@ -360,12 +341,7 @@ class Walker:
                 continue
             if kind is ast.Attribute:
                 refs[id(node)] = ref
-            for field in fields_of(kind):
-                value = getattr(node, field)
-                if type(value) is list:
-                    pending += value
-                elif value is not None:
-                    pending.append(value)
+            push_children(pending, node, kind)
 
     def reference(self, node: ast.expr, call: bool | None, keywords: tuple[str, ...],
                   kwargs: bool, extra: Any, ref: Ref = "", args: int = 0,

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable
+from typing import Any
 
 from watcher.impact.code.guards import dead_branch
+from watcher.impact.code.nodes import push_children
 
 __all__ = ["chain_of", "literal_keys", "returned_keys", "string_keys", "top_level_imports"]
 
@@ -87,9 +89,12 @@ def returned_keys(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str] 
     keys: set[str] = set()
     returns: list[ast.expr | None] = []
     local: dict[str, set[str] | None] = {}  # names bound once to a literal dict, and only so
-    pending: list[ast.AST] = list(function.body)
+    pending: list[Any] = list(function.body)
     while pending:
         node = pending.pop()
+        kind = type(node)
+        if kind is ast.Name or kind is ast.Constant:
+            continue  # the commonest nodes, and nothing below them
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
             continue  # a nested definition's returns are its own
         if isinstance(node, ast.Return):
@@ -100,7 +105,9 @@ def returned_keys(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str] 
             local[name] = literal_keys(node.value) if name not in local else None
         elif isinstance(node, ast.Subscript | ast.Attribute) and isinstance(node.value, ast.Name):
             local[node.value.id] = None  # ``batch["x"] = ...``, ``batch.update(...)``: unknown
-        pending.extend(ast.iter_child_nodes(node))
+        # No generator per node (``ast.iter_child_nodes``); the order the stack gives the
+        # children does not matter, every one is seen.
+        push_children(pending, node, kind)
     for value in returns:
         # ``return {...}``, or ``return batch`` of a dict the function built literally
         found = (local.get(value.id) if isinstance(value, ast.Name)
