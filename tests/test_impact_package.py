@@ -55,6 +55,17 @@ def uses(report: dict) -> dict[int, tuple[str, str, str]]:
             for item in report["items"] for use in item.get("affects", [])}
 
 
+def uses_of(run_cli, tmp_path: Path, notes: str, source: str) -> dict[int, tuple[str, str, str]]:
+    """``uses`` of ``impact`` with the notes file ``notes`` (of the fixtures) on one module
+    holding ``source``."""
+    root = tmp_path / "code"
+    root.mkdir()
+    (root / "module.py").write_text(textwrap.dedent(source))
+    result = run_cli("impact", str(FIXTURES / "releases" / "pytorch" / notes), "--code",
+                     str(root), "--format", "json")
+    return uses(json.loads(result.stdout))
+
+
 @pytest.mark.slow
 def test_the_27_notes_and_its_package_break_what_the_upgrade_would_break(run_cli, code):
     result = run_cli("impact", str(V27), "--code", str(code), "--format", "json")
@@ -140,9 +151,7 @@ def test_a_base_class_option_spares_a_subclass_whose_own_constructor_keeps_it(ru
     """2.10 removes ``data_source`` from ``Sampler``; ``SequentialSampler`` has an
     ``__init__`` of its own that still takes it: the notes' reading would flag every sampler,
     the atlases say which lost it."""
-    root = tmp_path / "loader"
-    root.mkdir()
-    (root / "data.py").write_text(textwrap.dedent("""\
+    found = uses_of(run_cli, tmp_path, "v2.10.0.md", """\
         import torch
         from torch.utils.data import Sampler, SequentialSampler
 
@@ -154,10 +163,7 @@ def test_a_base_class_option_spares_a_subclass_whose_own_constructor_keeps_it(ru
 
         def samplers(dataset):
             return SequentialSampler(dataset), Mine(dataset)
-        """))
-    notes = FIXTURES / "releases" / "pytorch" / "v2.10.0.md"
-    result = run_cli("impact", str(notes), "--code", str(root), "--format", "json")
-    found = uses(json.loads(result.stdout))
+        """)
     assert 10 not in found  # SequentialSampler(dataset) keeps its data_source
 
 
@@ -196,9 +202,7 @@ def test_a_module_said_to_change_reaches_only_what_its_package_shows_changed(run
     """2.9: "Objects in torch.utils.dlpack have been updated ... such as DLDeviceType"; the
     package shows two members of DLDeviceType gone. A use of them breaks; calls of
     to_dlpack and from_dlpack, unchanged in the package, are not reached."""
-    root = tmp_path / "interop"
-    root.mkdir()
-    (root / "interop.py").write_text(textwrap.dedent("""\
+    found = uses_of(run_cli, tmp_path, "v2.9.0.md", """\
         from torch.utils.dlpack import DLDeviceType, from_dlpack, to_dlpack
 
 
@@ -207,10 +211,7 @@ def test_a_module_said_to_change_reaches_only_what_its_package_shows_changed(run
 
 
         PINNED = DLDeviceType.kDLCPUPinned
-        """))
-    notes = FIXTURES / "releases" / "pytorch" / "v2.9.0.md"
-    result = run_cli("impact", str(notes), "--code", str(root), "--format", "json")
-    found = uses(json.loads(result.stdout))
+        """)
     assert 5 not in found
     assert found[8][0] == "breaks", found[8]
 
@@ -219,9 +220,7 @@ def test_a_subclass_constructing_its_base_with_a_removed_option_breaks(run_cli, 
     """``super().__init__(data)`` in a ``Sampler`` subclass constructs a ``Sampler`` with
     ``data_source``; the 2.10 package's ``Sampler`` (``Generic``, no constructor of its own)
     takes no argument at all, so the package proves it: ``breaks``."""
-    root = tmp_path / "loader"
-    root.mkdir()
-    (root / "sampling.py").write_text(textwrap.dedent("""\
+    found = uses_of(run_cli, tmp_path, "v2.10.0.md", """\
         import torch
         from torch.utils.data import Sampler
 
@@ -235,10 +234,7 @@ def test_a_subclass_constructing_its_base_with_a_removed_option_breaks(run_cli, 
         class Weighted(torch.utils.data.Sampler[int]):
             def __init__(self, data_source):
                 super().__init__(data_source)
-        """))
-    notes = FIXTURES / "releases" / "pytorch" / "v2.10.0.md"
-    result = run_cli("impact", str(notes), "--code", str(root), "--format", "json")
-    found = uses(json.loads(result.stdout))
+        """)
     assert found[7][0] == "breaks", found
     assert "takes no data_source" in found[7][2]
     assert found[13][0] == "breaks", found  # the base written as a generic alias

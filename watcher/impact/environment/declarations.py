@@ -7,10 +7,12 @@ import re
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
 
 from watcher.impact.model import Declaration
 
-__all__ = ["conda_spec", "cuda", "cuda_in", "python", "requirement", "requirement_lines"]
+__all__ = ["conda_spec", "cuda", "cuda_in", "exact_version", "python", "requirement",
+           "requirement_lines"]
 
 CODE_LIMIT = 200
 # download.pytorch.org/whl/cu121 (also .../whl/nightly/cu121) and torch==2.1.0+cu121.
@@ -50,6 +52,17 @@ def requirement(line: int, code: str, text: str) -> list[Declaration]:
     found = [declaration(line, code, kind="package", name=canonicalize_name(parsed.name),
                          specifier=str(parsed.specifier))]
     return found + cuda_in(line, code, str(parsed.specifier))
+
+
+def exact_version(specifier: str) -> Version | None:
+    """The version of an exact pin (``==2.5.1``, ``===2.5.1``, ``==2.6.0+cu124``); None for a
+    range or a wildcard (``==2.5.*``), which a newer release may meet."""
+    if not specifier.startswith("==") or "," in specifier or specifier.endswith(".*"):
+        return None
+    try:
+        return Version(specifier.lstrip("="))
+    except InvalidVersion:
+        return None
 
 
 def requirement_lines(lines: list[str], first: int = 1) -> list[Declaration]:

@@ -15,6 +15,7 @@ from watcher.impact.environment.declarations import (
     conda_spec,
     cuda,
     cuda_in,
+    exact_version,
     python,
     requirement,
     requirement_lines,
@@ -28,7 +29,6 @@ TORCH_IMAGE = re.compile(r"(?:^|[-_.])pytorch(?:$|[-_.])")
 CPYTHON_TAG = re.compile(r"\bcp(3)(\d{1,2})(?=[-_*\s\"']|$)")
 # A tag naming the torch an image holds: ``torch2.6``, ``torch-2.6.0``, ``pytorch2.1``.
 TORCH_TAG = re.compile(r"(?:^|[-_.])(?:py)?torch-?v?\d+\.\d+")
-EXACT = re.compile(r"===?\s*v?(\d+(?:\.\d+)*)(?:\+[\w.]+)?")
 TAG_CU = re.compile(r"(?:^|[-_.])cu(\d{2,3})(?:$|[-_.])")
 RELEASE = re.compile(r"^(\d+)\.(\d+)")
 PIP = re.compile(r"\bpip3?(?:\.\d+)?\s+install\s+([^;&|]*)")
@@ -121,19 +121,13 @@ def torch_pinned(stage: list[Declaration], pinned: bool) -> list[Declaration]:
 
 def pinned_to(declarations: list[Declaration]) -> list[Declaration]:
     """``declarations`` marked with the one torch release they pin exactly, if they do."""
-    releases = {exact for d in declarations if d.kind == "package" and d.name == "torch"
-                and (exact := exact_release(d.specifier))}
+    # The release itself, its local label dropped (``==2.6.0+cu124`` pins 2.6.0)
+    releases = {exact.public for d in declarations if d.kind == "package" and d.name == "torch"
+                and (exact := exact_version(d.specifier)) is not None}
     if len(releases) != 1:
         return declarations
     release = releases.pop()
     return [d.model_copy(update={"torch": release}) for d in declarations]
-
-
-def exact_release(specifier: str) -> str:
-    """"2.6.0" of ``==2.6.0`` (a local label dropped: ``==2.6.0+cu124``); "" for a range or a
-    wildcard, which a newer release may meet."""
-    found = EXACT.fullmatch(specifier.strip())
-    return found.group(1) if found else ""
 
 
 def instructions(lines: list[str]) -> list[tuple[int, str]]:

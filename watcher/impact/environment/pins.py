@@ -22,9 +22,10 @@ from typing import NamedTuple
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
 from watcher.errors import ConfigError
+from watcher.impact.environment.declarations import exact_version
 from watcher.impact.environment.files import environment_kind
 from watcher.impact.environment.locks import LOCK_FILES, read_lock
 from watcher.impact.model import Declaration, UnparsableError
@@ -55,10 +56,7 @@ class Pin(NamedTuple):
     @property
     def exact(self) -> Version | None:
         """The version of an exact pin (``==2.5.1``, not ``==2.5.*``)."""
-        text = self.specifier
-        if not text.startswith("==") or "," in text or text.endswith(".*"):
-            return None
-        return _version(text.lstrip("="))
+        return exact_version(self.specifier)
 
 
 class PinDecision(NamedTuple):
@@ -170,10 +168,3 @@ def _has_lower_bound(text: str) -> bool:
 def _admits(text: str, version: Version) -> bool:
     found = _specifiers(text)
     return found is None or found.contains(version, prereleases=True)
-
-
-def _version(text: str) -> Version | None:
-    try:
-        return Version(text)
-    except InvalidVersion:
-        return None
