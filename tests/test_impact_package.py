@@ -238,3 +238,80 @@ def test_a_subclass_constructing_its_base_with_a_removed_option_breaks(run_cli, 
     assert found[7][0] == "breaks", found
     assert "takes no data_source" in found[7][2]
     assert found[13][0] == "breaks", found  # the base written as a generic alias
+
+
+def test_another_packages_subclass_passing_a_deprecated_option_is_reached(run_cli, tmp_path):
+    """torchdata's ``StatefulDataLoader`` derives from ``DataLoader`` and takes its options
+    (the vocabulary's ``[[subclasses]]``): passing ``pin_memory_device`` to it is a use of
+    2.9's deprecation, as it is on ``DataLoader``; a call not passing it is none."""
+    found = uses_of(run_cli, tmp_path, "v2.9.0.md", """\
+        from torchdata.stateful_dataloader import StatefulDataLoader
+        import torchdata.stateful_dataloader as sdl
+
+
+        def loaders(dataset):
+            a = StatefulDataLoader(dataset, pin_memory=True, pin_memory_device="cuda")
+            b = sdl.StatefulDataLoader(dataset, pin_memory_device="cuda")
+            c = StatefulDataLoader(dataset, batch_size=4)
+            return a, b, c
+        """)
+    assert found[6][0] == "check" and "pin_memory_device" in found[6][2], found
+    assert "StatefulDataLoader derives from DataLoader" in found[6][2]
+    assert found[7][0] == "check", found
+    assert 8 not in found
+
+
+def test_slicing_a_dim_the_file_flattened_is_reached_by_the_deprecation(run_cli, tmp_path):
+    """2.10 deprecates slicing a flattened dim from the root mesh. A lookup by a key the file
+    made with ``_flatten`` (the same string, the same name, or any name when the key is a
+    parameter of the flattening function) is ``check``; a dim the mesh was built with, a bare
+    ``_flatten()``, and another package's ``_flatten`` make no key."""
+    found = uses_of(run_cli, tmp_path, "v2.10.0.md", """\
+        import torch
+        from torch.distributed.device_mesh import init_device_mesh
+
+        HSDP = "hsdp"
+
+
+        def build():
+            mesh = init_device_mesh("cuda", (2, 2, 2), mesh_dim_names=("dp", "cp", "tp"))
+            mesh["dp", "cp"]._flatten("dp_cp")
+            mesh[("dp", "cp")]._flatten(HSDP)
+            a = mesh["dp_cp"]
+            b = mesh[HSDP].get_group()
+            c = mesh["tp"]
+            d = mesh["tp", "cp"]._flatten().get_group()
+            return a, b, c, d
+
+
+        class Rollout:
+            def setup(self):
+                self.mesh[self.mesh.mesh_dim_names[1:]]._flatten(mesh_dim_name="exclude_dp")
+                self.rank = self.mesh["exclude_dp"].get_local_rank()
+
+
+        def other(x, table):
+            y, _ = torch.jit._flatten(x)
+            return table["tp"], y
+        """)
+    flattened = {line: use for line, use in found.items() if "looks up by" in use[2]}
+    assert sorted(flattened) == [11, 12, 21], found
+    assert all(use[0] == "check" for use in flattened.values())
+    assert "'dp_cp', made by line 9" in flattened[11][2]
+
+
+def test_a_flattened_key_given_as_a_parameter_may_be_any_name_looked_up(run_cli, tmp_path):
+    found = uses_of(run_cli, tmp_path, "v2.10.0.md", """\
+        def flatten_mesh(device_mesh, name=None):
+            return device_mesh._flatten(mesh_dim_name=name)
+
+
+        def flatten_dims(device_mesh, dims, names):
+            flatten_mesh(device_mesh[dims], "_".join(dims))
+            for dim_name in names:
+                _ = device_mesh[dim_name]
+            return device_mesh["tp"]
+        """)
+    flattened = {line: use for line, use in found.items() if "looks up by" in use[2]}
+    assert sorted(flattened) == [6, 8], found
+    assert "which may be name, made by line 2" in flattened[8][2]

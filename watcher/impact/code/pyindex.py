@@ -17,6 +17,7 @@ from bisect import bisect_right
 from collections.abc import Iterator
 from typing import Any, NamedTuple
 
+from watcher.impact.code.madekeys import made_key_rows
 from watcher.impact.code.pywalk import CONFIG_PATCH, DEFINITIONS, PARTIAL, Raw, Walker
 from watcher.impact.code.starred import STAR, free_names
 from watcher.impact.model import UnparsableError
@@ -70,6 +71,9 @@ def read_python(path: str, source: str | bytes) -> PythonIndex:
                if root_of(target) not in STDLIB}
     count = len(lines) - (lines[-1] == "")  # a final newline ends the last line
     rows = resolve(walker, lines)
+    made = made_key_rows(tree, text, walker.aliases, lines)
+    if made:
+        rows = sorted([*rows, *made], key=line_of)
     mark_scopes(rows, tree)
     return PythonIndex(rows, exports, count, tuple(sorted(walker.sets)), tuple(walker.stars))
 

@@ -193,6 +193,11 @@ def python_uses(subject: Subject, table: UseTable, knowledge: ApiKnowledge) -> I
             signature = signature_of(name, knowledge)
             for path, row in table.by_name.get(name, ()):
                 yield Match(path, row, via=via, signature=signature)
+        for name in outside_subclasses(api, knowledge):
+            # It takes the base's options in the base's order: the base's signature places them.
+            signature = signature_of(api, knowledge)
+            for path, row in table.by_name.get(name, ()):
+                yield Match(path, row, via=name.rpartition(".")[2], signature=signature)
 
 
 def method_uses(subject: Subject, table: UseTable, knowledge: ApiKnowledge) -> Iterator[Match]:
@@ -219,6 +224,9 @@ def method_uses(subject: Subject, table: UseTable, knowledge: ApiKnowledge) -> I
         for name, via in subclass_names(owner, table, knowledge):
             for path, row in table.by_name.get(f"{name}.{method}", ()):
                 yield Match(path, row, via=via)
+        for name in outside_subclasses(owner, knowledge):
+            for path, row in table.by_name.get(f"{name}.{method}", ()):
+                yield Match(path, row, via=name.rpartition(".")[2])
 
 
 def spellings(api: str, knowledge: ApiKnowledge) -> list[str]:
@@ -277,6 +285,15 @@ def subclass_names(api: str, table: UseTable, knowledge: ApiKnowledge) -> list[t
             for spelling in (sub, *knowledge.names_of(sub)):
                 found.setdefault(spelling, short)
     return list(found.items())
+
+
+def outside_subclasses(api: str, knowledge: ApiKnowledge) -> list[str]:
+    """The names of other packages' classes deriving from the class ``api`` names (the
+    vocabulary's ``[[subclasses]]``), matched by canonical name when the knowledge has one."""
+    canonical = knowledge.resolve(api) or api
+    return [name for entry in vocabulary().subclasses
+            if (knowledge.resolve(entry.base) or entry.base) == canonical
+            for name in entry.names]
 
 
 def signature_of(name: str, knowledge: ApiKnowledge) -> Signature | None:

@@ -97,6 +97,13 @@ def _judge(subject: Subject, match: Match, when: str) -> Verdict | None:
     ref = row.get("ref", "")
     calls = bool(row.get("is_call")) or ref == "decorator"
     what = f".{subject.method}()" if match.by_method else row["name"] or subject.api
+    if subject.condition == "uses" and row.get("made_key"):
+        # A lookup by a key the file made: whether it is of the object the note means (the
+        # root mesh, not the flattened one) is not known.
+        change = {"deprecated": "deprecated", "removed": "removed"}.get(subject.effect,
+                                                                       "changed")
+        return Verdict("check", f"looks up by {row['made_key']}: {what}, {change}{when}, "
+                                "if the object is the one the note means")
     if subject.condition == "uses":
         if subject.effect == "removed":
             verb = "calls" if calls and ref != "decorator" else VERBS.get(ref, "uses")

@@ -67,11 +67,25 @@ def read_subjects(item: ClassifiedItem) -> Subjects:
         python = [subject.model_copy(update={"condition": unflagged, "shape": shape})
                   if subject.condition == "uses" else subject for subject in python]
     python = with_given_options(python, parsed, item_view.readings)
+    python += made_key_subjects(parsed, item.kind, python)
     environment: list[EnvironmentSubject] = read_environment(parsed.sentences)
     qualifiers = read_qualifiers(parsed.sentences, vocabulary().inputs,
                                  parsed.blocks) if python else []
     return Subjects(python=tuple(python), environment=tuple(environment),
                     qualifiers=tuple(qualifiers))
+
+
+def made_key_subjects(parsed: Parsed, kind: str, python: list[Subject]) -> list[Subject]:
+    """Lookups by a key code makes that the prose says changed ("a warning for slicing
+    flattened dim from root mesh"): each a use of the vocabulary entry's API. Read from the
+    words, as no name in the item is the lookup itself."""
+    found: list[Subject] = []
+    for entry in vocabulary().made_keys:
+        sentence = next((sentence for sentence in parsed.sentences
+                         if entry.pattern.search(sentence.plain)), None)
+        if sentence is not None and all(subject.api != entry.api for subject in python):
+            found.append(Subject(api=entry.api, effect=effect_of(sentence, kind)))
+    return found
 
 
 def with_given_options(python: list[Subject], parsed: Parsed, readings: list[Reading]

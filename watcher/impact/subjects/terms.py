@@ -7,6 +7,7 @@ Data, not per-release tables: a new kind of input is a new ``[[inputs]]`` entry.
 
 from __future__ import annotations
 
+import re
 import tomllib
 from dataclasses import dataclass
 from functools import cache
@@ -14,7 +15,7 @@ from functools import cache
 from watcher.impact.model import Within
 from watcher.resources import defaults_dir
 
-__all__ = ["InputKind", "PassedOn", "Vocabulary", "vocabulary"]
+__all__ = ["InputKind", "MadeKey", "OutsideSubclass", "PassedOn", "Vocabulary", "vocabulary"]
 
 
 @dataclass(frozen=True)
@@ -41,10 +42,38 @@ class PassedOn:
 
 
 @dataclass(frozen=True)
+class OutsideSubclass:
+    """A class of another package deriving from the torch class ``base`` and taking its
+    constructor's options in its order (torchdata's ``StatefulDataLoader``): its calls are
+    calls of ``base``'s constructor, under each of its ``names``."""
+
+    base: str
+    names: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class MadeKey:
+    """Lookups by a key code made (``mesh[...]._flatten("dp_cp")`` then ``mesh["dp_cp"]``),
+    as notes name them: an item whose prose matches ``pattern`` changes such lookups, each a
+    use of ``api``. How code makes the key is the code step's half of the entry
+    (``code.madekeys``)."""
+
+    name: str  # "flattened mesh dims"
+    pattern: re.Pattern[str]
+    api: str
+
+
+@dataclass(frozen=True)
 class Vocabulary:
     markers: frozenset[str]
     inputs: tuple[InputKind, ...]
     passed_on: tuple[PassedOn, ...] = ()
+    subclasses: tuple[OutsideSubclass, ...] = ()
+    made_keys: tuple[MadeKey, ...] = ()
+
+    def outside_subclasses(self, base: str) -> list[str]:
+        """Every name of another package's class deriving from ``base``."""
+        return [name for entry in self.subclasses if entry.base == base for name in entry.names]
 
     def is_marker(self, name: str) -> bool:
         """A name that only marks (or under one: ``torch.jit.Final[int]`` is ``Final``)."""
@@ -63,7 +92,12 @@ def vocabulary() -> Vocabulary:
                                {option: tuple(names) for option, names in entry["options"].items()},
                                tuple(entry.get("given", ())))
                       for entry in data.get("passed_on", []))
-    return Vocabulary(frozenset(data.get("markers", [])), inputs, passed_on)
+    subclasses = tuple(OutsideSubclass(entry["base"], tuple(entry["names"]))
+                       for entry in data.get("subclasses", []))
+    made_keys = tuple(MadeKey(entry["name"], re.compile(entry["pattern"], re.IGNORECASE),
+                              entry["api"]) for entry in data.get("made_keys", []))
+    return Vocabulary(frozenset(data.get("markers", [])), inputs, passed_on, subclasses,
+                      made_keys)
 
 
 def within(entry: dict[str, object]) -> Within:

@@ -1,0 +1,167 @@
+"""Lookups by a key the file itself made: ``mesh["dp", "cp"]._flatten("dp_cp")`` makes the mesh
+dim ``"dp_cp"``, and ``mesh["dp_cp"]`` slices it from the root mesh (the vocabulary's
+``[[made_keys]]``). Each lookup is a use of the entry's API, with the key and the line that
+made it, so a note changing such lookups reaches them and nothing else.
+
+Read only in files whose text calls a making method (a substring test first: most files
+make no key), with one walk of the tree. A key is matched by what the code writes: the same
+string, or the same name (``HSDP``, ``self.dim``); a key that arrives as a parameter of the
+function making it (``def flatten(mesh, name): mesh._flatten(name)``) can be any value, so any
+lookup by a name or attribute in the file may be by it.
+"""
+
+from __future__ import annotations
+
+import ast
+import tomllib
+from dataclasses import dataclass
+from functools import cache
+
+from watcher.resources import defaults_dir
+
+__all__ = ["KeyMaker", "key_makers", "made_key_rows"]
+
+MAX_ROWS = 50  # lookups kept a file: enough to show every place, bounded on generated code
+
+
+@dataclass(frozen=True)
+class KeyMaker:
+    """How code makes a key (``[[made_keys]]`` of ``config/impact.toml``, the fields the code
+    step reads; ``subjects.terms`` reads how notes name the lookups): calls of ``.method``,
+    the key passed as ``parameter`` or at ``position``; each lookup is a use of ``api``."""
+
+    api: str
+    method: str
+    parameter: str
+    position: int
+
+
+@cache
+def key_makers() -> tuple[KeyMaker, ...]:
+    with open(defaults_dir() / "impact.toml", "rb") as handle:
+        entries = tomllib.load(handle).get("made_keys", [])
+    return tuple(KeyMaker(entry["api"], entry["method"], entry["parameter"],
+                          int(entry["position"])) for entry in entries)
+
+
+@dataclass(frozen=True)
+class _Made:
+    key: str  # as written: "'dp_cp'", "HSDP", "self.dim_name"
+    line: int
+    any_name: bool  # a parameter of the function that makes it: any name may carry it
+
+
+def made_key_rows(tree: ast.Module, text: str, aliases: dict[str, str],
+                  lines: list[str]) -> list[dict[str, object]]:
+    """The file's lookups by keys it made, as use rows (``made_key``: the key and where it
+    was made), in file order."""
+    entries = [entry for entry in key_makers() if f".{entry.method}(" in text]
+    if not entries:
+        return []
+    rows: list[dict[str, object]] = []
+    for entry in entries:
+        made = _made_keys(tree, entry.method, entry.parameter, entry.position, aliases)
+        if not made:
+            continue
+        for line, key, how in _lookups(tree, made, entry.method):
+            code = lines[line - 1].strip()[:200] if line <= len(lines) else ""
+            rows.append({"line": line, "code": code, "name": entry.api, "is_call": True,
+                         "made_key": f"{key}, {how}"})
+            if len(rows) >= MAX_ROWS:
+                return rows
+    return sorted(rows, key=lambda row: int(str(row["line"])))
+
+
+def _made_keys(tree: ast.Module, method: str, parameter: str, position: int,
+               aliases: dict[str, str]) -> dict[str, _Made]:
+    """Each key a call of ``.method(...)`` on a value (not on an imported module:
+    ``torch.jit._flatten(x)`` is another function) names, by how it is written."""
+    made: dict[str, _Made] = {}
+    for function, parameters in _functions(tree):
+        for node in ast.walk(function):
+            if type(node) is not ast.Call or type(node.func) is not ast.Attribute or \
+                    node.func.attr != method or _on_module(node.func.value, aliases):
+                continue
+            argument = next((keyword.value for keyword in node.keywords
+                             if keyword.arg == parameter), None)
+            if argument is None and len(node.args) > position:
+                argument = node.args[position]
+            key = _written(argument)
+            if key is None or key in made:
+                continue
+            made[key] = _Made(key, node.lineno,
+                              type(argument) is ast.Name and argument.id in parameters)
+    return made
+
+
+def _functions(tree: ast.Module) -> list[tuple[ast.AST, frozenset[str]]]:
+    """The module and each function, with the function's parameter names; a call is read in
+    the innermost function around it only."""
+    found: list[tuple[ast.AST, frozenset[str]]] = []
+    module_level = ast.Module(body=[node for node in tree.body
+                                    if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef
+                                                      | ast.ClassDef)], type_ignores=[])
+    found.append((module_level, frozenset()))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef):
+            continue
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            arguments = node.args
+            names = frozenset(argument.arg for argument in (
+                *arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs))
+            body = ast.Module(body=[inner for inner in node.body if not isinstance(
+                inner, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)],
+                type_ignores=[])
+            found.append((body, names))
+    return found
+
+
+def _on_module(value: ast.expr, aliases: dict[str, str]) -> bool:
+    """``torch.jit._flatten``: the receiver is a chain rooted at an import."""
+    while type(value) is ast.Attribute:
+        value = value.value
+    return type(value) is ast.Name and value.id in aliases
+
+
+def _written(node: ast.expr | None) -> str | None:
+    """A key as written: a string literal quoted, a name or attribute chain dotted; None for
+    anything else (a call, an f-string, None)."""
+    if type(node) is ast.Constant:
+        return repr(node.value) if isinstance(node.value, str) else None
+    parts: list[str] = []
+    while type(node) is ast.Attribute:
+        parts.append(node.attr)
+        node = node.value
+    if type(node) is not ast.Name:
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
+def _lookups(tree: ast.Module, made: dict[str, _Made], method: str
+             ) -> list[tuple[int, str, str]]:
+    """Each subscript read by a made key, or by any name when a key is a parameter; not the
+    subscripts a making call is made on (``mesh["dp", "cp"]._flatten(...)`` names the dims
+    it flattens)."""
+    loose = next((key for key in made.values() if key.any_name), None)
+    receivers = {id(node.func.value) for node in ast.walk(tree)
+                 if type(node) is ast.Call and type(node.func) is ast.Attribute
+                 and node.func.attr == method}
+    found: list[tuple[int, str, str]] = []
+    for node in ast.walk(tree):
+        if type(node) is not ast.Subscript or type(node.ctx) is not ast.Load or \
+                id(node) in receivers:
+            continue
+        parts = node.slice.elts if type(node.slice) is ast.Tuple else [node.slice]
+        for part in parts:
+            key = _written(part)
+            if key is None:
+                continue
+            if key in made:
+                found.append((node.lineno, key, f"made by line {made[key].line}"))
+                break
+            if loose is not None and not key.startswith("'"):
+                found.append((node.lineno, key, f"which may be {loose.key}, made by line "
+                                                f"{loose.line}"))
+                break
+    return found
