@@ -17,6 +17,7 @@ import tomllib
 from dataclasses import dataclass
 from functools import cache
 
+from watcher.impact.code.shapes import chain_of
 from watcher.resources import defaults_dir
 
 __all__ = ["KeyMaker", "key_makers", "made_key_rows"]
@@ -118,9 +119,8 @@ def _functions(tree: ast.Module) -> list[tuple[ast.AST, frozenset[str]]]:
 
 def _on_module(value: ast.expr, aliases: dict[str, str]) -> bool:
     """``torch.jit._flatten``: the receiver is a chain rooted at an import."""
-    while type(value) is ast.Attribute:
-        value = value.value
-    return type(value) is ast.Name and value.id in aliases
+    chain = chain_of(value)
+    return chain is not None and chain[0] in aliases
 
 
 def _written(node: ast.expr | None) -> str | None:
@@ -128,14 +128,8 @@ def _written(node: ast.expr | None) -> str | None:
     anything else (a call, an f-string, None)."""
     if type(node) is ast.Constant:
         return repr(node.value) if isinstance(node.value, str) else None
-    parts: list[str] = []
-    while type(node) is ast.Attribute:
-        parts.append(node.attr)
-        node = node.value
-    if type(node) is not ast.Name:
-        return None
-    parts.append(node.id)
-    return ".".join(reversed(parts))
+    chain = chain_of(node) if node is not None else None
+    return None if chain is None else ".".join((chain[0], *chain[1]))
 
 
 def _lookups(tree: ast.Module, made: dict[str, _Made], method: str
