@@ -315,3 +315,68 @@ def test_a_flattened_key_given_as_a_parameter_may_be_any_name_looked_up(run_cli,
     flattened = {line: use for line, use in found.items() if "looks up by" in use[2]}
     assert sorted(flattened) == [6, 8], found
     assert "which may be name, made by line 2" in flattened[8][2]
+
+
+def test_an_option_forwarded_from_a_none_default_no_caller_gives_is_not_passed(run_cli,
+                                                                              tmp_path):
+    """``dynamic_axes=dynamic_axes`` passes on a parameter defaulting to None: where every call
+    of the function, in any file, leaves it out, the export only ever gets None, which is not
+    using the deprecated option. A call giving it (by position, in another file) or no call
+    seen at all keeps the use."""
+    root = tmp_path / "code"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "__init__.py").write_text("")
+    (root / "pkg" / "tests.py").write_text(textwrap.dedent("""\
+        import torch
+
+
+        class ExportTest:
+            def run_model(self, model, x, do_constant_folding=True, dynamic_axes=None):
+                torch.onnx.export(model, x, "m.onnx", dynamic_axes=dynamic_axes)
+
+            def test_export(self):
+                self.run_model(object(), (1,), do_constant_folding=False)
+        """))
+    (root / "pkg" / "helpers.py").write_text(textwrap.dedent("""\
+        import torch
+
+
+        def export(model, x, dynamic_axes=None):
+            torch.onnx.export(model, x, "m.onnx", dynamic_axes=dynamic_axes)
+
+
+        def never_called(model, x, dynamic_axes=None):
+            torch.onnx.export(model, x, "n.onnx", dynamic_axes=dynamic_axes)
+        """))
+    (root / "pkg" / "main.py").write_text(textwrap.dedent("""\
+        from pkg.helpers import export
+
+
+        def go(model, x):
+            export(model, x, {"x": [0]})
+        """))
+    result = run_cli("impact", str(FIXTURES / "releases" / "pytorch" / "v2.10.0.md"), "--code",
+                     str(root), "--format", "json")
+    found = {(use["path"], use["line"]) for item in json.loads(result.stdout)["items"]
+             if "dynamic_axes" in item["text"] for use in item.get("affects", [])}
+    assert found == {("pkg/helpers.py", 5), ("pkg/helpers.py", 9)}, found
+
+
+def test_a_forward_parameter_is_given_by_calls_of_the_module(run_cli, tmp_path):
+    """``forward`` is called through the module (``self.attn(x, mask)``), never by its name:
+    no call seen is no evidence that its mask is always None."""
+    found = uses_of(run_cli, tmp_path, "v2.5.0.md", """\
+        import torch
+        import torch.nn.functional as F
+
+
+        class Attention(torch.nn.Module):
+            def forward(self, q, k, v, attention_mask=None):
+                return F.scaled_dot_product_attention(q, k, v, attn_mask=attention_mask)
+
+
+        class Block(torch.nn.Module):
+            def forward(self, x, mask):
+                return self.attn.forward(x, x, x) + self.attn(x, x, x, mask)
+        """)
+    assert found[7][0] == "check", found

@@ -192,6 +192,15 @@ class Use(Frozen):
     # A positional argument is a tuple ending in a dict (``(x, {"mask": m})``, ``(batch,)`` of a
     # dict the file builds): keyword arguments passed as a final dict
     final_dict: bool = False
+    # The torch release it runs only below ((2, 5) in the ``else`` of ``if TORCH_VERSION >=
+    # (2, 5):``): no change of that release or a later one reaches it
+    below: tuple[int, int] | None = None
+    # A lookup by a key the file made (``code.madekeys``): the key, and where it was made
+    made_key: str = ""
+    # Keywords passing a None-default parameter of the calling function (``code.forwarded``):
+    # option -> [function, the parameter's position (-1: keyword only), whether this file
+    # calls the function, whether such a call may give the parameter]
+    forwarded: dict[str, tuple[str, int, bool, bool]] = {}
 
 
 class Declaration(Frozen):

@@ -21,7 +21,8 @@ from typing import Any, Literal
 
 from watcher.impact.code.nodes import push_children
 
-__all__ = ["FLOOR", "catches_type_error", "dead_branch", "probed_names", "tried_keywords"]
+__all__ = ["FLOOR", "catches_type_error", "dead_branch", "probed_names", "runs_below",
+           "tried_keywords"]
 
 FLOOR = (2, 0)  # the oldest torch release the analysis reads code as run by
 PARSERS = frozenset({"Version", "parse", "parse_version", "digit_version", "LooseVersion",
@@ -40,6 +41,37 @@ def dead_branch(test: ast.expr) -> Literal["body", "orelse"] | None:
     return "orelse" if verdict is True else "body" if verdict is False else None
 
 
+def runs_below(test: ast.expr) -> tuple[Literal["body", "orelse"], tuple[int, int]] | None:
+    """The branch of an ``if`` that runs only on torch releases below a version the test
+    writes, with that version: the ``else`` of ``if TORCH_VERSION >= (2, 5):`` runs only below
+    2.5, so no change of 2.5 or later reaches it (the analysis reads each release's changes as
+    run by that release). None when the test bounds neither branch from above."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = runs_below(test.operand)
+        if inner is None:
+            return None
+        return ("orelse" if inner[0] == "body" else "body"), inner[1]
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        # The body runs only where every operand holds: the lowest bound on any of them.
+        bounds = [bound[1] for value in test.values
+                  if (bound := runs_below(value)) is not None and bound[0] == "body"]
+        return ("body", min(bounds)) if bounds else None
+    comparison = torch_comparison(test)
+    if comparison is None:
+        return None
+    op, written = comparison
+    following = (written[0], written[1] + 1)  # "<= 2.4" is "below 2.5", as minors compare
+    if op is ast.Lt:
+        return "body", written
+    if op is ast.LtE or op is ast.Eq:
+        return "body", following
+    if op is ast.GtE:
+        return "orelse", written
+    if op is ast.Gt:
+        return "orelse", following
+    return None
+
+
 def always(test: ast.expr) -> bool | None:
     """True (False) when ``test`` holds (fails) on every torch release from ``FLOOR`` on;
     None when it depends on the release or on anything else."""
@@ -51,6 +83,13 @@ def always(test: ast.expr) -> bool | None:
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         inner = always(test.operand)
         return None if inner is None else not inner
+    comparison = torch_comparison(test)
+    return None if comparison is None else compared(*comparison)
+
+
+def torch_comparison(test: ast.expr) -> tuple[type[ast.cmpop], tuple[int, int]] | None:
+    """``torch_version <op> written`` read from a comparison written either way round, as
+    (op, (major, minor)); None for any other test."""
     if not isinstance(test, ast.Compare) or len(test.ops) != 1:
         return None
     left, right, op = test.left, test.comparators[0], type(test.ops[0])
@@ -60,7 +99,7 @@ def always(test: ast.expr) -> bool | None:
         written, op = written_version(left), FLIPPED.get(op, op)
     else:
         return None
-    return None if written is None else compared(op, written)
+    return None if written is None else (op, written)
 
 
 def compared(op: type[ast.cmpop], written: tuple[int, int]) -> bool | None:

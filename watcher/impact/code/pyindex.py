@@ -17,6 +17,7 @@ from bisect import bisect_right
 from collections.abc import Iterator
 from typing import Any, NamedTuple
 
+from watcher.impact.code.forwarded import mark_forwarded
 from watcher.impact.code.madekeys import made_key_rows
 from watcher.impact.code.pywalk import CONFIG_PATCH, DEFINITIONS, PARTIAL, Raw, Walker
 from watcher.impact.code.starred import STAR, free_names
@@ -75,6 +76,7 @@ def read_python(path: str, source: str | bytes) -> PythonIndex:
     if made:
         rows = sorted([*rows, *made], key=line_of)
     mark_scopes(rows, tree)
+    mark_forwarded(rows, tree, walker.aliases)
     return PythonIndex(rows, exports, count, tuple(sorted(walker.sets)), tuple(walker.stars))
 
 
@@ -155,7 +157,10 @@ def resolve(walker: Walker, lines: list[str]) -> list[UseRow]:
         for use in uses_of(raw, aliases):
             if use not in seen:
                 line, name, method, call, keywords, kwargs, ref, args, star, values = use
+                unset: dict[str, str] = {}
                 if parameters and values and any(type(v) is tuple for _, v in values):
+                    unset = {key: value[1] for key, value in values
+                             if type(value) is tuple and value[1] not in rebound}
                     values = parameter_values(values, rebound)
                 row: UseRow = {"line": line, "code": lines[line - 1].strip()[:CODE_LIMIT]
                                if line <= count else "", "name": name}
@@ -177,6 +182,8 @@ def resolve(walker: Walker, lines: list[str]) -> list[UseRow]:
                     row["passes_args"] = star
                 if values:
                     row["values"] = dict(values)
+                if unset:
+                    row["unset_params"] = unset  # read by ``forwarded``, then dropped
                 seen[use] = row
     rows = sorted(seen.values(), key=line_of)
     mark_contexts(rows, walker)
@@ -185,12 +192,17 @@ def resolve(walker: Walker, lines: list[str]) -> list[UseRow]:
 
 def mark_contexts(rows: list[UseRow], walker: Walker) -> None:
     """Notes on each use what a guard around it asks first (a feature check's names) or tried
-    before it (the keywords an ``except TypeError:`` fallback's ``try`` passed), and a call's
-    arguments ending in a dict (``Walker.final_dicts``)."""
+    before it (the keywords an ``except TypeError:`` fallback's ``try`` passed), the torch
+    version it runs only below (``below``), and a call's arguments ending in a dict
+    (``Walker.final_dicts``)."""
     for start, end, names in walker.probes:
         for row in rows:
             if start <= row["line"] <= end:
                 row["probed"] = sorted({*row.get("probed", ()), *names})
+    for start, end, version in walker.below:
+        for row in rows:
+            if start <= row["line"] <= end:
+                row["below"] = min(tuple(row.get("below", version)), version)
     for start, end, tried in walker.fallbacks:
         for row in rows:
             if start <= row["line"] <= end and row.get("is_call"):

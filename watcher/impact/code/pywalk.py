@@ -18,6 +18,7 @@ from watcher.impact.code.guards import (
     catches_type_error,
     dead_branch,
     probed_names,
+    runs_below,
     tried_keywords,
 )
 from watcher.impact.code.nodes import FIELDS, fields_of, push_children
@@ -75,6 +76,9 @@ class Walker:
         # Lines of the bodies of feature checks (``if "x" in signature(f).parameters:``), with
         # the names each asks about.
         self.probes: list[tuple[int, int, frozenset[str]]] = []
+        # Lines of the branches that run only below a torch version (``else`` of ``if
+        # TORCH_VERSION >= (2, 5):``), with that version.
+        self.below: list[tuple[int, int, tuple[int, int]]] = []
         # Lines of ``except TypeError:`` handlers, with the keywords the ``try`` tried each
         # function with (``guards.tried_keywords``).
         self.fallbacks: list[tuple[int, int, dict[str, frozenset[str]]]] = []
@@ -160,6 +164,7 @@ class Walker:
                     self.fallback(node)
                 elif kind is if_kind:
                     self.probe(node)
+                    self.bound(node)
                     if node.orelse:
                         self.branches(node)
                 elif kind in DEFINITIONS or kind is annotated:
@@ -254,6 +259,15 @@ class Walker:
         if names and node.body:
             end = node.body[-1].end_lineno or node.body[-1].lineno
             self.probes.append((node.body[0].lineno, end, names))
+
+    def bound(self, node: ast.If) -> None:
+        bounded = runs_below(node.test)
+        if bounded is None:
+            return
+        branch = node.body if bounded[0] == "body" else node.orelse
+        if branch:
+            end = branch[-1].end_lineno or branch[-1].lineno
+            self.below.append((branch[0].lineno, end, bounded[1]))
 
     def fallback(self, node: ast.Try | ast.TryStar) -> None:
         handlers = [handler for handler in node.handlers

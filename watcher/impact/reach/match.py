@@ -10,9 +10,10 @@ depends on values the index does not know.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 
-from watcher.impact.code import CodeIndex, Hit, UseTable
+from watcher.impact.code import CodeIndex, Hit, UseRow, UseTable
 from watcher.impact.knowledge import ApiKnowledge, NoKnowledge, Signature
 from watcher.impact.model import Qualifier, Subject, Subjects
 from watcher.impact.reach.evidence import Evidence
@@ -32,6 +33,7 @@ WHY_ENVIRONMENT = {
     "channel": "installs torch from {}, which gets no new builds",
     "abi": "compiles C++ with _GLIBCXX_USE_CXX11_ABI=0 against wheels built with {}",
 }
+RELEASE = re.compile(r"v?(\d+)\.(\d+)")
 BARE_ROOT = "torch."  # an undotted api ("capture_pre_autograd_graph") is looked up under it
 NO_KNOWLEDGE = NoKnowledge()
 
@@ -47,12 +49,18 @@ def find_affects(subjects: Subjects, index: CodeIndex, root_label: str, *,
     base = {"root": root_label, "codebase": codebase, "release": release}
     reaches, note = reachable(subjects.qualifiers, index)
     where = making_places(subjects.qualifiers, index.table) if reaches else None
+    running = release_version(release)
     for subject in subjects.python if reaches else ():
         evidence = weigh(subject) if weigh is not None else None
         for judged, match, through in reaching_uses(subject, index.table, knowledge):
             if where is not None and (match.path, None) not in where and (
                     match.path, match.row.get("scope", 0)) not in where:
                 continue
+            below = match.row.get("below")
+            if below is not None and running is not None and running >= tuple(below):
+                continue  # it runs only on releases before this one (a version guard)
+            if never_given(judged, match.row, index.table):
+                continue  # the option only ever arrives as None: no caller gives it
             verdict = judge(judged, match, release, evidence)
             if verdict is None:
                 continue
@@ -79,6 +87,48 @@ def find_affects(subjects: Subjects, index: CodeIndex, root_label: str, *,
                                    api=label, why=why, ignore=declaration.ignore,
                                    **base))  # type: ignore[arg-type]
     return sorted(found.values(), key=lambda use: (rank(use.tier), use.path, use.line, use.api))
+
+
+# Methods whose calls are not written by name: nn.Module's ``__call__`` runs ``forward`` with
+# the arguments of every call of the module (``self.attn(x, mask)``), as Python runs dunders.
+IMPLICITLY_CALLED = frozenset({"forward"})
+
+
+def never_given(subject: Subject, row: UseRow, table: UseTable) -> bool:
+    """A call passing the changed option on from a None-default parameter of its function
+    (``dynamic_axes=dynamic_axes``), where the function is called and no call, in any file,
+    may give that parameter: the option only ever reaches the call as None, which is not
+    passing it. False when no call of the function is seen (a caller may be anywhere)."""
+    if subject.condition != "passes" or subject.option is None:
+        return False
+    source = row.get("forwarded", {}).get(subject.option)
+    if source is None:
+        return False
+    function, position, called, given = source
+    if given or function in IMPLICITLY_CALLED or function.startswith("__"):
+        return False
+    # The codebase's own function: not a torch name that ends the same (``torch.onnx.export``
+    # of a helper named ``export``).
+    callers = [caller for _, caller in (*table.by_method.get(function, ()),
+                                        *table.ending_with(function))
+               if caller.get("is_call") and not caller["name"].startswith(BARE_ROOT)]
+    if not called and not callers:
+        return False
+    return not any(may_give(caller, subject.option, position) for caller in callers)
+
+
+def may_give(caller: UseRow, option: str, position: int) -> bool:
+    """Whether a call of the forwarding function may pass ``option``'s parameter."""
+    if option in caller.get("keywords", ()) or caller.get("passes_kwargs") or \
+            caller.get("passes_args"):
+        return True
+    return 0 <= position < int(caller.get("args", 0))
+
+
+def release_version(release: str | None) -> tuple[int, int] | None:
+    """(major, minor) of a release tag ("v2.7.0", "v2.6.0-torch-load"), or None."""
+    found = RELEASE.match(release or "")
+    return (int(found[1]), int(found[2])) if found else None
 
 
 def keep(found: dict[tuple[str, int, str], Affect], affect: Affect) -> None:
