@@ -68,9 +68,8 @@ def made_key_rows(tree: ast.Module, text: str, aliases: dict[str, str],
             code = lines[line - 1].strip()[:200] if line <= len(lines) else ""
             rows.append({"line": line, "code": code, "name": entry.api, "is_call": True,
                          "made_key": f"{key}, {how}"})
-            if len(rows) >= MAX_ROWS:
-                return rows
-    return sorted(rows, key=lambda row: int(str(row["line"])))
+    rows.sort(key=lambda row: int(str(row["line"])))
+    return rows[:MAX_ROWS]
 
 
 def _made_keys(tree: ast.Module, method: str, parameter: str, position: int,
