@@ -314,7 +314,25 @@ def test_a_flattened_key_given_as_a_parameter_may_be_any_name_looked_up(run_cli,
         """)
     flattened = {line: use for line, use in found.items() if "looks up by" in use[2]}
     assert sorted(flattened) == [6, 8], found
-    assert "which may be name, made by line 2" in flattened[8][2]
+    assert "which may be name (line 2)" in flattened[8][2]
+
+
+def test_a_file_reading_the_flattened_dims_may_look_up_any_of_them(run_cli, tmp_path):
+    """A root mesh lists the dims flattened from it in ``_flatten_mapping``: a file reading it
+    may slice any of them, by any name (Megatron-FSDP's index of its meshes)."""
+    found = uses_of(run_cli, tmp_path, "v2.10.0.md", """\
+        def mesh_names(device_mesh):
+            flat = list(device_mesh._get_root_mesh()._flatten_mapping)
+            return [*device_mesh.mesh_dim_names, *flat]
+
+
+        class Index:
+            def group(self):
+                return self.device_mesh[self.dp_shard_dim].get_group(), self.sizes["dp"]
+        """)
+    flattened = {line: use for line, use in found.items() if "looks up by" in use[2]}
+    assert sorted(flattened) == [8], found
+    assert "the keys of _flatten_mapping (line 2)" in flattened[8][2]
 
 
 def test_an_option_forwarded_from_a_none_default_no_caller_gives_is_not_passed(run_cli,

@@ -1,7 +1,8 @@
 """Lookups by a key the file itself made: ``mesh["dp", "cp"]._flatten("dp_cp")`` makes the mesh
 dim ``"dp_cp"``, and ``mesh["dp_cp"]`` slices it from the root mesh (the vocabulary's
-``[[made_keys]]``). Each lookup is a use of the entry's API, with the key and the line that
-made it, so a note changing such lookups reaches them and nothing else.
+``[[made_keys]]``); or by one of the keys an attribute lists (``root._flatten_mapping``).
+Each lookup is a use of the entry's API, with the key and the line that made it, so a note
+changing such lookups reaches them and nothing else.
 
 Read only in files whose text calls a making method (a substring test first: most files
 make no key), with one walk of the tree. A key is matched by what the code writes: the same
@@ -35,6 +36,7 @@ class KeyMaker:
     method: str
     parameter: str
     position: int
+    listed_by: tuple[str, ...] = ()  # attributes whose read lists the keys made so far
 
 
 @cache
@@ -42,7 +44,8 @@ def key_makers() -> tuple[KeyMaker, ...]:
     with open(defaults_dir() / "impact.toml", "rb") as handle:
         entries = tomllib.load(handle).get("made_keys", [])
     return tuple(KeyMaker(entry["api"], entry["method"], entry["parameter"],
-                          int(entry["position"])) for entry in entries)
+                          int(entry["position"]), tuple(entry.get("listed_by", ())))
+                 for entry in entries)
 
 
 @dataclass(frozen=True)
@@ -56,12 +59,14 @@ def made_key_rows(tree: ast.Module, text: str, aliases: dict[str, str],
                   lines: list[str]) -> list[dict[str, object]]:
     """The file's lookups by keys it made, as use rows (``made_key``: the key and where it
     was made), in file order."""
-    entries = [entry for entry in key_makers() if f".{entry.method}(" in text]
+    entries = [entry for entry in key_makers() if f".{entry.method}(" in text
+               or any(f".{listing}" in text for listing in entry.listed_by)]
     if not entries:
         return []
     rows: list[dict[str, object]] = []
     for entry in entries:
         made = _made_keys(tree, entry.method, entry.parameter, entry.position, aliases)
+        made.update(_listed_keys(tree, entry.listed_by))
         if not made:
             continue
         for line, key, how in _lookups(tree, made, entry.method):
@@ -92,6 +97,21 @@ def _made_keys(tree: ast.Module, method: str, parameter: str, position: int,
             made[key] = _Made(key, node.lineno,
                               type(argument) is ast.Name and argument.id in parameters)
     return made
+
+
+def _listed_keys(tree: ast.Module, listed_by: tuple[str, ...]) -> dict[str, _Made]:
+    """A read of an attribute listing the keys made so far (``mesh._flatten_mapping``), as a
+    key that may be any name: the first read of each such attribute."""
+    found: dict[str, _Made] = {}
+    if not listed_by:
+        return found
+    for node in ast.walk(tree):
+        if type(node) is ast.Attribute and node.attr in listed_by and \
+                type(node.ctx) is ast.Load:
+            key = f"the keys of {node.attr}"
+            if key not in found or node.lineno < found[key].line:
+                found[key] = _Made(key, node.lineno, any_name=True)
+    return found
 
 
 def _functions(tree: ast.Module) -> list[tuple[ast.AST, frozenset[str]]]:
@@ -154,7 +174,7 @@ def _lookups(tree: ast.Module, made: dict[str, _Made], method: str
                 found.append((node.lineno, key, f"made by line {made[key].line}"))
                 break
             if loose is not None and not key.startswith("'"):
-                found.append((node.lineno, key, f"which may be {loose.key}, made by line "
-                                                f"{loose.line}"))
+                found.append((node.lineno, key, f"which may be {loose.key} (line "
+                                                f"{loose.line})"))
                 break
     return found
