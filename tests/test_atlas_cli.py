@@ -118,15 +118,20 @@ def test_diff_of_the_bundled_releases_is_offline(tmp_path: Path, run_cli: Run) -
 def test_the_diff_of_consecutive_bundled_releases_is_read_not_computed(
         tmp_path: Path, run_cli: Run, monkeypatch: pytest.MonkeyPatch) -> None:
     """Bundled beside the atlases (and held to a fresh diff by ``test_atlas_bundled``): read
-    for two bundled versions; an atlas given as a file, or a pair with a release between,
-    is diffed, and the changes are the same either way."""
+    for two bundled versions; an atlas given as a file is diffed whole, a pair of bundled
+    releases with a release between over the APIs the bundled diffs between them name
+    (``span_diff``, held to the whole diff by ``test_atlas_span``), and the changes are the
+    same either way."""
     import watcher.cli.commands.atlas as command
     from watcher.impact.atlas.source import bundled_path
 
     computed: list[tuple[str, str]] = []
-    real = command.diff
+    spanned: list[tuple[str, str]] = []
+    real, span = command.diff, command.span_diff
     monkeypatch.setattr(command, "diff", lambda old, new: computed.append(
         (old.version, new.version)) or real(old, new))
+    monkeypatch.setattr(command, "span_diff", lambda old, new: spanned.append(
+        (old.version, new.version)) or span(old, new))
     config = str(_config(tmp_path))
     copy = tmp_path / "mine.json.gz"
     copy.write_bytes(bundled_path("torch", "2.6.0").read_bytes())
@@ -134,7 +139,7 @@ def test_the_diff_of_consecutive_bundled_releases_is_read_not_computed(
     diffed = run_cli("atlas", "diff", str(copy), "2.7.0", "--format", "json", "--config", config)
     apart = run_cli("atlas", "diff", "2.5.0", "2.7.0", "--format", "json", "--config", config)
     assert (read.code, diffed.code, apart.code) == (0, 0, 0)
-    assert computed == [("2.6.0", "2.7.0"), ("2.5.0", "2.7.0")]
+    assert computed == [("2.6.0", "2.7.0")] and spanned == [("2.5.0", "2.7.0")]
     assert read.stdout == diffed.stdout and json.loads(read.stdout)["changes"]
 
 

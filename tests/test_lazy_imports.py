@@ -159,14 +159,27 @@ OFFLINE = textwrap.dedent("""
     code = main(json.loads(command))
     loaded = [name for name in watched
               if any(m == name or m.startswith(name + ".") for m in sys.modules)]
+    # The configuration's models whose schema was built: those of the tables validated.
+    schema = sys.modules.get("watcher.config.schema")
+    built = sorted(name for name, model in vars(schema).items()
+                   if getattr(model, "__pydantic_complete__", False)) if schema else []
     Path(out).write_text(json.dumps({"codes": [code], "loaded": loaded,
-                                     "compiled": compiled}))
+                                     "compiled": compiled, "built": built}))
 """)
 
 # What only the bot needs: its composition root, daemon, listener, scheduler, Slack and HTTP
 # clients, poller.
 BOT = ("watcher.app", "watcher.daemon", "watcher.server", "watcher.poller", "watcher.github",
-       "apscheduler", "slack_sdk", "httpx", "handlers")
+       "apscheduler", "slack_sdk", "httpx", "handlers",
+       # the store's backends: an offline command over bundled atlases opens no store
+       "watcher.store.db", "watcher.store.store", "watcher.store.cachekeys",
+       "watcher.store.postgres", "sqlite3", "diskcache", "psycopg")
+# The models of the tables each offline command reads, the only ones it builds the schema of
+# (``State.config(*sections)``); an atlas diff of bundled releases reads no configuration.
+NOTES_MODELS = ["ClassifyConfig", "PollConfig"]
+BUILT = {"classify": NOTES_MODELS, "classify-json": NOTES_MODELS, "diff": NOTES_MODELS,
+         "impact": sorted([*NOTES_MODELS, "ImpactConfig", "StoreConfig"]), "atlas-diff": [],
+         "atlas-diff-computed": []}
 RELEASES = TESTS / "fixtures" / "releases"
 CODE = "import torch\n\ntorch.onnx.export(model, args, 'model.onnx')\n"
 OFFLINE_COMMANDS = {
@@ -177,6 +190,7 @@ OFFLINE_COMMANDS = {
              str(RELEASES / "pytorch" / "v2.8.0.md")],
     "impact": ["impact", "--code", "code", str(RELEASES / "pytorch" / "v2.8.0.md")],
     "atlas-diff": ["atlas", "diff", "2.6.0", "2.7.0"],
+    "atlas-diff-computed": ["atlas", "diff", "2.5.0", "2.7.0"],
 }
 
 
@@ -184,10 +198,11 @@ OFFLINE_COMMANDS = {
 def test_an_offline_command_loads_nothing_of_the_bot_and_compiles_few_patterns(tmp_path,
                                                                                command):
     """``classify``, ``diff``, ``impact`` and ``atlas diff`` of bundled releases read files
-    and print: the daemon, the listener, the scheduler, Slack and the HTTP client are not
-    imported, and the taxonomy's ~630 patterns are compiled only where a text needs one (a
-    classify of v2.7.0 once compiled ~850 patterns, ~660 of them the notes pipeline's; now
-    about 110)."""
+    and print: the daemon, the listener, the scheduler, Slack, the HTTP client and the
+    store's backends are not imported, only the tables of the configuration the command reads
+    are validated (no other table's model is built), and the taxonomy's ~630 patterns are
+    compiled only where a text needs one (a classify of v2.7.0 once compiled ~850 patterns,
+    ~660 of them the notes pipeline's; now about 110)."""
     (tmp_path / "code").mkdir()
     (tmp_path / "code" / "export.py").write_text(CODE)
     argv = OFFLINE_COMMANDS[command]
@@ -197,6 +212,7 @@ def test_an_offline_command_loads_nothing_of_the_bot_and_compiles_few_patterns(t
     assert stdout.strip()  # it ran and said something
     assert result["loaded"] == []
     assert result["compiled"] < 200
+    assert result["built"] == BUILT[command]
 
 
 def test_a_diff_of_two_bundled_releases_loads_no_model_nor_the_configuration(tmp_path):

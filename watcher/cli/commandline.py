@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -18,33 +17,22 @@ from typing import Any
 import click
 
 from watcher.cli.groups import atlas_group, config_group, store_group
-from watcher.cli.options import CONFIG_HELP, LOG_FORMAT_HELP, VERBOSE_HELP, State, global_options
+from watcher.cli.options import (
+    CONFIG_HELP,
+    IMPACT_SECTIONS,
+    LOG_FORMAT_HELP,
+    NOTES_SECTIONS,
+    VERBOSE_HELP,
+    State,
+    global_options,
+)
 from watcher.cli.reporting import report_options, report_options_of
+from watcher.cli.teardown import Teardown, quiet_stdout
 from watcher.errors import ConfigError, StorePathError, WatcherError
 
 logger = logging.getLogger("watcher")
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
-
-
-class Teardown:
-    """Whether this process is the console script's, which ends when its command does: then a
-    command that leaves nothing open once its output is written (``impact``: it reads files
-    and writes no state) ends the process itself, without the interpreter's teardown, which
-    frees every object and module one by one (~40 ms after a scan of a large codebase, and a
-    last collection of the run's objects), as mypy does. Logging is shut down and the
-    standard streams flushed first. In process (``main``, the tests) nothing changes."""
-
-    console = False
-
-    @classmethod
-    def end(cls, code: int) -> None:
-        """Ends the console script's process with ``code`` now; in process, returns."""
-        if cls.console:
-            _quiet_stdout()
-            logging.shutdown()
-            sys.stderr.flush()
-            os._exit(code)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -121,7 +109,9 @@ def classify(state: State, path: str, repo: str | None, fmt: str, explain: bool)
     """Parse and classify one release-notes markdown file (offline)."""
     from watcher.cli.commands.offline import run_classify
 
-    run_classify(state.config(), state.deps.stdout, path, repo=repo, fmt=fmt, explain=explain)
+    run_classify(state.config(*NOTES_SECTIONS), state.deps.stdout, path, repo=repo, fmt=fmt,
+                 explain=explain)
+    Teardown.end(EXIT_OK)  # reads a file, writes no state: nothing to tear down
 
 
 @cli.command()
@@ -161,7 +151,7 @@ def impact(state: State, /, paths: tuple[str, ...], code: tuple[str, ...], relea
             stored_releases,
         )
 
-        config = state.config()
+        config = state.config(*IMPACT_SECTIONS)
         notes = (releases_in_range(stored_releases(config, repo), span) if span
                  else notes_files(list(paths), release))
         touched = run_impact(config, state.deps.stdout, notes, new_analyzer(list(code)),
@@ -217,7 +207,8 @@ def diff(state: State, old: str, new: str, fmt: str, exit_code: bool) -> None:
     """Item-level diff of two release-notes files (offline)."""
     from watcher.cli.commands.offline import run_diff
 
-    changed = run_diff(state.config(), state.deps.stdout, old, new, fmt=fmt)
+    changed = run_diff(state.config(*NOTES_SECTIONS), state.deps.stdout, old, new, fmt=fmt)
+    Teardown.end(EXIT_FAILED if exit_code and changed else EXIT_OK)  # as classify
     sys.exit(EXIT_FAILED if exit_code and changed else EXIT_OK)
 
 
@@ -265,19 +256,6 @@ def main(argv: Sequence[str] | None = None, deps: Any = None) -> int:
     return EXIT_OK
 
 
-def _quiet_stdout() -> None:
-    """Flush standard output now; when its reader has gone (``| head``), point it at
-    /dev/null, so the interpreter's own flush at exit has nowhere to fail and prints no
-    "Exception ignored ... BrokenPipeError" (the recipe of the Python docs, signal module,
-    "Note on SIGPIPE")."""
-    try:
-        sys.stdout.flush()
-    except BrokenPipeError:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
-
-
 def _report(error: Exception, verbose: bool) -> None:
     """Each line of the error on stderr, secrets masked and controls escaped: it may quote
     what the operator typed (a ``--config`` path, a notifier name) or what a server said.
@@ -295,7 +273,7 @@ def _report(error: Exception, verbose: bool) -> None:
 def console_script() -> None:
     Teardown.console = True
     code = main()
-    _quiet_stdout()
+    quiet_stdout()
     sys.exit(code)
 
 

@@ -8,7 +8,7 @@ import sys
 
 import click
 
-from watcher.cli.options import State, global_options
+from watcher.cli.options import ATLAS_SECTIONS, State, global_options
 
 __all__ = ["atlas_group", "config_group", "store_group"]
 
@@ -31,7 +31,7 @@ def atlas_build(state: State, what: str, package: str) -> None:
     package index and built), keep it in the store and print what it holds."""
     from watcher.cli.commands.atlas import run_atlas_build
 
-    sys.exit(run_atlas_build(state.config(), state.deps, what, package))
+    sys.exit(run_atlas_build(state.config(*ATLAS_SECTIONS), state.deps, what, package))
 
 
 @atlas_group.command("diff")
@@ -47,8 +47,12 @@ def atlas_diff(state: State, old: str, new: str, package: str, fmt: str) -> None
     """The API changes from OLD to NEW (each a wheel, an atlas file or a version): names
     removed, parameters removed or made keyword-only, defaults changed, new deprecations."""
     from watcher.cli.commands.atlas import run_atlas_diff
+    from watcher.cli.teardown import Teardown
 
-    sys.exit(run_atlas_diff(state.config, state.deps, old, new, package=package, fmt=fmt))
+    code = run_atlas_diff(lambda: state.config(*ATLAS_SECTIONS), state.deps, old, new,
+                          package=package, fmt=fmt)
+    Teardown.end(code)  # reads atlases, writes no state (a wheel's build has ended by now)
+    sys.exit(code)
 
 
 @click.group("config")

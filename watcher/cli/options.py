@@ -11,7 +11,16 @@ import click
 
 from watcher.errors import ConfigError
 
-__all__ = ["CONFIG_HELP", "LOG_FORMAT_HELP", "VERBOSE_HELP", "Command", "State", "global_options"]
+__all__ = ["ATLAS_SECTIONS", "CONFIG_HELP", "IMPACT_SECTIONS", "LOG_FORMAT_HELP", "NOTES_SECTIONS",
+           "VERBOSE_HELP", "Command", "State", "global_options"]
+
+# The tables each offline command reads, the only ones it validates (``State.config``):
+# ``classify`` and ``diff`` the rules and the notes' limits; ``impact`` those, the [impact]
+# settings (the package index of an atlas not bundled) and the store (atlases and "Not us"
+# read from it); ``atlas`` the [impact] settings and the store. The bot's commands validate all.
+NOTES_SECTIONS = ("classify", "poll")
+IMPACT_SECTIONS = ("classify", "poll", "impact", "store")
+ATLAS_SECTIONS = ("impact", "store")
 
 
 class State:
@@ -51,21 +60,31 @@ class State:
 
         return find_config_file(self.config_path)
 
-    def config(self) -> Any:
-        from watcher.config import load_config
+    def config(self, *sections: str) -> Any:
+        """The configuration, every table validated; with ``sections`` (an offline command:
+        ``"classify", "poll"``), those tables only (``load_sections``), each problem in them
+        said as a whole validation says it, a table the file names that none is still one."""
+        from watcher.config import load_config, load_sections
         from watcher.logs import register_secrets
 
         path = self.config_file()
-        try:
-            config = load_config(path)
-        except ConfigError as error:
-            # Every problem, not only the top-level ones: the notifiers' too, as `config check`
-            # lists them.
-            from watcher.validate import check_file
+        if sections:
+            config = load_sections(path, sections)
+            written = config.written.get("notifiers")  # as written: [[notifiers]] unread
+            notifiers = written if isinstance(written, list) else []
+        else:
+            try:
+                config = load_config(path)
+            except ConfigError as error:
+                # Every problem, not only the top-level ones: the notifiers' too, as `config
+                # check` lists them.
+                from watcher.validate import check_file
 
-            problems = check_file(path, self.deps).problems
-            raise ConfigError("\n".join(problems) or str(error)) from None
-        register_secrets(str(n["webhook_url"]) for n in config.notifiers if n.get("webhook_url"))
+                problems = check_file(path, self.deps).problems
+                raise ConfigError("\n".join(problems) or str(error)) from None
+            notifiers = config.notifiers
+        register_secrets(str(n["webhook_url"]) for n in notifiers
+                         if isinstance(n, dict) and n.get("webhook_url"))
         return config
 
 

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from watcher.config.load import config_from_dict as config_from_dict
     from watcher.config.load import find_config_file as find_config_file
     from watcher.config.load import load_config as load_config
+    from watcher.config.load import load_sections as load_sections
     from watcher.config.problems import describe_validation_error as describe_validation_error
     from watcher.config.problems import invalid_keys as invalid_keys
     from watcher.config.schema import REPO_NAME as REPO_NAME
@@ -65,6 +66,7 @@ _EXPORTS = {
     "invalid_keys": "problems",
     "is_loopback": "schema",
     "load_config": "load",
+    "load_sections": "load",
     "OrgConfig": "schema",
     "parse_duration": "durations",
     "parse_listen": "schema",

@@ -29,7 +29,7 @@ class CodebaseConfig(BaseModel):
     """One ``[[impact.codebases]]`` entry: ``name`` is how uses name it
     (``affects[].codebase``), ``link`` the template of a link to one of its lines."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     name: str = Field(min_length=1)
     path: str = Field(min_length=1)  # relative to the config file
@@ -44,7 +44,8 @@ class CodebaseConfig(BaseModel):
 class ImpactConfig(BaseModel):
     """``[impact]``: the codebases whose use of PyTorch each release is checked against."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # Built on first validation (as ``schema.Section``): only a command reading [impact].
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     code: list[str] = Field(default_factory=list)  # directories; relative to the config file
     # A use's link: "{path}" (relative to its code root) and "{line}" are filled in.

@@ -8,10 +8,10 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
-from watcher.config.problems import describe_validation_error, invalid_keys
-from watcher.config.schema import Config
+from watcher.config.problems import describe_problems, describe_validation_error, invalid_keys
+from watcher.config.schema import Config, Unread
 from watcher.errors import ConfigError
 from watcher.resources import default_config_path
 from watcher.untrusted import escape_controls
@@ -112,5 +112,54 @@ def checked_file(path: Path | None) -> tuple[Config | None, list[str]]:
 def load_config(path: Path | None) -> Config:
     config, problems = checked_file(path)
     if problems or config is None:
+        raise ConfigError("\n".join(problems))
+    return config
+
+
+def checked_sections(data: dict[str, Any], sections: tuple[str, ...], *, base_dir: Path,
+                     source: str) -> tuple[Config, list[str]]:
+    """``checked_config`` for a command that reads only ``sections`` (an offline one:
+    ``classify`` reads ``classify`` and ``poll``): the file merged over the defaults as
+    ever, a key no table has reported as ever, but only those tables validated, each in the
+    words ``checked_config`` would use. The others stay as written and unread: their models'
+    schemas are never built (pydantic builds a model's on its first validation,
+    ``defer_build``), the most of such a command's configuration cost. The config's other
+    tables are ``Unread`` stand-ins, which refuse to be read."""
+    defaults = _read_toml(default_config_path())
+    merged = _merge(defaults, data)
+    fields = Config.model_fields
+    values: dict[str, Any] = {}
+    found: list[dict[str, Any]] = []
+    # In the order full validation reports them: the fields' own, then the keys no field has.
+    for name, info in fields.items():
+        if name not in sections:
+            if not info.exclude:
+                values[name] = Unread(name)
+            continue
+        model = info.annotation
+        assert isinstance(model, type) and issubclass(model, BaseModel), name
+        try:
+            values[name] = (model.model_validate(merged[name]) if name in merged
+                            else info.get_default(call_default_factory=True))
+        except ValidationError as error:
+            found += [{**problem, "loc": (name, *problem["loc"])} for problem in error.errors()]
+    found += [{"type": "extra_forbidden", "loc": (key,), "msg": "Extra inputs are not permitted"}
+              for key in merged if key not in fields]
+    config = Config.model_construct(set(sections), **values, base_dir=base_dir, source=source)
+    config._written = merged
+    if found:
+        return config, describe_problems(found, source, model=Config, data=merged).split("\n")
+    return config, []
+
+
+def load_sections(path: Path | None, sections: tuple[str, ...]) -> Config:
+    """``load_config`` of a command that reads only ``sections``: see ``checked_sections``."""
+    if path is None:
+        data, base_dir, source = {}, Path.cwd(), "built-in defaults"
+    else:
+        data = _read_toml(path)
+        base_dir, source = path.resolve().parent, escape_controls(str(path))
+    config, problems = checked_sections(data, sections, base_dir=base_dir, source=source)
+    if problems:
         raise ConfigError("\n".join(problems))
     return config

@@ -7,6 +7,7 @@ from __future__ import annotations
 import difflib
 import re
 import types
+from collections.abc import Iterable, Mapping
 from typing import Any, Union, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
@@ -126,8 +127,16 @@ def describe_validation_error(error: ValidationError, source: str, *, model: Any
     ``poll.intervall: unknown key; did you mean `interval`?``, a table of a list by its name
     (``repos "pytorch/xlaa": ...``), a duration as written (``'0s' is less than the minimum,
     1s``)."""
+    return describe_problems(error.errors(), source, model=model, data=data)
+
+
+def describe_problems(problems: Iterable[Mapping[str, Any]], source: str, *, model: Any = None,
+                      data: Any = None) -> str:
+    """``describe_validation_error`` of problems as ``ValidationError.errors()`` gives them
+    (``type``, ``loc``, ``msg``, ``ctx``): those of several tables validated one by one, each
+    ``loc`` starting at the table's key."""
     lines: list[str] = []
-    for problem in error.errors():
+    for problem in problems:
         where = _where(tuple(problem["loc"]), data)
         line = f"{source}: {where + ': ' if where else ''}{_what(problem, model, data)}"
         if line not in lines:

@@ -31,7 +31,35 @@ STORE_URL_VARIABLE = "RELEASE_WATCH_STORE_URL"
 
 
 class Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # A table's schema is built when one is first validated, not when the class is defined:
+    # an offline command validates only the tables it reads (``load_sections``), so the
+    # schemas of the others (github, slack, repos, server, the whole ``Config``) are never
+    # built in its process.
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
+
+
+class Unread:
+    """A table of the file that the command running did not validate (``load_sections``):
+    reading it is that command's mistake, said at once instead of answered from a table
+    nobody checked."""
+
+    __slots__ = ("_table",)
+
+    def __init__(self, table: str) -> None:
+        self._table = table
+
+    def _refused(self) -> AttributeError:
+        return AttributeError(f"[{self._table}] was not validated by this command: name it "
+                              "among the sections it reads (load_sections)")
+
+    def __getattr__(self, attribute: str) -> Any:
+        raise self._refused()
+
+    def __iter__(self) -> Any:
+        raise self._refused()
+
+    def __repr__(self) -> str:
+        return f"Unread({self._table!r})"
 
 
 class GitHubConfig(Section):
@@ -320,7 +348,8 @@ class Secrets(BaseModel):
     variables is not worth that library's import on every command (a third of a no-change
     poll's start-up)."""
 
-    model_config = ConfigDict(extra="ignore", populate_by_name=False)
+    # Built on first use (as ``Section``): a command that asks for no token never builds it.
+    model_config = ConfigDict(extra="ignore", populate_by_name=False, defer_build=True)
 
     github_token: SecretStr | None = Field(
         default=None, validation_alias=AliasChoices("GITHUB_TOKEN", "GH_TOKEN"))

@@ -22,8 +22,8 @@ from typing import Any
 
 from watcher.errors import StoreBusy, StoreDamaged, StoreError, StoreReadOnly
 from watcher.store.backend import Nesting, Params
+from watcher.store.files import DB_NAME as DB_NAME
 
-DB_NAME = "cache.db"  # diskcache's own file name: the ledger tables live beside its keys
 BUSY_TIMEOUT = 60.0  # seconds another writer's transaction may keep us waiting
 
 

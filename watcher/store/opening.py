@@ -45,7 +45,7 @@ def atlases_read_only(path: Path, url: str | None = None) -> Iterator[StoredAtla
         finally:
             store.close()
         return
-    from watcher.store.db import DB_NAME
+    from watcher.store.files import DB_NAME  # not .db: no sqlite3 to ask whether it is
 
     if not (path / DB_NAME).is_file():
         yield None

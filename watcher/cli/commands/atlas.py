@@ -25,6 +25,7 @@ from watcher.impact.atlas import (
     loads,
     normal_version,
     removed_on_sigterm,
+    span_diff,
 )
 from watcher.present import plural
 from watcher.untrusted import clean_line
@@ -179,8 +180,14 @@ def run_atlas_diff(config: Callable[[], Config], deps: Dependencies, old: str, n
 
 def _changes(bundled: bool, before: Atlas, after: Atlas) -> list[ApiChange]:
     """The diff of two bundled releases is bundled too when they are consecutive (the tests
-    hold each to a fresh diff): read, not computed; any other pair is diffed."""
-    found = bundled_diff(after.package, before.version, after.version) if bundled else None
+    hold each to a fresh diff): read, not computed; of two bundled releases further apart,
+    computed over the APIs the bundled diffs between them name (``span_diff``); any other
+    pair is diffed whole."""
+    if not bundled:
+        return diff(before, after)
+    found = bundled_diff(after.package, before.version, after.version)
+    if found is None:
+        found = span_diff(before, after)
     return found if found is not None else diff(before, after)
 
 

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from watcher.impact.atlas.build import wheel_version as wheel_version
     from watcher.impact.atlas.bundled_diffs import bundled_diff as bundled_diff
     from watcher.impact.atlas.bundled_diffs import changes_between as changes_between
+    from watcher.impact.atlas.bundled_diffs import span_diff as span_diff
     from watcher.impact.atlas.codec import FORMAT as FORMAT
     from watcher.impact.atlas.codec import dumps as dumps
     from watcher.impact.atlas.codec import loads as loads
@@ -77,6 +78,7 @@ _EXPORTS = {
     "configured_source": "source",
     "build_atlas": "build",
     "bundled_diff": "bundled_diffs",
+    "span_diff": "bundled_diffs",
     "CHANGES": "compare",
     "ChecksumMismatch": "errors",
     "diff": "compare",

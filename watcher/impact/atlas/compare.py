@@ -12,7 +12,7 @@ sorted list out.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Set
 from dataclasses import dataclass
 from typing import Any
 
@@ -81,18 +81,22 @@ class ApiChange:
                    raises=bool(row.get("raises")), internal=bool(row.get("internal")))
 
 
-def diff(old: Atlas, new: Atlas) -> list[ApiChange]:
-    """What changed from ``old`` to ``new``, sorted by kind of change, then API."""
-    changes = [*_removed(old, new), *_changed(old, new)]
+def diff(old: Atlas, new: Atlas, among: Set[str] | None = None) -> list[ApiChange]:
+    """What changed from ``old`` to ``new``, sorted by kind of change, then API. ``among``:
+    the canonical APIs of ``old`` that may have changed, the only ones compared (the others
+    are known not to have: ``bundled_diffs.span_diff``); None: every one."""
+    changes = [*_removed(old, new, among), *_changed(old, new, among)]
     unique = dict.fromkeys(changes)
     return sorted(unique, key=lambda c: (_ORDER[c.change], c.api, c.parameter or ""))
 
 
-def _removed(old: Atlas, new: Atlas) -> Iterator[ApiChange]:
+def _removed(old: Atlas, new: Atlas, among: Set[str] | None) -> Iterator[ApiChange]:
     """Public names of ``old`` that ``new`` resolves to nothing, one change per API; a name
     inside a removed module is the module's removal, not a change of its own."""
     gone: dict[str, list[str]] = {}
     for name, canonical in old.names.items():
+        if among is not None and canonical not in among:
+            continue
         if not new.spells(name) and not _inside_removed_module(old, new, name):
             gone.setdefault(canonical, []).append(name)
     for names in gone.values():
@@ -115,13 +119,15 @@ Found = tuple[str, str | None, str | None, str | None, bool]
 _COMPARED = (*CALLABLE, CLASS, MODULE)
 
 
-def _changed(old: Atlas, new: Atlas) -> Iterator[ApiChange]:
+def _changed(old: Atlas, new: Atlas, among: Set[str] | None) -> Iterator[ApiChange]:
     """Signature and deprecation changes of what both releases have, by the public names of
     ``old``'s APIs that still resolve in ``new``."""
     # A method (old, new canonical) -> the classes of ``new`` it is reached through, each
     # with the name to use where that class has no public one.
     methods: dict[tuple[str, str], list[tuple[str, str, str]]] = {}
     for canonical in old.public_apis():
+        if among is not None and canonical not in among:
+            continue
         kind = old.kind(canonical)
         if kind not in _COMPARED:
             continue

@@ -134,10 +134,17 @@ class Atlas:
         names = self.names_of(api)
         return names[0] if names else api
 
+    def spellings(self) -> Mapping[str, list[str]]:
+        """Each API that has a public name → its public names, unsorted; built once."""
+        return self._reverse
+
     @cached_property
     def _reverse(self) -> dict[str, list[str]]:
         reverse: dict[str, list[str]] = {}
-        for name, api in self.names.items():
+        # A loaded atlas's table gives its pairs module by module (``NameTable.pairs``),
+        # without looking each name up again: the whole of a diff's cost but for the APIs.
+        pairs = getattr(self.names, "pairs", None)
+        for name, api in pairs() if pairs is not None else self.names.items():
             reverse.setdefault(api, []).append(name)
         return reverse
 

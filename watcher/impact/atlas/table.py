@@ -170,6 +170,31 @@ class NameTable(Mapping[str, str]):
                 yield from (f"{module}.{attr}" for attr in entry[1]
                             if attr not in entry[2] and own(entry, attr))
 
+    def pairs(self) -> Iterator[tuple[str, str]]:
+        """``items()`` in the order of ``__iter__``, each canonical name read from its
+        module's entry as ``get`` reads it, without looking the name up again."""
+        modules = self._modules
+        for module in modules:
+            entry = modules.get(module)
+            if entry is None or len(entry) <= 2:
+                continue
+            yield module, module
+            table = entry[2]
+            for attr, found in table.items():
+                name = f"{module}.{attr}"
+                if name in modules and len(modules.get(name) or ()) > 2:
+                    yield name, name  # a module with names of its own: itself
+                elif found is None:
+                    if own(entry, attr):
+                        yield name, name
+                elif found == 0:
+                    yield name, name
+                else:
+                    yield name, f"{found}{attr}" if found.endswith(".") else str(found)
+            for attr in entry[1]:
+                if attr not in table and own(entry, attr):
+                    yield f"{module}.{attr}", f"{module}.{attr}"
+
     def __len__(self) -> int:
         if self._size is None:
             self._size = sum(1 for _ in self)
