@@ -267,7 +267,9 @@ def test_files_that_do_not_parse_raise_one_clear_error(source):
 
 # The scan.
 
-def test_scan_skips_tool_folders_virtualenvs_and_symlinks(tmp_path):
+def test_scan_skips_tool_folders_virtualenvs_and_symlinked_folders(tmp_path):
+    """A symlinked folder is not entered, and a link to a file outside the codebase is not
+    read; a link to a file inside it is indexed at its own path (a recipe runs it there)."""
     root = write(tmp_path / "code", {
         "main.py": "import torch\n",
         "pkg/__init__.py": "",
@@ -278,9 +280,12 @@ def test_scan_skips_tool_folders_virtualenvs_and_symlinks(tmp_path):
         "venv/lib/v.py": "", "notes.md": "import torch\n"})
     os.symlink(root / "pkg", root / "linked")
     os.symlink(root / "main.py", root / "alias.py")
+    (tmp_path / "outside.py").write_text("import torch\n")
+    os.symlink(tmp_path / "outside.py", root / "escape.py")
+    os.symlink(root / "missing.py", root / "dangling.py")
     index = scan_codebase(str(root), {})
-    assert [file.path for file in index.files] == ["main.py", "pkg/__init__.py"]
-    assert index.counts.files == 2 and index.counts.lines == 1
+    assert [file.path for file in index.files] == ["alias.py", "main.py", "pkg/__init__.py"]
+    assert index.counts.files == 3 and index.counts.lines == 2
 
 
 def test_unparsable_files_are_counted_not_fatal(tmp_path):

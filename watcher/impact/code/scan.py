@@ -115,7 +115,7 @@ def scan_codebase(root: str, cache: MutableMapping[str, str] | None = None,
 
 
 def stat_key(entry: os.DirEntry[str]) -> tuple[int, int]:
-    stat = entry.stat(follow_symlinks=False)
+    stat = entry.stat()  # a symlinked file's target's (``walk`` yields only those inside)
     return stat.st_size, stat.st_mtime_ns
 
 
@@ -173,8 +173,12 @@ def index_python(path: str, source: str | bytes) -> FileIndex:
 
 
 def walk(root: str, unparsable: list[tuple[str, str]]) -> Iterator[tuple[str, os.DirEntry[str]]]:
-    """The files to index, sorted, depth first; skipped folders and symlinks are not entered."""
+    """The files to index, sorted, depth first; skipped folders and symlinked folders are not
+    entered. A symlinked file is indexed at its own path when it points at a file inside the
+    codebase (a recipe importing a shared ``model.py`` through a link runs it there too);
+    one pointing outside is not read."""
     pending: list[tuple[str, str]] = [("", root)]
+    real_root = ""
     while pending:
         relative, folder = pending.pop()
         try:
@@ -195,7 +199,17 @@ def walk(root: str, unparsable: list[tuple[str, str]]) -> Iterator[tuple[str, os
                     folders.append((path, entry.path))
             elif entry.is_file(follow_symlinks=False) and wanted(path):
                 yield path, entry
+            elif entry.is_symlink() and wanted(path):
+                real_root = real_root or os.path.realpath(root)
+                if inside(entry.path, real_root):
+                    yield path, entry
         pending.extend(reversed(folders))
+
+
+def inside(link: str, real_root: str) -> bool:
+    """Whether a symlink points at a regular file under ``real_root``."""
+    target = os.path.realpath(link)
+    return target.startswith(real_root + os.sep) and os.path.isfile(target)
 
 
 def wanted(path: str) -> bool:
@@ -205,7 +219,7 @@ def wanted(path: str) -> bool:
 def cached_entry(relative: str, entry: os.DirEntry[str], cache: MutableMapping[str, str] | None,
                  tally: dict[str, int]) -> dict[str, Any]:
     """The file's cache entry, made anew only when its content changed."""
-    stat = entry.stat(follow_symlinks=False)
+    stat = entry.stat()
     old = decoded(cache.get(relative)) if cache is not None else None
     if old is not None and old["size"] == stat.st_size and old["mtime_ns"] == stat.st_mtime_ns:
         tally["cached"] += 1
