@@ -59,6 +59,10 @@ def cli(ctx: click.Context, config_path: str | None, verbose: bool, log_format: 
 @click.pass_obj
 def poll(state: State, repos: tuple[str, ...], dry_run: bool, short: bool) -> None:
     """One poll of every watched repo, then exit."""
+    if Teardown.console:  # until the runtime is built (``run_poll`` settles it)
+        from watcher.cli import startup
+
+        startup.pause()
     from watcher.config import REPO_NAME
 
     for name in repos:
@@ -66,7 +70,9 @@ def poll(state: State, repos: tuple[str, ...], dry_run: bool, short: bool) -> No
             raise click.BadParameter(f"{name!r} is not OWNER/NAME", param_hint="--repo")
     from watcher.cli.commands.poll import run_poll
 
-    sys.exit(run_poll(state.config(), state.deps, list(repos), dry_run=dry_run, short=short))
+    code = run_poll(state.config(), state.deps, list(repos), dry_run=dry_run, short=short)
+    Teardown.end(code)  # the store and the notifiers are closed by now
+    sys.exit(code)
 
 
 @cli.command()

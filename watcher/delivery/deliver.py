@@ -15,16 +15,18 @@ import logging
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from watcher.crashpoints import crashpoint
-from watcher.delivery.digest import Digest, summarize_digest
 from watcher.delivery.notifier import Notifier
 from watcher.delivery.routing import route
 from watcher.errors import HandlerError
 from watcher.metrics import Metrics
 from watcher.models import Event
 from watcher.store import Delivery, Deposed, DigestDelivery, Store
+
+if TYPE_CHECKING:
+    from watcher.delivery.digest import Digest
 
 logger = logging.getLogger(__name__)
 
@@ -169,6 +171,10 @@ def digest_view(store: Store, notifier: Notifier, *, upto: int, since: datetime 
     (``HandlerContext.watch_order``); the digest's ``events`` page through the queue again when
     a notifier sends them one by one, and ``Digest.keep_items_of`` reads only some
     repositories' events again, picked in SQL."""
+    # Here, not at the top: a poll delivers what it queued, and only a digest that falls due
+    # needs the summary and its wording (watcher.present), which a poll never loads.
+    from watcher.delivery.digest import summarize_digest
+
     def routed(repos: Collection[str] | None = None) -> Iterator[Event]:
         for bodies in store.digest_pages(notifier.name, upto, DIGEST_PAGE, repos):
             for body in bodies:

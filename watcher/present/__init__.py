@@ -28,7 +28,6 @@ if TYPE_CHECKING:
     from watcher.present.affects import UseTally as UseTally
     from watcher.present.affects import affects_of as affects_of
     from watcher.present.counts import plural as plural
-    from watcher.present.digest import DIGEST_MAX_ITEMS as DIGEST_MAX_ITEMS
     from watcher.present.digest import Digest as Digest
     from watcher.present.digest import DigestItem as DigestItem
     from watcher.present.digest import QueuedEvents as QueuedEvents
@@ -38,6 +37,7 @@ if TYPE_CHECKING:
     from watcher.present.digest import by_repo as by_repo
     from watcher.present.digest_text import format_digest as format_digest
     from watcher.present.html import event_html as event_html
+    from watcher.present.limits import DIGEST_MAX_ITEMS as DIGEST_MAX_ITEMS
     from watcher.present.links import hyperlinks_for as hyperlinks_for
     from watcher.present.links import show_links as show_links
     from watcher.present.plain import format_event as format_event
@@ -106,7 +106,7 @@ _EXPORTS = {
     "Group": "plan",
     "format_digest": "digest_text",
     "Digest": "digest",
-    "DIGEST_MAX_ITEMS": "digest",
+    "DIGEST_MAX_ITEMS": "limits",
     "DigestItem": "digest",
     "QueuedEvents": "digest",
     "ReleaseRef": "digest",

@@ -18,8 +18,7 @@ from typing import overload
 
 from watcher.models import Event, EventItem, top_level
 from watcher.present.affects import AffectsTally
-
-DIGEST_MAX_ITEMS = 200  # items a digest shows whole; the rest are counted and linked
+from watcher.present.limits import DIGEST_MAX_ITEMS
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import IO
 
 from watcher.app import build_notifiers, build_runtime, with_subscriptions
+from watcher.cli import startup
 from watcher.cli.commands.writer import one_writer
 from watcher.config import Config, RepoConfig
 from watcher.delivery import Notifier, deliver_pending, route
@@ -33,6 +34,7 @@ def run_poll(config: Config, deps: Dependencies, repo_names: list[str], *, dry_r
             {**raw, "short": True} if raw.get("type") == "console" else raw
             for raw in config.notifiers]})
     if dry_run:
+        startup.settle()
         return _dry_run(config, deps, repo_names, short=short)
     with _progress_shown():
         return _poll(config, deps, repo_names)
@@ -60,6 +62,7 @@ def _progress_shown() -> Iterator[None]:
 def _poll(config: Config, deps: Dependencies, repo_names: list[str]) -> int:
     notifiers = build_notifiers(config, deps)
     runtime = build_runtime(config, deps)
+    startup.settle()  # what start-up made lives as long as the process: never scanned again
     try:
         # Beside a running daemon this waits for its job to finish, then sees its records:
         # the same change is never polled and posted twice.
