@@ -5,91 +5,73 @@ in this file may give it a value.
 
 With that, the matcher can ask every visible caller (``reach.match``): when the function is
 called and no call gives the parameter, the option only ever reaches the inner call as None.
-Read only for the few uses that pass such a parameter, with one walk of the file's functions.
+Read only for the few uses that pass such a parameter, from what the walk already collected
+(the file's functions and its raw references), with no second walk of the tree.
 """
 
 from __future__ import annotations
 
-import ast
 from typing import Any
 
-from watcher.impact.code.shapes import chain_of
+from watcher.impact.code.pywalk import Raw, Walker
 
 __all__ = ["mark_forwarded"]
 
+Function = tuple[str, int, int, tuple[str, ...], frozenset[str]]
 
-def mark_forwarded(rows: list[dict[str, Any]], tree: ast.Module,
-                   aliases: dict[str, str]) -> None:
+
+def mark_forwarded(rows: list[dict[str, Any]], walker: Walker) -> None:
     """Sets ``forwarded`` on each row whose keywords pass a None-default parameter
     (``unset_params``: option -> parameter): option -> ``[function, position, called,
     given]``: the position the parameter is passed at (-1: keyword only), whether this file
     calls the function, and whether such a call may give it (by keyword, by position, or
     through ``*``/``**``)."""
-    pending = [row for row in rows if "unset_params" in row]
-    if not pending:
-        return
-    functions = [node for node in ast.walk(tree)
-                 if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)]
-    calls = [node for node in ast.walk(tree) if type(node) is ast.Call]
-    for row in pending:
+    for row in rows:
+        unset = row.pop("unset_params", None)
+        if not unset:
+            continue
         forwarded: dict[str, list[Any]] = {}
-        for option, parameter in row.pop("unset_params").items():
-            function = innermost(functions, row["line"], parameter)
+        for option, parameter in unset.items():
+            function = innermost(walker.functions, row["line"], parameter)
             if function is None:
                 continue
             position = position_of(function, parameter)
-            here = calls_of(calls, function.name, aliases)
-            forwarded[option] = [function.name, position, bool(here),
+            here = calls_of(walker.raws, function[0], walker.aliases)
+            forwarded[option] = [function[0], position, bool(here),
                                  any(may_pass(call, parameter, position) for call in here)]
         if forwarded:
             row["forwarded"] = forwarded
 
 
-def innermost(functions: list[ast.FunctionDef | ast.AsyncFunctionDef], line: int,
-              parameter: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+def innermost(functions: list[Function], line: int, parameter: str) -> Function | None:
     """The innermost function around ``line`` that takes ``parameter``."""
     found = None
     for function in functions:
-        end = function.end_lineno or function.lineno
-        if function.lineno <= line <= end and parameter in names_of(function) and (
-                found is None or function.lineno >= found.lineno):
+        if function[1] <= line <= function[2] and parameter in function[4] and (
+                found is None or function[1] >= found[1]):
             found = function
     return found
 
 
-def names_of(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
-    arguments = function.args
-    return {argument.arg for argument in (*arguments.posonlyargs, *arguments.args,
-                                          *arguments.kwonlyargs)}
-
-
-def position_of(function: ast.FunctionDef | ast.AsyncFunctionDef, parameter: str) -> int:
+def position_of(function: Function, parameter: str) -> int:
     """The position a caller passes ``parameter`` at, ``self``/``cls`` of a method left out
     (a method is called on its object); -1 when it can only be passed by keyword."""
-    positional = [argument.arg for argument in (*function.args.posonlyargs, *function.args.args)]
+    positional = list(function[3])
     if positional and positional[0] in ("self", "cls"):
         positional = positional[1:]
     return positional.index(parameter) if parameter in positional else -1
 
 
-def calls_of(calls: list[ast.Call], name: str, aliases: dict[str, str]) -> list[ast.Call]:
+def calls_of(raws: list[Raw], name: str, aliases: dict[str, str]) -> list[Raw]:
     """The calls of ``name`` in the file: ``name(...)`` and ``x.name(...)``, not a function of
     an imported module with the same name (``torch.onnx.export`` beside a helper ``export``)."""
-    found = []
-    for call in calls:
-        func = call.func
-        if type(func) is ast.Name and func.id == name:
-            found.append(call)
-        elif type(func) is ast.Attribute and func.attr == name:
-            chain = chain_of(func.value)
-            if chain is None or chain[0] not in aliases:
-                found.append(call)
-    return found
+    return [raw for raw in raws if raw[3] and (
+        (raw[1] == name and not raw[2])
+        or (raw[2] and raw[2][-1] == name and raw[1] not in aliases))]
 
 
-def may_pass(call: ast.Call, parameter: str, position: int) -> bool:
-    if any(keyword.arg is None or keyword.arg == parameter for keyword in call.keywords):
-        return True
-    if any(type(argument) is ast.Starred for argument in call.args):
-        return True
-    return 0 <= position < len(call.args)
+def may_pass(call: Raw, parameter: str, position: int) -> bool:
+    """Whether a call passes ``parameter`` by keyword or position, or may through ``**`` or
+    ``*``."""
+    keywords, spread, positional, starred = call[4], call[5], call[8], call[9]
+    return parameter in keywords or spread or starred or 0 <= position < positional

@@ -76,7 +76,7 @@ def read_python(path: str, source: str | bytes) -> PythonIndex:
     if made:
         rows = sorted([*rows, *made], key=line_of)
     mark_scopes(rows, tree)
-    mark_forwarded(rows, tree, walker.aliases)
+    mark_forwarded(rows, walker)
     return PythonIndex(rows, exports, count, tuple(sorted(walker.sets)), tuple(walker.stars))
 
 

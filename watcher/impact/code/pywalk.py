@@ -104,6 +104,9 @@ class Walker:
         # A branch's dict value -> the if's union, read (and dropped) when the walk reaches it.
         self._branch_keys: dict[int, set[str]] = {}
         self._returns: dict[str, set[str] | None] = {}
+        # Every function: (name, first line, last line, positional parameters, all of them),
+        # read by ``forwarded`` for the few uses passing a None-default parameter on.
+        self.functions: list[tuple[str, int, int, tuple[str, ...], frozenset[str]]] = []
         # ``super().__init__(...)`` calls in a class's ``__init__`` -> the class's first base:
         # each is a call of that base's constructor with those arguments.
         self._super_inits: dict[int, tuple[str, tuple[str, ...]]] = {}
@@ -198,6 +201,10 @@ class Walker:
         if arguments.kwarg is not None:
             self._forwarded.add(arguments.kwarg.arg)
         positional = [*arguments.posonlyargs, *arguments.args]
+        self.functions.append((node.name, node.lineno, node.end_lineno or node.lineno,
+                               tuple(argument.arg for argument in positional),
+                               frozenset(argument.arg for argument in (
+                                   *positional, *arguments.kwonlyargs))))
         defaulted = positional[len(positional) - len(arguments.defaults):]
         for argument, default in (*zip(defaulted, arguments.defaults, strict=True),
                                   *zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True)):
