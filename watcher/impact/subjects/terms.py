@@ -1,6 +1,8 @@
 """The impact analysis's vocabulary, read once from ``config/impact.toml``: the names that only
-mark code (``@torch.jit.ignore``, ``is_scripting()``), and the kinds of input a change can be
-limited to, with how notes name each and what code that makes one uses.
+mark code (``@torch.jit.ignore``, ``is_scripting()``), the kinds of input a change can be
+limited to (with how notes name each and what code that makes one uses), the torch functions
+that hand an option on, other packages' subclasses of torch classes, and how notes name
+lookups by a key code made (``code.madekeys`` reads how code makes it).
 
 Data, not per-release tables: a new kind of input is a new ``[[inputs]]`` entry.
 """
