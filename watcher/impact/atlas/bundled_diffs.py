@@ -13,10 +13,10 @@ from pathlib import Path
 
 from watcher.impact.atlas.compare import REMOVED, ApiChange, diff
 from watcher.impact.atlas.model import CLASS, Atlas
-from watcher.impact.atlas.source import SUFFIX, bundled_dir
+from watcher.impact.atlas.source import bundled_dir, bundled_versions
 
-__all__ = ["bundled_diff", "bundled_versions", "candidates", "changes_between", "diff_path",
-           "span_diff", "write_diff"]
+__all__ = ["bundled_diff", "candidates", "changes_between", "diff_path", "span_diff",
+           "write_diff"]
 
 
 def diff_path(package: str, old: str, new: str, directory: Path | None = None) -> Path:
@@ -91,17 +91,6 @@ def _heads(name: str) -> Iterator[str]:
     while head:
         yield head
         head = head.rpartition(".")[0]
-
-
-def bundled_versions(package: str, directory: Path | None = None) -> list[str]:
-    """The versions of ``package`` whose atlas is bundled, oldest first."""
-    found = [path.name[len(package) + 1:-len(SUFFIX)]
-             for path in (directory or bundled_dir()).glob(f"{package}-*{SUFFIX}")]
-    return sorted(found, key=_release)
-
-
-def _release(version: str) -> tuple[int, ...]:
-    return tuple(int(part) if part.isdigit() else -1 for part in version.split("."))
 
 
 def write_diff(before: Atlas, after: Atlas, directory: Path | None = None) -> Path:

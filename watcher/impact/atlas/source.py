@@ -80,6 +80,13 @@ def bundled_dir() -> Path:
     return defaults_dir() / "atlases"
 
 
+def bundled_versions(package: str, directory: Path | None = None) -> list[str]:
+    """The versions of ``package`` whose atlas is bundled, oldest first."""
+    return sorted((path.name[len(package) + 1: -len(SUFFIX)]
+                   for path in (directory or bundled_dir()).glob(f"{package}-*{SUFFIX}")),
+                  key=Version)
+
+
 def bundled_path(package: str, version: str, directory: Path | None = None) -> Path:
     return (directory or bundled_dir()) / f"{package}-{version}{SUFFIX}"
 
@@ -194,8 +201,7 @@ class AtlasSource:
 
     def versions(self, package: str) -> list[str]:
         """The versions with an atlas bundled or stored, oldest first."""
-        found = {path.name[len(package) + 1: -len(SUFFIX)]
-                 for path in self.bundled.glob(f"{package}-*{SUFFIX}")}
+        found = set(bundled_versions(package, self.bundled))
         if self.store is not None:
             found.update(self.store.atlas_versions(package))
         return sorted(found, key=Version)
