@@ -159,9 +159,7 @@ def resolve(walker: Walker, lines: list[str]) -> list[UseRow]:
                 line, name, method, call, keywords, kwargs, ref, args, star, values = use
                 unset: dict[str, str] = {}
                 if parameters and values and any(type(v) is tuple for _, v in values):
-                    unset = {key: value[1] for key, value in values
-                             if type(value) is tuple and value[1] not in rebound}
-                    values = parameter_values(values, rebound)
+                    values, unset = parameter_values(values, rebound)
                 row: UseRow = {"line": line, "code": lines[line - 1].strip()[:CODE_LIMIT]
                                if line <= count else "", "name": name}
                 # Defaults left out, as FileIndex's JSON has them (one test each: this runs
@@ -222,17 +220,20 @@ def called_name(row: UseRow) -> str:
 
 
 def parameter_values(values: tuple[tuple[str, Any], ...], rebound: set[str]
-                     ) -> tuple[tuple[str, Any], ...]:
+                     ) -> tuple[tuple[tuple[str, Any], ...], dict[str, str]]:
     """A keyword passing a parameter that defaults to None, never assigned in the file, passes
-    ``UNSET`` (None unless the caller gives a value); one assigned passes a value unknown."""
+    ``UNSET`` (None unless the caller gives a value); one assigned passes a value unknown.
+    With the values, the parameter each ``UNSET`` keyword passes (``forwarded`` reads it)."""
     found = []
+    unset: dict[str, str] = {}
     for key, value in values:
         if type(value) is tuple:
             if value[1] in rebound:
                 continue
+            unset[key] = value[1]
             value = UNSET
         found.append((key, value))
-    return tuple(found)
+    return tuple(found), unset
 
 
 def line_of(row: UseRow) -> int:
