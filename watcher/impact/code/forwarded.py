@@ -13,11 +13,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from watcher.impact.code.pywalk import Raw, Walker
+from watcher.impact.code.pywalk import Function, Raw, Walker, enclosing
 
 __all__ = ["mark_forwarded"]
-
-Function = tuple[str, int, int, tuple[str, ...], frozenset[str]]
 
 
 def mark_forwarded(rows: list[dict[str, Any]], walker: Walker) -> None:
@@ -45,12 +43,8 @@ def mark_forwarded(rows: list[dict[str, Any]], walker: Walker) -> None:
 
 def innermost(functions: list[Function], line: int, parameter: str) -> Function | None:
     """The innermost function around ``line`` that takes ``parameter``."""
-    found = None
-    for function in functions:
-        if function[1] <= line <= function[2] and parameter in function[4] and (
-                found is None or function[1] >= found[1]):
-            found = function
-    return found
+    return next((function for function in enclosing(functions, line)
+                 if parameter in function[4]), None)
 
 
 def position_of(function: Function, parameter: str) -> int:

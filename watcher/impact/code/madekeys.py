@@ -18,6 +18,7 @@ import tomllib
 from dataclasses import dataclass
 from functools import cache
 
+from watcher.impact.code.pywalk import Walker, enclosing
 from watcher.impact.code.shapes import chain_of
 from watcher.resources import defaults_dir
 
@@ -55,7 +56,7 @@ class _Made:
     any_name: bool  # a parameter of the function that makes it: any name may carry it
 
 
-def made_key_rows(tree: ast.Module, text: str, aliases: dict[str, str],
+def made_key_rows(tree: ast.Module, text: str, walker: Walker,
                   lines: list[str]) -> list[dict[str, object]]:
     """The file's lookups by keys it made, as use rows (``made_key``: the key and where it
     was made), in file order."""
@@ -63,13 +64,14 @@ def made_key_rows(tree: ast.Module, text: str, aliases: dict[str, str],
                or any(f".{listing}" in text for listing in entry.listed_by)]
     if not entries:
         return []
+    nodes = list(ast.walk(tree))  # one walk, read by each step below
     rows: list[dict[str, object]] = []
     for entry in entries:
-        made = _made_keys(tree, entry.method, entry.parameter, entry.position, aliases)
-        made.update(_listed_keys(tree, entry.listed_by))
+        made = _made_keys(nodes, entry, walker)
+        made.update(_listed_keys(nodes, entry.listed_by))
         if not made:
             continue
-        for line, key, how in _lookups(tree, made, entry.method):
+        for line, key, how in _lookups(nodes, made, entry.method):
             code = lines[line - 1].strip()[:200] if line <= len(lines) else ""
             rows.append({"line": line, "code": code, "name": entry.api, "is_call": True,
                          "made_key": f"{key}, {how}"})
@@ -77,62 +79,40 @@ def made_key_rows(tree: ast.Module, text: str, aliases: dict[str, str],
     return rows[:MAX_ROWS]
 
 
-def _made_keys(tree: ast.Module, method: str, parameter: str, position: int,
-               aliases: dict[str, str]) -> dict[str, _Made]:
+def _made_keys(nodes: list[ast.AST], entry: KeyMaker, walker: Walker) -> dict[str, _Made]:
     """Each key a call of ``.method(...)`` on a value (not on an imported module:
-    ``torch.jit._flatten(x)`` is another function) names, by how it is written."""
+    ``torch.jit._flatten(x)`` is another function) names, by how it is written; a name that
+    is a parameter of the innermost function around the call may be any value."""
     made: dict[str, _Made] = {}
-    for function, parameters in _functions(tree):
-        for node in ast.walk(function):
-            if type(node) is not ast.Call or type(node.func) is not ast.Attribute or \
-                    node.func.attr != method or _on_module(node.func.value, aliases):
-                continue
-            argument = next((keyword.value for keyword in node.keywords
-                             if keyword.arg == parameter), None)
-            if argument is None and len(node.args) > position:
-                argument = node.args[position]
-            key = _written(argument)
-            if key is None or key in made:
-                continue
-            made[key] = _Made(key, node.lineno,
-                              type(argument) is ast.Name and argument.id in parameters)
+    for node in nodes:
+        if type(node) is not ast.Call or type(node.func) is not ast.Attribute or \
+                node.func.attr != entry.method or _on_module(node.func.value, walker.aliases):
+            continue
+        argument = next((keyword.value for keyword in node.keywords
+                         if keyword.arg == entry.parameter), None)
+        if argument is None and len(node.args) > entry.position:
+            argument = node.args[entry.position]
+        key = _written(argument)
+        if key is None or key in made:
+            continue
+        around = enclosing(walker.functions, node.lineno)
+        made[key] = _Made(key, node.lineno, type(argument) is ast.Name and bool(around)
+                          and argument.id in around[0][4])
     return made
 
 
-def _listed_keys(tree: ast.Module, listed_by: tuple[str, ...]) -> dict[str, _Made]:
+def _listed_keys(nodes: list[ast.AST], listed_by: tuple[str, ...]) -> dict[str, _Made]:
     """A read of an attribute listing the keys made so far (``mesh._flatten_mapping``), as a
     key that may be any name: the first read of each such attribute."""
     found: dict[str, _Made] = {}
     if not listed_by:
         return found
-    for node in ast.walk(tree):
+    for node in nodes:
         if type(node) is ast.Attribute and node.attr in listed_by and \
                 type(node.ctx) is ast.Load:
             key = f"the keys of {node.attr}"
             if key not in found or node.lineno < found[key].line:
                 found[key] = _Made(key, node.lineno, any_name=True)
-    return found
-
-
-def _functions(tree: ast.Module) -> list[tuple[ast.AST, frozenset[str]]]:
-    """The module and each function, with the function's parameter names; a call is read in
-    the innermost function around it only."""
-    found: list[tuple[ast.AST, frozenset[str]]] = []
-    module_level = ast.Module(body=[node for node in tree.body
-                                    if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef
-                                                      | ast.ClassDef)], type_ignores=[])
-    found.append((module_level, frozenset()))
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ClassDef):
-            continue
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-            arguments = node.args
-            names = frozenset(argument.arg for argument in (
-                *arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs))
-            body = ast.Module(body=[inner for inner in node.body if not isinstance(
-                inner, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)],
-                type_ignores=[])
-            found.append((body, names))
     return found
 
 
@@ -151,17 +131,17 @@ def _written(node: ast.expr | None) -> str | None:
     return None if chain is None else ".".join((chain[0], *chain[1]))
 
 
-def _lookups(tree: ast.Module, made: dict[str, _Made], method: str
+def _lookups(nodes: list[ast.AST], made: dict[str, _Made], method: str
              ) -> list[tuple[int, str, str]]:
     """Each subscript read by a made key, or by any name when a key is a parameter; not the
     subscripts a making call is made on (``mesh["dp", "cp"]._flatten(...)`` names the dims
     it flattens)."""
     loose = next((key for key in made.values() if key.any_name), None)
-    receivers = {id(node.func.value) for node in ast.walk(tree)
+    receivers = {id(node.func.value) for node in nodes
                  if type(node) is ast.Call and type(node.func) is ast.Attribute
                  and node.func.attr == method}
     found: list[tuple[int, str, str]] = []
-    for node in ast.walk(tree):
+    for node in nodes:
         if type(node) is not ast.Subscript or type(node.ctx) is not ast.Load or \
                 id(node) in receivers:
             continue

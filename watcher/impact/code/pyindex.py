@@ -72,7 +72,7 @@ def read_python(path: str, source: str | bytes) -> PythonIndex:
                if root_of(target) not in STDLIB}
     count = len(lines) - (lines[-1] == "")  # a final newline ends the last line
     rows = resolve(walker, lines)
-    made = made_key_rows(tree, text, walker.aliases, lines)
+    made = made_key_rows(tree, text, walker, lines)
     if made:
         rows = sorted([*rows, *made], key=line_of)
     mark_scopes(rows, tree)

@@ -30,7 +30,8 @@ from watcher.impact.code.shapes import (
     top_level_imports,
 )
 
-__all__ = ["CONFIG_PATCH", "PARAMETER", "PARTIAL", "Raw", "Ref", "Walker"]
+__all__ = ["CONFIG_PATCH", "PARAMETER", "PARTIAL", "Function", "Raw", "Ref", "Walker",
+           "enclosing"]
 
 CONFIG_PATCH = "config"
 PARTIAL = "partial"
@@ -61,6 +62,16 @@ def is_super_init(func: ast.expr) -> bool:
     return type(func) is ast.Attribute and func.attr == "__init__" and \
         type(func.value) is ast.Call and type(func.value.func) is ast.Name and \
         func.value.func.id == "super"
+
+
+# A function of the file: (name, first line, last line, positional parameters, all of them).
+Function = tuple[str, int, int, tuple[str, ...], frozenset[str]]
+
+
+def enclosing(functions: list[Function], line: int) -> list[Function]:
+    """The functions around ``line``, innermost first."""
+    return sorted((function for function in functions if function[1] <= line <= function[2]),
+                  key=lambda function: -function[1])
 
 
 class Walker:
@@ -104,9 +115,9 @@ class Walker:
         # A branch's dict value -> the if's union, read (and dropped) when the walk reaches it.
         self._branch_keys: dict[int, set[str]] = {}
         self._returns: dict[str, set[str] | None] = {}
-        # Every function: (name, first line, last line, positional parameters, all of them),
-        # read by ``forwarded`` for the few uses passing a None-default parameter on.
-        self.functions: list[tuple[str, int, int, tuple[str, ...], frozenset[str]]] = []
+        # Every function, read by ``forwarded`` for the few uses passing a None-default
+        # parameter on, and by ``madekeys`` for a key made from a parameter.
+        self.functions: list[Function] = []
         # ``super().__init__(...)`` calls in a class's ``__init__`` -> the class's first base:
         # each is a call of that base's constructor with those arguments.
         self._super_inits: dict[int, tuple[str, tuple[str, ...]]] = {}
