@@ -46,7 +46,9 @@ def top_level(subsystem: str) -> str:
 
 
 class Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="ignore")
+    # Validators are built on first use: a no-change poll or an offline command that never
+    # makes an event does not pay for building every model's.
+    model_config = ConfigDict(frozen=True, extra="ignore", defer_build=True)
 
 
 class Release(Frozen):
@@ -168,8 +170,8 @@ class EventItem(Frozen):
 
 class Summary(Frozen):
     items: int
-    by_subsystem: dict[str, int] = Field(default_factory=dict)
-    by_kind: dict[str, int] = Field(default_factory=dict)
+    by_subsystem: dict[str, int] = {}
+    by_kind: dict[str, int] = {}
     # Beyond the contract, only where the package was compared with the release before: its
     # API changes the notes do not mention that touch no configured code (``atlas diff`` lists
     # them; those that touch it are items of their own).

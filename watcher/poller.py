@@ -324,6 +324,8 @@ class Poller:
             logger.warning("%s: GitHub answers for it as %s now (renamed or transferred); "
                            "polled there, but the config should name %s", state.repo, moved,
                            moved)
+        if moved == state.moved_to:  # as every poll finds it: no copy of the state
+            return state
         return state.model_copy(update={"moved_to": moved})
 
     def recipients(self, event: Event, mode: str | None = None) -> list[str]:

@@ -47,16 +47,16 @@ class ImpactConfig(BaseModel):
     # Built on first validation (as ``schema.Section``): only a command reading [impact].
     model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
-    code: list[str] = Field(default_factory=list)  # directories; relative to the config file
+    code: list[str] = []  # directories; relative to the config file
     # A use's link: "{path}" (relative to its code root) and "{line}" are filled in.
     link: str | None = None
-    codebases: list[CodebaseConfig] = Field(default_factory=list)
+    codebases: list[CodebaseConfig] = []
     # The package index whose JSON API ({base}/pypi/{package}/{version}/json) gives the wheels
     # of releases newer than the atlases bundled (watcher/impact/atlas/index.py); a mirror's.
     package_index: str = "https://pypi.org"
     # Hosts a wheel's download may be redirected to besides the host its URL names (the
     # JSON itself is followed on the index's own host only).
-    package_hosts: list[str] = Field(default_factory=list)
+    package_hosts: list[str] = []
     # A version that could not be fetched or built is asked for again after this long.
     package_retry: Duration = Field(default=3600.0, ge=1)
     # The budget of one wheel: see config/default.toml for what each bounds.

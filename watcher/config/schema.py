@@ -145,7 +145,7 @@ class OrgConfig(Section):
 
     name: str
     include: list[str] = Field(default_factory=lambda: ["*"])  # fnmatch on the repo name
-    exclude: list[str] = Field(default_factory=list)
+    exclude: list[str] = []
     include_prereleases: bool = True
     refresh: Duration = Field(default=86400.0, ge=60)
 
@@ -161,7 +161,7 @@ class SlackConfig(Section):
     api_url: str
     # Who may change subscriptions with /release-watch (Slack user ids); empty: everyone in
     # the channel. Listing them and help are open to all.
-    admins: list[str] = Field(default_factory=list)
+    admins: list[str] = []
 
     @field_validator("admins")
     @classmethod
@@ -256,7 +256,7 @@ class Config(Section):
     store: StoreConfig
     poll: PollConfig
     repos: list[RepoConfig]
-    orgs: list[OrgConfig] = Field(default_factory=list)
+    orgs: list[OrgConfig] = []
     slack: SlackConfig
     classify: ClassifyConfig
     impact: ImpactConfig = Field(default_factory=ImpactConfig)

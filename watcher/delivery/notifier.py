@@ -36,7 +36,7 @@ EVENT_TYPES = ("published", "edited", "released", "deleted")
 class NotifierConfig(BaseModel):
     """Keys every notifier accepts; a handler's own ``Config`` subclass adds its keys."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     name: str
     type: str

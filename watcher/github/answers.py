@@ -24,7 +24,7 @@ def adapter(shape: Any) -> TypeAdapter[Any]:
 
 
 class OrgRepo(BaseModel):
-    model_config = ConfigDict(extra="ignore", frozen=True)
+    model_config = ConfigDict(extra="ignore", frozen=True, defer_build=True)
 
     full_name: str
     archived: bool = False

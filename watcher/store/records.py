@@ -7,13 +7,14 @@ import json
 from datetime import datetime
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict
 
 from watcher.models import Release
 
 
 class Record(BaseModel):
-    model_config = ConfigDict(extra="ignore")
+    # Built on first use, as the domain values are (``watcher.models.Frozen``).
+    model_config = ConfigDict(extra="ignore", defer_build=True)
 
 
 class ReleaseRecord(Record):
@@ -25,6 +26,9 @@ class ReleaseRecord(Record):
     # Announced while its package's atlas could not be had (wheels not yet published): later
     # polls ask again and announce what the package adds once it can be read.
     package_pending: bool = False
+
+
+_MOVING = frozenset({"last_poll", "last_success"})
 
 
 class RepoState(Record):
@@ -51,8 +55,11 @@ class RepoState(Record):
     def row(self) -> tuple[str, str, str | None, str | None]:
         """(repo, state JSON, last_poll, last_success): the two timestamps are columns of
         their own, so a poll can move them for many repos in one statement."""
-        return (self.repo, self.model_dump_json(exclude=self._COLUMNS), _iso(self.last_poll),
-                _iso(self.last_success))
+        return (self.repo, self.model_dump_json(exclude=self._COLUMNS), *self.timestamps())
+
+    def timestamps(self) -> tuple[str | None, str | None]:
+        """(last_poll, last_success) as their columns hold them: all a no-change poll writes."""
+        return _iso(self.last_poll), _iso(self.last_success)
 
     @classmethod
     def from_row(cls, repo: str, state: str, last_poll: str | None,
@@ -64,8 +71,9 @@ class RepoState(Record):
     def same_but_timestamps(self, other: RepoState) -> bool:
         """Whether only ``last_poll``/``last_success`` differ: such a change is written in
         the poll's one batched update, never as a row of its own."""
-        moving = {"last_poll", "last_success"}
-        return self.model_dump(exclude=moving) == other.model_dump(exclude=moving)
+        # Field by field, not two dumps: a no-change poll asks this of every repo it polls.
+        return all(getattr(self, name) == getattr(other, name)
+                   for name in type(self).model_fields if name not in _MOVING)
 
 
 class Delivery(Record):
@@ -76,7 +84,7 @@ class Delivery(Record):
     attempts: int = 0
     last_error: str | None = None
     permanent_failure: bool = False
-    progress: dict[str, Any] = Field(default_factory=dict)
+    progress: dict[str, Any] = {}
 
 
 class DigestDelivery(Record):
@@ -92,7 +100,7 @@ class DigestDelivery(Record):
     attempts: int = 0
     last_error: str | None = None
     permanent_failure: bool = False
-    progress: dict[str, Any] = Field(default_factory=dict)
+    progress: dict[str, Any] = {}
 
 
 def delivery_id(event_id: str, notifier: str) -> str:

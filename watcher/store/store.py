@@ -173,7 +173,7 @@ class Store(DeliveryClaims, DigestLedger, KeyedValues, PaceLedger, QuietLedger, 
     def touch_repos(self, states: Iterable[RepoState]) -> None:
         """Move only the poll timestamps, for many repos in one statement."""
         self.db.executemany("UPDATE rw_repo SET last_poll = ?, last_success = ? WHERE repo = ?",
-                            [(*state.row()[2:], state.repo) for state in states])
+                            [(*state.timestamps(), state.repo) for state in states])
 
     def release_record(self, repo: str, release_id: int) -> ReleaseRecord | None:
         record = self.db.scalar("SELECT record FROM rw_release WHERE repo = ? AND id = ?",

@@ -22,7 +22,7 @@ class Subscription(BaseModel):
     """One channel's subscription. ``None`` filters mean "all" (every watched repo, every
     subsystem, every kind); ``digest_schedule`` None means each event as it is found."""
 
-    model_config = ConfigDict(extra="ignore", frozen=True)
+    model_config = ConfigDict(extra="ignore", frozen=True, defer_build=True)
 
     id: int = 0  # 0 until stored
     channel: str  # Slack's channel id (C…, G…): where the notifier posts

@@ -39,7 +39,7 @@ class Suppression(BaseModel):
     """One accepted use, named without its line number (a line moved by an edit above it is
     the same use): ``item`` a PR number of the item ("" for any item touching that use)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     item: str = ""
     api: str
