@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING
 from watcher import lazy_exports
 
 if TYPE_CHECKING:
-    from watcher.cli.commandline import console_script as console_script
     from watcher.cli.commandline import main as main
+    from watcher.cli.entry import console_script as console_script
 
 _EXPORTS = {
-    "console_script": "commandline",
+    "console_script": "entry",
     "main": "commandline",
 }
 __all__ = sorted(_EXPORTS)

@@ -59,10 +59,6 @@ def cli(ctx: click.Context, config_path: str | None, verbose: bool, log_format: 
 @click.pass_obj
 def poll(state: State, repos: tuple[str, ...], dry_run: bool, short: bool) -> None:
     """One poll of every watched repo, then exit."""
-    if Teardown.console:  # until the runtime is built (``run_poll`` settles it)
-        from watcher.cli import startup
-
-        startup.pause()
     from watcher.config import REPO_NAME
 
     for name in repos:
@@ -70,7 +66,9 @@ def poll(state: State, repos: tuple[str, ...], dry_run: bool, short: bool) -> No
             raise click.BadParameter(f"{name!r} is not OWNER/NAME", param_hint="--repo")
     from watcher.cli.commands.poll import run_poll
 
-    code = run_poll(state.config(), state.deps, list(repos), dry_run=dry_run, short=short)
+    # The start-up ends once the runtime is built (``run_poll`` settles it), not at the config.
+    code = run_poll(state.config(settle=False), state.deps, list(repos), dry_run=dry_run,
+                    short=short)
     Teardown.end(code)  # the store and the notifiers are closed by now
     sys.exit(code)
 

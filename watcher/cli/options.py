@@ -60,10 +60,12 @@ class State:
 
         return find_config_file(self.config_path)
 
-    def config(self, *sections: str) -> Any:
+    def config(self, *sections: str, settle: bool = True) -> Any:
         """The configuration, every table validated; with ``sections`` (an offline command:
         ``"classify", "poll"``), those tables only (``load_sections``), each problem in them
-        said as a whole validation says it, a table the file names that none is still one."""
+        said as a whole validation says it, a table the file names that none is still one.
+        With it the console script's start-up is over (``startup.settle``), unless the
+        command settles later (``settle=False``: a poll, once its runtime is built)."""
         from watcher.config import load_config, load_sections
         from watcher.logs import register_secrets
 
@@ -85,6 +87,10 @@ class State:
             notifiers = config.notifiers
         register_secrets(str(n["webhook_url"]) for n in notifiers
                          if isinstance(n, dict) and n.get("webhook_url"))
+        if settle:
+            from watcher.cli import startup
+
+            startup.settle()
         return config
 
 

@@ -6,9 +6,10 @@ would scan again and again as they pile up (its generations fill every few hundr
 allocations), and once more for each full collection of the run. ``pause`` turns it off for
 the start-up; ``settle`` moves everything made so far into the permanent generation
 (``gc.freeze``), which no later collection scans, and turns it back on, so whatever the
-command itself makes is collected as always. Only the console script's process pauses (in
-process, ``main`` and the tests, both are no-ops), and only around a start-up that a
-``settle`` follows.
+command itself makes is collected as always. Only the console script's process pauses
+(``entry``: before anything else is imported; in process, ``main`` and the tests, both are
+no-ops). A command that reads no configuration (``--help``, ``atlas diff`` of two bundled
+releases, ``config check``) ends before it would settle: it is short, and runs paused.
 """
 
 from __future__ import annotations
