@@ -115,19 +115,19 @@ def test_diff_of_the_bundled_releases_is_offline(tmp_path: Path, run_cli: Run) -
 
 
 @pytest.mark.slow
-def test_the_diff_of_consecutive_bundled_releases_is_read_not_computed(
+def test_the_diff_of_two_bundled_releases_is_read_not_computed(
         tmp_path: Path, run_cli: Run, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Bundled beside the atlases (and held to a fresh diff by ``test_atlas_bundled``): read
-    for two bundled versions; an atlas given as a file is diffed whole, a pair of bundled
-    releases with a release between over the APIs the bundled diffs between them name
-    (``span_diff``, held to the whole diff by ``test_atlas_span``), and the changes are the
-    same either way."""
+    """Bundled beside the atlases for every pair (held to a fresh diff by
+    ``test_atlas_bundled`` and ``test_atlas_span``): read for two bundled versions, near or
+    far apart; an atlas given as a file is diffed whole; a bundled pair whose diff is missing
+    over the APIs the bundled diffs between them name (``span_diff``); the changes are the
+    same every way."""
     import watcher.cli.commands.atlas as command
     from watcher.impact.atlas.source import bundled_path
 
     computed: list[tuple[str, str]] = []
     spanned: list[tuple[str, str]] = []
-    real, span = command.diff, command.span_diff
+    real, span, bundled = command.diff, command.span_diff, command.bundled_diff
     monkeypatch.setattr(command, "diff", lambda old, new: computed.append(
         (old.version, new.version)) or real(old, new))
     monkeypatch.setattr(command, "span_diff", lambda old, new: spanned.append(
@@ -139,8 +139,13 @@ def test_the_diff_of_consecutive_bundled_releases_is_read_not_computed(
     diffed = run_cli("atlas", "diff", str(copy), "2.7.0", "--format", "json", "--config", config)
     apart = run_cli("atlas", "diff", "2.5.0", "2.7.0", "--format", "json", "--config", config)
     assert (read.code, diffed.code, apart.code) == (0, 0, 0)
-    assert computed == [("2.6.0", "2.7.0")] and spanned == [("2.5.0", "2.7.0")]
+    assert computed == [("2.6.0", "2.7.0")] and spanned == []
     assert read.stdout == diffed.stdout and json.loads(read.stdout)["changes"]
+    monkeypatch.setattr(command, "bundled_diff", lambda package, old, new: None
+                        if (old, new) == ("2.5.0", "2.7.0") else bundled(package, old, new))
+    missing = run_cli("atlas", "diff", "2.5.0", "2.7.0", "--format", "json", "--config", config)
+    assert missing.code == 0 and spanned == [("2.5.0", "2.7.0")]
+    assert missing.stdout == apart.stdout and json.loads(apart.stdout)["changes"]
 
 
 @pytest.mark.parametrize(("args", "code", "message"), [

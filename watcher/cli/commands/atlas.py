@@ -179,10 +179,10 @@ def run_atlas_diff(config: Callable[[], Config], deps: Dependencies, old: str, n
 
 
 def _changes(bundled: bool, before: Atlas, after: Atlas) -> list[ApiChange]:
-    """The diff of two bundled releases is bundled too when they are consecutive (the tests
-    hold each to a fresh diff): read, not computed; of two bundled releases further apart,
-    computed over the APIs the bundled diffs between them name (``span_diff``); any other
-    pair is diffed whole."""
+    """The diff of two bundled releases is bundled too, whichever two (the tests hold each to
+    the diff computed): read, not computed. Where a pair's diff is missing (an atlas bundled
+    without ``scripts/build_atlases.py --diffs``), computed over the APIs the bundled diffs
+    between them name (``span_diff``); any other pair is diffed whole."""
     if not bundled:
         return diff(before, after)
     found = bundled_diff(after.package, before.version, after.version)

@@ -1,8 +1,9 @@
-"""The diffs of consecutive bundled atlases, bundled too: a release's API changes are the same
-every time they are computed, and computing them costs more than everything else an
+"""The diffs of every pair of bundled atlases, bundled too: a release's API changes are the
+same every time they are computed, and computing them costs more than everything else an
 ``impact`` run does (0.4-0.5 s a release), so ``scripts/build_atlases.py --diffs`` writes them
-beside the atlases and the analysis reads them instead (``tests/test_atlas_bundled.py`` checks
-each equals a fresh diff)."""
+beside the atlases and the analysis (consecutive releases) and ``atlas diff`` (any two) read
+them instead (``tests/test_atlas_bundled.py`` and ``tests/test_atlas_span.py`` check each
+equals a fresh diff)."""
 
 from __future__ import annotations
 
