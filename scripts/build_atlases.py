@@ -84,8 +84,8 @@ def write_diffs(package: str, out: Path) -> int:
     """The diff of every pair of bundled atlases, older to newer, bundled too
     (``watcher.impact.atlas.bundled_diffs``): consecutive ones for ``impact`` (a release
     against the one before it, ``AtlasSource.before``), the others for ``atlas diff`` of
-    releases further apart (4x decoding the two when computed even over the APIs the steps
-    between them name, 1.7x when read). Each is the whole ``diff`` of the two atlases."""
+    releases further apart (computed, even over only the APIs the steps between them name, it
+    costs more than twice reading it). Each is the whole ``diff`` of the two atlases."""
     from watcher.impact.atlas import loads
     from watcher.impact.atlas.bundled_diffs import write_diff
     from watcher.impact.atlas.source import bundled_path, bundled_versions

@@ -170,7 +170,7 @@ class EventItem(Frozen):
 
 class Summary(Frozen):
     items: int
-    by_subsystem: dict[str, int] = {}
+    by_subsystem: dict[str, int] = {}  # copied for each instance by pydantic
     by_kind: dict[str, int] = {}
     # Beyond the contract, only where the package was compared with the release before: its
     # API changes the notes do not mention that touch no configured code (``atlas diff`` lists

@@ -47,6 +47,7 @@ class ImpactConfig(BaseModel):
     # Built on first validation (as ``schema.Section``): only a command reading [impact].
     model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
+    # Mutable defaults: pydantic copies them for each instance (``schema.OrgConfig``).
     code: list[str] = []  # directories; relative to the config file
     # A use's link: "{path}" (relative to its code root) and "{line}" are filled in.
     link: str | None = None

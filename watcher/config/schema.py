@@ -145,6 +145,8 @@ class OrgConfig(Section):
 
     name: str
     include: list[str] = Field(default_factory=lambda: ["*"])  # fnmatch on the repo name
+    # A mutable default is copied for each instance by pydantic, as ``default_factory`` would
+    # (which costs the parse of a builtin's signature at import).
     exclude: list[str] = []
     include_prereleases: bool = True
     refresh: Duration = Field(default=86400.0, ge=60)

@@ -84,7 +84,7 @@ class Delivery(Record):
     attempts: int = 0
     last_error: str | None = None
     permanent_failure: bool = False
-    progress: dict[str, Any] = {}
+    progress: dict[str, Any] = {}  # copied for each instance by pydantic
 
 
 class DigestDelivery(Record):
