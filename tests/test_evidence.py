@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from test_impact_subjects import item_of
 
-from watcher.impact import ImpactAnalyzer, ReleaseAnalysis, package_changes
+from watcher.impact import ImpactAnalyzer, ReleaseAnalysis, own_knowledge, package_changes
 from watcher.impact.analysis.item import CodeRoot
 from watcher.impact.atlas import AtlasSource
 from watcher.impact.model import Subject
@@ -316,6 +316,12 @@ def test_a_removal_the_package_shows_is_sure_and_the_unread_package_lets_the_not
         True, "the 2.9.0 package: torch.onnx.dynamo_export is gone")
     unread = Ladder(None, "v2.16.0")
     assert unread.weigh(removed) == (True, "the notes say so; no 2.16.0 package read yet")
+    # The release's own atlas read, none before it (2.5.0 offline): said as that.
+    alone = Ladder(None, "v2.5.0", alone=True)
+    assert alone.weigh(removed) == (
+        True, "the notes say so; no package before 2.5.0 read to diff it against")
+    assert alone.weigh(Subject(api="torch.load", condition="omits", option="weights_only")) == (
+        False, "the notes' words; no package before 2.5.0 read to diff it against")
     # A default the words alone change waits for the package.
     flipped = Subject(api="torch.load", condition="omits", option="weights_only")
     assert not unread.weigh(flipped).sure
@@ -484,3 +490,28 @@ def test_a_stated_removal_of_a_function_that_already_only_raises_is_confirmed():
     ladder = Ladder(bundled("v2.15.0"), "v2.15.0")
     assert ladder.weigh(Subject(api="torch.cholesky", effect="removed")) == (
         True, "the 2.15.0 package: torch.cholesky now only raises")
+
+
+def test_a_release_whose_own_atlas_is_read_but_none_before_it_says_so(tmp_path):
+    """2.5.0, the oldest bundled release, offline: its atlas is read (the positions of its
+    parameters), the 2.4 one cannot be, so there is no diff; the words stand, and each use's
+    ``why`` says what is missing, not that 2.5.0's package was never read."""
+    source = AtlasSource(store=None, index=None, clock=lambda: datetime.now(UTC))
+    own = own_knowledge(source, "pytorch/pytorch", "v2.5.0")
+    assert own is not None
+    analyzer = codebase(tmp_path, {"attn.py": """\
+        import torch.nn.functional as F
+
+        def attend(q, k, v, mask):
+            return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+        """})
+    item = item_of("2.5.0", "call _safe_softmax from SDPA")
+    alone = ReleaseAnalysis(analyzer, "v2.5.0", None, knowledge=own).of(item)
+    unread = ReleaseAnalysis(analyzer, "v2.5.0", None).of(item)
+    assert alone is not None and unread is not None
+    assert [use.why for use in alone.affects] == [
+        "passes attn_mask=, its behaviour changed in v2.5.0 (the notes' words; no package "
+        "before 2.5.0 read to diff it against)"]
+    assert [use.why for use in unread.affects] == [
+        "passes attn_mask=, its behaviour changed in v2.5.0 (the notes' words; no 2.5.0 "
+        "package read yet)"]

@@ -106,17 +106,19 @@ class ImpactAnalyzer:
         return index
 
     def impact(self, item: ClassifiedItem, release: str | None = None,
-               knowledge: ApiKnowledge | None = None) -> ItemImpact | None:
+               knowledge: ApiKnowledge | None = None,
+               weigh: Callable[[Subject], Evidence] | None = None) -> ItemImpact | None:
         """None for an item that names nothing a codebase could use (or is not BC-breaking or
         a deprecation); else its APIs and their uses, possibly none. ``release``: the release
         the item is of, named in each use's ``why`` and ``release``. Its package unread, the
-        words alone stand (``evidence``: only a stated removal is ``breaks``)."""
+        words alone stand (``evidence``: only a stated removal is ``breaks``); ``weigh``
+        says so (else ``Ladder(None, release)``)."""
         if item.kind not in ATTENTION_KINDS:
             return None
         subjects = read_subjects(item)
         if not subjects:
             return None
-        return ItemImpact(subjects.apis, self.affects(subjects, release, knowledge))
+        return ItemImpact(subjects.apis, self.affects(subjects, release, knowledge, weigh))
 
     def affects(self, subjects: Subjects, release: str | None = None,
                 knowledge: ApiKnowledge | None = None,

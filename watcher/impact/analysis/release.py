@@ -139,7 +139,7 @@ class ReleaseAnalysis:
     _ladder: Ladder = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        self._ladder = Ladder(self.package, self.release)
+        self._ladder = Ladder(self.package, self.release, alone=self.knowledge is not None)
 
     def _package_uses(self, changes: list[ApiChange], notes: Subjects) -> list[Affect]:
         """The uses the changes reach as the package says them; a removed spelling of an API
@@ -187,7 +187,7 @@ class ReleaseAnalysis:
 
     def _of(self, item: ClassifiedItem) -> ItemImpact | None:
         if self.package is None:
-            return self.analyzer.impact(item, self.release, self.knowledge)
+            return self.analyzer.impact(item, self.release, self.knowledge, self._ladder.weigh)
         if item.kind not in ATTENTION_KINDS:
             return None
         package = self.package

@@ -38,11 +38,13 @@ class Evidence(NamedTuple):
 
 @dataclass
 class Ladder:
-    """Weighs each subject of one release against its package (None: no atlas of the release
-    can be read; ``release`` names it)."""
+    """Weighs each subject of one release against its package (None: no diff of the release
+    can be made; ``release`` names it). ``alone``: the release's own atlas was read, but none
+    of the release before it to diff it against (2.5.0, the oldest bundled, offline)."""
 
     package: PackageChanges | None
     release: str | None = None
+    alone: bool = False
     _by_name: dict[str, list[ApiChange]] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -93,9 +95,11 @@ class Ladder:
 
     # ---- the words, against the atlases -------------------------------------------------
     def _unread(self, subject: Subject) -> Evidence:
+        missing = (f"no package before {self._version} read to diff it against" if self.alone
+                   else f"no {self._version} package read yet")
         if _removes(subject):
-            return Evidence(True, f"the notes say so; no {self._version} package read yet")
-        return Evidence(False, f"the notes' words; no {self._version} package read yet")
+            return Evidence(True, f"the notes say so; {missing}")
+        return Evidence(False, f"the notes' words; {missing}")
 
     def _read(self, subject: Subject, before: Atlas, after: Atlas) -> Evidence:
         version = self._version
