@@ -8,8 +8,10 @@ from __future__ import annotations
 import io
 import json
 import socket
+import sys
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -82,6 +84,23 @@ class Replica:
     @property
     def log(self) -> str:
         return self.daemon.log if self.daemon is not None else ""
+
+
+@contextmanager
+def killed_at_end(replicas: Iterable[Replica]) -> Iterator[None]:
+    """Kills every replica when the block ends; when it ends by a failure (a wait that timed
+    out), prints the end of each replica's log first, so the report shows what each was doing
+    (pytest shows a failed test's captured output)."""
+    try:
+        yield
+    except BaseException:
+        for replica in replicas:
+            print(f"---- replica {replica.name}: the end of its log ----\n{replica.log[-4000:]}",
+                  file=sys.stderr)
+        raise
+    finally:
+        for replica in replicas:
+            replica.kill()
 
 
 def wait_for_roles(replicas: Iterable[Replica], timeout: float = 60) -> Replica:

@@ -11,7 +11,16 @@ import httpx
 import pytest
 from conftest import SLACK_TOKEN, release_notes
 from daemon_support import wait_for
-from failover_support import POSTS, REPO, Replica, compare, reference, sent, wait_for_roles
+from failover_support import (
+    POSTS,
+    REPO,
+    Replica,
+    compare,
+    killed_at_end,
+    reference,
+    sent,
+    wait_for_roles,
+)
 from fakes.pypi import FakePackageIndex
 from fakes.slack import Scripted
 
@@ -34,7 +43,7 @@ def test_the_standby_takes_over_after_a_kill_mid_delivery(fake_github, fake_slac
     replicas = [Replica(tmp_path, name, fake_github.url, fake_slack.api_url, postgres_url,
                         LEASE) for name in ("a", "b")]
     first, second = replicas
-    try:
+    with killed_at_end(replicas):
         first.start()
         wait_for_roles([first])
         second.start()
@@ -63,9 +72,6 @@ def test_the_standby_takes_over_after_a_kill_mid_delivery(fake_github, fake_slac
         wait_for(lambda: compare(expected, sent(fake_slack))[0] == 0, timeout=60,
                  what="every message of the three releases")
         time.sleep(2)  # a few more polls and retries of the new leader must add nothing
-    finally:
-        for replica in replicas:
-            replica.kill()
     lost, duplicated = compare(expected, sent(fake_slack))
     assert lost == 0 and duplicated <= 1, (lost, duplicated)
     of_v2 = sum(count for json, count in expected.items() if "v2.0" in json)
@@ -86,7 +92,7 @@ def test_a_leader_whose_lease_was_taken_stands_by_and_posts_nothing(fake_github,
     fake_slack.add_token(SLACK_TOKEN, channels=["#releases"])
     fake_github.add_repo(REPO)
     replica = Replica(tmp_path, "a", fake_github.url, fake_slack.api_url, postgres_url, LEASE)
-    try:
+    with killed_at_end([replica]):
         replica.start()
         wait_for_roles([replica])
         with psycopg.connect(postgres_url, autocommit=True) as db:
@@ -101,8 +107,6 @@ def test_a_leader_whose_lease_was_taken_stands_by_and_posts_nothing(fake_github,
         wait_for(lambda: posted(fake_slack, "v1.0"), timeout=60, what="v1.0 once it leads again")
         with psycopg.connect(postgres_url, autocommit=True) as db:
             holder, token = db.execute("SELECT holder, token FROM rw_lease").fetchone()
-    finally:
-        replica.kill()
     assert token == 3 and holder != "elsewhere"  # a new term of its own
     assert "this replica is a standby now" in replica.log
     assert sum(sent(fake_slack).values()) == sum(
@@ -124,7 +128,7 @@ def test_a_leader_whose_package_job_hangs_loses_the_lease_and_the_standby_announ
     replicas = [Replica(tmp_path, name, fake_github.url, fake_slack.api_url, postgres_url,
                         LEASE, extra=budget) for name in ("a", "b")]
     first, second = replicas
-    try:
+    with killed_at_end(replicas):
         first.start(RELEASE_WATCH_HANG_AT="package:fetch")
         wait_for_roles([first])
         second.start()
@@ -138,9 +142,6 @@ def test_a_leader_whose_package_job_hangs_loses_the_lease_and_the_standby_announ
         wait_for(lambda: posted(fake_slack, "v9.2.0"), timeout=60, what="v9.2.0 announced")
         time.sleep(2)  # a few more polls of the new leader must add nothing
         roles = (first.role(), second.role())
-    finally:
-        for replica in replicas:
-            replica.kill()
     assert roles == ("standby", "leader")
     assert "handing back the leader's lease: the package torch_xla 9.1.0 job has run" in \
         first.log
