@@ -61,7 +61,7 @@ def test_a_command_that_reads_no_config_runs_paused_to_its_end(tmp_path):
     assert "settled [] False collecting False" in done.stderr
 
 
-def test_in_process_the_collector_is_left_as_it_is(tmp_path, capsys):
+def test_in_process_the_collector_is_left_as_it_is(capsys):
     assert gc.isenabled()
     assert main(["classify", str(NOTES)]) == 0
     assert gc.isenabled()

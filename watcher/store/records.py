@@ -28,6 +28,7 @@ class ReleaseRecord(Record):
     package_pending: bool = False
 
 
+# The poll timestamps: columns of their own, moved for many repos in one statement.
 _MOVING = frozenset({"last_poll", "last_success"})
 
 
@@ -50,7 +51,7 @@ class RepoState(Record):
     # find the listing unchanged still ask for the package.
     package_pending: bool = False
 
-    _COLUMNS: ClassVar[set[str]] = {"repo", "last_poll", "last_success"}
+    _COLUMNS: ClassVar[set[str]] = {"repo", *_MOVING}
 
     def row(self) -> tuple[str, str, str | None, str | None]:
         """(repo, state JSON, last_poll, last_success): the two timestamps are columns of
