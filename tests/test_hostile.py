@@ -54,7 +54,7 @@ FOUND = [  # bodies hypothesis found while this was built, each a bug fixed sinc
     "</td></tr>(#12)<table><tr><td>", "<table><tr><td>```(#12)",
     "<table><tr><td></td></tr>```(#12)", "1. 1. 1. 1. 1. 1. 1. 1. 1. 1. 1. \n```(#12)",
     "1. " * 33 + "### " * 5 + "``````" + "word " * 8 + "(#12)" * 77,
-    "<table><tr><td>&amp;#34",
+    "<table><tr><td>&amp;#34", "- `\n(#12):",
 ]
 
 

@@ -60,6 +60,8 @@ class ListReader:
             last = position == final
             # A bullet of one line has no lazy lines to split off (most of them).
             bullet, lazy = split_lazy(original, last) if len(original.own) > 1 else (original, "")
+            if lazy and refs.find(lazy):
+                bullet, lazy = original, ""  # a lead-in citing a PR would leave it in no item
             own_refs = refs.find(bullet.prose())
             # Whether a blank line parts it from the bullet above: asked only where it counts.
             adjacent = bool(own_refs or continued) and self.adjacent(bullet)
