@@ -330,6 +330,65 @@ def test_a_spread_dict_says_the_keys_any_of_its_branches_or_returns_carry(tmp_pa
         ("load.py", 18): "check"}
 
 
+PICKLERS = {"load.py": """\
+    import dill
+    import pickle
+    import torch
+
+    def load(path, pickler=None):
+        a = torch.load(path, pickle_module=dill)
+        b = torch.load(path, None, pickle)
+        c = torch.load(path, pickle_module=pickler)
+        d = torch.load(path, pickle_module=None)
+        e = torch.load(path)
+        return a, b, c, d, e
+    """}
+
+
+class Loading(NoKnowledge):
+    """torch.load where the package defines it, with its 2.6 signature's head."""
+
+    def resolve(self, name: str) -> str | None:
+        return "torch.serialization.load" if name in ("torch.load", "torch.serialization.load") \
+            else None
+
+    def names_of(self, api: str) -> list[str]:
+        return ["torch.serialization.load", "torch.load"] if api == "torch.serialization.load" \
+            else []
+
+    def signature(self, api: str) -> Signature | None:
+        return Signature((Parameter("f"), Parameter("map_location", default="None"),
+                          Parameter("pickle_module", default="None"),
+                          Parameter("weights_only", "keyword_only", default="None"))) \
+            if api == "torch.serialization.load" else None
+
+
+def test_a_call_passing_its_own_pickle_module_keeps_weights_only_off(tmp_path):
+    # torch.load computes a weights_only not given as `pickle_module is None` (settled_by in
+    # config/impact.toml): the flipped default reaches only calls that may pass no module.
+    code = analyzer(tmp_path, PICKLERS, Loading())
+    flip = uses(code, "2.6.0-torch-load", "Flip default torch.load")
+    assert sorted(tiers(flip)) == [("load.py", 8), ("load.py", 9), ("load.py", 10)]
+
+
+def test_fallback_is_no_matter_to_the_exporter_dynamo_false_picks(tmp_path):
+    files = {"export.py": textwrap.dedent("""\
+        import torch
+
+        def export(model, args, path):
+            torch.onnx.export(model, args, path, dynamo=False)
+            torch.onnx.export(model, args, path)
+        """)}
+    code = analyzer(tmp_path, files)
+    item = item_of("2.10.0", "`fallback=False` is now the default")
+    # Its first line alone: what settles it comes from the vocabulary, not from the prose's
+    # "uses the `dynamo=True` option".
+    item = item.model_copy(update={"text": item.text.split("\n")[0]})
+    assert "dynamo" not in item.text
+    found = code.impact(item, "v2.10.0")
+    assert found is not None and tiers(found.affects) == {("export.py", 5): "check"}
+
+
 EXPORTS = {"export.py": """\
     import torch
 

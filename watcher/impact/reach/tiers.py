@@ -187,6 +187,8 @@ def _option(subject: Subject, row: UseRow, signature: Signature | None, when: st
         return None
     if _chooses_otherwise(subject, row):
         return None  # the call picks another setting the changed default needs
+    if not by_keyword and not by_position and _settled(subject, row, signature):
+        return None  # the API computes the option from another the call passes
     passed = row.get("values", {}).get(option, MISSING) if by_keyword else MISSING
     if passed == UNSET:
         return Verdict("check", f"passes {option}= from a parameter defaulting to None: relies "
@@ -217,6 +219,30 @@ def _chooses_otherwise(subject: Subject, row: UseRow) -> bool:
         if option in values and value is not MISSING and values[option] is not UNSET and \
                 values[option] != value:
             return True
+    return False
+
+
+def _settled(subject: Subject, row: UseRow, signature: Signature | None) -> bool:
+    """The call passes an option the API derives the changed one from when it is not given
+    (``torch.load(f, pickle_module=dill)`` keeps ``weights_only=False``; ``settled_by`` of
+    ``config/impact.toml``)."""
+    settings = vocabulary().settling({subject.api, str(row.get("name", ""))}, str(subject.option))
+    values = row.get("values", {})
+    for setting in settings:
+        option, equals, wanted = setting.partition("=")
+        if option in values:
+            value = values[option]
+            if value == UNSET:
+                continue  # a parameter defaulting to None: the call may pass none
+            if (equals and value == literal(wanted)) or (not equals and value is not None):
+                return True
+        elif option in row.get("keywords", ()):
+            if not equals:
+                return True  # computed: an object, not None
+        elif not equals and signature is not None:
+            position = signature.position(option)
+            if position is not None and int(row.get("args", 0)) > position:
+                return True  # passed by position (a literal None there is not written)
     return False
 
 

@@ -1,8 +1,9 @@
 """The impact analysis's vocabulary, read once from ``config/impact.toml``: the names that only
 mark code (``@torch.jit.ignore``, ``is_scripting()``), the kinds of input a change can be
 limited to (with how notes name each and what code that makes one uses), the torch functions
-that hand an option on, other packages' subclasses of torch classes, and how notes name
-lookups by a key code made (``code.madekeys`` reads how code makes it).
+that hand an option on or derive one option's default from another, other packages' subclasses
+of torch classes, and how notes name lookups by a key code made (``code.madekeys`` reads how
+code makes it).
 
 Data, not per-release tables: a new kind of input is a new ``[[inputs]]`` entry.
 """
@@ -17,7 +18,8 @@ from functools import cache
 from watcher.impact.model import Within
 from watcher.resources import defaults_dir
 
-__all__ = ["InputKind", "MadeKey", "OutsideSubclass", "PassedOn", "Vocabulary", "vocabulary"]
+__all__ = ["InputKind", "MadeKey", "OutsideSubclass", "PassedOn", "SettledBy", "Vocabulary",
+           "vocabulary"]
 
 
 @dataclass(frozen=True)
@@ -41,6 +43,18 @@ class PassedOn:
     caller: str
     options: dict[str, tuple[str, ...]]  # the api's option -> the caller's names for it
     given: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class SettledBy:
+    """A torch function computing ``option``'s value, when a call does not give it, from
+    another option the call passes (``torch.load`` takes ``weights_only`` from
+    ``pickle_module``): a changed default of ``option`` does not reach a call passing one of
+    ``by``, each a name (with any value but None) or ``name=value`` (that constant)."""
+
+    apis: frozenset[str]  # every spelling users write
+    option: str
+    by: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -72,10 +86,17 @@ class Vocabulary:
     passed_on: tuple[PassedOn, ...] = ()
     subclasses: tuple[OutsideSubclass, ...] = ()
     made_keys: tuple[MadeKey, ...] = ()
+    settled_by: tuple[SettledBy, ...] = ()
 
     def outside_subclasses(self, base: str) -> list[str]:
         """Every name of another package's class deriving from ``base``."""
         return [name for entry in self.subclasses if entry.base == base for name in entry.names]
+
+    def settling(self, apis: set[str], option: str) -> list[str]:
+        """The options (``name`` or ``name=value``) whose passing settles ``option`` of any of
+        ``apis``."""
+        return [setting for entry in self.settled_by
+                if entry.apis & apis and entry.option == option for setting in entry.by]
 
     def is_marker(self, name: str) -> bool:
         """A name that only marks (or under one: ``torch.jit.Final[int]`` is ``Final``)."""
@@ -98,8 +119,10 @@ def vocabulary() -> Vocabulary:
                        for entry in data.get("subclasses", []))
     made_keys = tuple(MadeKey(entry["name"], re.compile(entry["pattern"], re.IGNORECASE),
                               entry["api"]) for entry in data.get("made_keys", []))
+    settled_by = tuple(SettledBy(frozenset(entry["apis"]), entry["option"], tuple(entry["by"]))
+                       for entry in data.get("settled_by", []))
     return Vocabulary(frozenset(data.get("markers", [])), inputs, passed_on, subclasses,
-                      made_keys)
+                      made_keys, settled_by)
 
 
 def within(entry: dict[str, object]) -> Within:
