@@ -17,6 +17,7 @@ from bisect import bisect_right
 from collections.abc import Iterator
 from typing import Any, NamedTuple
 
+from watcher.impact.code.callers import LocalCalls, local_calls, unreached_names
 from watcher.impact.code.forwarded import mark_forwarded
 from watcher.impact.code.madekeys import made_key_rows
 from watcher.impact.code.pywalk import CONFIG_PATCH, DEFINITIONS, PARTIAL, Raw, Walker
@@ -49,6 +50,12 @@ class PythonIndex(NamedTuple):
     lines: int
     sets: tuple[str, ...] = ()
     stars: tuple[str, ...] = ()  # modules star-imported, whose names rows ``*.x`` await
+    # Names only branches for releases older than any read refer to, with the release each
+    # runs below (``code.callers``)
+    unreached: dict[str, tuple[int, int]] | None = None
+    # Its module-level functions a call here may not run on every release, by the line each
+    # starts on (``code.callers``)
+    functions: dict[int, LocalCalls] | None = None
 
 
 def read_python(path: str, source: str | bytes) -> PythonIndex:
@@ -76,8 +83,11 @@ def read_python(path: str, source: str | bytes) -> PythonIndex:
     if made:
         rows = sorted([*rows, *made], key=line_of)
     mark_scopes(rows, tree)
+    unreached = unreached_names(walker, tree, STDLIB) if walker.unreached else {}
+    functions = local_calls(tree, walker, unreached) if rows else {}
     mark_forwarded(rows, walker)
-    return PythonIndex(rows, exports, count, tuple(sorted(walker.sets)), tuple(walker.stars))
+    return PythonIndex(rows, exports, count, tuple(sorted(walker.sets)), tuple(walker.stars),
+                       unreached or None, functions or None)
 
 
 def mark_scopes(rows: list[UseRow], tree: ast.Module) -> None:

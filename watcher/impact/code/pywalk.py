@@ -15,6 +15,7 @@ import ast
 from typing import Any
 
 from watcher.impact.code.guards import (
+    FLOOR,
     catches_type_error,
     dead_branch,
     probed_names,
@@ -29,6 +30,7 @@ from watcher.impact.code.shapes import (
     string_keys,
     top_level_imports,
 )
+from watcher.impact.code.syntax import dotted
 
 __all__ = ["CONFIG_PATCH", "PARAMETER", "PARTIAL", "Function", "Raw", "Ref", "Walker",
            "enclosing"]
@@ -90,6 +92,10 @@ class Walker:
         # Lines of the branches that run only below a torch version (``else`` of ``if
         # TORCH_VERSION >= (2, 5):``), with that version.
         self.below: list[tuple[int, int, tuple[int, int]]] = []
+        # The names (dotted, as written) a branch for releases older than any the analysis
+        # reads refers to, with the release it runs below: their uses are not walked, but a
+        # function called only from such branches runs only there (``code.callers``).
+        self.unreached: list[tuple[str, tuple[int, int]]] = []
         # Lines of ``except TypeError:`` handlers, with the keywords the ``try`` tried each
         # function with (``guards.tried_keywords``).
         self.fallbacks: list[tuple[int, int, dict[str, frozenset[str]]]] = []
@@ -160,6 +166,8 @@ class Walker:
                     # A branch for torch releases older than any the analysis reads: its
                     # uses never run there. The test and the live branch are walked.
                     live = node.orelse if dead == "body" else node.body
+                    self.note_unreached(node.test, dead, node.body if dead == "body" else
+                                        node.orelse)
                     if type(live) is list:
                         extend(reversed(live))
                     else:
@@ -190,6 +198,18 @@ class Walker:
                             extend(reversed(value))
                     elif value is not None:
                         push(value)
+
+    def note_unreached(self, test: ast.expr, dead: str, branch: Any) -> None:
+        """The names a dead branch refers to, with the release it runs below (``runs_below``;
+        one it cannot bound runs below the oldest release read)."""
+        bounded = runs_below(test)
+        version = bounded[1] if bounded is not None and bounded[0] == dead else FLOOR
+        for statement in branch if type(branch) is list else [branch]:
+            for node in ast.walk(statement):
+                if type(node) is ast.Name or type(node) is ast.Attribute:
+                    name = dotted(node)
+                    if name:
+                        self.unreached.append((name, version))
 
     def definition(self, node: Any) -> None:
         """Notes how a function's, class's or annotated assignment's expressions are

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
 
+from watcher.impact.code.callers import LocalCalls
 from watcher.impact.code.gcpause import gc_paused
 from watcher.impact.code.ignores import MARKER, line_markers
 from watcher.impact.code.pyindex import UseRow, read_python
@@ -29,7 +30,7 @@ from watcher.impact.model import Declaration, FileIndex, UnparsableError
 
 __all__ = ["CodeIndex", "ScanCounts", "index_python", "scan_codebase"]
 
-FORMAT = 22  # bump when the index of a file would come out differently: old entries miss
+FORMAT = 23  # bump when the index of a file would come out differently: old entries miss
 SKIPPED_DIRS = frozenset({
     ".git", ".hg", ".svn", ".venv", "venv", "site-packages", "build", "dist", "node_modules",
     "__pycache__", ".tox", ".nox", ".mypy_cache", ".eggs", ".pytest_cache", ".ruff_cache",
@@ -61,6 +62,11 @@ class FileRecord:
     exports: dict[str, str] = field(default_factory=dict)
     sets: list[str] = field(default_factory=list)  # attributes it assigns, keywords it passes
     stars: list[str] = field(default_factory=list)  # modules it star-imports
+    # names only its branches for releases older than any read refer to -> [major, minor]
+    unreached: dict[str, list[int]] = field(default_factory=dict)
+    # its module-level functions no call here runs on every release: [start line, name,
+    # [major, minor] or None, [functions calling it]] (``code.callers``)
+    functions: list[list[Any]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -90,6 +96,23 @@ class CodeIndex:
     def sets(self) -> frozenset[str]:
         """Every attribute name the codebase assigns and keyword name it passes."""
         return frozenset(name for record in self.records for name in record.sets)
+
+    @cached_property
+    def unreached(self) -> dict[str, tuple[int, int]]:
+        """Every name only branches for releases older than any read refer to, in any file,
+        with the highest release it runs below."""
+        found: dict[str, tuple[int, int]] = {}
+        for record in self.records:
+            for name, (major, minor) in record.unreached.items():
+                found[name] = max(found.get(name, (0, 0)), (major, minor))
+        return found
+
+    @cached_property
+    def functions(self) -> dict[tuple[str, int], LocalCalls]:
+        """(path, start line) -> a module-level function no call in its file runs on every
+        release: its name, the release its guarded calls there run below, its callers there."""
+        return {(record.path, start): (name, tuple(below) if below else None, tuple(calls))
+                for record in self.records for start, name, below, calls in record.functions}
 
     @cached_property
     def declarations(self) -> list[tuple[str, Declaration]]:
@@ -125,7 +148,7 @@ def unchanged(previous: CodeIndex) -> CodeIndex:
     counts = ScanCounts(files=previous.counts.files, cached=previous.counts.files,
                         lines=previous.counts.lines)
     index = replace(previous, counts=counts)
-    for name in ("files", "table", "sets", "declarations"):
+    for name in ("files", "table", "sets", "declarations", "unreached", "functions"):
         if name in previous.__dict__:  # cached_property values: plain instance attributes
             index.__dict__[name] = previous.__dict__[name]
     return index
@@ -151,7 +174,8 @@ def index_entries(root: str, entries: list[tuple[str, os.DirEntry[str]]],
             index = data["index"]
             records.append(FileRecord(relative, index.get("uses", []),
                                       index.get("declarations", []), data.get("exports", {}),
-                                      data.get("sets", []), data.get("stars", [])))
+                                      data.get("sets", []), data.get("stars", []),
+                                      data.get("unreached", {}), data.get("functions", [])))
     if cache is not None:
         for stale in [key for key in cache if key not in seen]:
             del cache[stale]
@@ -270,6 +294,12 @@ def index_content(relative: str, content: bytes) -> dict[str, Any]:
                 data["sets"] = list(python.sets)
             if python.stars:
                 data["stars"] = list(python.stars)
+            if python.functions:
+                data["functions"] = [[start, name, list(below) if below else None, list(calls)]
+                                     for start, (name, below, calls) in python.functions.items()]
+            if python.unreached:
+                data["unreached"] = {name: list(version)
+                                     for name, version in python.unreached.items()}
         if environment_kind(relative) is not None:
             # Imported here: a scan whose files are all cached needs no TOML or PEP 508.
             from watcher.impact.environment import index_environment

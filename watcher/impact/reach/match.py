@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator
 from watcher.impact.code import CodeIndex, Hit, UseRow, UseTable
 from watcher.impact.knowledge import ApiKnowledge, NoKnowledge, Signature
 from watcher.impact.model import Qualifier, Subject, Subjects
+from watcher.impact.reach.callers import Callers
 from watcher.impact.reach.evidence import Evidence
 from watcher.impact.reach.tiers import Match, Verdict, cap, judge, rank
 from watcher.impact.subjects import vocabulary
@@ -50,6 +51,7 @@ def find_affects(subjects: Subjects, index: CodeIndex, root_label: str, *,
     reaches, note = reachable(subjects.qualifiers, index)
     where = making_places(subjects.qualifiers, index.table) if reaches else None
     running = release_version(release)
+    callers = Callers(index)
     for subject in subjects.python if reaches else ():
         evidence = weigh(subject) if weigh is not None else None
         for judged, match, through in reaching_uses(subject, index.table, knowledge):
@@ -57,6 +59,8 @@ def find_affects(subjects: Subjects, index: CodeIndex, root_label: str, *,
                     match.path, match.row.get("scope", 0)) not in where:
                 continue
             below = match.row.get("below")
+            if below is None and running is not None:
+                below = callers.below(match.path, match.row)
             if below is not None and running is not None and running >= tuple(below):
                 continue  # it runs only on releases before this one (a version guard)
             if never_given(judged, match.row, index.table):
