@@ -3,7 +3,8 @@
 ``pywalk`` walks one parsed file for its imports and raw references (with how each is
 referenced: a call, an import, an annotation, an ``isinstance`` argument, a decorator),
 with ``shapes`` for the expressions it reads whole (dotted names, literal dicts);
-``pyindex`` resolves them to dotted names; ``reexport`` follows names the codebase's own modules
+``pyindex`` resolves them to dotted names; ``callers`` lists what a file shows of who calls its
+functions (under which version guards); ``reexport`` follows names the codebase's own modules
 re-export; ``usetable`` is the look-ups the matcher asks; ``scan`` walks a codebase through a
 per-file cache, so an unchanged file is never read again (``gcpause``: with the cyclic
 collector paused); ``ignores`` reads the ``# release-watch: ignore[...]`` comments on the way;

@@ -1,7 +1,9 @@
 """The third step of the analysis: where a change reaches a codebase, and how sure that is.
 
 ``match`` finds the uses each changed API, option or requirement has in the scanned code (its
-subclasses and aliases included, where the atlas knows them); ``tiers`` judges each use
+subclasses and aliases included, where the atlas knows them), leaving out the uses that run
+only below a release (``callers``: in a function every call of which is version-guarded);
+``tiers`` judges each use
 ``breaks``, ``check`` or a mention and says why in one line; ``evidence`` is the ladder that
 judgement stands on: a use is ``breaks`` only where the package proves the change (the atlas
 diff of the release) or the notes state a removal the new atlas confirms; ``package`` joins

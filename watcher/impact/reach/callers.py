@@ -12,8 +12,7 @@ A caller in a function of its own is bounded the same way, a few calls deep.
 
 from __future__ import annotations
 
-from watcher.impact.code import CodeIndex, UseRow
-from watcher.impact.code.pyindex import module_name
+from watcher.impact.code import CodeIndex, UseRow, module_name
 
 __all__ = ["Callers"]
 
