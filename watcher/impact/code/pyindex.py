@@ -225,7 +225,7 @@ def mark_contexts(rows: list[UseRow], walker: Walker) -> None:
 
 
 def called_name(row: UseRow) -> str:
-    """The last name of what a use calls, as ``guards.callee_name`` reads it from the call."""
+    """The last name of what a use calls, as ``versions.callee_name`` reads it from the call."""
     return str(row["name"].rpartition(".")[2] or row.get("method", ""))
 
 

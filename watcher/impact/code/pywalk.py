@@ -16,8 +16,10 @@ from typing import Any
 
 from watcher.impact.code.guards import (
     FLOOR,
+    Test,
     catches_type_error,
     dead_branch,
+    exits,
     probed_names,
     runs_below,
     tried_keywords,
@@ -31,6 +33,7 @@ from watcher.impact.code.shapes import (
     top_level_imports,
 )
 from watcher.impact.code.syntax import dotted
+from watcher.impact.code.versions import module_flags
 
 __all__ = ["CONFIG_PATCH", "PARAMETER", "PARTIAL", "Function", "Raw", "Ref", "Walker",
            "enclosing"]
@@ -96,6 +99,8 @@ class Walker:
         # reads refers to, with the release it runs below: their uses are not walked, but a
         # function called only from such branches runs only there (``code.callers``).
         self.unreached: list[tuple[str, tuple[int, int]]] = []
+        # The module-level names assigned a version test (``versions.module_flags``)
+        self.flags: dict[str, Test] = {}
         # Lines of ``except TypeError:`` handlers, with the keywords the ``try`` tried each
         # function with (``guards.tried_keywords``).
         self.fallbacks: list[tuple[int, int, dict[str, frozenset[str]]]] = []
@@ -130,6 +135,8 @@ class Walker:
 
     def walk(self, tree: ast.Module) -> None:
         self._top = {id(node) for node in top_level_imports(tree.body)}
+        self.flags = module_flags(tree)
+        flags = self.flags or None
         self._functions = {node.name: node for node in tree.body
                            if type(node) is ast.FunctionDef or type(node) is ast.AsyncFunctionDef}
         stack: list[Any] = [tree]
@@ -162,7 +169,7 @@ class Walker:
                 push(node.value)
             else:
                 if (kind is if_kind or kind is if_expression) and (
-                        dead := dead_branch(node.test)) is not None:
+                        dead := dead_branch(node.test, flags)) is not None:
                     # A branch for torch releases older than any the analysis reads: its
                     # uses never run there. The test and the live branch are walked.
                     live = node.orelse if dead == "body" else node.body
@@ -202,7 +209,7 @@ class Walker:
     def note_unreached(self, test: ast.expr, dead: str, branch: Any) -> None:
         """The names a dead branch refers to, with the release it runs below (``runs_below``;
         one it cannot bound runs below the oldest release read)."""
-        bounded = runs_below(test)
+        bounded = runs_below(test, self.flags)
         version = bounded[1] if bounded is not None and bounded[0] == dead else FLOOR
         for statement in branch if type(branch) is list else [branch]:
             for node in ast.walk(statement):
@@ -228,6 +235,7 @@ class Walker:
             if node.value is not None:
                 self.assignment([node.target], node.value)
             return
+        self.returns_early(node)
         arguments = node.args
         if arguments.kwarg is not None:
             self._forwarded.add(arguments.kwarg.arg)
@@ -299,13 +307,26 @@ class Walker:
             self.probes.append((node.body[0].lineno, end, names))
 
     def bound(self, node: ast.If) -> None:
-        bounded = runs_below(node.test)
+        bounded = runs_below(node.test, self.flags)
         if bounded is None:
             return
         branch = node.body if bounded[0] == "body" else node.orelse
         if branch:
             end = branch[-1].end_lineno or branch[-1].lineno
             self.below.append((branch[0].lineno, end, bounded[1]))
+
+    def returns_early(self, function: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        """``if WITH_PT24: ... return new(f)`` then ``return old(f)``: the rest of the
+        function runs only when the test fails, so below the release it tests. Read for the
+        ``if``s of the function's own statements, which every later statement runs after."""
+        body = function.body
+        for position, statement in enumerate(body[:-1]):
+            if type(statement) is not ast.If or statement.orelse or not exits(statement.body):
+                continue
+            bounded = runs_below(statement.test, self.flags)
+            if bounded is not None and bounded[0] == "orelse":
+                end = function.end_lineno or body[-1].lineno
+                self.below.append((body[position + 1].lineno, end, bounded[1]))
 
     def fallback(self, node: ast.Try | ast.TryStar) -> None:
         handlers = [handler for handler in node.handlers
