@@ -69,7 +69,7 @@ def local_calls(tree: ast.Module, walker: Walker, unreached: dict[str, Version]
         for line in referred.get(name, ()):
             if start <= line <= end:
                 continue  # the function calling itself
-            version = runs_below_at(walker.below, line)
+            version = walker.below_at(line)
             caller = None if version is not None else within(spans, line)
             if version is None and caller is None:
                 break  # a reference that may run on any release
@@ -88,8 +88,3 @@ def within(spans: list[tuple[int, int, str, bool]], line: int) -> str | None:
     """The module-level function ``line`` is in, or None."""
     return next((name for start, end, name, _ in spans if start <= line <= end), None)
 
-
-def runs_below_at(below: list[tuple[int, int, Version]], line: int) -> Version | None:
-    """The release ``line`` runs only below (the tightest guard around it), or None."""
-    versions = [version for start, end, version in below if start <= line <= end]
-    return min(versions) if versions else None

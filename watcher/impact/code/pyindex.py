@@ -207,10 +207,11 @@ def mark_contexts(rows: list[UseRow], walker: Walker) -> None:
         for row in rows:
             if start <= row["line"] <= end:
                 row["probed"] = sorted({*row.get("probed", ()), *names})
-    for start, end, version in walker.below:
+    if walker.below:
         for row in rows:
-            if start <= row["line"] <= end:
-                row["below"] = min(tuple(row.get("below", version)), version)
+            version = walker.below_at(row["line"])
+            if version is not None:
+                row["below"] = version
     for start, end, tried in walker.fallbacks:
         for row in rows:
             if start <= row["line"] <= end and row.get("is_call"):

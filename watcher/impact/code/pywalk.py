@@ -206,6 +206,11 @@ class Walker:
                     elif value is not None:
                         push(value)
 
+    def below_at(self, line: int) -> tuple[int, int] | None:
+        """The release ``line`` runs only below (the tightest guard around it), or None."""
+        versions = [version for start, end, version in self.below if start <= line <= end]
+        return min(versions) if versions else None
+
     def note_unreached(self, test: ast.expr, dead: str, branch: Any) -> None:
         """The names a dead branch refers to, with the release it runs below (``runs_below``;
         one it cannot bound runs below the oldest release read)."""
