@@ -121,3 +121,35 @@ def test_what_a_skipped_branch_names_survives_the_scan_cache(tmp_path):
     again = scan_codebase(str(tmp_path / "code"), cache=cache)
     assert again.counts.cached == again.counts.files == 3
     assert first.unreached == again.unreached == {"pkg.internals.fixed_1_13_load": (1, 14)}
+
+
+def test_the_bound_does_not_hang_on_which_use_is_matched_first(tmp_path):
+    # inner <- a <- b <- c <- d <- a call under a guard: from b the guarded call is three callers
+    # up, from inner five, past DEPTH. Whichever use is matched first, b's is bounded and
+    # inner's stays reached.
+    text = """\
+        import torch
+
+        def inner(f):
+            return torch.load(f)
+
+        def a(f):
+            return inner(f)
+
+        def b(f):
+            torch.load(f)
+            return a(f)
+
+        def c(f):
+            return b(f)
+
+        def d(f):
+            return c(f)
+
+        def restore(f):
+            if torch.__version__ < "1.10":
+                return d(f)
+            return None
+        """
+    found = tiers(uses(analyzer(tmp_path, package(io=text)), *FLIP))
+    assert found == {("pkg/io.py", 4): "check"}

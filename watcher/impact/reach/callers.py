@@ -25,7 +25,9 @@ class Callers:
 
     def __init__(self, index: CodeIndex) -> None:
         self.index = index
-        self._known: dict[tuple[str, int], Version | None] = {}
+        # Keyed by depth too: a bound cut short by DEPTH must not stand for a shallower ask, nor
+        # one found shallow for a deeper ask, or the answer would hang on the order of uses.
+        self._known: dict[tuple[str, int, int], Version | None] = {}
         self._starts: dict[tuple[str, str], int] | None = None
         self._unreached: dict[str, list[tuple[str, Version]]] | None = None
 
@@ -35,9 +37,9 @@ class Callers:
         return self.bound(path, scope, depth) if scope else None
 
     def bound(self, path: str, start: int, depth: int) -> Version | None:
-        key = (path, start)
+        # Each call deeper is one depth more, so a cycle of calls ends at DEPTH, unbounded.
+        key = (path, start, depth)
         if key not in self._known:
-            self._known[key] = None  # a cycle of calls reads as unbounded
             self._known[key] = self._bound(path, start, depth)
         return self._known[key]
 
