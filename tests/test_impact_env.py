@@ -49,7 +49,7 @@ def test_invalid_toml_is_unparsable():
         index_environment("pyproject.toml", "[project\n")
 
 
-def test_requirements_files_skip_options_but_read_the_cuda_wheel_index():
+def test_requirements_files_skip_options_but_read_the_cuda_wheel_index_and_includes():
     assert declared("requirements/gpu.txt", """\
         # pinned for the cluster
         --extra-index-url https://download.pytorch.org/whl/cu121
@@ -61,8 +61,9 @@ def test_requirements_files_skip_options_but_read_the_cuda_wheel_index():
         numpy; python_version < "3.12"
         git+https://github.com/acme/tool
         -e ./local
-        """) == [(2, "cuda", "", "12.1"), (5, "package", "torch", "==2.1.0"),
-                 (7, "package", "onnxscript", ">=0.1"), (8, "package", "numpy", "")]
+        """) == [(2, "cuda", "", "12.1"), (3, "requirements", "base.txt", ""),
+                 (5, "package", "torch", "==2.1.0"), (7, "package", "onnxscript", ">=0.1"),
+                 (8, "package", "numpy", ""), (10, "requirements", "./local", "")]
     assert declared("constraints.txt", "Torch_Vision<0.17\n") == [
         (1, "package", "torch-vision", "<0.17")]
     assert declared("dev.in", "--find-links https://download.pytorch.org/whl/cu118\n") == [
@@ -301,7 +302,8 @@ def test_environment_affects_name_the_subject_label(tmp_path):
     (tmp_path / "pyproject.toml").write_text(
         '[project]\nrequires-python = ">=3.9"\ndependencies = ["onnxscript>=0.4",'
         ' "pytorch-triton==3.0"]\n')
-    (tmp_path / "Dockerfile").write_text("FROM nvidia/cuda:12.1.0-cudnn8-runtime-ubuntu22.04\n")
+    (tmp_path / "Dockerfile").write_text("FROM nvidia/cuda:12.1.0-cudnn8-runtime-ubuntu22.04\n"
+                                         "RUN pip install torch\n")
     (tmp_path / "requirements.txt").write_text("onnxscript==0.2.0\n")
     index = scan_codebase(str(tmp_path), {})
     subjects = Subjects(environment=(
@@ -405,3 +407,106 @@ def test_an_image_tagged_with_its_torch_brings_it():
         RUN pip install vllm==0.8.5
         FROM verlai/verl:base-verl0.4-cu124-cudnn9.8-fa2.7.4
         """) == [(3, "cuda", "", "12.4")]
+
+
+def unseen(path: str, text: str) -> list[tuple[int, str, bool]]:
+    """(line, kind, torch_unseen) of each Python and CUDA declaration."""
+    index = index_environment(path, textwrap.dedent(text))
+    return [(d.line, d.kind, d.torch_unseen) for d in index.declarations
+            if d.kind in ("python", "cuda")]
+
+
+def test_an_installer_that_names_no_torch_marks_its_python_and_cuda_unseen():
+    """TorchServe's kserve transformer image: ``FROM python:3.8.18-slim`` that pip installs
+    only kserve. Whether torch ever lands there depends on kserve's dependencies, which the
+    file does not say; a stage installing torch or a torch-family package (torchvision
+    requires one torch) gets the release's wheels for its Python."""
+    assert unseen("kserve/transformer.Dockerfile", """\
+        FROM python:3.8.18-slim
+        RUN pip install --upgrade pip
+        RUN pip install -e ./kserve/python/kserve
+        FROM python:3.8-slim AS vision
+        RUN pip install torchvision
+        FROM nvidia/cuda:11.8.0-base
+        RUN pip install -r requirements.txt
+        """) == [(1, "python", True), (4, "python", False), (6, "cuda", True)]
+    assert unseen("environment.yml", """\
+        dependencies:
+          - python=3.8
+          - pip:
+            - -r requirements.txt
+        """) == [(2, "python", True)]
+    assert unseen("conda.yaml", """\
+        channels:
+          - pytorch
+        dependencies:
+          - python=3.8
+          - pytorch
+        """) == [(4, "python", False)]
+    assert unseen("scripts/setup.sh", "conda install -y python=3.8\npip install torch\n") == [
+        (1, "python", False)]
+    assert unseen("scripts/setup.sh", "conda install -y python=3.8\npip install .\n") == [
+        (1, "python", True)]
+    # package metadata declares what it supports, not an environment that installs it
+    assert unseen("setup.cfg", "[options]\npython_requires = >=3.8\n") == [
+        (2, "python", False)]
+
+
+def test_a_python_no_torch_is_named_beside_is_check_not_breaks(tmp_path):
+    (tmp_path / "Dockerfile").write_text("FROM python:3.8-slim\nRUN pip install flask\n")
+    (tmp_path / "torch.Dockerfile").write_text("FROM python:3.8-slim\nRUN pip install torch\n")
+    (tmp_path / "setup.py").write_text("from setuptools import setup\n"
+                                       "setup(python_requires='>=3.8')\n")
+    subjects = Subjects(environment=(EnvironmentSubject(kind="python", minimum="3.9"),))
+    affects = find_affects(subjects, scan_codebase(str(tmp_path), {}), "team")
+    assert [(a.path, a.tier) for a in affects] == [
+        ("setup.py", "breaks"), ("torch.Dockerfile", "breaks"), ("Dockerfile", "check")]
+    assert affects[-1].why.endswith("if it gets torch (it installs none by name)")
+
+
+def test_torch_named_in_a_requirements_file_the_environment_installs_is_breaks(tmp_path):
+    """asteroid's environment.yml pins python=3.8 and pip-installs ``-r requirements.txt``,
+    which names torch: that environment gets the release's wheels after all. The file is
+    found beside the declaring one or from the root (a Docker build context), an absolute
+    path inside the image by its name."""
+    (tmp_path / "requirements.txt").write_text("torch>=2.0.0\n")
+    (tmp_path / "envs").mkdir()
+    (tmp_path / "envs" / "environment.yml").write_text(
+        "dependencies:\n  - python=3.8\n  - pip:\n    - -r ../requirements.txt\n")
+    (tmp_path / "docker").mkdir()
+    (tmp_path / "docker" / "Dockerfile").write_text(
+        "FROM python:3.8-slim\nCOPY requirements.txt /app/\n"
+        "RUN pip install --no-cache-dir -r /app/requirements.txt\n")
+    (tmp_path / "docker" / "serve.Dockerfile").write_text(
+        "FROM python:3.8-slim\nRUN pip install -r docker/serve-requirements.txt\n")
+    (tmp_path / "docker" / "serve-requirements.txt").write_text("flask\n")
+    subjects = Subjects(environment=(EnvironmentSubject(kind="python", minimum="3.9"),))
+    affects = find_affects(subjects, scan_codebase(str(tmp_path), {}), "team")
+    assert [(a.path, a.tier) for a in affects] == [
+        ("docker/Dockerfile", "breaks"), ("envs/environment.yml", "breaks"),
+        ("docker/serve.Dockerfile", "check")]
+    assert declared("envs/environment.yml", "dependencies:\n  - pip:\n    - -r base.txt\n") == [
+        (3, "requirements", "base.txt", "")]
+
+
+def test_an_include_of_an_include_and_the_local_package_install_torch(tmp_path):
+    """asteroid: ``-r file:requirements.txt`` includes ``requirements/install.txt``, which
+    includes ``./torchhub.txt`` (read beside the including file, as pip does), which names
+    torch; ``pip install -e .`` installs the package whose setup.py requires torch. A folder
+    or file the codebase does not hold (cloned during the build) proves nothing."""
+    (tmp_path / "requirements").mkdir()
+    (tmp_path / "requirements.txt").write_text("-r requirements/install.txt\n")
+    (tmp_path / "requirements" / "install.txt").write_text("-r ./torchhub.txt\nPyYAML\n")
+    (tmp_path / "requirements" / "torchhub.txt").write_text("torch>=2.0.0\n")
+    (tmp_path / "environment.yml").write_text(
+        "dependencies:\n  - python=3.8\n  - pip:\n    - -r file:requirements.txt\n")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "setup.py").write_text(
+        "from setuptools import setup\nsetup(install_requires=['torchvision'])\n")
+    (tmp_path / "Dockerfile").write_text("FROM python:3.8\nCOPY . .\nRUN pip install -e ./pkg\n")
+    (tmp_path / "cloned.Dockerfile").write_text(
+        "FROM python:3.8\nRUN git clone https://x/y && pip install -e ./y/python\n")
+    subjects = Subjects(environment=(EnvironmentSubject(kind="python", minimum="3.9"),))
+    affects = find_affects(subjects, scan_codebase(str(tmp_path), {}), "team")
+    assert [(a.path, a.tier) for a in affects] == [
+        ("Dockerfile", "breaks"), ("environment.yml", "breaks"), ("cloned.Dockerfile", "check")]

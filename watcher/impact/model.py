@@ -208,8 +208,10 @@ class Declaration(Frozen):
 
     line: int
     code: str
-    kind: Literal["python", "cuda", "package", "channel", "abi"]
-    name: str = ""  # normalised package name, for package; the conda channel, for channel
+    kind: Literal["python", "cuda", "package", "channel", "abi", "requirements"]
+    # normalised package name, for package; the conda channel, for channel; the file as
+    # written, for requirements (``pip install -r requirements/gpu.txt``)
+    name: str = ""
     specifier: str = ""  # PEP 440 specifier as written (">=3.9", "==2.1.0"), for python/package
     version: str = ""  # the CUDA version of a base image or wheel index ("12.1"); abi: "0"
     ignore: tuple[str, ...] = ()  # the items an ignore comment on its line names
@@ -217,6 +219,13 @@ class Declaration(Frozen):
     # script) is pinned to ("2.6.0": ``torch==2.6.0``, or an image tagged ``torch2.6``): it
     # runs that torch with what it declares beside it until the pin is changed.
     torch: str = ""
+    # An installer's Python or CUDA (a Dockerfile stage, a conda environment, a setup script)
+    # where that environment names no torch: whether a release's wheels reach it depends on
+    # what its other installs bring, which the file does not say.
+    torch_unseen: bool = False
+    # The requirements files that environment installs from, as written: torch named in one
+    # of them reaches it after all.
+    installs_from: tuple[str, ...] = ()
 
 
 class FileIndex(Frozen):

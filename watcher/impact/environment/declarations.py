@@ -11,8 +11,18 @@ from packaging.version import InvalidVersion, Version
 
 from watcher.impact.model import Declaration
 
-__all__ = ["conda_spec", "cuda", "cuda_in", "exact_version", "python", "requirement",
-           "requirement_lines"]
+__all__ = [
+    "TORCH_FAMILY",
+    "conda_spec",
+    "cuda",
+    "cuda_in",
+    "exact_version",
+    "local_package",
+    "python",
+    "requirement",
+    "requirement_files",
+    "requirement_lines",
+]
 
 CODE_LIMIT = 200
 # download.pytorch.org/whl/cu121 (also .../whl/nightly/cu121) and torch==2.1.0+cu121.
@@ -21,6 +31,12 @@ TAG_CUDA = re.compile(r"cuda[-_]?(\d{1,2})\.(\d)")
 CONDA_CUDA = frozenset({"cudatoolkit", "pytorch-cuda", "cuda-version", "cuda-toolkit",
                         "cuda-runtime", "cuda"})
 CONDA_SPEC = re.compile(r"^(?:[\w.\-/]+::)?([A-Za-z0-9_.\-]+)\s*(.*)$")
+# ``-r FILE`` / ``--requirement=FILE`` of pip, in a command or a requirements line, and the
+# local package of ``-e PATH`` / ``--editable=PATH``.
+REQUIREMENT_FILE = re.compile(
+    r"(?:^|\s)(?:-r|--requirement|-e|--editable)(?:\s+|=)([^\s;&|]{1,300})")
+# Packages that bring torch with them: each of their releases requires one torch release.
+TORCH_FAMILY = frozenset({"torch", "pytorch", "torchvision", "torchaudio", "torchtext"})
 
 
 def declaration(line: int, code: str, **fields: str) -> Declaration:
@@ -65,6 +81,25 @@ def exact_version(specifier: str) -> Version | None:
         return None
 
 
+def requirement_files(line: int, code: str, text: str) -> list[Declaration]:
+    """The requirements files and local packages a pip command or requirements line installs
+    from (``-r requirements.txt``, ``-e .``; conda's ``file:`` prefix dropped); not a URL."""
+    found = []
+    for match in REQUIREMENT_FILE.findall(text):
+        written = match.strip("'\"").removeprefix("file:")
+        if "://" not in written and "$" not in written:
+            found.append(declaration(line, code, kind="requirements", name=written))
+    return found
+
+
+def local_package(line: int, code: str, word: str) -> list[Declaration]:
+    """A folder a pip command installs as a package (``pip install .``, ``./libs/core``)."""
+    if word.startswith((".", "/")) and "://" not in word and "$" not in word \
+            and not word.endswith((".whl", ".tar.gz", ".zip")):
+        return [declaration(line, code, kind="requirements", name=word)]
+    return []
+
+
 def requirement_lines(lines: list[str], first: int = 1) -> list[Declaration]:
     """A requirements file (or the pip section of a conda file): one requirement a line, with
     comments, ``\\`` continuations and options; only index URLs among the options matter."""
@@ -80,7 +115,7 @@ def requirement_lines(lines: list[str], first: int = 1) -> list[Declaration]:
         text, pending = (pending + text).strip(), ""
         code = lines[start - first]
         if text.startswith("-"):  # -r, -c, -e, --index-url ...: a CUDA wheel index counts
-            found += cuda_in(start, code, text)
+            found += cuda_in(start, code, text) + requirement_files(start, code, text)
         elif text:
             found += requirement(start, code, text.split(" --", 1)[0])
     return found

@@ -12,17 +12,20 @@ import re
 import shlex
 
 from watcher.impact.environment.declarations import (
+    TORCH_FAMILY,
     conda_spec,
     cuda,
     cuda_in,
     exact_version,
+    local_package,
     python,
     requirement,
+    requirement_files,
     requirement_lines,
 )
 from watcher.impact.model import Declaration
 
-__all__ = ["conda_environment", "dockerfile", "pinned_to", "shell_script"]
+__all__ = ["conda_environment", "dockerfile", "pinned_to", "shell_script", "torch_unseen"]
 
 VARIABLE = re.compile(r"\$\{(\w+)(?::?[-+]([^}]*))?\}|\$(\w+)")
 TORCH_IMAGE = re.compile(r"(?:^|[-_.])pytorch(?:$|[-_.])")
@@ -79,14 +82,14 @@ def dockerfile(lines: list[str]) -> list[Declaration]:
         if word in ("ARG", "ENV"):
             variables.update(assignments(rest))
         elif word == "FROM":
-            found += torch_pinned(stage, pinned)
+            found += torch_unseen(torch_pinned(stage, pinned))
             image = substitute(rest, variables)
             stage, pinned = base_image(number, code, image), brings_torch(image)
         elif word == "RUN":
             stage += run_line(number, code, substitute(rest, variables))
         if word in ("ENV", "RUN"):
             stage += wheel_builds(number, code, rest)
-    return found + torch_pinned(stage, pinned)
+    return found + torch_unseen(torch_pinned(stage, pinned))
 
 
 def brings_torch(rest: str) -> bool:
@@ -117,6 +120,19 @@ def torch_pinned(stage: list[Declaration], pinned: bool) -> list[Declaration]:
     installs_torch = any(d.kind == "channel" or (d.kind == "package" and d.name == "torch")
                          for d in stage)
     return [] if pinned and not installs_torch else pinned_to(stage)
+
+
+def torch_unseen(declarations: list[Declaration]) -> list[Declaration]:
+    """One environment's declarations, its Python and CUDA marked ``torch_unseen`` where it
+    installs no torch by name (no torch-family package, no conda channel of torch's): a
+    ``python:3.8`` image that pip installs only its own service may never get torch, so a
+    release dropping 3.8 is for the reader to check there, not proven to break it."""
+    if any(d.kind == "channel" or (d.kind == "package" and d.name in TORCH_FAMILY)
+           for d in declarations):
+        return declarations
+    files = tuple(dict.fromkeys(d.name for d in declarations if d.kind == "requirements"))
+    return [d.model_copy(update={"torch_unseen": True, "installs_from": files})
+            if d.kind in ("python", "cuda") else d for d in declarations]
 
 
 def pinned_to(declarations: list[Declaration]) -> list[Declaration]:
@@ -186,6 +202,10 @@ def run_line(number: int, code: str, command: str) -> list[Declaration]:
     found = cuda_in(number, code, command)
     for pattern, read in ((PIP, requirement), (CONDA, conda_spec)):
         for arguments in pattern.findall(command):
+            if read is requirement:
+                found += requirement_files(number, code, arguments)
+                found += [local for word in shell_words(arguments)
+                          for local in local_package(number, code, word)]
             words = install_words(arguments)
             for word in words:
                 found += read(number, code, word)
@@ -219,12 +239,16 @@ def torch_channel(number: int, code: str, specs: list[str], channels: list[str]
     return found
 
 
+def shell_words(arguments: str) -> list[str]:
+    try:
+        return shlex.split(arguments)
+    except ValueError:
+        return arguments.split()
+
+
 def install_words(arguments: str) -> list[str]:
     """The package words of an install command: not options, nor their values, nor paths."""
-    try:
-        words = shlex.split(arguments)
-    except ValueError:
-        words = arguments.split()
+    words = shell_words(arguments)
     kept: list[str] = []
     skip = False
     for word in words:

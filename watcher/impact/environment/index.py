@@ -22,6 +22,7 @@ from watcher.impact.environment.images import (
     dockerfile,
     pinned_to,
     shell_script,
+    torch_unseen,
 )
 from watcher.impact.model import Declaration, FileIndex, UnparsableError
 
@@ -39,6 +40,8 @@ def index_environment(path: str, text: str) -> FileIndex:
         found = [*found, *abi_flags(lines)]
     if kind in ONE_ENVIRONMENT:
         found = pinned_to(found)
+    if kind in INSTALLERS:
+        found = torch_unseen(found)
     return FileIndex(path=path, declarations=tuple(found))
 
 
@@ -306,3 +309,5 @@ COMPILING = frozenset({"setup.py", "shell", "dockerfile"})
 # Files that set up one environment, whose exact torch pin is the torch it runs (a Dockerfile
 # does it stage by stage; a package's metadata declares what it supports, not what it runs).
 ONE_ENVIRONMENT = frozenset({"requirements", "shell", "conda"})
+# Files that install a Python (a Dockerfile marks its stages itself, ``images.dockerfile``).
+INSTALLERS = frozenset({"shell", "conda"})

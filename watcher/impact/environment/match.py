@@ -6,15 +6,18 @@ evaluated with ``packaging``; what does not parse touches nothing."""
 
 from __future__ import annotations
 
+import posixpath
 import re
+from collections.abc import Iterable
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
+from watcher.impact.environment.declarations import TORCH_FAMILY
 from watcher.impact.model import Declaration, EnvironmentSubject
 
-__all__ = ["touches"]
+__all__ = ["gets_torch", "torch_files", "touches"]
 
 
 # Files that declare which Python a package supports; any other file that names a Python
@@ -22,6 +25,7 @@ __all__ = ["touches"]
 METADATA = frozenset({"pyproject.toml", "setup.py", "setup.cfg"})
 PYTORCH_CHANNELS = frozenset({"pytorch", "pytorch-nightly", "pytorch-test"})
 RELEASE_TAG = re.compile(r"v?(\d+(?:\.\d+)*)")
+PACKAGE_FILES = ("pyproject.toml", "setup.py", "setup.cfg")  # what ``pip install DIR`` reads
 
 
 def touches(subject: EnvironmentSubject, declaration: Declaration, path: str = "",
@@ -57,6 +61,46 @@ def touches(subject: EnvironmentSubject, declaration: Declaration, path: str = "
     # An unpinned dependency resolves to the newest release, which meets the requirement.
     return bool(declaration.specifier) and admits_rejected(declaration.specifier,
                                                           subject.specifier)
+
+
+def torch_files(declarations: Iterable[tuple[str, Declaration]]) -> frozenset[str]:
+    """The files that install torch: naming it or a torch-family package, or including
+    (``-r``) a file that does, read beside the including file as pip reads it."""
+    named = {path for path, declaration in declarations
+             if declaration.kind == "package" and declaration.name in TORCH_FAMILY}
+    includes: dict[str, list[str]] = {}
+    for path, declaration in declarations:
+        if declaration.kind == "requirements":
+            includes.setdefault(path, []).append(declaration.name)
+    grown = True
+    while grown:  # an include of an include: until no file is added
+        grown = False
+        for path, written in includes.items():
+            if path not in named and any(installs(path, each, named) for each in written):
+                named.add(path)
+                grown = True
+    return frozenset(named)
+
+
+def gets_torch(declaration: Declaration, path: str, named: frozenset[str]) -> bool:
+    """Whether the environment declaring ``declaration`` (in ``path``) installs torch: by name,
+    or through a requirements file or local package of ``named`` (``torch_files``)."""
+    return not declaration.torch_unseen or any(
+        installs(path, written, named) for written in declaration.installs_from)
+
+
+def installs(path: str, written: str, named: Iterable[str]) -> bool:
+    """Whether the requirements file or package folder ``written`` in ``path`` is one of
+    ``named`` (a folder by its ``pyproject.toml``, ``setup.py`` or ``setup.cfg``): looked for
+    beside ``path`` and from the codebase's root, where a Docker build usually starts; an
+    absolute path inside an image (``/app/requirements.txt``) by its last part."""
+    relative = posixpath.basename(written.rstrip("/")) if written.startswith("/") else written
+    for base in (posixpath.dirname(path), ""):
+        target = posixpath.normpath(posixpath.join(base, relative))
+        if any(candidate in named for candidate in (target, *(
+                posixpath.normpath(posixpath.join(target, name)) for name in PACKAGE_FILES))):
+            return True
+    return False
 
 
 def older(pinned: str, release: str) -> bool:

@@ -20,7 +20,7 @@ from watcher.impact.reach.callers import Callers
 from watcher.impact.reach.evidence import Evidence
 from watcher.impact.reach.tiers import Match, Verdict, cap, judge, rank
 from watcher.impact.subjects import vocabulary
-from watcher.models import Affect
+from watcher.models import Affect, Tier
 
 __all__ = ["find_affects", "reachable"]
 
@@ -78,19 +78,36 @@ def find_affects(subjects: Subjects, index: CodeIndex, root_label: str, *,
                                ignore=tuple(match.row.get("ignore", ())),
                                **base))  # type: ignore[arg-type]
     if subjects.environment:
-        # Imported here: most items change no environment, and packaging's specifiers are
-        # only needed for those that do.
-        from watcher.impact.environment import touches
+        environment_affects(subjects, index, found, base)
+    return sorted(found.values(), key=lambda use: (rank(use.tier), use.path, use.line, use.api))
+
+
+def environment_affects(subjects: Subjects, index: CodeIndex,
+                        found: dict[tuple[str, int, str], Affect], base: dict[str, str | None]
+                        ) -> None:
+    """Each declaration a dropped Python or CUDA, a required or renamed package, an ended
+    channel or the C++ ABI touches: ``breaks`` where its environment installs torch (by name
+    or through a requirements file naming it), else ``check``: a ``python:3.8`` image that
+    installs only a service may never get torch."""
+    # Imported here: most items change no environment, and packaging's specifiers are only
+    # needed for those that do.
+    from watcher.impact.environment import gets_torch, torch_files, touches
+
+    declarations = index.declarations
+    named = torch_files(declarations)
     for environment in subjects.environment:
         label = environment.label
         why = WHY_ENVIRONMENT.get(environment.kind, "declares what {} no longer admits").format(
             label)
-        for path, declaration in index.declarations:
-            if touches(environment, declaration, path, release):
-                keep(found, Affect(path=path, line=declaration.line, code=declaration.code,
-                                   api=label, why=why, ignore=declaration.ignore,
-                                   **base))  # type: ignore[arg-type]
-    return sorted(found.values(), key=lambda use: (rank(use.tier), use.path, use.line, use.api))
+        for path, declaration in declarations:
+            if not touches(environment, declaration, path, base["release"]):
+                continue
+            sure = gets_torch(declaration, path, named)
+            tier: Tier = "breaks" if sure else "check"
+            said = why if sure else f"{why}, if it gets torch (it installs none by name)"
+            keep(found, Affect(path=path, line=declaration.line, code=declaration.code,
+                               api=label, tier=tier, why=said, ignore=declaration.ignore,
+                               **base))  # type: ignore[arg-type]
 
 
 # Methods whose calls are not written by name: nn.Module's ``__call__`` runs ``forward`` with
