@@ -236,6 +236,7 @@ def test_the_end_of_the_pytorch_channel_touches_what_installs_new_torch_from_it(
 
 @pytest.mark.parametrize(("path", "kind"), [
     ("pyproject.toml", True), ("a/requirements-dev.txt", True), ("constraints.txt", True),
+    ("docker/serve-requirements.txt", True), ("test_requirements.txt", True),
     ("requirements/base.txt", True), ("deps/test.in", True), ("MANIFEST.in", False),
     ("Dockerfile", True), ("docker/Dockerfile.cpu", True), ("x.dockerfile", True),
     ("environment.yml", True), ("environment-gpu.yaml", True), ("setup.cfg", True),
@@ -365,8 +366,8 @@ def test_cibuildwheel_build_selectors_name_the_pythons_the_wheels_are_for():
         CIBW_BUILD="cp310-* cp311-*" cibuildwheel --platform linux
         export CIBW_BUILD="cp*-manylinux_x86_64"
         pip download torch-2.1.0-cp39-cp39-linux_x86_64.whl
-        """) == [(2, "python", "", "==3.9.*"), (3, "python", "", "==3.10.*"),
-                 (3, "python", "", "==3.11.*")]
+        """) == [(2, "python", "", "==3.9.*"), (3, "requirements", "cibuildwheel", ""),
+                 (3, "python", "", "==3.10.*"), (3, "python", "", "==3.11.*")]
     assert declared("Dockerfile", "FROM ubuntu:22.04\nENV CIBW_BUILD=cp38-*\n") == [
         (2, "python", "", "==3.8.*")]
 
@@ -452,16 +453,27 @@ def test_an_installer_that_names_no_torch_marks_its_python_and_cuda_unseen():
         (2, "python", False)]
 
 
-def test_a_python_no_torch_is_named_beside_is_check_not_breaks(tmp_path):
-    (tmp_path / "Dockerfile").write_text("FROM python:3.8-slim\nRUN pip install flask\n")
+def test_a_python_is_breaks_where_torch_is_named_check_where_it_may_come_nothing_else(tmp_path):
+    """wenet's Triton client image installs only soundfile: it never gets torch, so a release
+    dropping its Python 3.8 does not reach it. An image that installs a service cloned during
+    the build, a lock file or a package requiring torch may get one (``check``)."""
+    (tmp_path / "Dockerfile").write_text("FROM python:3.8-slim\nRUN pip install soundfile\n")
     (tmp_path / "torch.Dockerfile").write_text("FROM python:3.8-slim\nRUN pip install torch\n")
+    (tmp_path / "cloned.Dockerfile").write_text(
+        "FROM python:3.8-slim\nRUN git clone https://x/kserve && pip install -e ./kserve/python\n")
+    (tmp_path / "poetry.Dockerfile").write_text(
+        "FROM python:3.8-slim\nCOPY . .\nRUN pip install poetry && poetry install\n")
+    (tmp_path / "lightning.Dockerfile").write_text(
+        "FROM python:3.8-slim\nRUN pip install lightning==2.4.0\n")
     (tmp_path / "setup.py").write_text("from setuptools import setup\n"
                                        "setup(python_requires='>=3.8')\n")
     subjects = Subjects(environment=(EnvironmentSubject(kind="python", minimum="3.9"),))
     affects = find_affects(subjects, scan_codebase(str(tmp_path), {}), "team")
     assert [(a.path, a.tier) for a in affects] == [
-        ("setup.py", "breaks"), ("torch.Dockerfile", "breaks"), ("Dockerfile", "check")]
-    assert affects[-1].why.endswith("if it gets torch (it installs none by name)")
+        ("setup.py", "breaks"), ("torch.Dockerfile", "breaks"), ("cloned.Dockerfile", "check"),
+        ("lightning.Dockerfile", "check"), ("poetry.Dockerfile", "check")]
+    assert affects[2].why.endswith("if it gets torch (./kserve/python may bring it)")
+    assert affects[3].why.endswith("if it gets torch (package lightning may bring it)")
 
 
 def test_torch_named_in_a_requirements_file_the_environment_installs_is_breaks(tmp_path):
@@ -482,9 +494,9 @@ def test_torch_named_in_a_requirements_file_the_environment_installs_is_breaks(t
     (tmp_path / "docker" / "serve-requirements.txt").write_text("flask\n")
     subjects = Subjects(environment=(EnvironmentSubject(kind="python", minimum="3.9"),))
     affects = find_affects(subjects, scan_codebase(str(tmp_path), {}), "team")
+    # serve-requirements.txt is the codebase's and names no torch: that image never gets it
     assert [(a.path, a.tier) for a in affects] == [
-        ("docker/Dockerfile", "breaks"), ("envs/environment.yml", "breaks"),
-        ("docker/serve.Dockerfile", "check")]
+        ("docker/Dockerfile", "breaks"), ("envs/environment.yml", "breaks")]
     assert declared("envs/environment.yml", "dependencies:\n  - pip:\n    - -r base.txt\n") == [
         (3, "requirements", "base.txt", "")]
 
@@ -510,3 +522,37 @@ def test_an_include_of_an_include_and_the_local_package_install_torch(tmp_path):
     affects = find_affects(subjects, scan_codebase(str(tmp_path), {}), "team")
     assert [(a.path, a.tier) for a in affects] == [
         ("Dockerfile", "breaks"), ("environment.yml", "breaks"), ("cloned.Dockerfile", "check")]
+
+
+def test_an_ngc_framework_image_declares_the_python_its_month_ships():
+    """wenet's Triton server image, ``nvcr.io/nvidia/tritonserver:23.01-py3``, runs Python 3.8
+    (Ubuntu 20.04) although no tag spells it; it pip installs torch, so a release dropping 3.8
+    leaves it on the last torch that had a wheel for it. NVIDIA's CUDA images are tagged by
+    CUDA version, not month, and are read as such."""
+    assert declared("Dockerfile.server", """\
+        FROM nvcr.io/nvidia/tritonserver:23.01-py3
+        RUN pip3 install torch torchaudio
+        FROM nvcr.io/nvidia/tensorflow:23.04-tf2-py3
+        FROM nvcr.io/nvidia/tritonserver:25.02-py3-sdk
+        FROM nvcr.io/nvidia/tritonserver:20.03-py3
+        FROM nvcr.io/nvidia/cuda:12.1.0-runtime-ubuntu22.04
+        FROM nvcr.io/nvidia/tritonserver:latest
+        """) == [(1, "python", "", "==3.8.*"), (2, "package", "torch", ""),
+                 (2, "package", "torchaudio", ""), (3, "python", "", "==3.10.*"),
+                 (4, "python", "", "==3.12.*"), (5, "python", "", ">=3.6,<3.9"),
+                 (6, "cuda", "", "12.1")]
+
+
+def test_installers_whose_packages_a_line_does_not_name_are_recorded():
+    """A lock file, an environment file or a script may bring torch: each is kept as what the
+    environment installs from, resolved against the codebase when the file is there."""
+    assert [(line, name) for line, kind, name, _ in declared("Dockerfile", """\
+        FROM python:3.8
+        RUN pip install poetry && poetry install --no-root
+        RUN conda env create -f envs/gpu.yml && bash scripts/setup.sh
+        RUN ./install.sh && python setup.py develop
+        RUN echo ./not-run.sh
+        RUN CIBW_BUILD=cp39-manylinux_x86_64 cibuildwheel --platform linux
+        """) if kind == "requirements"] == [
+        (2, "poetry install"), (3, "envs/gpu.yml"), (3, "scripts/setup.sh"),
+        (4, "install.sh"), (4, "setup.py develop"), (6, "cibuildwheel")]

@@ -380,6 +380,30 @@ def test_an_option_forwarded_from_a_none_default_no_caller_gives_is_not_passed(r
     assert found == {("pkg/helpers.py", 5), ("pkg/helpers.py", 9)}, found
 
 
+def test_a_deprecated_option_passed_as_its_none_default_is_not_used(run_cli, tmp_path):
+    """wenet's BPU exporter passes ``dynamic_axes=None`` (static shapes): None is the
+    option's default, so the deprecation of using it does not reach the call; passing a value
+    does. (A removed parameter still refuses the keyword, None or not.)"""
+    root = tmp_path / "code"
+    root.mkdir()
+    (root / "export.py").write_text(textwrap.dedent("""\
+        import torch
+
+
+        def static(model, x):
+            torch.onnx.export(model, x, "s.onnx", dynamic_axes=None, opset_version=11)
+
+
+        def dynamic(model, x):
+            torch.onnx.export(model, x, "d.onnx", dynamic_axes={"x": [0]})
+        """))
+    result = run_cli("impact", str(FIXTURES / "releases" / "pytorch" / "v2.10.0.md"), "--code",
+                     str(root), "--format", "json")
+    found = {(use["path"], use["line"]) for item in json.loads(result.stdout)["items"]
+             if "dynamic_axes" in item["text"] for use in item.get("affects", [])}
+    assert found == {("export.py", 9)}, found
+
+
 def test_a_forward_parameter_is_given_by_calls_of_the_module(run_cli, tmp_path):
     """``forward`` is called through the module (``self.attn(x, mask)``), never by its name:
     no call seen is no evidence that its mask is always None."""

@@ -37,6 +37,16 @@ REQUIREMENT_FILE = re.compile(
     r"(?:^|\s)(?:-r|--requirement|-e|--editable)(?:\s+|=)([^\s;&|]{1,300})")
 # Packages that bring torch with them: each of their releases requires one torch release.
 TORCH_FAMILY = frozenset({"torch", "pytorch", "torchvision", "torchaudio", "torchtext"})
+# Packages that require some torch without pinning one: installing them may bring it.
+TORCH_DEPENDENTS = frozenset({"lightning", "timm", "accelerate", "peft", "deepspeed", "xformers",
+                              "sentence-transformers", "ultralytics", "vllm", "fairseq",
+                              "nemo-toolkit", "open-clip-torch", "kornia", "monai"})
+
+
+def may_bring_torch(name: str) -> bool:
+    """A package that requires torch: the family, ``torch*``/``pytorch*`` (torchmetrics,
+    pytorch-lightning, torch-geometric) and the known dependents."""
+    return name in TORCH_FAMILY or name in TORCH_DEPENDENTS or name.startswith(("torch", "pytorch"))
 
 
 def declaration(line: int, code: str, **fields: str) -> Declaration:

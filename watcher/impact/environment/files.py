@@ -25,7 +25,7 @@ def environment_kind(path: str) -> EnvironmentKind | None:
         return "dockerfile" if lower.startswith(("dockerfile", "containerfile")) else None
     if lower == "cmakelists.txt" or lower.endswith(".cmake"):
         return "cmake"  # the flags a C++ extension is compiled with
-    if (fnmatch(lower, "requirements*.txt") or fnmatch(lower, "constraints*.txt")
+    if (fnmatch(lower, "*requirements*.txt") or fnmatch(lower, "constraints*.txt")
             or (lower.endswith(".in") and lower != "manifest.in")
             or (lower.endswith(".txt") and folder.rpartition("/")[2] == "requirements")):
         return "requirements"

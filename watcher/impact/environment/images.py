@@ -18,6 +18,7 @@ from watcher.impact.environment.declarations import (
     cuda_in,
     exact_version,
     local_package,
+    may_bring_torch,
     python,
     requirement,
     requirement_files,
@@ -34,6 +35,22 @@ CPYTHON_TAG = re.compile(r"\bcp(3)(\d{1,2})(?=[-_*\s\"']|$)")
 TORCH_TAG = re.compile(r"(?:^|[-_.])(?:py)?torch-?v?\d+\.\d+")
 TAG_CU = re.compile(r"(?:^|[-_.])cu(\d{2,3})(?:$|[-_.])")
 RELEASE = re.compile(r"^(\d+)\.(\d+)")
+# NVIDIA's NGC framework images are tagged by month (``nvcr.io/nvidia/tritonserver:23.01-py3``);
+# the month fixes the Ubuntu they are built on and so their Python (NVIDIA's release notes:
+# Ubuntu 18.04 and Python 3.6 through 2020, moving to 20.04 and 3.8 late that year; 20.04 and
+# 3.8 from 21.01 to 23.03; 22.04 and 3.10 from 23.04; 24.04 and 3.12 from 25.01).
+NGC_FRAMEWORKS = frozenset({"pytorch", "tensorflow", "tritonserver", "mxnet", "nemo", "dgl",
+                            "pyg"})
+NGC_TAG = re.compile(r"^(\d{2})\.(\d{2})(?=[-.]|$)")
+NGC_PYTHON = ((2012, ">=3.6,<3.9"), (2303, "==3.8.*"), (2412, "==3.10.*"), (9912, "==3.12.*"))
+# Installers whose packages the line does not name: a script, a lock file, an environment
+# file (``conda env create -f environment.yml``), a wheel build of the project: each may
+# bring torch.
+OTHER_INSTALL = re.compile(
+    r"\b(?:poetry|pipenv|pdm|hatch)\s+install\b|\buv\s+(?:sync|pip\s+sync)\b|\bcibuildwheel\b"
+    r"|\bsetup\.py\s+(?:install|develop)\b|\b(?:conda|mamba|micromamba)\s+env\s+(?:create|update)"
+    r"(?:[^;&|]*?(?:-f|--file)(?:\s+|=)(\S+))?|(?:\b(?:bash|sh|source)\s+|(?:^|[;&|])\s*\./)"
+    r"([\w./\-]+\.sh)\b")
 PIP = re.compile(r"\bpip3?(?:\.\d+)?\s+install\s+([^;&|]*)")
 CONDA = re.compile(r"\b(?:conda|mamba|micromamba)\s+install\s+([^;&|]*)")
 CHANNEL_OPTION = re.compile(r"(?:^|\s)(?:-c|--channel)(?:\s+|=)([\w.\-/:]{1,100})")
@@ -124,14 +141,19 @@ def torch_pinned(stage: list[Declaration], pinned: bool) -> list[Declaration]:
 
 def torch_unseen(declarations: list[Declaration]) -> list[Declaration]:
     """One environment's declarations, its Python and CUDA marked ``torch_unseen`` where it
-    installs no torch by name (no torch-family package, no conda channel of torch's): a
-    ``python:3.8`` image that pip installs only its own service may never get torch, so a
-    release dropping 3.8 is for the reader to check there, not proven to break it."""
+    installs no torch by name (no torch-family package, no conda channel of torch's), with
+    what may still bring torch (``installs_from``): the requirements files, local packages
+    and other installers it runs, and the packages it names that require torch. A
+    ``python:3.8`` image that pip installs only ``soundfile`` never gets torch, so a release
+    dropping 3.8 does not reach it."""
     if any(d.kind == "channel" or (d.kind == "package" and d.name in TORCH_FAMILY)
            for d in declarations):
         return declarations
-    files = tuple(dict.fromkeys(d.name for d in declarations if d.kind == "requirements"))
-    return [d.model_copy(update={"torch_unseen": True, "installs_from": files})
+    sources = [d.name for d in declarations if d.kind == "requirements"]
+    sources += [f"package {d.name}" for d in declarations
+                if d.kind == "package" and may_bring_torch(d.name)]
+    return [d.model_copy(update={"torch_unseen": True,
+                                 "installs_from": tuple(dict.fromkeys(sources))})
             if d.kind in ("python", "cuda") else d for d in declarations]
 
 
@@ -191,6 +213,10 @@ def base_image(number: int, code: str, rest: str) -> list[Declaration]:
         return [cuda(number, code, *release.groups())]
     if name == "python" and release:  # python:3.9-slim
         return [python(number, code, f"=={release.group(1)}.{release.group(2)}.*")]
+    month = NGC_TAG.match(tag)
+    if repository.lower().startswith("nvcr.io/nvidia/") and name in NGC_FRAMEWORKS and month:
+        tagged = int(month[1]) * 100 + int(month[2])
+        return [python(number, code, next(spec for last, spec in NGC_PYTHON if tagged <= last))]
     found = cuda_in(number, code, tag)
     found += [cuda(number, code, digits[:-1], digits[-1]) for digits in TAG_CU.findall(tag)]
     return found[:1]
@@ -200,6 +226,10 @@ def run_line(number: int, code: str, command: str) -> list[Declaration]:
     """A ``RUN``'s wheel index URLs, and what its ``pip install`` / ``conda install`` name
     (and the conda channel torch comes from)."""
     found = cuda_in(number, code, command)
+    for other in OTHER_INSTALL.finditer(command):
+        written = other[1] or other[2] or other[0].strip()
+        found.append(Declaration(line=number, code=code.strip()[:200], kind="requirements",
+                                 name=written))
     for pattern, read in ((PIP, requirement), (CONDA, conda_spec)):
         for arguments in pattern.findall(command):
             if read is requirement:

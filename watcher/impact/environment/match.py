@@ -9,6 +9,7 @@ from __future__ import annotations
 import posixpath
 import re
 from collections.abc import Iterable
+from typing import Literal
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
@@ -17,7 +18,7 @@ from packaging.version import InvalidVersion, Version
 from watcher.impact.environment.declarations import TORCH_FAMILY
 from watcher.impact.model import Declaration, EnvironmentSubject
 
-__all__ = ["gets_torch", "torch_files", "touches"]
+__all__ = ["torch_files", "torch_reach", "touches"]
 
 
 # Files that declare which Python a package supports; any other file that names a Python
@@ -82,11 +83,22 @@ def torch_files(declarations: Iterable[tuple[str, Declaration]]) -> frozenset[st
     return frozenset(named)
 
 
-def gets_torch(declaration: Declaration, path: str, named: frozenset[str]) -> bool:
-    """Whether the environment declaring ``declaration`` (in ``path``) installs torch: by name,
-    or through a requirements file or local package of ``named`` (``torch_files``)."""
-    return not declaration.torch_unseen or any(
-        installs(path, written, named) for written in declaration.installs_from)
+def torch_reach(declaration: Declaration, path: str, named: frozenset[str],
+                known: frozenset[str]) -> Literal["sure", "maybe", "none"]:
+    """Whether the environment declaring ``declaration`` (in ``path``) gets torch: ``sure``
+    by name or through a file of ``named`` (``torch_files``); ``maybe`` through what the
+    codebase does not show (a requirements file or package it does not hold, a lock file,
+    a package requiring torch); ``none`` where everything it installs is known and torch is
+    not among it."""
+    if not declaration.torch_unseen:
+        return "sure"
+    reach: Literal["sure", "maybe", "none"] = "none"
+    for written in declaration.installs_from:
+        if installs(path, written, named):
+            return "sure"
+        if not installs(path, written, known):
+            reach = "maybe"
+    return reach
 
 
 def installs(path: str, written: str, named: Iterable[str]) -> bool:

@@ -87,14 +87,16 @@ def environment_affects(subjects: Subjects, index: CodeIndex,
                         ) -> None:
     """Each declaration a dropped Python or CUDA, a required or renamed package, an ended
     channel or the C++ ABI touches: ``breaks`` where its environment installs torch (by name
-    or through a requirements file naming it), else ``check``: a ``python:3.8`` image that
-    installs only a service may never get torch."""
+    or through a file of the codebase naming it), ``check`` where it may (through what the
+    codebase does not show), nothing where it cannot (a ``python:3.8`` image that installs
+    only ``soundfile``)."""
     # Imported here: most items change no environment, and packaging's specifiers are only
     # needed for those that do.
-    from watcher.impact.environment import gets_torch, torch_files, touches
+    from watcher.impact.environment import torch_files, torch_reach, touches
 
     declarations = index.declarations
     named = torch_files(declarations)
+    known = frozenset(path for path, _ in declarations)
     for environment in subjects.environment:
         label = environment.label
         why = WHY_ENVIRONMENT.get(environment.kind, "declares what {} no longer admits").format(
@@ -102,9 +104,12 @@ def environment_affects(subjects: Subjects, index: CodeIndex,
         for path, declaration in declarations:
             if not touches(environment, declaration, path, base["release"]):
                 continue
-            sure = gets_torch(declaration, path, named)
-            tier: Tier = "breaks" if sure else "check"
-            said = why if sure else f"{why}, if it gets torch (it installs none by name)"
+            reach = torch_reach(declaration, path, named, known)
+            if reach == "none":
+                continue
+            tier: Tier = "breaks" if reach == "sure" else "check"
+            said = why if reach == "sure" else \
+                f"{why}, if it gets torch ({', '.join(declaration.installs_from)} may bring it)"
             keep(found, Affect(path=path, line=declaration.line, code=declaration.code,
                                api=label, tier=tier, why=said, ignore=declaration.ignore,
                                **base))  # type: ignore[arg-type]

@@ -172,9 +172,13 @@ def _option(subject: Subject, row: UseRow, signature: Signature | None, when: st
             subject.effect, "its behaviour changed")
         if by_keyword and subject.value is not None:
             return _valued(subject, row, gone, when)
-        if by_keyword and subject.effect == "changed" and option in row.get("values", {}) \
-                and row["values"][option] is None:
-            return None  # what an option does changed; passing None passes none of it
+        if by_keyword and option in row.get("values", {}) and row["values"][option] is None \
+                and (subject.effect == "changed" or (deprecated and signature is not None
+                                                     and signature.default(option) == "None")):
+            # What an option does changed, or using it is deprecated and None is its
+            # default: passing None passes none of it (``dynamic_axes=None``). A removed
+            # parameter still refuses the keyword; a sentinel default warns on None too.
+            return None
         if by_keyword or by_position:
             how = f"passes {option}=" if by_keyword else \
                 f"passes {option} by position (argument {int(position or 0) + 1})"
