@@ -556,3 +556,26 @@ def test_installers_whose_packages_a_line_does_not_name_are_recorded():
         """) if kind == "requirements"] == [
         (2, "poetry install"), (3, "envs/gpu.yml"), (3, "scripts/setup.sh"),
         (4, "install.sh"), (4, "setup.py develop"), (6, "cibuildwheel")]
+
+
+@pytest.mark.parametrize(("specifier", "only"), [
+    ("==0.2.0", True), ("<0.3", True), (">=0.1,<0.3.1", True), ("~=0.2.0", True),
+    (">=0.2.4,<0.6.1", False), (">=0.1", False), ("==0.3.1", False), ("", False)])
+def test_a_pin_breaks_only_where_it_admits_no_version_the_release_accepts(specifier, only):
+    """Olive's test requirements pin ``onnxscript>=0.2.4,<0.6.1``: it admits versions 2.8
+    rejects, but pip picks the newest it admits, 0.6.0, which is accepted: a floor to raise
+    (``check``), not a break. ``==0.2.0`` or ``<0.3`` can only install rejected ones."""
+    from watcher.impact.environment import admits_only_rejected
+
+    assert admits_only_rejected(specifier, ">=0.3.1") is only
+
+
+def test_a_range_that_also_admits_accepted_versions_is_check(tmp_path):
+    (tmp_path / "requirements.txt").write_text("torch\nonnxscript>=0.2.4,<0.6.1\n")
+    (tmp_path / "requirements-pinned.txt").write_text("torch\nonnxscript==0.2.0\n")
+    subjects = Subjects(environment=(
+        EnvironmentSubject(kind="package", name="onnxscript", specifier=">=0.3.1"),))
+    affects = find_affects(subjects, scan_codebase(str(tmp_path), {}), "team")
+    assert [(a.path, a.tier) for a in affects] == [
+        ("requirements-pinned.txt", "breaks"), ("requirements.txt", "check")]
+    assert affects[1].why.endswith("(it also admits newer ones, which pip may pick)")

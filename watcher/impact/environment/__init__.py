@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from watcher.impact.environment.files import environment_kind as environment_kind
     from watcher.impact.environment.index import index_environment as index_environment
     from watcher.impact.environment.index import is_environment_file as is_environment_file
+    from watcher.impact.environment.match import admits_only_rejected as admits_only_rejected
     from watcher.impact.environment.match import torch_files as torch_files
     from watcher.impact.environment.match import torch_reach as torch_reach
     from watcher.impact.environment.match import touches as touches
@@ -31,6 +32,7 @@ _EXPORTS = {
     "environment_kind": "files",
     "index_environment": "index",
     "is_environment_file": "index",
+    "admits_only_rejected": "match",
     "torch_files": "match",
     "torch_reach": "match",
     "touches": "match",

@@ -18,7 +18,7 @@ from packaging.version import InvalidVersion, Version
 from watcher.impact.environment.declarations import TORCH_FAMILY
 from watcher.impact.model import Declaration, EnvironmentSubject
 
-__all__ = ["torch_files", "torch_reach", "touches"]
+__all__ = ["admits_only_rejected", "torch_files", "torch_reach", "touches"]
 
 
 # Files that declare which Python a package supports; any other file that names a Python
@@ -173,6 +173,23 @@ def admits_rejected(pinned: str, required: str) -> bool:
     return any(allowed.contains(candidate, prereleases=False)
                and not needed.contains(candidate, prereleases=False)
                for candidate in candidates)
+
+
+def admits_only_rejected(pinned: str, required: str) -> bool:
+    """Whether every version ``pinned`` admits is one ``required`` rejects ("==0.2.0" or
+    "<0.3" against ">=0.3.1": yes; ">=0.2.4,<0.6.1": no, pip picks a newer one it admits).
+    Tried on the versions both name, their neighbours and one past them all."""
+    allowed, needed = specifier_set(pinned), specifier_set(required)
+    if allowed is None or needed is None:
+        return False
+    candidates = {Version("0"), Version("999")}
+    for spec in (*allowed, *needed):
+        base = version(spec.version.removesuffix(".*"))
+        if base is not None:
+            candidates |= neighbours(base) | {Version(f"{base}.1"), Version(f"{base}.99")}
+    return not any(allowed.contains(candidate, prereleases=False)
+                   and needed.contains(candidate, prereleases=False)
+                   for candidate in candidates)
 
 
 def neighbours(base: Version) -> set[Version]:

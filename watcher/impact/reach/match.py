@@ -92,7 +92,12 @@ def environment_affects(subjects: Subjects, index: CodeIndex,
     only ``soundfile``)."""
     # Imported here: most items change no environment, and packaging's specifiers are only
     # needed for those that do.
-    from watcher.impact.environment import torch_files, torch_reach, touches
+    from watcher.impact.environment import (
+        admits_only_rejected,
+        torch_files,
+        torch_reach,
+        touches,
+    )
 
     declarations = index.declarations
     named = torch_files(declarations)
@@ -110,6 +115,11 @@ def environment_affects(subjects: Subjects, index: CodeIndex,
             tier: Tier = "breaks" if reach == "sure" else "check"
             said = why if reach == "sure" else \
                 f"{why}, if it gets torch ({', '.join(declaration.installs_from)} may bring it)"
+            if environment.kind == "package" and not admits_only_rejected(
+                    declaration.specifier, environment.specifier):
+                # A range admitting older versions and newer ones: pip picks the newest it
+                # admits unless something else holds it back; the floor is to raise.
+                tier, said = "check", f"{why} (it also admits newer ones, which pip may pick)"
             keep(found, Affect(path=path, line=declaration.line, code=declaration.code,
                                api=label, tier=tier, why=said, ignore=declaration.ignore,
                                **base))  # type: ignore[arg-type]
