@@ -234,7 +234,7 @@ def run_line(number: int, code: str, command: str) -> list[Declaration]:
         for arguments in pattern.findall(command):
             if read is requirement:
                 found += requirement_files(number, code, arguments)
-                found += [local for word in shell_words(arguments)
+                found += [local for word in install_words(arguments, paths=True)
                           for local in local_package(number, code, word)]
             words = install_words(arguments)
             for word in words:
@@ -270,14 +270,16 @@ def torch_channel(number: int, code: str, specs: list[str], channels: list[str]
 
 
 def shell_words(arguments: str) -> list[str]:
+    """A command's words as a shell splits them (by whitespace where quotes do not pair)."""
     try:
         return shlex.split(arguments)
     except ValueError:
         return arguments.split()
 
 
-def install_words(arguments: str) -> list[str]:
-    """The package words of an install command: not options, nor their values, nor paths."""
+def install_words(arguments: str, paths: bool = False) -> list[str]:
+    """The package words of an install command: not options, nor their values, nor paths
+    (``paths``: only the paths, ``pip install . ./libs/core``)."""
     words = shell_words(arguments)
     kept: list[str] = []
     skip = False
@@ -286,7 +288,7 @@ def install_words(arguments: str) -> list[str]:
             skip = False
         elif word.startswith("-"):
             skip = word in VALUED
-        elif not word.isdigit() and "/" not in word and not word.startswith("."):
+        elif not word.isdigit() and ("/" in word or word.startswith(".")) is paths:
             kept.append(word)
     return kept
 
