@@ -121,7 +121,9 @@ REAL_ITEMS: list[tuple[str, str, list[str], list[str]]] = [
     ("2.7.0", "`XNNPACKQuantizer` is deprecated",  # the module it must no longer come from
      ["torch.ao.quantization.quantizer.xnnpack_quantizer [namespace]"], []),
     # -- 2.8 --
-    ("2.8.0", "Removed support for Maxwell", [], []),  # CUDA 12.8 is not removed, nor 12.6
+    # CUDA 12.8 is not removed, nor 12.6: the GPUs its build runs on are
+    ("2.8.0", "Removed support for Maxwell", [], ["CUDA 12.8 builds on Maxwell/Pascal/Volta GPUs",
+                                                  "CUDA 12.9 builds on Maxwell/Pascal/Volta GPUs"]),
     ("2.8.0", "now raises `NotImplementedError`", [], []),
     ("2.8.0", "check to custom `autograd.Function`", ["torch.autograd.Function errors"], []),
     ("2.8.0", "out variant of `tensordot`", ["torch.tensordot passes out"], []),
@@ -206,8 +208,10 @@ REAL_ITEMS: list[tuple[str, str, list[str], list[str]]] = [
     ("2.10.0", "Deprecate `export_memory_timeline` method",
      ["torch.profiler.export_memory_timeline [method]"], []),
     # -- 2.11: a second unseen release, read once the 2.10 fixes were in, then fixed too --
-    ("2.11.0", "Volta (SM 7.0) GPU support removed", [], []),  # CUDA 12.8 itself stays
-    ("2.11.0", "PyPI wheels now ship with CUDA 13.0", [], []),
+    ("2.11.0", "Volta (SM 7.0) GPU support removed", [],  # CUDA 12.8 itself stays
+     ["CUDA 12.8 builds on Volta GPUs", "CUDA 12.9 builds on Volta GPUs"]),
+    ("2.11.0", "PyPI wheels now ship with CUDA 13.0", [],
+     ["CUDA 13.0 builds on Maxwell/Pascal GPUs"]),
     ("2.11.0", "now default the `trust_repo` parameter",  # default flipped, `=None` removed
      ["torch.hub.list omits trust_repo", "torch.hub.load omits trust_repo",
       "torch.hub.help omits trust_repo", "torch.hub.list passes trust_repo",
@@ -564,8 +568,22 @@ def test_two_cuda_versions_removed_at_once():
                                     EnvironmentSubject(kind="cuda", removed="12.4"))
 
 
+def test_gpu_architectures_a_cuda_build_drops_are_not_the_cuda_version_dropped():
+    """2.8 and 2.11 keep their CUDA 12.8 and 12.9 builds but drop GPUs from them: an
+    environment installing those builds is for its owner to check against its GPUs, while the
+    CUDA version itself stays supported."""
+    subjects = read_subjects(item("Removed support for Maxwell, Pascal, and Volta architectures "
+                                  "with CUDA 12.8 and 12.9 builds (#157517)"))
+    assert subjects.environment == (
+        EnvironmentSubject(kind="gpu_arch", removed="12.8", name="Maxwell/Pascal/Volta"),
+        EnvironmentSubject(kind="gpu_arch", removed="12.9", name="Maxwell/Pascal/Volta"))
+    subjects = read_subjects(item("Volta (SM 7.0) GPU support removed from CUDA 12.8 and 12.9 "
+                                  "binary builds (#172598)"))
+    assert labels(subjects) == {"CUDA 12.8 builds on Volta GPUs", "CUDA 12.9 builds on Volta GPUs"}
+    assert not read_subjects(item("CUDA 12.8 builds supported Volta (SM 7.0)")).environment
+
+
 @pytest.mark.parametrize("text", [
-    "Removed support for Maxwell architectures with CUDA 12.8 and 12.9 has been dropped",
     "If you need MPS on MacOS Ventura, please avoid updating to Python-3.9 or above",
     "Added Python 3.13 support in CI/CD", "Moved CI to CUDA 12.8",
     "Please utilize CUDA 12.6 instead.",
@@ -575,7 +593,7 @@ def test_two_cuda_versions_removed_at_once():
     "Migrate conda, manywheel, libtorch Docker images build from pytorch/builder",
     "Support _GLIBCXX_USE_CXX11_ABI both 0 and 1 mode (#130110)",
     "Removing doc references to PRE_CXX11_ABI. (#149756)",
-], ids=["cuda-architectures", "python-avoid", "python-added", "cuda-moved-to",
+], ids=["python-avoid", "python-added", "cuda-moved-to",
         "cuda-replacement", "config-rename", "macos", "conda-replaced-in-images",
         "conda-images-migrated", "abi-both-modes", "abi-docs"])
 def test_environment_phrasings_that_require_nothing(text):

@@ -60,7 +60,8 @@ Effect = Literal["removed", "deprecated", "changed"]
 # Where an input kind is made, seen from a use it reaches (``Qualifier.within``).
 Within = Literal["codebase", "file", "definition"]
 # What an environment subject is about.
-EnvironmentKind = Literal["python", "cuda", "package", "renamed_package", "channel", "abi"]
+EnvironmentKind = Literal["python", "cuda", "package", "renamed_package", "channel", "abi",
+                          "gpu_arch"]
 
 
 class UnparsableError(Exception):
@@ -124,6 +125,9 @@ class EnvironmentSubject(Frozen):
       support"); an environment that installs torch from it is touched.
     - abi: the wheels are built with the C++11 ABI (``_GLIBCXX_USE_CXX11_ABI=1``); a C++ build
       that forces the old ABI against them is touched.
+    - gpu_arch: torch's CUDA ``removed`` build no longer runs on the GPUs ``name`` ("Volta");
+      an environment installing that build is touched, at most as ``check``: which GPUs it runs
+      on is not in the code.
     """
 
     kind: EnvironmentKind
@@ -131,7 +135,7 @@ class EnvironmentSubject(Frozen):
     new_name: str = ""
     specifier: str = ""  # PEP 440 specifier, for package
     minimum: str = ""  # version, for python
-    removed: str = ""  # version, for cuda
+    removed: str = ""  # version, for cuda and gpu_arch
 
     @property
     def label(self) -> str:
@@ -146,6 +150,8 @@ class EnvironmentSubject(Frozen):
             return f"the {self.name} conda channel"
         if self.kind == "abi":
             return "the C++11 ABI"
+        if self.kind == "gpu_arch":
+            return f"CUDA {self.removed} builds on {self.name} GPUs"
         return f"{self.name}{self.specifier}"
 
 
@@ -208,12 +214,14 @@ class Declaration(Frozen):
 
     line: int
     code: str
-    kind: Literal["python", "cuda", "package", "channel", "abi", "requirements"]
+    kind: Literal["python", "cuda", "package", "channel", "abi", "requirements", "gpu_targets"]
     # normalised package name, for package; the conda channel, for channel; the file as
     # written, for requirements (``pip install -r requirements/gpu.txt``)
     name: str = ""
     specifier: str = ""  # PEP 440 specifier as written (">=3.9", "==2.1.0"), for python/package
-    version: str = ""  # the CUDA version of a base image or wheel index ("12.1"); abi: "0"
+    # the CUDA version of a base image or wheel index ("12.1"); abi: "0"; gpu_targets: the
+    # compute capabilities a build targets (``TORCH_CUDA_ARCH_LIST="9.0 10.0"``), as written
+    version: str = ""
     ignore: tuple[str, ...] = ()  # the items an ignore comment on its line names
     # The torch release the declaring environment (a Dockerfile stage, a requirements file, a
     # script) is pinned to ("2.6.0": ``torch==2.6.0``, or an image tagged ``torch2.6``): it

@@ -34,6 +34,6 @@ def environment_kind(path: str) -> EnvironmentKind | None:
     if any(fnmatch(lower, f"{stem}*.{ending}") for stem in ("environment", "conda")
            for ending in ("yml", "yaml")):
         return "conda"  # environment.yml, conda.yaml, conda-extras.yaml
-    if lower.endswith(".sh"):
+    if lower.endswith((".sh", ".ps1")):
         return "shell"  # setup and install scripts: what they pip / conda install
     return None

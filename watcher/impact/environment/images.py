@@ -51,6 +51,9 @@ OTHER_INSTALL = re.compile(
     r"|\bsetup\.py\s+(?:install|develop)\b|\b(?:conda|mamba|micromamba)\s+env\s+(?:create|update)"
     r"(?:[^;&|]*?(?:-f|--file)(?:\s+|=)(\S+))?|(?:\b(?:bash|sh|source)\s+|(?:^|[;&|])\s*\./)"
     r"([\w./\-]+\.sh)\b")
+# The GPUs a build targets: ``TORCH_CUDA_ARCH_LIST="9.0 10.0"`` (ENV, ARG, export, inline).
+ARCH_LIST = re.compile(r"\bTORCH_CUDA_ARCH_LIST(?:\s*=\s*|\s+)([\"']?)([0-9.;, +PTXptx]{1,80}?)\1"
+                       r"(?=\s|$|[;&|])")
 PIP = re.compile(r"\bpip3?(?:\.\d+)?\s+install\s+([^;&|]*)")
 CONDA = re.compile(r"\b(?:conda|mamba|micromamba)\s+install\s+([^;&|]*)")
 CHANNEL_OPTION = re.compile(r"(?:^|\s)(?:-c|--channel)(?:\s+|=)([\w.\-/:]{1,100})")
@@ -73,7 +76,15 @@ def shell_script(lines: list[str]) -> list[Declaration]:
     for number, text in instructions(bare):
         found += run_line(number, lines[number - 1], text)
         found += wheel_builds(number, lines[number - 1], text)
+        found += gpu_targets(number, lines[number - 1], text)
     return found
+
+
+def gpu_targets(number: int, code: str, text: str) -> list[Declaration]:
+    """The compute capabilities a ``TORCH_CUDA_ARCH_LIST`` setting builds for."""
+    return [Declaration(line=number, code=code.strip()[:200], kind="gpu_targets",
+                        version=match[2].strip()) for match in ARCH_LIST.finditer(text)
+            if match[2].strip()]
 
 
 def wheel_builds(number: int, code: str, text: str) -> list[Declaration]:
@@ -106,6 +117,8 @@ def dockerfile(lines: list[str]) -> list[Declaration]:
             stage += run_line(number, code, substitute(rest, variables))
         if word in ("ENV", "RUN"):
             stage += wheel_builds(number, code, rest)
+        if word in ("ARG", "ENV", "RUN"):
+            stage += gpu_targets(number, code, rest)
     return found + torch_unseen(torch_pinned(stage, pinned))
 
 

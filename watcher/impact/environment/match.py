@@ -43,7 +43,7 @@ def touches(subject: EnvironmentSubject, declaration: Declaration, path: str = "
         return False
     if subject.kind == "abi":
         return declaration.kind == "abi" and declaration.version == "0"
-    if subject.kind == "cuda":
+    if subject.kind in ("cuda", "gpu_arch"):
         removed = subject.removed
         return declaration.kind == "cuda" and bool(removed) and (
             declaration.version == removed or declaration.version.startswith(removed + "."))

@@ -101,6 +101,10 @@ def environment_affects(subjects: Subjects, index: CodeIndex,
 
     declarations = index.declarations
     named = torch_files(declarations)
+    targets: dict[str, list[str]] = {}  # each file's TORCH_CUDA_ARCH_LIST settings
+    for path, declaration in declarations:
+        if declaration.kind == "gpu_targets":
+            targets.setdefault(path, []).append(declaration.version)
     known = frozenset(path for path, _ in declarations)
     for environment in subjects.environment:
         label = environment.label
@@ -115,6 +119,14 @@ def environment_affects(subjects: Subjects, index: CodeIndex,
             tier: Tier = "breaks" if reach == "sure" else "check"
             said = why if reach == "sure" else \
                 f"{why}, if it gets torch ({', '.join(declaration.installs_from)} may bring it)"
+            if environment.kind == "gpu_arch" and path in targets and not any(
+                    builds_for(environment.name, listed) for listed in targets[path]):
+                continue  # it builds only for other GPUs (``TORCH_CUDA_ARCH_LIST="9.0"``)
+            if environment.kind == "gpu_arch":
+                # The build is gone only for some GPUs: which ones it runs on is not in code.
+                tier, said = "check", (f"installs the CUDA {environment.removed} build, which "
+                                       f"no longer runs on {environment.name} GPUs (check the "
+                                       f"GPUs it runs on)")
             if environment.kind == "package" and not admits_only_rejected(
                     declaration.specifier, environment.specifier):
                 # A range admitting older versions and newer ones: pip picks the newest it
@@ -123,6 +135,20 @@ def environment_affects(subjects: Subjects, index: CodeIndex,
             keep(found, Affect(path=path, line=declaration.line, code=declaration.code,
                                api=label, tier=tier, why=said, ignore=declaration.ignore,
                                **base))  # type: ignore[arg-type]
+
+
+# The compute capabilities of each GPU architecture the notes name.
+ARCH_CAPABILITIES = {"Kepler": ("3.",), "Maxwell": ("5.",), "Pascal": ("6.",),
+                     "Volta": ("7.0", "7.2"), "Turing": ("7.5",)}
+
+
+def builds_for(archs: str, listed: str) -> bool:
+    """Whether a ``TORCH_CUDA_ARCH_LIST`` value names a capability of one of ``archs``
+    ("Maxwell/Pascal/Volta" against "6.0;7.0+PTX": yes; against "9.0 10.0": no)."""
+    capabilities = re.findall(r"\d{1,2}\.\d", listed)
+    prefixes = [prefix for arch in archs.split("/") for prefix in ARCH_CAPABILITIES.get(arch, ())]
+    return any(capability.startswith(prefix) for capability in capabilities
+               for prefix in prefixes)
 
 
 # Methods whose calls are not written by name: nn.Module's ``__call__`` runs ``forward`` with

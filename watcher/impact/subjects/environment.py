@@ -92,6 +92,14 @@ _NEW_ABI = [
                r"switch(?:ed)?\s+to|move[sd]?\s+to)\s+the\s+(?:new\s+)?(?:c\+\+11|cxx11)\s+abi\b",
                re.I),
 ]
+# GPU architectures a CUDA build of torch stops running on: "Removed support for Maxwell,
+# Pascal, and Volta architectures with CUDA 12.8 and 12.9 builds", "Volta (SM 7.0) GPU support
+# removed from CUDA 12.8 and 12.9 binary builds".
+_GPU_ARCHS = re.compile(r"\b(kepler|maxwell|pascal|volta|turing)\b", re.I)
+_ARCH_DROPPED = re.compile(r"\b(?:drop\w{0,4}|remov\w{0,3}|deprecat\w{0,3}|no\s+longer\s+"
+                           r"support\w{0,3})\b", re.I)
+_ARCH_BUILDS = re.compile(r"\bcuda\s+" + _VERSIONS + r"(?:\s+(?:binary\s+|wheel\s+)?(?:builds?|"
+                          r"binaries|wheels))?", re.I)
 _PACKAGE_WORDS = re.compile(r"\b(?:package|wheel|pip|pypi|distribution|dependency)\b", re.I)
 # Platforms and toolchains notes version-gate: not Python distributions a codebase pins.
 _NOT_PACKAGES = frozenset({"cuda", "rocm", "macos", "windows", "linux", "glibc", "gcc", "clang",
@@ -122,10 +130,22 @@ def _sentence_subjects(text: str) -> Iterator[EnvironmentSubject]:
         yield from _packages(text)
     if "renam" in lower:
         yield from _renames(text)
+    if "cuda" in lower and _ARCH_DROPPED.search(text):
+        yield from _gpu_archs(text)
     if "conda" in lower and any(pattern.search(text) for pattern in _CHANNEL_ENDED):
         yield EnvironmentSubject(kind="channel", name=PYTORCH_CHANNEL)
     if "abi" in lower and any(pattern.search(text) for pattern in _NEW_ABI):
         yield EnvironmentSubject(kind="abi")
+
+
+def _gpu_archs(text: str) -> Iterator[EnvironmentSubject]:
+    """The CUDA builds a sentence says stop running on the GPU architectures it names."""
+    archs = list(dict.fromkeys(match[1].capitalize() for match in _GPU_ARCHS.finditer(text)))
+    if not archs:
+        return
+    for match in _ARCH_BUILDS.finditer(text):
+        for version in re.findall(r"\d{1,2}\.\d{1,2}", match[1]):
+            yield EnvironmentSubject(kind="gpu_arch", removed=version, name="/".join(archs))
 
 
 def _python(text: str) -> Iterator[EnvironmentSubject]:
