@@ -581,6 +581,13 @@ def test_a_range_that_also_admits_accepted_versions_is_check(tmp_path):
     assert affects[1].why.endswith("(it also admits newer ones, which pip may pick)")
 
 
+def cu128_drops_old_gpus(root) -> list:
+    """The uses 2.8's removal of Maxwell, Pascal and Volta from the CUDA 12.8 build finds."""
+    subjects = Subjects(environment=(
+        EnvironmentSubject(kind="gpu_arch", removed="12.8", name="Maxwell/Pascal/Volta"),))
+    return find_affects(subjects, scan_codebase(str(root), {}), "team", release="v2.8.0")
+
+
 def test_a_cuda_build_that_drops_gpus_is_check_where_torch_of_that_build_is_installed(tmp_path):
     """GPT-SoVITS's install.sh installs an unpinned torch from the cu128 index: 2.8 drops
     Maxwell, Pascal and Volta from that build, which matters only on those GPUs (``check``);
@@ -591,10 +598,7 @@ def test_a_cuda_build_that_drops_gpus_is_check_where_torch_of_that_build_is_inst
         "pip install torch==2.7.1 --index-url https://download.pytorch.org/whl/cu128\n")
     (tmp_path / "cu126.sh").write_text(
         "pip install torch --index-url https://download.pytorch.org/whl/cu126\n")
-    subjects = Subjects(environment=(
-        EnvironmentSubject(kind="gpu_arch", removed="12.8", name="Maxwell/Pascal/Volta"),))
-    affects = find_affects(subjects, scan_codebase(str(tmp_path), {}), "team",
-                           release="v2.8.0")
+    affects = cu128_drops_old_gpus(tmp_path)
     assert [(a.path, a.tier, a.api) for a in affects] == [
         ("install.sh", "check", "CUDA 12.8 builds on Maxwell/Pascal/Volta GPUs")]
     assert affects[0].why == ("installs the CUDA 12.8 build, which no longer runs on "
@@ -613,10 +617,7 @@ def test_a_build_that_targets_only_other_gpus_is_not_touched_by_their_removal(tm
         "RUN pip install torch --index-url https://download.pytorch.org/whl/cu128\n")
     (tmp_path / "install.ps1").write_text(
         "pip install torch --index-url https://download.pytorch.org/whl/cu128\n")
-    subjects = Subjects(environment=(
-        EnvironmentSubject(kind="gpu_arch", removed="12.8", name="Maxwell/Pascal/Volta"),))
-    affects = find_affects(subjects, scan_codebase(str(tmp_path), {}), "team",
-                           release="v2.8.0")
+    affects = cu128_drops_old_gpus(tmp_path)
     assert sorted({a.path for a in affects}) == ["install.ps1", "volta.Dockerfile"]
     assert declared("Dockerfile", 'ENV TORCH_CUDA_ARCH_LIST="9.0 10.0"\n') == [
         (1, "gpu_targets", "", "9.0 10.0")]
