@@ -453,6 +453,12 @@ def test_an_installer_that_names_no_torch_marks_its_python_and_cuda_unseen():
         (2, "python", False)]
 
 
+def environment_uses(root, subject: EnvironmentSubject, release: str | None = None) -> list:
+    """The uses one environment requirement finds in the codebase at ``root``."""
+    return find_affects(Subjects(environment=(subject,)), scan_codebase(str(root), {}), "team",
+                        release=release)
+
+
 def test_a_python_is_breaks_where_torch_is_named_check_where_it_may_come_nothing_else(tmp_path):
     """wenet's Triton client image installs only soundfile: it never gets torch, so a release
     dropping its Python 3.8 does not reach it. An image that installs a service cloned during
@@ -467,8 +473,7 @@ def test_a_python_is_breaks_where_torch_is_named_check_where_it_may_come_nothing
         "FROM python:3.8-slim\nRUN pip install lightning==2.4.0\n")
     (tmp_path / "setup.py").write_text("from setuptools import setup\n"
                                        "setup(python_requires='>=3.8')\n")
-    subjects = Subjects(environment=(EnvironmentSubject(kind="python", minimum="3.9"),))
-    affects = find_affects(subjects, scan_codebase(str(tmp_path), {}), "team")
+    affects = environment_uses(tmp_path, EnvironmentSubject(kind="python", minimum="3.9"))
     assert [(a.path, a.tier) for a in affects] == [
         ("setup.py", "breaks"), ("torch.Dockerfile", "breaks"), ("cloned.Dockerfile", "check"),
         ("lightning.Dockerfile", "check"), ("poetry.Dockerfile", "check")]
@@ -492,8 +497,7 @@ def test_torch_named_in_a_requirements_file_the_environment_installs_is_breaks(t
     (tmp_path / "docker" / "serve.Dockerfile").write_text(
         "FROM python:3.8-slim\nRUN pip install -r docker/serve-requirements.txt\n")
     (tmp_path / "docker" / "serve-requirements.txt").write_text("flask\n")
-    subjects = Subjects(environment=(EnvironmentSubject(kind="python", minimum="3.9"),))
-    affects = find_affects(subjects, scan_codebase(str(tmp_path), {}), "team")
+    affects = environment_uses(tmp_path, EnvironmentSubject(kind="python", minimum="3.9"))
     # serve-requirements.txt is the codebase's and names no torch: that image never gets it
     assert [(a.path, a.tier) for a in affects] == [
         ("docker/Dockerfile", "breaks"), ("envs/environment.yml", "breaks")]
@@ -518,8 +522,7 @@ def test_an_include_of_an_include_and_the_local_package_install_torch(tmp_path):
     (tmp_path / "Dockerfile").write_text("FROM python:3.8\nCOPY . .\nRUN pip install -e ./pkg\n")
     (tmp_path / "cloned.Dockerfile").write_text(
         "FROM python:3.8\nRUN git clone https://x/y && pip install -e ./y/python\n")
-    subjects = Subjects(environment=(EnvironmentSubject(kind="python", minimum="3.9"),))
-    affects = find_affects(subjects, scan_codebase(str(tmp_path), {}), "team")
+    affects = environment_uses(tmp_path, EnvironmentSubject(kind="python", minimum="3.9"))
     assert [(a.path, a.tier) for a in affects] == [
         ("Dockerfile", "breaks"), ("environment.yml", "breaks"), ("cloned.Dockerfile", "check")]
 
@@ -573,9 +576,8 @@ def test_a_pin_breaks_only_where_it_admits_no_version_the_release_accepts(specif
 def test_a_range_that_also_admits_accepted_versions_is_check(tmp_path):
     (tmp_path / "requirements.txt").write_text("torch\nonnxscript>=0.2.4,<0.6.1\n")
     (tmp_path / "requirements-pinned.txt").write_text("torch\nonnxscript==0.2.0\n")
-    subjects = Subjects(environment=(
-        EnvironmentSubject(kind="package", name="onnxscript", specifier=">=0.3.1"),))
-    affects = find_affects(subjects, scan_codebase(str(tmp_path), {}), "team")
+    affects = environment_uses(
+        tmp_path, EnvironmentSubject(kind="package", name="onnxscript", specifier=">=0.3.1"))
     assert [(a.path, a.tier) for a in affects] == [
         ("requirements-pinned.txt", "breaks"), ("requirements.txt", "check")]
     assert affects[1].why.endswith("(it also admits newer ones, which pip may pick)")
@@ -583,9 +585,8 @@ def test_a_range_that_also_admits_accepted_versions_is_check(tmp_path):
 
 def cu128_drops_old_gpus(root) -> list:
     """The uses 2.8's removal of Maxwell, Pascal and Volta from the CUDA 12.8 build finds."""
-    subjects = Subjects(environment=(
-        EnvironmentSubject(kind="gpu_arch", removed="12.8", name="Maxwell/Pascal/Volta"),))
-    return find_affects(subjects, scan_codebase(str(root), {}), "team", release="v2.8.0")
+    return environment_uses(root, EnvironmentSubject(kind="gpu_arch", removed="12.8",
+                                                     name="Maxwell/Pascal/Volta"), "v2.8.0")
 
 
 def test_a_cuda_build_that_drops_gpus_is_check_where_torch_of_that_build_is_installed(tmp_path):

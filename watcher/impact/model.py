@@ -231,8 +231,9 @@ class Declaration(Frozen):
     # where that environment names no torch: whether a release's wheels reach it depends on
     # what its other installs bring, which the file does not say.
     torch_unseen: bool = False
-    # The requirements files that environment installs from, as written: torch named in one
-    # of them reaches it after all.
+    # What may still bring torch into that environment, as written: the requirements files,
+    # local packages and other installers it runs (torch named in one of the codebase's reaches
+    # it after all) and the packages it names that require torch ("package lightning").
     installs_from: tuple[str, ...] = ()
 
 

@@ -19,9 +19,8 @@ if TYPE_CHECKING:
     from watcher.impact.environment.files import environment_kind as environment_kind
     from watcher.impact.environment.index import index_environment as index_environment
     from watcher.impact.environment.index import is_environment_file as is_environment_file
+    from watcher.impact.environment.match import Installs as Installs
     from watcher.impact.environment.match import admits_only_rejected as admits_only_rejected
-    from watcher.impact.environment.match import torch_files as torch_files
-    from watcher.impact.environment.match import torch_reach as torch_reach
     from watcher.impact.environment.match import touches as touches
     from watcher.impact.environment.pins import Pin as Pin
     from watcher.impact.environment.pins import PinDecision as PinDecision
@@ -32,9 +31,8 @@ _EXPORTS = {
     "environment_kind": "files",
     "index_environment": "index",
     "is_environment_file": "index",
+    "Installs": "match",
     "admits_only_rejected": "match",
-    "torch_files": "match",
-    "torch_reach": "match",
     "touches": "match",
     "Pin": "pins",
     "PinDecision": "pins",

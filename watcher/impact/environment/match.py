@@ -9,6 +9,7 @@ from __future__ import annotations
 import posixpath
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Literal
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
@@ -18,7 +19,7 @@ from packaging.version import InvalidVersion, Version
 from watcher.impact.environment.declarations import TORCH_FAMILY
 from watcher.impact.model import Declaration, EnvironmentSubject
 
-__all__ = ["admits_only_rejected", "torch_files", "torch_reach", "touches"]
+__all__ = ["Installs", "admits_only_rejected", "touches"]
 
 
 # Files that declare which Python a package supports; any other file that names a Python
@@ -64,7 +65,51 @@ def touches(subject: EnvironmentSubject, declaration: Declaration, path: str = "
                                                           subject.specifier)
 
 
-def torch_files(declarations: Iterable[tuple[str, Declaration]]) -> frozenset[str]:
+Reach = Literal["sure", "maybe", "none"]
+
+
+@dataclass(frozen=True)
+class Installs:
+    """What a codebase's environment files install, read once for every declaration an
+    item touches: whether the environment of each gets torch, and the GPUs each builds for."""
+
+    named: frozenset[str]  # the files that install torch (``torch_files``)
+    known: frozenset[str]  # the files that declare anything
+    targets: dict[str, tuple[str, ...]]  # each file's ``TORCH_CUDA_ARCH_LIST`` values
+
+    @classmethod
+    def of(cls, declarations: list[tuple[str, Declaration]]) -> Installs:
+        targets: dict[str, tuple[str, ...]] = {}
+        for path, declaration in declarations:
+            if declaration.kind == "gpu_targets":
+                targets[path] = (*targets.get(path, ()), declaration.version)
+        return cls(named=torch_files(declarations),
+                   known=frozenset(path for path, _ in declarations), targets=targets)
+
+    def torch_reach(self, declaration: Declaration, path: str) -> Reach:
+        """Whether the environment declaring ``declaration`` (in ``path``) gets torch:
+        ``sure`` by name or through a file that names it; ``maybe`` through what the codebase
+        does not show (a requirements file or package it does not hold, a lock file, a
+        package requiring torch); ``none`` where everything it installs is known and torch is
+        not among it."""
+        if not declaration.torch_unseen:
+            return "sure"
+        reach: Reach = "none"
+        for written in declaration.installs_from:
+            if installs(path, written, self.named):
+                return "sure"
+            if not installs(path, written, self.known):
+                reach = "maybe"
+        return reach
+
+    def builds_only_for_others(self, path: str, archs: str) -> bool:
+        """Whether ``path`` sets a ``TORCH_CUDA_ARCH_LIST`` and none of its values names a
+        capability of ``archs`` ("Maxwell/Pascal/Volta" against "9.0 10.0": yes)."""
+        listed = self.targets.get(path)
+        return listed is not None and not any(builds_for(archs, value) for value in listed)
+
+
+def torch_files(declarations: list[tuple[str, Declaration]]) -> frozenset[str]:
     """The files that install torch: naming it or a torch-family package, or including
     (``-r``) a file that does, read beside the including file as pip reads it."""
     named = {path for path, declaration in declarations
@@ -83,22 +128,18 @@ def torch_files(declarations: Iterable[tuple[str, Declaration]]) -> frozenset[st
     return frozenset(named)
 
 
-def torch_reach(declaration: Declaration, path: str, named: frozenset[str],
-                known: frozenset[str]) -> Literal["sure", "maybe", "none"]:
-    """Whether the environment declaring ``declaration`` (in ``path``) gets torch: ``sure``
-    by name or through a file of ``named`` (``torch_files``); ``maybe`` through what the
-    codebase does not show (a requirements file or package it does not hold, a lock file,
-    a package requiring torch); ``none`` where everything it installs is known and torch is
-    not among it."""
-    if not declaration.torch_unseen:
-        return "sure"
-    reach: Literal["sure", "maybe", "none"] = "none"
-    for written in declaration.installs_from:
-        if installs(path, written, named):
-            return "sure"
-        if not installs(path, written, known):
-            reach = "maybe"
-    return reach
+# The compute capabilities of each GPU architecture the notes name.
+ARCH_CAPABILITIES = {"Kepler": ("3.",), "Maxwell": ("5.",), "Pascal": ("6.",),
+                     "Volta": ("7.0", "7.2"), "Turing": ("7.5",)}
+
+
+def builds_for(archs: str, listed: str) -> bool:
+    """Whether a ``TORCH_CUDA_ARCH_LIST`` value names a capability of one of ``archs``
+    ("Maxwell/Pascal/Volta" against "6.0;7.0+PTX": yes; against "9.0 10.0": no)."""
+    capabilities = re.findall(r"\d{1,2}\.\d", listed)
+    prefixes = [prefix for arch in archs.split("/") for prefix in ARCH_CAPABILITIES.get(arch, ())]
+    return any(capability.startswith(prefix) for capability in capabilities
+               for prefix in prefixes)
 
 
 def installs(path: str, written: str, named: Iterable[str]) -> bool:

@@ -12,15 +12,25 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
 
 from watcher.impact.code import CodeIndex, Hit, UseRow, UseTable
 from watcher.impact.knowledge import ApiKnowledge, NoKnowledge, Signature
-from watcher.impact.model import Qualifier, Subject, Subjects
+from watcher.impact.model import (
+    Declaration,
+    EnvironmentSubject,
+    Qualifier,
+    Subject,
+    Subjects,
+)
 from watcher.impact.reach.callers import Callers
 from watcher.impact.reach.evidence import Evidence
 from watcher.impact.reach.tiers import Match, Verdict, cap, judge, rank
 from watcher.impact.subjects import vocabulary
-from watcher.models import Affect, Tier
+from watcher.models import Affect
+
+if TYPE_CHECKING:
+    from watcher.impact.environment import Installs
 
 __all__ = ["find_affects", "reachable"]
 
@@ -86,69 +96,54 @@ def environment_affects(subjects: Subjects, index: CodeIndex,
                         found: dict[tuple[str, int, str], Affect], base: dict[str, str | None]
                         ) -> None:
     """Each declaration a dropped Python or CUDA, a required or renamed package, an ended
-    channel or the C++ ABI touches: ``breaks`` where its environment installs torch (by name
-    or through a file of the codebase naming it), ``check`` where it may (through what the
-    codebase does not show), nothing where it cannot (a ``python:3.8`` image that installs
-    only ``soundfile``)."""
+    channel, the C++ ABI or GPUs a CUDA build drops touches, judged by ``environment_verdict``."""
     # Imported here: most items change no environment, and packaging's specifiers are only
     # needed for those that do.
-    from watcher.impact.environment import (
-        admits_only_rejected,
-        torch_files,
-        torch_reach,
-        touches,
-    )
+    from watcher.impact.environment import Installs, touches
 
     declarations = index.declarations
-    named = torch_files(declarations)
-    targets: dict[str, list[str]] = {}  # each file's TORCH_CUDA_ARCH_LIST settings
-    for path, declaration in declarations:
-        if declaration.kind == "gpu_targets":
-            targets.setdefault(path, []).append(declaration.version)
-    known = frozenset(path for path, _ in declarations)
+    installed = Installs.of(declarations)
     for environment in subjects.environment:
-        label = environment.label
-        why = WHY_ENVIRONMENT.get(environment.kind, "declares what {} no longer admits").format(
-            label)
         for path, declaration in declarations:
             if not touches(environment, declaration, path, base["release"]):
                 continue
-            reach = torch_reach(declaration, path, named, known)
-            if reach == "none":
-                continue
-            tier: Tier = "breaks" if reach == "sure" else "check"
-            said = why if reach == "sure" else \
-                f"{why}, if it gets torch ({', '.join(declaration.installs_from)} may bring it)"
-            if environment.kind == "gpu_arch" and path in targets and not any(
-                    builds_for(environment.name, listed) for listed in targets[path]):
-                continue  # it builds only for other GPUs (``TORCH_CUDA_ARCH_LIST="9.0"``)
-            if environment.kind == "gpu_arch":
-                # The build is gone only for some GPUs: which ones it runs on is not in code.
-                tier, said = "check", (f"installs the CUDA {environment.removed} build, which "
-                                       f"no longer runs on {environment.name} GPUs (check the "
-                                       f"GPUs it runs on)")
-            if environment.kind == "package" and not admits_only_rejected(
-                    declaration.specifier, environment.specifier):
-                # A range admitting older versions and newer ones: pip picks the newest it
-                # admits unless something else holds it back; the floor is to raise.
-                tier, said = "check", f"{why} (it also admits newer ones, which pip may pick)"
-            keep(found, Affect(path=path, line=declaration.line, code=declaration.code,
-                               api=label, tier=tier, why=said, ignore=declaration.ignore,
-                               **base))  # type: ignore[arg-type]
+            verdict = environment_verdict(environment, declaration, path, installed)
+            if verdict is not None:
+                keep(found, Affect(path=path, line=declaration.line, code=declaration.code,
+                                   api=environment.label, tier=verdict.tier, why=verdict.why,
+                                   ignore=declaration.ignore, **base))  # type: ignore[arg-type]
 
 
-# The compute capabilities of each GPU architecture the notes name.
-ARCH_CAPABILITIES = {"Kepler": ("3.",), "Maxwell": ("5.",), "Pascal": ("6.",),
-                     "Volta": ("7.0", "7.2"), "Turing": ("7.5",)}
+def environment_verdict(environment: EnvironmentSubject, declaration: Declaration, path: str,
+                        installed: Installs) -> Verdict | None:
+    """``breaks`` where the declaring environment installs torch (by name or through a file
+    of the codebase naming it), ``check`` where it may (through what the codebase does not
+    show), nothing where it cannot (a ``python:3.8`` image that installs only ``soundfile``).
+    GPUs a build drops are at most ``check``, and nothing for a build targeting other GPUs; a
+    pin that also admits accepted versions is ``check``."""
+    from watcher.impact.environment import admits_only_rejected
 
-
-def builds_for(archs: str, listed: str) -> bool:
-    """Whether a ``TORCH_CUDA_ARCH_LIST`` value names a capability of one of ``archs``
-    ("Maxwell/Pascal/Volta" against "6.0;7.0+PTX": yes; against "9.0 10.0": no)."""
-    capabilities = re.findall(r"\d{1,2}\.\d", listed)
-    prefixes = [prefix for arch in archs.split("/") for prefix in ARCH_CAPABILITIES.get(arch, ())]
-    return any(capability.startswith(prefix) for capability in capabilities
-               for prefix in prefixes)
+    reach = installed.torch_reach(declaration, path)
+    if reach == "none":
+        return None
+    why = WHY_ENVIRONMENT.get(environment.kind, "declares what {} no longer admits").format(
+        environment.label)
+    if environment.kind == "gpu_arch":
+        if installed.builds_only_for_others(path, environment.name):
+            return None  # it builds only for other GPUs (``TORCH_CUDA_ARCH_LIST="9.0"``)
+        # The build is gone only for some GPUs: which ones it runs on is not in the code.
+        return Verdict("check", f"installs the CUDA {environment.removed} build, which no "
+                                f"longer runs on {environment.name} GPUs (check the GPUs it "
+                                f"runs on)")
+    if environment.kind == "package" and not admits_only_rejected(declaration.specifier,
+                                                                  environment.specifier):
+        # A range admitting older versions and newer ones: pip picks the newest it admits
+        # unless something else holds it back; the floor is to raise.
+        return Verdict("check", f"{why} (it also admits newer ones, which pip may pick)")
+    if reach == "maybe":
+        return Verdict("check", f"{why}, if it gets torch "
+                                f"({', '.join(declaration.installs_from)} may bring it)")
+    return Verdict("breaks", why)
 
 
 # Methods whose calls are not written by name: nn.Module's ``__call__`` runs ``forward`` with

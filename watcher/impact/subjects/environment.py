@@ -98,8 +98,7 @@ _NEW_ABI = [
 _GPU_ARCHS = re.compile(r"\b(kepler|maxwell|pascal|volta|turing)\b", re.I)
 _ARCH_DROPPED = re.compile(r"\b(?:drop\w{0,4}|remov\w{0,3}|deprecat\w{0,3}|no\s+longer\s+"
                            r"support\w{0,3})\b", re.I)
-_ARCH_BUILDS = re.compile(r"\bcuda\s+" + _VERSIONS + r"(?:\s+(?:binary\s+|wheel\s+)?(?:builds?|"
-                          r"binaries|wheels))?", re.I)
+_ARCH_BUILDS = re.compile(r"\bcuda\s+" + _VERSIONS, re.I)  # the builds: "CUDA 12.8 and 12.9"
 _PACKAGE_WORDS = re.compile(r"\b(?:package|wheel|pip|pypi|distribution|dependency)\b", re.I)
 # Platforms and toolchains notes version-gate: not Python distributions a codebase pins.
 _NOT_PACKAGES = frozenset({"cuda", "rocm", "macos", "windows", "linux", "glibc", "gcc", "clang",
