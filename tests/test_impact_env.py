@@ -622,3 +622,34 @@ def test_a_build_that_targets_only_other_gpus_is_not_touched_by_their_removal(tm
     assert sorted({a.path for a in affects}) == ["install.ps1", "volta.Dockerfile"]
     assert declared("Dockerfile", 'ENV TORCH_CUDA_ARCH_LIST="9.0 10.0"\n') == [
         (1, "gpu_targets", "", "9.0 10.0")]
+
+
+def test_a_script_function_wrapping_pip_install_is_read_as_pip_at_each_call(tmp_path):
+    """GPT-SoVITS installs torch through functions of its own scripts: bash's
+    ``run_pip_quiet() { ... pip install "$@" ... }`` and PowerShell's ``function Invoke-Pip {
+    & pip install @Args }``. Each call is the pip install it wraps, with the call's arguments; a
+    function installing a fixed list is no wrapper, and its name elsewhere installs nothing."""
+    (tmp_path / "install.sh").write_text(textwrap.dedent("""\
+        run_pip_quiet() {
+            local output
+            output=$(pip install "$@" 2>&1) || { echo "$output"; exit 1; }
+        }
+        setup_tools() {
+            pip install ninja
+        }
+        if [ "$USE_CUDA" = true ]; then
+            run_pip_quiet torch torchcodec --index-url "https://download.pytorch.org/whl/cu128"
+        fi
+        echo run_pip_quiet done; setup_tools torch
+        """))
+    (tmp_path / "install.ps1").write_text(textwrap.dedent("""\
+        function Invoke-Pip {
+            $output = & pip install @Args 2>&1
+        }
+        invoke-pip torch --index-url "https://download.pytorch.org/whl/cu128"
+        """))
+    assert [(a.path, a.line) for a in cu128_drops_old_gpus(tmp_path)] == [
+        ("install.ps1", 4), ("install.sh", 9)]
+    names = [(line, name) for line, kind, name, _ in declared(
+        "install.sh", (tmp_path / "install.sh").read_text()) if kind == "package"]
+    assert names == [(6, "ninja"), (9, "torch"), (9, "torchcodec")]

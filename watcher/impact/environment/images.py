@@ -24,6 +24,7 @@ from watcher.impact.environment.declarations import (
     requirement_files,
     requirement_lines,
 )
+from watcher.impact.environment.wrappers import expand_wrappers, installer_wrappers
 from watcher.impact.model import Declaration
 
 __all__ = ["conda_environment", "dockerfile", "pinned_to", "shell_script", "torch_unseen"]
@@ -70,11 +71,12 @@ VALUED = frozenset({"-r", "-c", "-e", "-i", "-f", "-t", "-n", "-p", "--requireme
 
 def shell_script(lines: list[str]) -> list[Declaration]:
     """What a setup script's ``pip install`` and ``conda install`` lines name (comments
-    left out)."""
+    left out), also through a function of the script that wraps one (``wrappers``)."""
     found: list[Declaration] = []
     bare = [re.sub(r"(^|\s)#.*$", "", line) for line in lines]
+    wrappers = installer_wrappers(bare)
     for number, text in instructions(bare):
-        found += run_line(number, lines[number - 1], text)
+        found += run_line(number, lines[number - 1], expand_wrappers(text, wrappers))
         found += wheel_builds(number, lines[number - 1], text)
         found += gpu_targets(number, lines[number - 1], text)
     return found
