@@ -173,11 +173,43 @@ def test_a_module_function_returning_a_dict_it_built_spreads_its_keys():
             options = {"map_location": "cpu"}
             options["mmap"] = True
             return options
+        def opened(extra):
+            options = {"map_location": "cpu"}
+            options.update(extra)
+            return options
         a = torch.load(p, **load_options())
         b = torch.load(p, **grown())
+        c = torch.load(p, **opened(e))
         """)
-    assert (9, "torch.load", True, ("map_location", "weights_only")) in found
-    assert (10, "torch.load", True, ()) in found  # keys added after: unknown, so no claim
+    assert (13, "torch.load", True, ("map_location", "weights_only")) in found
+    assert (14, "torch.load", True, ("map_location", "mmap")) in found  # a constant key added
+    assert (15, "torch.load", True, ()) in found  # updated from a dict of unknown keys: no claim
+
+
+def test_a_method_returning_the_keywords_it_is_given_spreads_those_of_the_call():
+    """avalanche's strategies build DataLoader arguments with a method that copies its own
+    ``**kwargs`` into the dict it returns, then spread it: the keys are the call's keywords and
+    the constant keys the method adds, so no ``pin_memory_device`` reaches the DataLoader."""
+    found = uses("""\
+        from torch.utils.data import DataLoader
+        class Strategy:
+            def _common(self, **kwargs):
+                args = {}
+                for k, v in kwargs.items():
+                    args[k] = v
+                if args.get("pin_memory", None) is None:
+                    args["pin_memory"] = True
+                return args
+            def make(self, num_workers=0, **kwargs):
+                args = self._common(batch_size=8, num_workers=num_workers)
+                args["ffcv_args"] = kwargs["ffcv_args"]
+                return DataLoader(self.data, **args)
+            def spread(self, **kwargs):
+                return DataLoader(self.data, **self._common(**kwargs))
+        """)
+    assert (13, "torch.utils.data.DataLoader", True,
+            ("batch_size", "ffcv_args", "num_workers", "pin_memory")) in found
+    assert (15, "torch.utils.data.DataLoader", True, ()) in found  # its own ** may pass any
 
 def test_functools_partial_is_a_call_of_its_first_argument():
     found = uses("""\

@@ -28,6 +28,7 @@ from watcher.impact.code.nodes import FIELDS, fields_of, push_children
 from watcher.impact.code.shapes import (
     chain_of,
     literal_keys,
+    methods_by_name,
     returned_keys,
     string_keys,
     top_level_imports,
@@ -139,6 +140,7 @@ class Walker:
         flags = self.flags or None
         self._functions = {node.name: node for node in tree.body
                            if type(node) is ast.FunctionDef or type(node) is ast.AsyncFunctionDef}
+        self._functions.update(methods_by_name(tree.body))
         stack: list[Any] = [tree]
         pop, push, extend = stack.pop, stack.append, stack.extend
         record, refs, name_kind, load = self.raws.append, self._refs, ast.Name, ast.Load
@@ -401,7 +403,8 @@ class Walker:
         return tuple(keys), unknown
 
     def returns_of(self, name: str) -> set[str] | None:
-        """The keys of the dicts a module function returns, when each return is literal."""
+        """The keys of the dicts a module function (or ``.method``) returns, when each return
+        is literal."""
         if name not in self._returns:
             function = self._functions.get(name)
             self._returns[name] = None if function is None else returned_keys(function)

@@ -11,7 +11,8 @@ from typing import Any
 from watcher.impact.code.guards import dead_branch
 from watcher.impact.code.nodes import push_children
 
-__all__ = ["chain_of", "literal_keys", "returned_keys", "string_keys", "top_level_imports"]
+__all__ = ["chain_of", "literal_keys", "methods_by_name", "returned_keys", "string_keys",
+           "top_level_imports"]
 
 
 def chain_of(node: ast.expr) -> tuple[str, tuple[str, ...]] | None:
@@ -56,8 +57,8 @@ def literal_keys(node: ast.expr, functions: Callable[[str], set[str] | None] | N
                  ) -> set[str] | None:
     """The keys of ``{"a": 1, "b": 2}``, ``dict(a=1, b=2)``, of both branches of
     ``{"a": 1} if c else {}`` (any path's keys: a call passing it says those options), or of
-    ``f()`` where ``functions`` knows what ``f`` returns; None for anything else (a ``**``
-    inside, a computed key, another value)."""
+    ``f()`` / ``self.f()`` where ``functions`` knows what ``f`` (``.f``, a method) returns;
+    None for anything else (a ``**`` inside, a computed key, another value)."""
     kind = type(node)
     if kind is ast.Dict:
         keys = set()
@@ -71,24 +72,49 @@ def literal_keys(node: ast.expr, functions: Callable[[str], set[str] | None] | N
         body = literal_keys(node.body, functions) if dead != "body" else set()  # type: ignore[attr-defined]
         orelse = literal_keys(node.orelse, functions) if dead != "orelse" else set()  # type: ignore[attr-defined]
         return None if body is None or orelse is None else body | orelse
-    if kind is not ast.Call or type(node.func) is not ast.Name:  # type: ignore[attr-defined]
+    if kind is not ast.Call:
         return None
-    name = node.func.id  # type: ignore[attr-defined]
+    func = node.func  # type: ignore[attr-defined]
+    if type(func) is ast.Name:
+        name = func.id
+    elif type(func) is ast.Attribute and type(func.value) is ast.Name and \
+            func.value.id in ("self", "cls"):
+        name = "." + func.attr  # a method of the class the call is in
+    else:
+        return None
+    spread = any(keyword.arg is None for keyword in node.keywords)  # type: ignore[attr-defined]
+    passed = {str(keyword.arg) for keyword in node.keywords}  # type: ignore[attr-defined]
     if name == "dict":
-        if node.args or any(keyword.arg is None for keyword in node.keywords):  # type: ignore[attr-defined]
-            return None
-        return {str(keyword.arg) for keyword in node.keywords}  # type: ignore[attr-defined]
+        return None if node.args or spread else passed  # type: ignore[attr-defined]
     known = functions(name) if functions is not None else None
-    return None if known is None else set(known)
+    if known is None or CALL_KEYWORDS not in known:
+        return None if known is None else set(known)
+    # A helper returning the keywords it is given: those this call passes, unless a ``**``
+    # of its own may pass any.
+    return None if spread else (known - {CALL_KEYWORDS}) | passed
+
+
+# In the keys a function returns: "and whatever keywords the call passes" (a helper that copies
+# its own ``**kwargs`` into the dict it returns).
+CALL_KEYWORDS = "**"
+# Methods of a dict that read it or drop keys: the keys it can hold stay a superset.
+READING = frozenset({"get", "items", "keys", "values", "copy", "pop", "popitem"})
 
 
 def returned_keys(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str] | None:
     """The keys of every dict a function can return, when each of its ``return``s gives a
-    literal one (``return {"multiprocessing_context": ctx}`` / ``return {}``); None when one
-    returns anything else or it can end without a return."""
-    keys: set[str] = set()
+    literal one (``return {"multiprocessing_context": ctx}`` / ``return {}``) or a name bound
+    once to one and then given only constant keys (``d["pin_memory"] = ...``) or the
+    function's own ``**kwargs`` (``d.update(kwargs)``, ``for k, v in kwargs.items(): d[k] =
+    v``: ``CALL_KEYWORDS``); None when one returns anything else or it can end without a
+    return."""
+    kwarg = function.args.kwarg.arg if function.args.kwarg is not None else None
     returns: list[ast.expr | None] = []
-    local: dict[str, set[str] | None] = {}  # names bound once to a literal dict, and only so
+    bound: dict[str, list[set[str] | None]] = {}  # each literal dict a name is bound to
+    added: dict[str, set[str]] = {}
+    spoiled: set[str] = set()  # names changed in a way not followed
+    copied: set[str] = set()  # loop names running over the function's **kwargs keys
+    stores: list[tuple[str, ast.expr]] = []  # ``d[key] = ...``, decided once loops are known
     pending: list[Any] = list(function.body)
     while pending:
         node = pending.pop()
@@ -99,23 +125,92 @@ def returned_keys(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str] 
             continue  # a nested definition's returns are its own
         if isinstance(node, ast.Return):
             returns.append(node.value)
-        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(
-                node.targets[0], ast.Name):
-            name = node.targets[0].id
-            local[name] = literal_keys(node.value) if name not in local else None
-        elif isinstance(node, ast.Subscript | ast.Attribute) and isinstance(node.value, ast.Name):
-            local[node.value.id] = None  # ``batch["x"] = ...``, ``batch.update(...)``: unknown
+        elif isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    bound.setdefault(target.id, []).append(
+                        copied_keys(node.value, kwarg) if len(node.targets) == 1 else None)
+                elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
+                    stores.append((target.value.id, target.slice))
+        elif isinstance(node, ast.For) and kwarg is not None and over_keys(node.iter, kwarg):
+            target = node.target
+            if isinstance(target, ast.Tuple) and target.elts:
+                target = target.elts[0]
+            if isinstance(target, ast.Name):
+                copied.add(target.id)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                isinstance(node.func.value, ast.Name):
+            name, method = node.func.value.id, node.func.attr
+            if method == "update" and all(keyword.arg is not None for keyword in node.keywords):
+                more = added.setdefault(name, set())
+                more.update(str(keyword.arg) for keyword in node.keywords)
+                for argument in node.args:
+                    if isinstance(argument, ast.Name) and argument.id == kwarg:
+                        more.add(CALL_KEYWORDS)
+                    else:
+                        spoiled.add(name)
+            elif method not in READING:
+                spoiled.add(name)
+        elif isinstance(node, ast.AugAssign | ast.AnnAssign) and isinstance(node.target, ast.Name):
+            spoiled.add(node.target.id)
         # No generator per node (``ast.iter_child_nodes``); the order the stack gives the
         # children does not matter, every one is seen.
         push_children(pending, node, kind)
+    for name, key in stores:
+        if isinstance(key, ast.Constant) and isinstance(key.value, str):
+            added.setdefault(name, set()).add(key.value)
+        elif isinstance(key, ast.Name) and key.id in copied:
+            added.setdefault(name, set()).add(CALL_KEYWORDS)
+        else:
+            spoiled.add(name)
+    keys: set[str] = set()
     for value in returns:
-        # ``return {...}``, or ``return batch`` of a dict the function built literally
-        found = (local.get(value.id) if isinstance(value, ast.Name)
-                 else literal_keys(value) if value is not None else None)
+        if isinstance(value, ast.Name):
+            bindings = bound.get(value.id, [])
+            found = bindings[0] if len(bindings) == 1 and value.id not in spoiled else None
+            if found is not None:
+                found = found | added.get(value.id, set())
+        else:
+            found = copied_keys(value, kwarg) if value is not None else None
         if found is None:
             return None
         keys |= found
     return keys if returns and not falls_through(function.body) else None
+
+
+def copied_keys(node: ast.expr, kwarg: str | None) -> set[str] | None:
+    """The keys of a literal dict, ``dict(**kwargs)`` and ``{**kwargs, "a": 1}`` of the
+    function's own ``kwarg`` included (as ``CALL_KEYWORDS``)."""
+    if kwarg is not None and isinstance(node, ast.Dict):
+        keys: set[str] = set()
+        for key, value in zip(node.keys, node.values, strict=True):
+            if key is None and isinstance(value, ast.Name) and value.id == kwarg:
+                keys.add(CALL_KEYWORDS)
+            elif isinstance(key, ast.Constant) and isinstance(key.value, str):
+                keys.add(key.value)
+            else:
+                return None
+        return keys
+    if kwarg is not None and isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+            and node.func.id == "dict" and not node.args:
+        keys = set()
+        for keyword in node.keywords:
+            if keyword.arg is not None:
+                keys.add(keyword.arg)
+            elif isinstance(keyword.value, ast.Name) and keyword.value.id == kwarg:
+                keys.add(CALL_KEYWORDS)
+            else:
+                return None
+        return keys
+    return literal_keys(node)
+
+
+def over_keys(node: ast.expr, kwarg: str) -> bool:
+    """``kwargs``, ``kwargs.items()`` or ``kwargs.keys()``: a loop whose first name is each key."""
+    if isinstance(node, ast.Call) and not node.args and isinstance(node.func, ast.Attribute) \
+            and node.func.attr in ("items", "keys"):
+        node = node.func.value
+    return isinstance(node, ast.Name) and node.id == kwarg
 
 
 def falls_through(body: list[ast.stmt]) -> bool:
@@ -126,3 +221,20 @@ def falls_through(body: list[ast.stmt]) -> bool:
     if type(last) is ast.If:
         return falls_through(last.body) or falls_through(last.orelse)
     return True
+
+
+def methods_by_name(body: list[ast.stmt]) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
+    """``.name`` -> the method of that name of the module's classes, for a name only one of
+    them defines (``self.name()`` in another class with its own would be a guess)."""
+    found: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
+    twice: set[str] = set()
+    for statement in body:
+        if not isinstance(statement, ast.ClassDef):
+            continue
+        for member in statement.body:
+            if isinstance(member, ast.FunctionDef | ast.AsyncFunctionDef):
+                key = "." + member.name
+                if key in found:
+                    twice.add(key)
+                found[key] = member
+    return {key: method for key, method in found.items() if key not in twice}
