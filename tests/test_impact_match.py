@@ -225,6 +225,39 @@ def test_a_change_to_what_invalid_calls_raise_flags_nothing(index):
     assert lines(index, Subject(api="torch.load", condition="errors")) == []
 
 
+def test_a_handler_of_only_the_old_error_type_around_the_call_is_check(tmp_path):
+    """kaolin's ``list_to_packed`` catches ``RuntimeError`` around ``torch.cat`` to give its
+    own message; from 2.9 cat raises ``ValueError`` (or ``IndexError``/``TypeError``), which
+    passes that handler by. A handler that also catches a new type, or catches ``Exception``,
+    still runs; a call outside any ``try`` was never handled."""
+    (tmp_path / "batch.py").write_text(textwrap.dedent("""\
+        import torch
+        try:
+            packed = torch.cat(tensors, dim=0)
+        except RuntimeError as error:
+            raise ValueError("tensors must share their last dimension") from error
+        try:
+            torch.cat(tensors)
+        except (RuntimeError, ValueError):
+            pass
+        try:
+            torch.cat(tensors)
+        except Exception:
+            pass
+        torch.cat(tensors)
+        try:
+            torch.cat(tensors)
+        except torch.OutOfMemoryError:
+            pass
+        """))
+    cat = Subject(api="torch.cat", condition="errors", raised=("RuntimeError",),
+                  raises=("ValueError", "IndexError", "TypeError"))
+    affects = find_affects(Subjects(python=(cat,)), scan_codebase(str(tmp_path), {}), "code")
+    assert [(affect.line, affect.tier) for affect in affects] == [(3, "check")]
+    assert affects[0].why == ("catches RuntimeError around torch.cat, which raises ValueError, "
+                              "IndexError or TypeError instead")
+
+
 def test_a_name_the_atlas_cannot_place_matches_its_private_module_spelling(tmp_path):
     """Megatron-LM imports ``torch.distributed._symmetric_memory``; 2.11 deprecates
     ``torch.distributed.symmetric_memory.enable_symm_mem_for_group``, a module the atlas does

@@ -652,6 +652,21 @@ def test_a_change_to_what_invalid_calls_raise_touches_no_valid_use(text, conditi
                                                 condition)
 
 
+@pytest.mark.parametrize(("text", "raised", "raises"), [
+    ("Raise appropriate errors in `torch.cat` (#158249)\n\n`torch.cat` now raises `ValueError`, "
+     "`IndexError` or `TypeError` where appropriate instead of the generic `RuntimeError`. If you "
+     "code was catching these errors, you can update to catch the new error type.",
+     ("RuntimeError",), ("ValueError", "IndexError", "TypeError")),
+    ("Stricter checks in `torch.foo` (#1)\n\nBad shapes previously raised RuntimeError; "
+     "`torch.foo` now raises `ValueError` for them.", ("RuntimeError",), ("ValueError",)),
+    ("Add a check for negative sizes to `torch.foo` (#1)", (), ()),
+], ids=["torch.cat-2.9", "previously-raised", "no-type-named"])
+def test_an_errors_item_says_which_exception_type_it_replaces(text, raised, raises):
+    """What code catching the old type around the call needs (``reach.tiers._handled``)."""
+    (subject,) = read_subjects(item(text)).python
+    assert (subject.condition, subject.raised, subject.raises) == ("errors", raised, raises)
+
+
 @pytest.mark.parametrize("text", [
     "Options to `torch.foo` (except for the first three arguments) are now keyword-only (#1)",
     "Supplying model keyword arguments to `torch.foo` is deprecated (#1)",

@@ -93,6 +93,11 @@ class Subject(Frozen):
     # keyword arguments passed as a dict ending a positional tuple ("supply model keyword
     # arguments as a final dictionary is deprecated": ``export(m, (x, {"mask": m}))``).
     shape: Literal["final_dict"] | None = None
+    # With condition "errors", the exception types invalid calls raised before ("instead of
+    # the generic `RuntimeError`") and the ones they raise now: code catching only an old one
+    # around the call no longer handles the error.
+    raised: tuple[str, ...] = ()
+    raises: tuple[str, ...] = ()
 
 
 class Qualifier(Frozen):
@@ -195,6 +200,9 @@ class Use(Frozen):
     # Keywords a ``try`` passed the same function before this call, in its ``except
     # TypeError:`` handler: the call runs only on releases that refuse them
     fallback: tuple[str, ...] = ()
+    # The exception types the handlers of ``try`` blocks around a call catch, by last name
+    # (a bare ``except:`` is ``BaseException``)
+    caught: tuple[str, ...] = ()
     # A positional argument is a tuple ending in a dict (``(x, {"mask": m})``, ``(batch,)`` of a
     # dict the file builds): keyword arguments passed as a final dict
     final_dict: bool = False

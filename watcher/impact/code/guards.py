@@ -21,8 +21,8 @@ from typing import Any, Literal
 from watcher.impact.code.nodes import push_children
 from watcher.impact.code.versions import FLOOR, Test, callee_name, compared, version_test
 
-__all__ = ["FLOOR", "Test", "catches_type_error", "dead_branch", "exits", "probed_names",
-           "runs_below", "tried_keywords"]
+__all__ = ["FLOOR", "Test", "catches_type_error", "caught_names", "dead_branch", "exits",
+           "probed_names", "runs_below", "tried_keywords"]
 
 
 
@@ -156,6 +156,24 @@ def tried_keywords(body: list[ast.stmt]) -> dict[str, frozenset[str]] | None:
                 if name and keywords:
                     tried.setdefault(name, set()).update(keywords)
     return {name: frozenset(keywords) for name, keywords in tried.items()} or None
+
+
+def caught_names(handlers: list[ast.ExceptHandler]) -> frozenset[str]:
+    """The exception types a ``try``'s handlers catch, by last name (``except
+    torch.OutOfMemoryError`` is ``OutOfMemoryError``); a bare ``except:`` is ``BaseException``."""
+    names: set[str] = set()
+    for handler in handlers:
+        kinds = handler.type.elts if type(handler.type) is ast.Tuple else [handler.type]
+        for kind in kinds:
+            if kind is None:
+                names.add("BaseException")
+            elif type(kind) is ast.Name:
+                names.add(kind.id)
+            elif type(kind) is ast.Attribute:
+                names.add(kind.attr)
+            else:
+                names.add("?")  # a computed type: anything may be caught
+    return frozenset(names)
 
 
 def catches_type_error(kind: ast.expr | None) -> bool:

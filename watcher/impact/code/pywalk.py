@@ -18,6 +18,7 @@ from watcher.impact.code.guards import (
     FLOOR,
     Test,
     catches_type_error,
+    caught_names,
     dead_branch,
     exits,
     probed_names,
@@ -105,6 +106,8 @@ class Walker:
         # Lines of ``except TypeError:`` handlers, with the keywords the ``try`` tried each
         # function with (``guards.tried_keywords``).
         self.fallbacks: list[tuple[int, int, dict[str, frozenset[str]]]] = []
+        # The lines of each ``try`` body, with the exception types its handlers catch.
+        self.catches: list[tuple[int, int, frozenset[str]]] = []
         # (line, function's last name) of the calls passing a tuple that ends in a dict
         self.final_dicts: set[tuple[int, str]] = set()
         self.raws: list[Raw] = []
@@ -336,6 +339,9 @@ class Walker:
                 self.below.append((body[position + 1].lineno, end, bounded[1]))
 
     def fallback(self, node: ast.Try | ast.TryStar) -> None:
+        if node.body and node.handlers:
+            end = node.body[-1].end_lineno or node.body[-1].lineno
+            self.catches.append((node.body[0].lineno, end, caught_names(node.handlers)))
         handlers = [handler for handler in node.handlers
                     if handler.body and catches_type_error(handler.type)]
         tried = tried_keywords(node.body) if handlers else None

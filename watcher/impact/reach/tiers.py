@@ -11,6 +11,7 @@ only a removed name breaks those.
 from __future__ import annotations
 
 import ast
+import builtins
 from typing import NamedTuple
 
 from watcher.impact.code import UNSET, UseRow
@@ -127,13 +128,40 @@ def _judge(subject: Subject, match: Match, when: str) -> Verdict | None:
         return Verdict("check" if subject.effect == "deprecated" else "breaks",
                        f"passes keyword arguments to {what} as a dict ending its positional "
                        f"arguments, {change}{when}")
-    if subject.condition in ("errors", "signature") or subject.option is None:
+    if subject.condition == "errors":
+        return _handled(subject, row, what, when) if match.itself and calls else None
+    if subject.condition == "signature" or subject.option is None:
         return None
     if not (match.itself and calls):
         return None
     # A bare name ("export") is anyone's unless the knowledge placed it (a subclass found).
     return _option(subject, row, match.signature, when,
                    bare="." not in subject.api and match.via is None)
+
+
+def _handled(subject: Subject, row: UseRow, what: str, when: str) -> Verdict | None:
+    """A call inside a ``try`` that catches a type the API raised for bad input before, and
+    none it raises now: the handler no longer runs for that input (``check``: whether the code
+    gives bad input is not known)."""
+    caught = set(row.get("caught", ()))
+    old = next((kind for kind in subject.raised if caught & lineage(kind)), None)
+    if old is None or "?" in caught or any(caught & lineage(kind) for kind in subject.raises):
+        return None
+    names = [kind.rpartition(".")[2] for kind in subject.raises]
+    now = " or ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names) \
+        or "another type"
+    return Verdict("check", f"catches {old.rpartition('.')[2]} around {what}, which raises "
+                            f"{now} instead{when}")
+
+
+def lineage(kind: str) -> set[str]:
+    """The names a handler can catch ``kind`` by: its own and its bases' (Python's built-in
+    hierarchy; a type of another package is taken to derive from Exception)."""
+    name = kind.rpartition(".")[2]
+    builtin = getattr(builtins, name, None)
+    if isinstance(builtin, type) and issubclass(builtin, BaseException):
+        return {base.__name__ for base in builtin.__mro__ if base is not object}
+    return {name, "Exception", "BaseException"}
 
 
 def asked_first(subject: Subject, row: UseRow) -> bool:

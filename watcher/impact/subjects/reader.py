@@ -27,6 +27,7 @@ from watcher.impact.subjects.effects import CURRENT_DEFAULT, effect_of, read_qua
 from watcher.impact.subjects.environment import read_environment
 from watcher.impact.subjects.examples import CodeFacts, read_blocks
 from watcher.impact.subjects.names import distinctive, is_method_form, read_span
+from watcher.impact.subjects.raised import exception_swap
 from watcher.impact.subjects.terms import vocabulary
 from watcher.impact.subjects.text import Parsed, parse_item
 from watcher.models import ClassifiedItem
@@ -64,7 +65,9 @@ def read_subjects(item: ClassifiedItem) -> Subjects:
     if unflagged is not None:
         shape = "final_dict" if unflagged == "signature" and any(
             FINAL_DICT.search(sentence.plain) for sentence in parsed.sentences) else None
-        python = [subject.model_copy(update={"condition": unflagged, "shape": shape})
+        raised, raises = exception_swap(parsed.sentences) if unflagged == "errors" else ((), ())
+        python = [subject.model_copy(update={"condition": unflagged, "shape": shape,
+                                             "raised": raised, "raises": raises})
                   if subject.condition == "uses" else subject for subject in python]
     python = with_given_options(python, parsed, item_view.readings)
     python += made_key_subjects(parsed, item.kind, python)
