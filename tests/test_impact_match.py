@@ -229,7 +229,9 @@ def test_a_handler_of_only_the_old_error_type_around_the_call_is_check(tmp_path)
     """kaolin's ``list_to_packed`` catches ``RuntimeError`` around ``torch.cat`` to give its
     own message; from 2.9 cat raises ``ValueError`` (or ``IndexError``/``TypeError``), which
     passes that handler by. A handler that also catches a new type, or catches ``Exception``,
-    still runs; a call outside any ``try`` was never handled."""
+    still runs; a call outside any ``try`` was never handled. A handler that retries the call
+    (Megatron-LM's CPU fallback, fairseq's chunked loop) is for running out of memory, which
+    a retry can fix and bad input cannot."""
     (tmp_path / "batch.py").write_text(textwrap.dedent("""\
         import torch
         try:
@@ -249,6 +251,17 @@ def test_a_handler_of_only_the_old_error_type_around_the_call_is_check(tmp_path)
             torch.cat(tensors)
         except torch.OutOfMemoryError:
             pass
+        def merge(pieces):
+            try:
+                return torch.cat(pieces)
+            except RuntimeError:
+                return torch.cat([piece.cpu() for piece in pieces])
+        def distances(w, centroids, chunks=1):
+            while True:
+                try:
+                    return torch.cat([w - c for c in centroids.chunk(chunks)])
+                except RuntimeError:
+                    chunks *= 2
         """))
     cat = Subject(api="torch.cat", condition="errors", raised=("RuntimeError",),
                   raises=("ValueError", "IndexError", "TypeError"))

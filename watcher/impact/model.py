@@ -201,7 +201,7 @@ class Use(Frozen):
     # TypeError:`` handler: the call runs only on releases that refuse them
     fallback: tuple[str, ...] = ()
     # The exception types the handlers of ``try`` blocks around a call catch, by last name
-    # (a bare ``except:`` is ``BaseException``)
+    # (a bare ``except:`` is ``BaseException``); not those of a handler that retries the call
     caught: tuple[str, ...] = ()
     # A positional argument is a tuple ending in a dict (``(x, {"mask": m})``, ``(batch,)`` of a
     # dict the file builds): keyword arguments passed as a final dict

@@ -22,7 +22,7 @@ from watcher.impact.code.nodes import push_children
 from watcher.impact.code.versions import FLOOR, Test, callee_name, compared, version_test
 
 __all__ = ["FLOOR", "Test", "catches_type_error", "caught_names", "dead_branch", "exits",
-           "probed_names", "runs_below", "tried_keywords"]
+           "probed_names", "retried_calls", "runs_below", "tried_keywords"]
 
 
 
@@ -174,6 +174,24 @@ def caught_names(handlers: list[ast.ExceptHandler]) -> frozenset[str]:
             else:
                 names.add("?")  # a computed type: anything may be caught
     return frozenset(names)
+
+
+def retried_calls(node: ast.Try | ast.TryStar, looped: bool) -> frozenset[str]:
+    """The functions (by last name) a ``try``'s handlers call again, and, for a ``try`` in a
+    loop with a handler that goes round again (no ``return``, ``raise`` or ``break`` ending it),
+    every one its body calls. A handler that retries is meant for a failure a retry can fix,
+    such as running out of memory (Megatron-LM's CPU fallback of ``torch.cat``, fairseq's
+    chunked retry), never for bad input, which fails the same way again."""
+    names = {name for handler in node.handlers for call in ast.walk(handler)
+             if type(call) is ast.Call and (name := callee_name(call.func))}
+    if looped and any(not handler.body or type(handler.body[-1]) not in LEAVING
+                      for handler in node.handlers):
+        names |= {name for statement in node.body for call in ast.walk(statement)
+                  if type(call) is ast.Call and (name := callee_name(call.func))}
+    return frozenset(names)
+
+
+LEAVING = (ast.Return, ast.Raise, ast.Break)
 
 
 def catches_type_error(kind: ast.expr | None) -> bool:

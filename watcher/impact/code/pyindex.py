@@ -201,7 +201,7 @@ def resolve(walker: Walker, lines: list[str]) -> list[UseRow]:
 def mark_contexts(rows: list[UseRow], walker: Walker) -> None:
     """Notes on each use what a guard around it asks first (a feature check's names) or tried
     before it (the keywords an ``except TypeError:`` fallback's ``try`` passed), the exception
-    types handlers around a call catch (``caught``), the torch
+    types handlers around a call catch, unless they retry it (``caught``), the torch
     version it runs only below (``below``), and a call's arguments ending in a dict
     (``Walker.final_dicts``)."""
     for start, end, names in walker.probes:
@@ -220,9 +220,10 @@ def mark_contexts(rows: list[UseRow], walker: Walker) -> None:
                 refused = tried_with.difference(row.get("keywords", ())) if tried_with else ()
                 if refused:
                     row["fallback"] = sorted({*row.get("fallback", ()), *refused})
-    for start, end, caught in walker.catches:
+    for start, end, caught, retried in walker.catches:
         for row in rows:
-            if start <= row["line"] <= end and row.get("is_call"):
+            if start <= row["line"] <= end and row.get("is_call") and \
+                    called_name(row) not in retried:
                 row["caught"] = sorted({*row.get("caught", ()), *caught})
     if walker.final_dicts:
         for row in rows:

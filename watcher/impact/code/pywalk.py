@@ -22,6 +22,7 @@ from watcher.impact.code.guards import (
     dead_branch,
     exits,
     probed_names,
+    retried_calls,
     runs_below,
     tried_keywords,
 )
@@ -106,8 +107,10 @@ class Walker:
         # Lines of ``except TypeError:`` handlers, with the keywords the ``try`` tried each
         # function with (``guards.tried_keywords``).
         self.fallbacks: list[tuple[int, int, dict[str, frozenset[str]]]] = []
-        # The lines of each ``try`` body, with the exception types its handlers catch.
-        self.catches: list[tuple[int, int, frozenset[str]]] = []
+        # The lines of each ``try`` body, with the exception types its handlers catch and the
+        # functions they retry (``guards.retried_calls``).
+        self.catches: list[tuple[int, int, frozenset[str], frozenset[str]]] = []
+        self._looped: set[int] = set()  # the ``try`` statements directly in a loop's body
         # (line, function's last name) of the calls passing a tuple that ends in a dict
         self.final_dicts: set[tuple[int, str]] = set()
         self.raws: list[Raw] = []
@@ -150,6 +153,7 @@ class Walker:
         constant, attribute, call, expression = ast.Constant, ast.Attribute, ast.Call, ast.Expr
         assign, annotated, imports = ast.Assign, ast.AnnAssign, (ast.Import, ast.ImportFrom)
         if_kind, if_expression, try_kind, try_star = ast.If, ast.IfExp, ast.Try, ast.TryStar
+        loop, async_loop, while_loop = ast.For, ast.AsyncFor, ast.While
         known_fields = FIELDS.get
         # Each node type is tested once per node, the commonest first: this loop runs for
         # every node of every file, most of a scan's time after ``ast.parse``.
@@ -196,6 +200,10 @@ class Walker:
                     continue
                 elif kind is try_kind or kind is try_star:
                     self.fallback(node)
+                elif kind is loop or kind is async_loop or kind is while_loop:
+                    self._looped.update(id(statement) for statement in node.body
+                                        if type(statement) is try_kind or
+                                        type(statement) is try_star)
                 elif kind is if_kind:
                     self.probe(node)
                     self.bound(node)
@@ -341,7 +349,8 @@ class Walker:
     def fallback(self, node: ast.Try | ast.TryStar) -> None:
         if node.body and node.handlers:
             end = node.body[-1].end_lineno or node.body[-1].lineno
-            self.catches.append((node.body[0].lineno, end, caught_names(node.handlers)))
+            self.catches.append((node.body[0].lineno, end, caught_names(node.handlers),
+                                 retried_calls(node, id(node) in self._looped)))
         handlers = [handler for handler in node.handlers
                     if handler.body and catches_type_error(handler.type)]
         tried = tried_keywords(node.body) if handlers else None
