@@ -271,6 +271,27 @@ def test_a_handler_of_only_the_old_error_type_around_the_call_is_check(tmp_path)
                               "IndexError or TypeError instead")
 
 
+def test_a_changed_default_torch_does_not_apply_to_the_value_passed_is_not_relied_on(tmp_path):
+    """2.11 makes ``trust_repo="check"`` hub's default, but torch.hub trusts repositories of
+    its own owners (``_TRUSTED_REPO_OWNERS``) without asking, and asks nothing for a local
+    directory: LLaMA2-Accessory's ``torch.hub.load("facebookresearch/dinov2", ...)`` behaves
+    the same. Any other repository, or one only known at run time, relies on the new default."""
+    (tmp_path / "hub.py").write_text(textwrap.dedent("""\
+        import torch
+        torch.hub.load("facebookresearch/dinov2", "dinov2_vitg14")
+        torch.hub.load(repo_or_dir="pytorch/vision", model="resnet18")
+        torch.hub.list("pytorch/vision")
+        torch.hub.load("ultralytics/yolov5", "yolov5s")
+        torch.hub.load(checkout, "model", source="local")
+        torch.hub.load(repo, "model")
+        torch.hub.load("pytorchlightning/x", "model")
+        """))
+    index = scan_codebase(str(tmp_path), {})
+    load = Subject(api="torch.hub.load", condition="omits", option="trust_repo")
+    listed = Subject(api="torch.hub.list", condition="omits", option="trust_repo")
+    assert tiers(index, load, listed) == {5: "breaks", 7: "breaks", 8: "breaks"}
+
+
 def test_a_name_the_atlas_cannot_place_matches_its_private_module_spelling(tmp_path):
     """Megatron-LM imports ``torch.distributed._symmetric_memory``; 2.11 deprecates
     ``torch.distributed.symmetric_memory.enable_symm_mem_for_group``, a module the atlas does

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from watcher.impact.code.pyindex import UseRow as UseRow
     from watcher.impact.code.pyindex import module_name as module_name
     from watcher.impact.code.pyindex import read_python as read_python
+    from watcher.impact.code.pywalk import FIRST as FIRST
     from watcher.impact.code.scan import CodeIndex as CodeIndex
     from watcher.impact.code.scan import ScanCounts as ScanCounts
     from watcher.impact.code.scan import index_python as index_python
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
 _EXPORTS = {
     "CodeIndex": "scan",
     "dotted": "syntax",
+    "FIRST": "pywalk",
     "gc_paused": "gcpause",
     "Hit": "usetable",
     "index_python": "scan",

@@ -38,7 +38,7 @@ from watcher.impact.code.shapes import (
 from watcher.impact.code.syntax import dotted
 from watcher.impact.code.versions import module_flags
 
-__all__ = ["CONFIG_PATCH", "PARAMETER", "PARTIAL", "Function", "Raw", "Ref", "Walker",
+__all__ = ["CONFIG_PATCH", "FIRST", "PARAMETER", "PARTIAL", "Function", "Raw", "Ref", "Walker",
            "enclosing"]
 
 CONFIG_PATCH = "config"
@@ -61,6 +61,10 @@ Raw = tuple[int, str, tuple[str, ...], bool | None, tuple[str, ...], bool, Any, 
 Ref = str
 TYPE_TESTS = frozenset({"isinstance", "issubclass"})
 CONSTANTS = (bool, int, float, str, type(None))
+# The key of a call's first positional argument among its constant ``values`` (no keyword can
+# be spelt so), and the longest string kept there.
+FIRST = "#0"
+FIRST_LIMIT = 200
 
 DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
@@ -503,6 +507,11 @@ class Walker:
             if type(argument) is ast.Starred:
                 positional -= 1
         star = positional != len(arguments)
+        if arguments and type(arguments[0]) is ast.Constant and \
+                type(arguments[0].value) is str and len(arguments[0].value) <= FIRST_LIMIT:
+            # The first argument as written, when a string (``torch.hub.load("pytorch/vision",
+            # ...)``): some changes depend on it (``config/impact.toml`` ``[[exempted_by]]``).
+            values += ((FIRST, arguments[0].value),)
         if last == "update" and type(func) is ast.Attribute and type(func.value) is ast.Name \
                 and func.value.id in self._dicts:  # d.update(b=2) adds keys; d.update(x): more
             self._dicts[func.value.id].update(keywords)

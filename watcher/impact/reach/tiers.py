@@ -14,7 +14,7 @@ import ast
 import builtins
 from typing import NamedTuple
 
-from watcher.impact.code import UNSET, UseRow
+from watcher.impact.code import FIRST, UNSET, UseRow
 from watcher.impact.knowledge import Signature
 from watcher.impact.model import Subject
 from watcher.impact.reach.evidence import Evidence
@@ -221,6 +221,8 @@ def _option(subject: Subject, row: UseRow, signature: Signature | None, when: st
         return None  # the call picks another setting the changed default needs
     if not by_keyword and not by_position and _settled(subject, row, signature):
         return None  # the API computes the option from another the call passes
+    if not by_keyword and not by_position and _exempted(subject, row):
+        return None  # the API does not apply the option for the value the call passes
     passed = row.get("values", {}).get(option, MISSING) if by_keyword else MISSING
     if passed == UNSET:
         return Verdict("check", f"passes {option}= from a parameter defaulting to None: relies "
@@ -275,6 +277,19 @@ def _settled(subject: Subject, row: UseRow, signature: Signature | None) -> bool
             position = signature.position(option)
             if position is not None and int(row.get("args", 0)) > position:
                 return True  # passed by position (a literal None there is not written)
+    return False
+
+
+def _exempted(subject: Subject, row: UseRow) -> bool:
+    """The call passes an argument value for which the API skips the option altogether
+    (``torch.hub.load("pytorch/vision", ...)``: a trusted owner; ``exempted_by`` of
+    ``config/impact.toml``)."""
+    values = row.get("values", {})
+    for entry in vocabulary().exempting({subject.api, str(row.get("name", ""))},
+                                        str(subject.option)):
+        passed = [values.get(name) for name in (*entry.names, FIRST)]
+        if any(isinstance(value, str) and value.startswith(entry.prefixes) for value in passed):
+            return True
     return False
 
 

@@ -18,7 +18,8 @@ from functools import cache
 from watcher.impact.model import Within
 from watcher.resources import defaults_dir
 
-__all__ = ["InputKind", "MadeKey", "OutsideSubclass", "PassedOn", "SettledBy", "Vocabulary",
+__all__ = ["ExemptedBy", "InputKind", "MadeKey", "OutsideSubclass", "PassedOn", "SettledBy",
+           "Vocabulary",
            "vocabulary"]
 
 
@@ -80,6 +81,19 @@ class MadeKey:
 
 
 @dataclass(frozen=True)
+class ExemptedBy:
+    """Values of an argument for which a torch function does not apply ``option`` at all, so a
+    changed default of ``option`` cannot reach a call passing one (``torch.hub.load`` checks
+    ``trust_repo`` only for a repo whose owner it does not trust already): the argument is
+    passed first or under one of ``names``, as a string starting with one of ``prefixes``."""
+
+    apis: frozenset[str]
+    option: str
+    names: tuple[str, ...]
+    prefixes: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class Vocabulary:
     markers: frozenset[str]
     inputs: tuple[InputKind, ...]
@@ -87,6 +101,12 @@ class Vocabulary:
     subclasses: tuple[OutsideSubclass, ...] = ()
     made_keys: tuple[MadeKey, ...] = ()
     settled_by: tuple[SettledBy, ...] = ()
+    exempted_by: tuple[ExemptedBy, ...] = ()
+
+    def exempting(self, apis: set[str], option: str) -> list[ExemptedBy]:
+        """The argument values that exempt a call of any of ``apis`` from ``option``."""
+        return [entry for entry in self.exempted_by if entry.apis & apis and
+                entry.option == option]
 
     def outside_subclasses(self, base: str) -> list[str]:
         """Every name of another package's class deriving from ``base``."""
@@ -121,8 +141,11 @@ def vocabulary() -> Vocabulary:
                               entry["api"]) for entry in data.get("made_keys", []))
     settled_by = tuple(SettledBy(frozenset(entry["apis"]), entry["option"], tuple(entry["by"]))
                        for entry in data.get("settled_by", []))
+    exempted_by = tuple(ExemptedBy(frozenset(entry["apis"]), entry["option"],
+                                   tuple(entry["names"]), tuple(entry["prefixes"]))
+                        for entry in data.get("exempted_by", []))
     return Vocabulary(frozenset(data.get("markers", [])), inputs, passed_on, subclasses,
-                      made_keys, settled_by)
+                      made_keys, settled_by, exempted_by)
 
 
 def within(entry: dict[str, object]) -> Within:
