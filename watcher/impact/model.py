@@ -98,6 +98,10 @@ class Subject(Frozen):
     # around the call no longer handles the error.
     raised: tuple[str, ...] = ()
     raises: tuple[str, ...] = ()
+    # The kind of value of ``option`` the change is limited to, by its vocabulary name
+    # (``[[values]]`` of ``config/impact.toml``: "fully masked rows" of ``attn_mask``): a call
+    # the code shows cannot pass one is not reached.
+    limited_to: str | None = None
 
 
 class Qualifier(Frozen):
@@ -200,6 +204,9 @@ class Use(Frozen):
     # Keywords a ``try`` passed the same function before this call, in its ``except
     # TypeError:`` handler: the call runs only on releases that refuse them
     fallback: tuple[str, ...] = ()
+    # An SDPA call whose masks, as far as its file shows, keep a key in every row
+    # (``code.masks``): a change limited to fully masked rows cannot reach it
+    keeps_rows: bool = False
     # The exception types the handlers of ``try`` blocks around a call catch, by last name
     # (a bare ``except:`` is ``BaseException``); not those of a handler that retries the call
     caught: tuple[str, ...] = ()

@@ -20,8 +20,10 @@ from typing import Any, NamedTuple
 from watcher.impact.code.callers import LocalCalls, local_calls, unreached_names
 from watcher.impact.code.forwarded import mark_forwarded
 from watcher.impact.code.madekeys import made_key_rows
+from watcher.impact.code.masks import MASKED_CALL, MaskReader
 from watcher.impact.code.pywalk import CONFIG_PATCH, DEFINITIONS, PARTIAL, Raw, Walker
 from watcher.impact.code.starred import STAR, free_names
+from watcher.impact.code.versions import callee_name
 from watcher.impact.model import UnparsableError
 
 __all__ = ["UNSET", "PythonIndex", "UnparsableError", "UseRow", "module_name",
@@ -83,11 +85,32 @@ def read_python(path: str, source: str | bytes) -> PythonIndex:
     if made:
         rows = sorted([*rows, *made], key=line_of)
     mark_scopes(rows, tree)
+    mark_mask_rows(rows, tree)
     unreached = unreached_names(walker, tree, STDLIB) if walker.unreached else {}
     functions = local_calls(tree, walker, unreached) if rows else {}
     mark_forwarded(rows, walker)
     return PythonIndex(rows, exports, count, tuple(sorted(walker.sets)), tuple(walker.stars),
                        unreached or None, functions or None)
+
+
+def mark_mask_rows(rows: list[UseRow], tree: ast.Module) -> None:
+    """Notes on each SDPA call whose masks, as far as the file shows, keep a key in every row
+    (``code.masks``); the file's masks are read only when it has such a call."""
+    calls = [row for row in rows if row.get("is_call") and
+             str(row["name"]).endswith("." + MASKED_CALL)]
+    if not calls:
+        return
+    reader = MaskReader(tree)
+    lines = {row["line"] for row in calls}
+    by_line: dict[int, list[ast.Call]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and node.lineno in lines and callee_name(node.func) == \
+                MASKED_CALL:
+            by_line.setdefault(node.lineno, []).append(node)
+    for row in calls:
+        found = by_line.get(row["line"], [])
+        if found and all(reader.keeps_rows(call) for call in found):
+            row["keeps_rows"] = True
 
 
 def mark_scopes(rows: list[UseRow], tree: ast.Module) -> None:

@@ -196,6 +196,8 @@ def _option(subject: Subject, row: UseRow, signature: Signature | None, when: st
     if subject.condition == "passes":
         if _chooses_otherwise(subject, row):
             return None  # the call picks another setting the change needs
+        if _shown_otherwise(subject, row):
+            return None  # the code shows it never passes the kind of value the change needs
         gone = {"deprecated": "deprecated", "removed": "removed"}.get(
             subject.effect, "its behaviour changed")
         if by_keyword and subject.value is not None:
@@ -278,6 +280,15 @@ def _settled(subject: Subject, row: UseRow, signature: Signature | None) -> bool
             if position is not None and int(row.get("args", 0)) > position:
                 return True  # passed by position (a literal None there is not written)
     return False
+
+
+def _shown_otherwise(subject: Subject, row: UseRow) -> bool:
+    """The change is limited to a kind of value the use is shown never to pass (an SDPA call
+    whose masks keep a key in every row, for "fully masked rows")."""
+    if subject.limited_to is None:
+        return False
+    return any(kind.name == subject.limited_to and bool(row.get(kind.shown_by))
+               for kind in vocabulary().values)
 
 
 def _exempted(subject: Subject, row: UseRow) -> bool:

@@ -70,6 +70,7 @@ def read_subjects(item: ClassifiedItem) -> Subjects:
                                              "raised": raised, "raises": raises})
                   if subject.condition == "uses" else subject for subject in python]
     python = with_given_options(python, parsed, item_view.readings)
+    python = with_value_limits(python, parsed)
     python += made_key_subjects(parsed, item.kind, python)
     environment: list[EnvironmentSubject] = read_environment(parsed.sentences)
     qualifiers = read_qualifiers(parsed.sentences, vocabulary().inputs,
@@ -108,6 +109,18 @@ def with_given_options(python: list[Subject], parsed: Parsed, readings: list[Rea
     return [subject.model_copy(update={"given": tuple(dict.fromkeys(
         setting for setting in settings if setting.partition("=")[0] != subject.option))})
         if subject.condition == "omits" and subject.option else subject for subject in python]
+
+
+def with_value_limits(python: list[Subject], parsed: Parsed) -> list[Subject]:
+    """A change the prose limits to a kind of value of an option ("fully masked rows in the
+    `attn_mask`"), on the subjects about that option."""
+    prose = " ".join(" ".join(sentence.plain.lower().split()) for sentence in parsed.sentences)
+    for kind in vocabulary().values:
+        if any(re.search(rf"(?<![\w-]){re.escape(word)}(?![\w-])", prose) for word in kind.words):
+            python = [subject.model_copy(update={"limited_to": kind.name})
+                      if subject.condition == "passes" and subject.option in kind.options
+                      else subject for subject in python]
+    return python
 
 
 def errors_only(title: str) -> bool:

@@ -19,7 +19,7 @@ from watcher.impact.model import Within
 from watcher.resources import defaults_dir
 
 __all__ = ["ExemptedBy", "InputKind", "MadeKey", "OutsideSubclass", "PassedOn", "SettledBy",
-           "Vocabulary",
+           "ValueKind", "Vocabulary",
            "vocabulary"]
 
 
@@ -81,6 +81,18 @@ class MadeKey:
 
 
 @dataclass(frozen=True)
+class ValueKind:
+    """A kind of value of an option a change can be limited to ("fully masked rows" of
+    ``attn_mask``), the words notes name it by, and the use field that shows a call cannot
+    pass one (``shown_by``)."""
+
+    name: str
+    words: tuple[str, ...]  # lower-case phrases
+    options: tuple[str, ...]
+    shown_by: str
+
+
+@dataclass(frozen=True)
 class ExemptedBy:
     """Values of an argument for which a torch function does not apply ``option`` at all, so a
     changed default of ``option`` cannot reach a call passing one (``torch.hub.load`` checks
@@ -102,6 +114,7 @@ class Vocabulary:
     made_keys: tuple[MadeKey, ...] = ()
     settled_by: tuple[SettledBy, ...] = ()
     exempted_by: tuple[ExemptedBy, ...] = ()
+    values: tuple[ValueKind, ...] = ()
 
     def exempting(self, apis: set[str], option: str) -> list[ExemptedBy]:
         """The argument values that exempt a call of any of ``apis`` from ``option``."""
@@ -144,8 +157,11 @@ def vocabulary() -> Vocabulary:
     exempted_by = tuple(ExemptedBy(frozenset(entry["apis"]), entry["option"],
                                    tuple(entry["names"]), tuple(entry["prefixes"]))
                         for entry in data.get("exempted_by", []))
+    values = tuple(ValueKind(entry["name"], tuple(word.lower() for word in entry["words"]),
+                             tuple(entry["options"]), entry["shown_by"])
+                   for entry in data.get("values", []))
     return Vocabulary(frozenset(data.get("markers", [])), inputs, passed_on, subclasses,
-                      made_keys, settled_by, exempted_by)
+                      made_keys, settled_by, exempted_by, values)
 
 
 def within(entry: dict[str, object]) -> Within:

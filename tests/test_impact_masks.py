@@ -1,0 +1,156 @@
+"""2.5's SDPA change (a fully masked row gives zeros, not NaN) against the masks a file gives
+its SDPA calls (``watcher/impact/code/masks.py``): a mask that keeps a key in every row, as far
+as the file shows, is not reached; any mask the file does not show in full still is."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+
+import pytest
+from conftest import FIXTURES
+
+from watcher.impact.code import scan_codebase
+from watcher.impact.code.masks import MaskReader
+from watcher.impact.model import Subjects
+from watcher.impact.reach.match import find_affects
+from watcher.impact.subjects import read_subjects
+from watcher.models import ClassifiedItem
+
+NOTES = FIXTURES / "releases" / "pytorch" / "v2.5.0.md"
+
+
+def keeps_rows(source: str) -> bool:
+    """Whether the file's one SDPA call is shown to keep a key in every row."""
+    tree = ast.parse(textwrap.dedent(source))
+    (call,) = [node for node in ast.walk(tree) if isinstance(node, ast.Call) and
+               getattr(node.func, "attr", "") == "scaled_dot_product_attention"]
+    return MaskReader(tree).keeps_rows(call)
+
+
+# LLaMA2-Accessory's attention: a "causal" sentinel handed down the model's blocks by position
+# under its own name, replaced by positions compared (right-aligned, the equal ones attended).
+SENTINEL = """\
+    import torch
+    import torch.nn.functional as F
+    class Attention:
+        def forward(self, x, start_pos, mask):
+            if isinstance(mask, str):
+                mask = self._make_causal_mask(x.size(2), x.size(2) + start_pos)
+                mask = mask.to(x.device)
+            return F.scaled_dot_product_attention(x, x, x, attn_mask=mask)
+        def _make_causal_mask(self, q_len, kv_len):
+            q_indices = torch.arange(q_len) - q_len
+            kv_indices = torch.arange(kv_len) - kv_len
+            return q_indices.view(-1, 1) >= kv_indices.view(1, -1)
+    class Block:
+        def forward(self, x, start_pos, mask):
+            return self.attention.forward(x, start_pos, mask)
+    class Model:
+        def forward(self, x, start_pos):
+            mask = None if x.size(1) == 1 else "causal"
+            for layer in self.layers:
+                x = layer(x, start_pos, mask)
+            return x
+    """
+# CLIP's causal buffer: -inf above the diagonal.
+BUFFER = """\
+    import torch
+    import torch.nn.functional as F
+    class Text:
+        def __init__(self, n):
+            self.register_buffer("attn_mask", self.build_mask(n), persistent=False)
+        def build_mask(self, n):
+            mask = torch.empty(n, n).fill_(float("-inf")).triu_(1)
+            return mask
+        def forward(self, q, k, v):
+            return F.scaled_dot_product_attention(q, k, v, attn_mask=self.attn_mask)
+    """
+# TorchServe's tensor-parallel llama: a finite additive bias, torch.finfo(dtype).min.
+FINITE = """\
+    import torch
+    class Attention:
+        def forward(self, q, k, v, mask):
+            return torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+    class Model:
+        def forward(self, h, padding):
+            mask = torch.full((1, 1, 8, 8), torch.finfo(h.dtype).min)
+            mask = torch.triu(mask, diagonal=1).type_as(h)
+            mask.masked_fill_(padding, torch.finfo(h.dtype).min)
+            return self.attention(h, h, h, mask=mask)
+    """
+SCALED = """\
+    import torch.nn.functional as F
+    def attend(q, k, v, attention_mask):
+        bias = (1.0 - attention_mask[:, None, None, :]) * -10000.0
+        return F.scaled_dot_product_attention(q, k, v, bias)
+    """
+# kornia's and MONAI's attention: the caller's mask, whatever it is.
+PUBLIC = """\
+    import torch.nn.functional as F
+    class SelfAttention:
+        def forward(self, x, attn_mask=None):
+            if attn_mask is not None:
+                attn_mask = attn_mask.unsqueeze(1)
+            return F.scaled_dot_product_attention(x, x, x, attn_mask=attn_mask)
+    """
+# A padding mask: a sample of length 0, or left padding, masks whole rows.
+PADDING = """\
+    import torch
+    import torch.nn.functional as F
+    def attend(q, k, v, lengths):
+        mask = torch.arange(k.size(2))[None, :] < lengths[:, None]
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask[:, None, None, :])
+    """
+ALL_INF = """\
+    import torch
+    import torch.nn.functional as F
+    def attend(q, k, v):
+        mask = torch.full((8, 8), float("-inf"))
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+    """
+# Boolean True attends in SDPA: the upper triangle without its diagonal leaves the last row empty.
+UPPER = """\
+    import torch
+    import torch.nn.functional as F
+    def attend(q, k, v):
+        mask = torch.ones(8, 8, dtype=torch.bool).triu(diagonal=1)
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+    """
+# A name the file gives a safe mask in another function: the parameter is still anyone's.
+ELSEWHERE = """\
+    import torch
+    import torch.nn.functional as F
+    def attend(q, k, v, attention_mask):
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=attention_mask)
+    def block_mask(n):
+        attention_mask = torch.zeros(n, n)
+        return attention_mask
+    """
+
+
+@pytest.mark.parametrize(("source", "kept"), [
+    (SENTINEL, True), (BUFFER, True), (FINITE, True), (SCALED, True),
+    (PUBLIC, False), (PADDING, False), (ALL_INF, False), (UPPER, False), (ELSEWHERE, False),
+], ids=["sentinel-then-positions", "triu-of-inf-buffer", "finfo-min-bias", "scaled-bias",
+        "a-public-parameter", "padding", "all-minus-inf", "bool-upper-triangle",
+        "same-name-elsewhere"])
+def test_a_mask_keeps_every_row_only_where_the_file_shows_all_it_can_be(source, kept):
+    assert keeps_rows(source) is kept
+
+
+def test_the_sdpa_change_of_2_5_skips_calls_whose_masks_keep_every_row(tmp_path):
+    """The real 2.5 item reads as limited to fully masked rows of ``attn_mask``; of two
+    files, only the one passing its caller's mask is reached."""
+    text = NOTES.read_text(encoding="utf-8")
+    start = text.index("Update fused kernels and call _safe_softmax")
+    body = text[start:text.index("\n#", start)]
+    subjects = read_subjects(ClassifiedItem(text=body, subsystem="nn", kind="bc_breaking"))
+    sdpa = [subject for subject in subjects.python if subject.option == "attn_mask"]
+    assert sdpa and all(subject.limited_to == "fully masked rows" for subject in sdpa)
+    (tmp_path / "llama.py").write_text(textwrap.dedent(SENTINEL))
+    (tmp_path / "selfattention.py").write_text(textwrap.dedent(PUBLIC))
+    index = scan_codebase(str(tmp_path), {})
+    affects = find_affects(Subjects(python=subjects.python), index, "code")
+    assert sorted({(affect.path, affect.tier) for affect in affects}) == [
+        ("selfattention.py", "check")]

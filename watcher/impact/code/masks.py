@@ -1,0 +1,437 @@
+"""Whether the attention masks a file can pass may mask a whole query row: 2.5's SDPA change
+(a fully masked row gives zeros, not NaN) cannot reach a call whose mask keeps a key in every
+row. Read from the file alone, as far as it shows every mask it makes:
+
+- ``None`` or a string sentinel (``mask = "causal"``, replaced before the call) masks nothing;
+- a finite additive bias (``torch.full(..., torch.finfo(dtype).min)``, ``zeros``,
+  ``masked_fill(m, -1e4)``, ``(1 - m) * -10000.0``): softmax over finite values is never NaN,
+  before 2.5 or after;
+- a causal mask, which keeps each row's own key: ``tril`` of ones, ``triu`` of -inf with
+  ``diagonal=1``, ``nn.Transformer.generate_square_subsequent_mask``, positions compared
+  (``q_pos >= k_pos`` of ``arange``s), or'ed with anything, or plus a finite bias. Boolean masks
+  are read as SDPA reads them (True attends); only SDPA's own calls are asked.
+
+A local name is followed through what its function assigns it; a parameter through what the
+file's calls give it (a keyword of its name, or a variable of its name passed on, as
+``layer(h, start_pos, freqs_cis, mask)`` hands a model's mask down its blocks) besides its
+default; ``self.x`` through every assignment and ``register_buffer`` of the file; a call of a
+function of the file through what it returns. A parameter no call of the file gives a mask (a
+public ``forward(x, mask)``), a mask made from padding or lengths, or any expression not read
+above may mask a row: the call stays reached. (A mask passed on by position under another
+name is not seen; the file's own givers are taken to be all of them.)
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Literal
+
+__all__ = ["MASKED_CALL", "MASK_OPTIONS", "MaskReader", "mask_argument"]
+
+# The options a mask is passed under (SDPA's ``attn_mask``; nn.MultiheadAttention's and
+# F.multi_head_attention_forward's ``attn_mask`` and ``key_padding_mask``), and SDPA's position
+# of ``attn_mask`` (query, key, value, attn_mask).
+MASK_OPTIONS = ("attn_mask", "key_padding_mask")
+MASK_POSITION = 3
+# The call whose masks are read: SDPA itself, where a boolean mask's True attends
+# (nn.MultiheadAttention's True masks out, so its calls are not read this way).
+MASKED_CALL = "scaled_dot_product_attention"
+# What a value can be: no mask; finite values only; a causal mask (each row keeps its own key);
+# all attended (``ones``: True, or +1 added); all -inf (every row masked, safe only once
+# ``triu`` keeps the diagonal); anything; or the name itself again.
+Kind = Literal["none", "finite", "causal", "ones", "ninf", "unknown", "cycle"]
+DEPTH = 16  # steps of names, returns and calls followed; deeper is unknown
+# Methods that keep which entries a tensor masks: a view, a copy, a cast, a move.
+KEEPING = frozenset({"to", "type_as", "unsqueeze", "expand", "expand_as", "view", "reshape",
+                     "repeat", "clone", "contiguous", "float", "half", "bfloat16", "double",
+                     "cuda", "cpu", "detach", "squeeze", "type", "requires_grad_", "unsqueeze_",
+                     "bool"})
+FILLS = frozenset({"full", "new_full", "full_like"})
+ZEROS = frozenset({"zeros", "zeros_like", "new_zeros"})
+ONES = frozenset({"ones", "ones_like", "new_ones"})
+INFINITIES = frozenset({"inf", "infinity", "nan"})
+Function = ast.FunctionDef | ast.AsyncFunctionDef
+Scope = int  # id() of the function a name lives in; 0 for the module
+Value = tuple[ast.expr | None, Scope]  # an expression, read in the scope it is written in
+
+
+def mask_argument(call: ast.Call) -> ast.expr | None:
+    """The mask a call passes: by keyword, else SDPA's fourth positional argument."""
+    for keyword in call.keywords:
+        if keyword.arg in MASK_OPTIONS:
+            return keyword.value
+    return call.args[MASK_POSITION] if len(call.args) > MASK_POSITION and not any(
+        isinstance(argument, ast.Starred) for argument in call.args) else None
+
+
+@dataclass
+class MaskReader:
+    """The masks of one parsed file, what each name is given gathered once."""
+
+    tree: ast.Module
+    _local: dict[tuple[Scope, str], list[Value]] = field(default_factory=dict)
+    _attributes: dict[str, list[Value]] = field(default_factory=dict)  # ``self.x``
+    _passed: dict[str, list[Value]] = field(default_factory=dict)  # parameter name -> values
+    _parameters: dict[Scope, dict[str, ast.expr | None]] = field(default_factory=dict)
+    _functions: dict[str, list[Function]] = field(default_factory=dict)
+    _scope_of: dict[int, Scope] = field(default_factory=dict)  # id(call) -> its scope
+    _read: bool = False
+
+    def keeps_rows(self, call: ast.Call) -> bool:
+        """Whether every mask ``call`` can be given keeps a key in each row."""
+        self._gather()
+        argument = mask_argument(call)
+        if argument is None:
+            return False
+        kind = self._kind(argument, self._scope_of.get(id(call), 0), DEPTH, frozenset())
+        return kind in ("none", "finite", "causal", "ones")
+
+    # ---- what the file gives each name -------------------------------------------------------
+    def _gather(self) -> None:
+        if self._read:
+            return
+        self._read = True
+        pending: list[tuple[ast.AST, Scope]] = [(self.tree, 0)]
+        while pending:
+            node, scope = pending.pop()
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                self._function(node)
+                inner = id(node)
+                pending.extend((child, inner) for child in node.body)
+                pending.extend((default, scope) for default in (
+                    *node.args.defaults, *filter(None, node.args.kw_defaults)))
+                continue
+            if isinstance(node, ast.Assign):
+                for target in node.targets:
+                    self._assign(target, node.value, scope)
+            elif isinstance(node, ast.AnnAssign) and node.value is not None:
+                self._assign(node.target, node.value, scope)
+            elif isinstance(node, ast.AugAssign):
+                self._assign(node.target, None, scope)
+            elif isinstance(node, ast.NamedExpr):
+                self._assign(node.target, node.value, scope)
+            elif isinstance(node, ast.For | ast.AsyncFor):
+                self._assign(node.target, None, scope)
+            elif isinstance(node, ast.With | ast.AsyncWith):
+                for item in node.items:
+                    if item.optional_vars is not None:
+                        self._assign(item.optional_vars, None, scope)
+            elif isinstance(node, ast.Call):
+                self._call_gives(node, scope)
+            pending.extend((child, scope) for child in ast.iter_child_nodes(node))
+
+    def _function(self, node: Function) -> None:
+        self._functions.setdefault(node.name, []).append(node)
+        arguments = node.args
+        positional = [*arguments.posonlyargs, *arguments.args]
+        defaults: list[ast.expr | None] = [
+            *([None] * (len(positional) - len(arguments.defaults))), *arguments.defaults]
+        parameters = {argument.arg: default
+                      for argument, default in zip(positional, defaults, strict=True)}
+        parameters.update({argument.arg: default for argument, default in
+                           zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True)})
+        self._parameters[id(node)] = parameters
+
+    def _call_gives(self, node: ast.Call, scope: Scope) -> None:
+        self._scope_of[id(node)] = scope
+        for keyword in node.keywords:
+            if keyword.arg is not None:
+                self._passed.setdefault(keyword.arg, []).append((keyword.value, scope))
+        for argument in node.args:
+            if isinstance(argument, ast.Name):  # a variable handed on under its own name
+                self._passed.setdefault(argument.id, []).append((argument, scope))
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr == "register_buffer" and \
+                len(node.args) >= 2 and isinstance(node.args[0], ast.Constant) and \
+                isinstance(node.args[0].value, str):
+            self._attributes.setdefault(node.args[0].value, []).append((node.args[1], scope))
+
+    def _assign(self, target: ast.expr, value: ast.expr | None, scope: Scope) -> None:
+        if isinstance(target, ast.Name):
+            self._local.setdefault((scope, target.id), []).append((value, scope))
+        elif attribute_of_self(target) is not None:
+            self._attributes.setdefault(str(attribute_of_self(target)), []).append(
+                (value, scope))
+        elif isinstance(target, ast.Tuple | ast.List):
+            for element in target.elts:  # unpacked: each value unknown
+                self._assign(element, None, scope)
+        elif isinstance(target, ast.Starred):
+            self._assign(target.value, None, scope)
+
+    # ---- what a value can be -------------------------------------------------------------------
+    def _kind(self, node: ast.expr | None, scope: Scope, depth: int,
+              seen: frozenset[object]) -> Kind:
+        if node is None or depth <= 0:
+            return "unknown"
+        if isinstance(node, ast.Constant):
+            return "none" if node.value is None or isinstance(node.value, str) else "unknown"
+        if isinstance(node, ast.IfExp):
+            return join(self._kind(node.body, scope, depth - 1, seen),
+                        self._kind(node.orelse, scope, depth - 1, seen))
+        if isinstance(node, ast.Name):
+            return self._name(node.id, scope, depth, seen)
+        attribute = attribute_of_self(node)
+        if attribute is not None:
+            return self._values(("self", attribute), self._attributes.get(attribute, []),
+                                depth, seen)
+        if isinstance(node, ast.Subscript):
+            return self._kind(node.value, scope, depth - 1, seen)
+        if isinstance(node, ast.BinOp):
+            return self._arithmetic(node, scope, depth, seen)
+        if isinstance(node, ast.Compare):
+            return "causal" if self._positions_compared(node, scope, depth) else "unknown"
+        if isinstance(node, ast.Call):
+            return self._call(node, scope, depth, seen)
+        return "unknown"
+
+    def _name(self, name: str, scope: Scope, depth: int, seen: frozenset[object]) -> Kind:
+        key = (scope, name)
+        if key in seen:
+            return "cycle"  # adds nothing new (``mask = mask.to(device)``)
+        local = self._local.get(key, [])
+        parameters = self._parameters.get(scope, {})
+        if name in parameters:
+            given = self._passed.get(name, [])
+            default = parameters[name]
+            incoming = [*given, *([(default, 0)] if default is not None else [])]
+            kinds = self._judged(key, [*incoming, *local], depth, seen)
+            # Only a default, or itself reshaped: no call of the file gives it a mask, so any
+            # caller's may come.
+            if not any(kind != "cycle" for kind in self._judged(key, given, depth, seen)):
+                return "unknown"
+            return join(*kinds)
+        if local:
+            return join(*self._judged(key, local, depth, seen))
+        if scope and (0, name) in self._local:  # a module-level name
+            return self._name(name, 0, depth - 1, seen)
+        return "unknown"
+
+    def _values(self, key: object, values: list[Value], depth: int,
+                seen: frozenset[object]) -> Kind:
+        if key in seen:
+            return "cycle"
+        kinds = self._judged(key, values, depth, seen)
+        return join(*kinds) if kinds else "unknown"
+
+    def _judged(self, key: object, values: list[Value], depth: int,
+                seen: frozenset[object]) -> list[Kind]:
+        inner = seen | {key}
+        return [self._kind(value, scope, depth - 1, inner) for value, scope in values]
+
+    def _arithmetic(self, node: ast.BinOp, scope: Scope, depth: int,
+                    seen: frozenset[object]) -> Kind:
+        if isinstance(node.op, ast.Mult | ast.Div) and (
+                finite_number(node.left) or finite_number(node.right)):
+            return "finite"  # ``(1 - mask) * -10000.0``: a bounded mask scaled
+        if isinstance(node.op, ast.Add | ast.Sub):
+            left = self._kind(node.left, scope, depth - 1, seen)
+            right = self._kind(node.right, scope, depth - 1, seen)
+            if {left, right} & {"unknown", "ninf"}:
+                return "unknown"
+            if "causal" in (left, right):
+                return "causal"
+            # ``mask = mask + bias``: the name's other values decide, a finite bias added
+            return "cycle" if "cycle" in (left, right) else "finite"
+        return "unknown"
+
+    def _call(self, node: ast.Call, scope: Scope, depth: int, seen: frozenset[object]) -> Kind:
+        func = node.func
+        last = func.attr if isinstance(func, ast.Attribute) else \
+            func.id if isinstance(func, ast.Name) else ""
+        receiver = func.value if isinstance(func, ast.Attribute) else None
+        if last in KEEPING and receiver is not None:
+            return self._kind(receiver, scope, depth - 1, seen)
+        if last == "logical_or" and len(node.args) == 2:
+            # attended where either is: a causal mask or'ed with any other keeps the diagonal
+            kinds = [self._kind(argument, scope, depth - 1, seen) for argument in node.args]
+            return "causal" if "causal" in kinds else "unknown"
+        if last in FILLS or last == "fill_":
+            fill = node.args[0] if last == "fill_" and node.args else node.args[1] if len(
+                node.args) >= 2 else keyword(node, "fill_value")
+            return filled(fill)
+        if last in ZEROS:
+            return "finite"
+        if last in ONES:
+            return "ones"
+        if last in ("masked_fill", "masked_fill_") and receiver is not None:
+            value = node.args[1] if len(node.args) >= 2 else keyword(node, "value")
+            base = self._kind(receiver, scope, depth - 1, seen)
+            return base if base in ("finite", "cycle") and value is not None and \
+                finite_number(value) else "unknown"
+        if last in ("tril", "tril_", "triu", "triu_"):
+            tensor = receiver if receiver is not None and not (
+                isinstance(receiver, ast.Name) and receiver.id == "torch") else (
+                node.args[0] if node.args else None)
+            kind = self._kind(tensor, scope, depth - 1, seen)
+            if kind in ("finite", "cycle"):
+                # Part of a finite bias zeroed is still finite; ``mask = triu(mask)`` is
+                # decided by the name's other values.
+                return kind
+            # SDPA's masks: True (or 0 added) attends. The lower triangle of all-attended, or
+            # -inf above the diagonal, keeps each row's own key.
+            wanted = "ones" if last.startswith("tril") else "ninf"
+            return "causal" if kind == wanted and keeps_diagonal(node, last.rstrip("_")) \
+                else "unknown"
+        if last == "generate_square_subsequent_mask":
+            return "causal"
+        if last and (isinstance(func, ast.Name) or (
+                isinstance(receiver, ast.Name) and receiver.id in ("self", "cls"))):
+            return self._returned(last, depth, seen)
+        return "unknown"
+
+    def _returned(self, name: str, depth: int, seen: frozenset[object]) -> Kind:
+        """What every function of the file of that name returns."""
+        functions = self._functions.get(name)
+        if not functions or ("returns", name) in seen:
+            return "unknown"
+        inner = seen | {("returns", name)}
+        kinds: list[Kind] = []
+        for function in functions:
+            values = list(returned(function))
+            if not values:
+                return "unknown"
+            kinds += [self._kind(value, id(function), depth - 1, inner) for value in values]
+        return join(*kinds)
+
+    def _positions_compared(self, node: ast.Compare, scope: Scope, depth: int) -> bool:
+        """``q_pos[:, None] >= k_pos[None, :]``: a causal mask read as positions compared, the
+        equal ones attended (``>=``/``<=``), each side positions from ``arange``."""
+        if len(node.ops) != 1 or not isinstance(node.ops[0], ast.GtE | ast.LtE):
+            return False
+        return all(self._positions(side, scope, depth)
+                   for side in (node.left, node.comparators[0]))
+
+    def _positions(self, node: ast.expr, scope: Scope, depth: int) -> bool:
+        """An ``arange`` of positions, viewed, indexed or shifted by a number of them."""
+        if depth <= 0:
+            return False
+        if isinstance(node, ast.Subscript):
+            return self._positions(node.value, scope, depth - 1)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add | ast.Sub):
+            return self._positions(node.left, scope, depth - 1)
+        if isinstance(node, ast.Call):
+            func = node.func
+            last = func.attr if isinstance(func, ast.Attribute) else \
+                func.id if isinstance(func, ast.Name) else ""
+            if last == "arange":
+                return True
+            return last in KEEPING and isinstance(func, ast.Attribute) and \
+                self._positions(func.value, scope, depth - 1)
+        if isinstance(node, ast.Name) and node.id not in self._parameters.get(scope, {}):
+            values = self._local.get((scope, node.id), [])
+            return bool(values) and all(value is not None and
+                                        self._positions(value, scope, depth - 1)
+                                        for value, _ in values)
+        return False
+
+
+def join(*kinds: Kind) -> Kind:
+    """What a value that may be any of ``kinds`` is: unknown if any is, or if any masks every
+    row (a cycle adds none)."""
+    kinds = tuple(kind for kind in kinds if kind != "cycle")
+    if not kinds or "unknown" in kinds or "ninf" in kinds:
+        return "unknown" if len(kinds) != 1 or kinds[0] != "ninf" else "ninf"
+    for kind in ("causal", "finite", "ones"):
+        if kind in kinds:
+            return kind
+    return "none"
+
+
+def filled(value: ast.expr | None) -> Kind:
+    """A tensor filled with ``value``: finite, all attended (True), all -inf, or unknown."""
+    if value is None:
+        return "unknown"
+    if isinstance(value, ast.Constant) and value.value is True:
+        return "ones"
+    if finite_number(value):
+        return "finite"
+    return "ninf" if negative_infinity(value) else "unknown"
+
+
+def negative_infinity(node: ast.expr) -> bool:
+    """``float("-inf")``, ``-float("inf")``, ``-math.inf``, ``-torch.inf``, ``-np.inf``."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        inner = node.operand
+        return (isinstance(inner, ast.Attribute) and inner.attr == "inf") or (
+            isinstance(inner, ast.Call) and isinstance(inner.func, ast.Name) and
+            inner.func.id == "float" and len(inner.args) == 1 and
+            isinstance(inner.args[0], ast.Constant) and
+            str(inner.args[0].value).strip().lower() in ("inf", "infinity"))
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+        node.func.id == "float" and len(node.args) == 1 and \
+        isinstance(node.args[0], ast.Constant) and \
+        str(node.args[0].value).replace(" ", "").lower() in ("-inf", "-infinity")
+
+
+def attribute_of_self(node: ast.expr) -> str | None:
+    """``x`` of ``self.x``."""
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and \
+            node.value.id in ("self", "cls"):
+        return node.attr
+    return None
+
+
+def returned(function: Function) -> Iterator[ast.expr]:
+    """The values a function returns (not those of functions inside it)."""
+    pending: list[ast.AST] = list(function.body)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
+            continue
+        if isinstance(node, ast.Return):
+            yield node.value if node.value is not None else ast.Constant(None)
+        pending.extend(ast.iter_child_nodes(node))
+
+
+def keyword(node: ast.Call, name: str) -> ast.expr | None:
+    return next((item.value for item in node.keywords if item.arg == name), None)
+
+
+def finite_number(node: ast.expr) -> bool:
+    """A finite numeric constant: ``-1e4``, ``-10000.0``, ``float("-1e9")``,
+    ``torch.finfo(dtype).min`` (not ``float("-inf")``, ``-math.inf``, ``torch.inf``)."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
+        return finite_number(node.operand)
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, int | float) and not isinstance(node.value, bool) and \
+            math.isfinite(node.value)
+    if isinstance(node, ast.Attribute):
+        called = node.value.func if isinstance(node.value, ast.Call) else None
+        return node.attr in ("min", "max") and (
+            (isinstance(called, ast.Attribute) and called.attr == "finfo")
+            or (isinstance(called, ast.Name) and called.id == "finfo"))
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+            node.func.id == "float" and len(node.args) == 1 and \
+            isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
+        if node.args[0].value.strip().lstrip("+-").lower() in INFINITIES:
+            return False
+        try:
+            return math.isfinite(float(node.args[0].value))
+        except ValueError:
+            return False
+    return False
+
+
+def keeps_diagonal(node: ast.Call, which: str) -> bool:
+    """``tril(ones)`` / ``ones.tril()`` (diagonal 0 or more: each row keeps its own key, as
+    attended positions) or ``triu(x, diagonal=1)`` and more (the masked part above it)."""
+    on_tensor = isinstance(node.func, ast.Attribute) and not (
+        isinstance(node.func.value, ast.Name) and node.func.value.id == "torch")
+    arguments = node.args if on_tensor else node.args[1:]
+    diagonal = arguments[0] if arguments else keyword(node, "diagonal")
+    value = 0 if diagonal is None else constant_int(diagonal)
+    if value is None:
+        return False
+    return value >= 0 if which == "tril" else value >= 1
+
+
+def constant_int(node: ast.expr) -> int | None:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        inner = constant_int(node.operand)
+        return None if inner is None else -inner
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return node.value
+    return None
