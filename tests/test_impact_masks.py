@@ -154,3 +154,14 @@ def test_the_sdpa_change_of_2_5_skips_calls_whose_masks_keep_every_row(tmp_path)
     affects = find_affects(Subjects(python=subjects.python), index, "code")
     assert sorted({(affect.path, affect.tier) for affect in affects}) == [
         ("selfattention.py", "check")]
+
+
+@pytest.mark.timeout(20)
+def test_names_feeding_each_other_in_many_ways_are_read_within_a_budget():
+    """open_clip's transformer hands masks through dozens of names and functions; reading
+    every path took minutes. Past a budget of expressions the mask is unknown (reached)."""
+    chain = "\n".join(f"    m{n} = m{n - 1} if c else m{n - 2}" for n in range(2, 60))
+    source = ("import torch.nn.functional as F\n"
+              "def attend(q, c):\n    m0 = None\n    m1 = None\n" + chain +
+              "\n    return F.scaled_dot_product_attention(q, q, q, attn_mask=m59)\n")
+    assert keeps_rows(source) is False

@@ -44,6 +44,9 @@ MASKED_CALL = "scaled_dot_product_attention"
 # ``triu`` keeps the diagonal); anything; or the name itself again.
 Kind = Literal["none", "finite", "causal", "ones", "ninf", "unknown", "cycle"]
 DEPTH = 16  # steps of names, returns and calls followed; deeper is unknown
+# Expressions read for one call at most: a file whose names feed each other in many ways
+# (open_clip's transformer) would otherwise take exponential time; past it, unknown.
+BUDGET = 4000
 # Methods that keep which entries a tensor masks: a view, a copy, a cast, a move.
 KEEPING = frozenset({"to", "type_as", "unsqueeze", "expand", "expand_as", "view", "reshape",
                      "repeat", "clone", "contiguous", "float", "half", "bfloat16", "double",
@@ -79,6 +82,7 @@ class MaskReader:
     _functions: dict[str, list[Function]] = field(default_factory=dict)
     _scope_of: dict[int, Scope] = field(default_factory=dict)  # id(call) -> its scope
     _read: bool = False
+    _left: int = 0  # of the budget of the call being read
 
     def keeps_rows(self, call: ast.Call) -> bool:
         """Whether every mask ``call`` can be given keeps a key in each row."""
@@ -86,6 +90,7 @@ class MaskReader:
         argument = mask_argument(call)
         if argument is None:
             return False
+        self._left = BUDGET
         kind = self._kind(argument, self._scope_of.get(id(call), 0), DEPTH, frozenset())
         return kind in ("none", "finite", "causal", "ones")
 
@@ -164,7 +169,8 @@ class MaskReader:
     # ---- what a value can be -------------------------------------------------------------------
     def _kind(self, node: ast.expr | None, scope: Scope, depth: int,
               seen: frozenset[object]) -> Kind:
-        if node is None or depth <= 0:
+        self._left -= 1
+        if node is None or depth <= 0 or self._left < 0:
             return "unknown"
         if isinstance(node, ast.Constant):
             return "none" if node.value is None or isinstance(node.value, str) else "unknown"
@@ -306,7 +312,8 @@ class MaskReader:
 
     def _positions(self, node: ast.expr, scope: Scope, depth: int) -> bool:
         """An ``arange`` of positions, viewed, indexed or shifted by a number of them."""
-        if depth <= 0:
+        self._left -= 1
+        if depth <= 0 or self._left < 0:
             return False
         if isinstance(node, ast.Subscript):
             return self._positions(node.value, scope, depth - 1)
