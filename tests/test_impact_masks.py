@@ -165,3 +165,25 @@ def test_names_feeding_each_other_in_many_ways_are_read_within_a_budget():
               "def attend(q, c):\n    m0 = None\n    m1 = None\n" + chain +
               "\n    return F.scaled_dot_product_attention(q, q, q, attn_mask=m59)\n")
     assert keeps_rows(source) is False
+
+
+def test_a_package_call_passing_a_mask_gives_no_parameter_of_the_file():
+    """A causal SDPA call in one function says nothing of another's ``attn_mask`` parameter:
+    ``F.scaled_dot_product_attention(..., attn_mask=causal)`` is torch's call, not a caller of
+    the file's ``forward``."""
+    source = """\
+        import torch
+        import torch.nn.functional as F
+        class Attention:
+            def forward(self, x, attn_mask=None):
+                return F.scaled_dot_product_attention(x, x, x, attn_mask=attn_mask)
+        def causal(q):
+            mask = torch.ones(q.size(2), q.size(2), dtype=torch.bool).tril()
+            return F.scaled_dot_product_attention(q, q, q, attn_mask=mask)
+        """
+    tree = ast.parse(textwrap.dedent(source))
+    calls = sorted((node for node in ast.walk(tree) if isinstance(node, ast.Call) and
+                    getattr(node.func, "attr", "") == "scaled_dot_product_attention"),
+                   key=lambda node: node.lineno)
+    reader = MaskReader(tree)
+    assert [reader.keeps_rows(call) for call in calls] == [False, True]

@@ -56,6 +56,8 @@ FILLS = frozenset({"full", "new_full", "full_like"})
 ZEROS = frozenset({"zeros", "zeros_like", "new_zeros"})
 ONES = frozenset({"ones", "ones_like", "new_ones"})
 INFINITIES = frozenset({"inf", "infinity", "nan"})
+# Packages whose names, imported with ``from``, are never functions of the file.
+PACKAGES = frozenset({"torch", "numpy", "math", "einops"})
 Function = ast.FunctionDef | ast.AsyncFunctionDef
 Scope = int  # id() of the function a name lives in; 0 for the module
 Value = tuple[ast.expr | None, Scope]  # an expression, read in the scope it is written in
@@ -83,6 +85,7 @@ class MaskReader:
     _scope_of: dict[int, Scope] = field(default_factory=dict)  # id(call) -> its scope
     _read: bool = False
     _left: int = 0  # of the budget of the call being read
+    _modules: set[str] = field(default_factory=set)  # names the file imports packages under
 
     def keeps_rows(self, call: ast.Call) -> bool:
         """Whether every mask ``call`` can be given keeps a key in each row."""
@@ -99,6 +102,14 @@ class MaskReader:
         if self._read:
             return
         self._read = True
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.Import):
+                self._modules.update((alias.asname or alias.name).partition(".")[0]
+                                     for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").partition(".")[0] \
+                    in PACKAGES:
+                # ``from torch.nn import functional as F``: a package's names, modules or not
+                self._modules.update(alias.asname or alias.name for alias in node.names)
         pending: list[tuple[ast.AST, Scope]] = [(self.tree, 0)]
         while pending:
             node, scope = pending.pop()
@@ -126,6 +137,7 @@ class MaskReader:
                         self._assign(item.optional_vars, None, scope)
             elif isinstance(node, ast.Call):
                 self._call_gives(node, scope)
+
             pending.extend((child, scope) for child in ast.iter_child_nodes(node))
 
     def _function(self, node: Function) -> None:
@@ -142,6 +154,8 @@ class MaskReader:
 
     def _call_gives(self, node: ast.Call, scope: Scope) -> None:
         self._scope_of[id(node)] = scope
+        if self._of_a_package(node.func):
+            return  # ``F.scaled_dot_product_attention(attn_mask=m)`` gives no parameter here
         for keyword in node.keywords:
             if keyword.arg is not None:
                 self._passed.setdefault(keyword.arg, []).append((keyword.value, scope))
@@ -153,6 +167,13 @@ class MaskReader:
                 len(node.args) >= 2 and isinstance(node.args[0], ast.Constant) and \
                 isinstance(node.args[0].value, str):
             self._attributes.setdefault(node.args[0].value, []).append((node.args[1], scope))
+
+    def _of_a_package(self, func: ast.expr) -> bool:
+        """A call of an imported module's function (``torch.x``, ``F.x``, ``np.x``): it
+        hands nothing to a function of this file."""
+        while isinstance(func, ast.Attribute):
+            func = func.value
+        return isinstance(func, ast.Name) and func.id in self._modules
 
     def _assign(self, target: ast.expr, value: ast.expr | None, scope: Scope) -> None:
         if isinstance(target, ast.Name):
