@@ -31,10 +31,8 @@ from typing import Literal
 
 __all__ = ["MASKED_CALL", "MASK_OPTIONS", "MaskReader", "mask_argument"]
 
-# The options a mask is passed under (SDPA's ``attn_mask``; nn.MultiheadAttention's and
-# F.multi_head_attention_forward's ``attn_mask`` and ``key_padding_mask``), and SDPA's position
-# of ``attn_mask`` (query, key, value, attn_mask).
-MASK_OPTIONS = ("attn_mask", "key_padding_mask")
+# The option SDPA takes its mask under, and its position (query, key, value, attn_mask).
+MASK_OPTIONS = ("attn_mask",)
 MASK_POSITION = 3
 # The call whose masks are read: SDPA itself, where a boolean mask's True attends
 # (nn.MultiheadAttention's True masks out, so its calls are not read this way).
