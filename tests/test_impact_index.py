@@ -206,10 +206,19 @@ def test_a_method_returning_the_keywords_it_is_given_spreads_those_of_the_call()
                 return DataLoader(self.data, **args)
             def spread(self, **kwargs):
                 return DataLoader(self.data, **self._common(**kwargs))
+        def merged(**kw):
+            return {**kw, "pin_memory": True}
+        def copied(**kw):
+            options = dict(**kw)
+            return options
+        DataLoader(data, **merged(batch_size=2))
+        DataLoader(data, **copied(num_workers=4))
         """)
     assert (13, "torch.utils.data.DataLoader", True,
             ("batch_size", "ffcv_args", "num_workers", "pin_memory")) in found
     assert (15, "torch.utils.data.DataLoader", True, ()) in found  # its own ** may pass any
+    assert (21, "torch.utils.data.DataLoader", True, ("batch_size", "pin_memory")) in found
+    assert (22, "torch.utils.data.DataLoader", True, ("num_workers",)) in found
 
 def test_functools_partial_is_a_call_of_its_first_argument():
     found = uses("""\

@@ -29,6 +29,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Literal
 
+from watcher.impact.code.versions import callee_name
+
 __all__ = ["MASKED_CALL", "MASK_OPTIONS", "MaskReader", "mask_argument"]
 
 # The option SDPA takes its mask under, and its position (query, key, value, attn_mask).
@@ -84,6 +86,12 @@ class MaskReader:
     _read: bool = False
     _left: int = 0  # of the budget of the call being read
     _modules: set[str] = field(default_factory=set)  # names the file imports packages under
+    _masked: dict[int, list[ast.Call]] = field(default_factory=dict)  # SDPA calls by line
+
+    def masked_calls(self, line: int) -> list[ast.Call]:
+        """The SDPA calls starting on ``line``."""
+        self._gather()
+        return self._masked.get(line, [])
 
     def keeps_rows(self, call: ast.Call) -> bool:
         """Whether every mask ``call`` can be given keeps a key in each row."""
@@ -100,14 +108,7 @@ class MaskReader:
         if self._read:
             return
         self._read = True
-        for node in ast.walk(self.tree):
-            if isinstance(node, ast.Import):
-                self._modules.update((alias.asname or alias.name).partition(".")[0]
-                                     for alias in node.names)
-            elif isinstance(node, ast.ImportFrom) and (node.module or "").partition(".")[0] \
-                    in PACKAGES:
-                # ``from torch.nn import functional as F``: a package's names, modules or not
-                self._modules.update(alias.asname or alias.name for alias in node.names)
+        calls: list[tuple[ast.Call, Scope]] = []
         pending: list[tuple[ast.AST, Scope]] = [(self.tree, 0)]
         while pending:
             node, scope = pending.pop()
@@ -134,9 +135,20 @@ class MaskReader:
                     if item.optional_vars is not None:
                         self._assign(item.optional_vars, None, scope)
             elif isinstance(node, ast.Call):
-                self._call_gives(node, scope)
-
+                calls.append((node, scope))
+            elif isinstance(node, ast.Import):
+                self._modules.update((alias.asname or alias.name).partition(".")[0]
+                                     for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").partition(".")[0] \
+                    in PACKAGES:
+                # ``from torch.nn import functional as F``: a package's names, modules or not
+                self._modules.update(alias.asname or alias.name for alias in node.names)
             pending.extend((child, scope) for child in ast.iter_child_nodes(node))
+        # After the walk: whether a call is a package's needs every import of the file.
+        for call, scope in calls:
+            self._call_gives(call, scope)
+            if callee_name(call.func) == MASKED_CALL:
+                self._masked.setdefault(call.lineno, []).append(call)
 
     def _function(self, node: Function) -> None:
         self._functions.setdefault(node.name, []).append(node)
@@ -264,8 +276,7 @@ class MaskReader:
 
     def _call(self, node: ast.Call, scope: Scope, depth: int, seen: frozenset[object]) -> Kind:
         func = node.func
-        last = func.attr if isinstance(func, ast.Attribute) else \
-            func.id if isinstance(func, ast.Name) else ""
+        last = callee_name(func)
         receiver = func.value if isinstance(func, ast.Attribute) else None
         if last in KEEPING and receiver is not None:
             return self._kind(receiver, scope, depth - 1, seen)
@@ -340,8 +351,7 @@ class MaskReader:
             return self._positions(node.left, scope, depth - 1)
         if isinstance(node, ast.Call):
             func = node.func
-            last = func.attr if isinstance(func, ast.Attribute) else \
-                func.id if isinstance(func, ast.Name) else ""
+            last = callee_name(func)
             if last == "arange":
                 return True
             return last in KEEPING and isinstance(func, ast.Attribute) and \

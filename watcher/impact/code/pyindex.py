@@ -23,7 +23,6 @@ from watcher.impact.code.madekeys import made_key_rows
 from watcher.impact.code.masks import MASKED_CALL, MaskReader
 from watcher.impact.code.pywalk import CONFIG_PATCH, DEFINITIONS, PARTIAL, Raw, Walker
 from watcher.impact.code.starred import STAR, free_names
-from watcher.impact.code.versions import callee_name
 from watcher.impact.model import UnparsableError
 
 __all__ = ["UNSET", "PythonIndex", "UnparsableError", "UseRow", "module_name",
@@ -101,14 +100,8 @@ def mark_mask_rows(rows: list[UseRow], tree: ast.Module) -> None:
     if not calls:
         return
     reader = MaskReader(tree)
-    lines = {row["line"] for row in calls}
-    by_line: dict[int, list[ast.Call]] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and node.lineno in lines and callee_name(node.func) == \
-                MASKED_CALL:
-            by_line.setdefault(node.lineno, []).append(node)
     for row in calls:
-        found = by_line.get(row["line"], [])
+        found = reader.masked_calls(row["line"])
         if found and all(reader.keeps_rows(call) for call in found):
             row["keeps_rows"] = True
 

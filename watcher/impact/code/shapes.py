@@ -53,24 +53,29 @@ def top_level_imports(body: list[ast.stmt]) -> list[ast.stmt]:
     return found
 
 
-def literal_keys(node: ast.expr, functions: Callable[[str], set[str] | None] | None = None
-                 ) -> set[str] | None:
+def literal_keys(node: ast.expr, functions: Callable[[str], set[str] | None] | None = None,
+                 copies: str | None = None) -> set[str] | None:
     """The keys of ``{"a": 1, "b": 2}``, ``dict(a=1, b=2)``, of both branches of
     ``{"a": 1} if c else {}`` (any path's keys: a call passing it says those options), or of
     ``f()`` / ``self.f()`` where ``functions`` knows what ``f`` (``.f``, a method) returns;
-    None for anything else (a ``**`` inside, a computed key, another value)."""
+    None for anything else (a ``**`` inside, a computed key, another value). ``copies``: the
+    ``**kwargs`` of the function the dict is built in, whose ``{**kwargs}`` / ``dict(**kwargs)``
+    stand for the keywords its caller passes (``CALL_KEYWORDS``)."""
     kind = type(node)
     if kind is ast.Dict:
         keys = set()
-        for key in node.keys:  # type: ignore[attr-defined]
-            if type(key) is not ast.Constant or not isinstance(key.value, str):
+        for key, value in zip(node.keys, node.values, strict=True):  # type: ignore[attr-defined]
+            if key is None and copied(value, copies):
+                keys.add(CALL_KEYWORDS)
+            elif type(key) is not ast.Constant or not isinstance(key.value, str):
                 return None
-            keys.add(key.value)
+            else:
+                keys.add(key.value)
         return keys
     if kind is ast.IfExp:
         dead = dead_branch(node.test)  # type: ignore[attr-defined]
-        body = literal_keys(node.body, functions) if dead != "body" else set()  # type: ignore[attr-defined]
-        orelse = literal_keys(node.orelse, functions) if dead != "orelse" else set()  # type: ignore[attr-defined]
+        body = literal_keys(node.body, functions, copies) if dead != "body" else set()  # type: ignore[attr-defined]
+        orelse = literal_keys(node.orelse, functions, copies) if dead != "orelse" else set()  # type: ignore[attr-defined]
         return None if body is None or orelse is None else body | orelse
     if kind is not ast.Call:
         return None
@@ -82,16 +87,23 @@ def literal_keys(node: ast.expr, functions: Callable[[str], set[str] | None] | N
         name = "." + func.attr  # a method of the class the call is in
     else:
         return None
-    spread = any(keyword.arg is None for keyword in node.keywords)  # type: ignore[attr-defined]
-    passed = {str(keyword.arg) for keyword in node.keywords}  # type: ignore[attr-defined]
+    spread = [keyword.value for keyword in node.keywords if keyword.arg is None]  # type: ignore[attr-defined]
+    passed = {keyword.arg for keyword in node.keywords if keyword.arg is not None}  # type: ignore[attr-defined]
     if name == "dict":
-        return None if node.args or spread else passed  # type: ignore[attr-defined]
+        if node.args or not all(copied(value, copies) for value in spread):  # type: ignore[attr-defined]
+            return None
+        return passed | ({CALL_KEYWORDS} if spread else set())
     known = functions(name) if functions is not None else None
     if known is None or CALL_KEYWORDS not in known:
         return None if known is None else set(known)
     # A helper returning the keywords it is given: those this call passes, unless a ``**``
     # of its own may pass any.
     return None if spread else (known - {CALL_KEYWORDS}) | passed
+
+
+def copied(value: ast.expr | None, copies: str | None) -> bool:
+    """``kwargs`` of ``**kwargs``, when it is the function's own ``copies``."""
+    return copies is not None and type(value) is ast.Name and value.id == copies
 
 
 # In the keys a function returns: "and whatever keywords the call passes" (a helper that copies
@@ -129,7 +141,8 @@ def returned_keys(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str] 
             for target in node.targets:
                 if isinstance(target, ast.Name):
                     bound.setdefault(target.id, []).append(
-                        copied_keys(node.value, kwarg) if len(node.targets) == 1 else None)
+                        literal_keys(node.value, copies=kwarg) if len(node.targets) == 1
+                        else None)
                 elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
                     stores.append((target.value.id, target.slice))
         elif isinstance(node, ast.For) and kwarg is not None and over_keys(node.iter, kwarg):
@@ -171,38 +184,11 @@ def returned_keys(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str] 
             if found is not None:
                 found = found | added.get(value.id, set())
         else:
-            found = copied_keys(value, kwarg) if value is not None else None
+            found = literal_keys(value, copies=kwarg) if value is not None else None
         if found is None:
             return None
         keys |= found
     return keys if returns and not falls_through(function.body) else None
-
-
-def copied_keys(node: ast.expr, kwarg: str | None) -> set[str] | None:
-    """The keys of a literal dict, ``dict(**kwargs)`` and ``{**kwargs, "a": 1}`` of the
-    function's own ``kwarg`` included (as ``CALL_KEYWORDS``)."""
-    if kwarg is not None and isinstance(node, ast.Dict):
-        keys: set[str] = set()
-        for key, value in zip(node.keys, node.values, strict=True):
-            if key is None and isinstance(value, ast.Name) and value.id == kwarg:
-                keys.add(CALL_KEYWORDS)
-            elif isinstance(key, ast.Constant) and isinstance(key.value, str):
-                keys.add(key.value)
-            else:
-                return None
-        return keys
-    if kwarg is not None and isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
-            and node.func.id == "dict" and not node.args:
-        keys = set()
-        for keyword in node.keywords:
-            if keyword.arg is not None:
-                keys.add(keyword.arg)
-            elif isinstance(keyword.value, ast.Name) and keyword.value.id == kwarg:
-                keys.add(CALL_KEYWORDS)
-            else:
-                return None
-        return keys
-    return literal_keys(node)
 
 
 def over_keys(node: ast.expr, kwarg: str) -> bool:
