@@ -128,13 +128,61 @@ ELSEWHERE = """\
         return attention_mask
     """
 
+# open_clip's NaFlex masks: padding keys removed, then the diagonal forced attended, built by
+# functions whose results reach the model's blocks directly and unpacked from a tuple.
+FORCED = """\
+    import torch
+    import torch.nn.functional as F
+    def prefix_mask(valid, s):
+        causal = torch.tril(torch.ones(s, s, dtype=torch.bool))
+        allowed = (causal | valid[:, None, :]).clone()
+        allowed &= valid[:, None, :]
+        idx = torch.arange(s)
+        allowed[:, idx, idx] = True  # guard against all-masked query rows
+        return allowed.unsqueeze(1)
+    def pack(x, valid):
+        return x, prefix_mask(valid, x.size(1))
+    class Attention:
+        def forward(self, x, attn_mask):
+            return F.scaled_dot_product_attention(x, x, x, attn_mask=attn_mask)
+    class Model:
+        def forward(self, x, valid):
+            x, attn_mask = pack(x, valid)
+            return self.attention(x, attn_mask)
+    """
+# The diagonal forced only on one branch: the padding mask may still come.
+FORCED_IF = FORCED.replace("        allowed[:, idx, idx] = True",
+                           "        if valid.all():\n            allowed[:, idx, idx] = True")
+# Padding keys removed after the diagonal was forced.
+FORCED_BEFORE = FORCED.replace("        allowed &= valid[:, None, :]\n", "").replace(
+    "        return allowed.unsqueeze(1)",
+    "        allowed = allowed & valid[:, None, :]\n        return allowed.unsqueeze(1)")
+# A causal mask and'ed with padding loses the diagonal of a padded row; or'ed with eye, not.
+AND_PADDING = """\
+    import torch
+    import torch.nn.functional as F
+    def attend(q, valid):
+        n = q.size(2)
+        mask = torch.ones(n, n, dtype=torch.bool).tril() & valid[:, None, None, :]
+        return F.scaled_dot_product_attention(q, q, q, attn_mask=mask)
+    """
+OR_EYE = AND_PADDING.replace(
+    "torch.ones(n, n, dtype=torch.bool).tril() & valid[:, None, None, :]",
+    "valid[:, None, None, :].logical_or(torch.eye(n, dtype=torch.bool))")
+# An element of a tuple the function returns that is not the mask.
+WRONG_ELEMENT = FORCED.replace("x, attn_mask = pack(x, valid)", "attn_mask, x = pack(x, valid)")
+
 
 @pytest.mark.parametrize(("source", "kept"), [
     (SENTINEL, True), (BUFFER, True), (FINITE, True), (SCALED, True),
+    (FORCED, True), (OR_EYE, True),
     (PUBLIC, False), (PADDING, False), (ALL_INF, False), (UPPER, False), (ELSEWHERE, False),
+    (FORCED_IF, False), (FORCED_BEFORE, False), (AND_PADDING, False), (WRONG_ELEMENT, False),
 ], ids=["sentinel-then-positions", "triu-of-inf-buffer", "finfo-min-bias", "scaled-bias",
+        "diagonal-forced-then-unpacked", "or-eye",
         "a-public-parameter", "padding", "all-minus-inf", "bool-upper-triangle",
-        "same-name-elsewhere"])
+        "same-name-elsewhere", "diagonal-forced-on-a-branch", "padding-removed-after-forcing",
+        "causal-and-padding", "another-element-unpacked"])
 def test_a_mask_keeps_every_row_only_where_the_file_shows_all_it_can_be(source, kept):
     assert keeps_rows(source) is kept
 

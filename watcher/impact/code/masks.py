@@ -8,14 +8,18 @@ row. Read from the file alone, as far as it shows every mask it makes:
   before 2.5 or after;
 - a causal mask, which keeps each row's own key: ``tril`` of ones, ``triu`` of -inf with
   ``diagonal=1``, ``nn.Transformer.generate_square_subsequent_mask``, positions compared
-  (``q_pos >= k_pos`` of ``arange``s), or'ed with anything, or plus a finite bias. Boolean masks
-  are read as SDPA reads them (True attends); only SDPA's own calls are asked.
+  (``q_pos >= k_pos`` of ``arange``s), ``eye``, or'ed with anything, and'ed with another that
+  keeps the diagonal, or plus a finite bias; and any mask whose diagonal its function then sets
+  attended, unconditionally and for good (``allowed[:, idx, idx] = True``, ``idx`` an
+  ``arange``: the usual guard against fully masked rows). Boolean masks are read as SDPA reads
+  them (True attends); only SDPA's own calls are asked.
 
 A local name is followed through what its function assigns it; a parameter through what the
 file's calls give it (a keyword of its name, or a variable of its name passed on, as
 ``layer(h, start_pos, freqs_cis, mask)`` hands a model's mask down its blocks) besides its
 default; ``self.x`` through every assignment and ``register_buffer`` of the file; a call of a
-function of the file through what it returns. A parameter no call of the file gives a mask (a
+function of the file through what it returns (one element of the tuples it returns, where
+``x, mask = build(...)`` unpacks them). A parameter no call of the file gives a mask (a
 public ``forward(x, mask)``), a mask made from padding or lengths, or any expression not read
 above may mask a row: the call stays reached. (A mask passed on by position under another
 name is not seen; the file's own givers are taken to be all of them.)
@@ -87,6 +91,10 @@ class MaskReader:
     _left: int = 0  # of the budget of the call being read
     _modules: set[str] = field(default_factory=set)  # names the file imports packages under
     _masked: dict[int, list[ast.Call]] = field(default_factory=dict)  # SDPA calls by line
+    # Lines each local name is assigned on, and the line an unconditional statement of its
+    # function sets its diagonal attended (``m[:, i, i] = True``, ``i`` positions).
+    _lines: dict[tuple[Scope, str], list[int]] = field(default_factory=dict)
+    _forced: dict[tuple[Scope, str], tuple[int, ast.expr]] = field(default_factory=dict)
 
     def masked_calls(self, line: int) -> list[ast.Call]:
         """The SDPA calls starting on ``line``."""
@@ -121,19 +129,19 @@ class MaskReader:
                 continue
             if isinstance(node, ast.Assign):
                 for target in node.targets:
-                    self._assign(target, node.value, scope)
+                    self._assign(target, node.value, scope, node.lineno)
             elif isinstance(node, ast.AnnAssign) and node.value is not None:
-                self._assign(node.target, node.value, scope)
+                self._assign(node.target, node.value, scope, node.lineno)
             elif isinstance(node, ast.AugAssign):
-                self._assign(node.target, None, scope)
+                self._assign(node.target, None, scope, node.lineno)
             elif isinstance(node, ast.NamedExpr):
-                self._assign(node.target, node.value, scope)
+                self._assign(node.target, node.value, scope, node.lineno)
             elif isinstance(node, ast.For | ast.AsyncFor):
-                self._assign(node.target, None, scope)
+                self._assign(node.target, None, scope, node.lineno)
             elif isinstance(node, ast.With | ast.AsyncWith):
                 for item in node.items:
                     if item.optional_vars is not None:
-                        self._assign(item.optional_vars, None, scope)
+                        self._assign(item.optional_vars, None, scope, node.lineno)
             elif isinstance(node, ast.Call):
                 calls.append((node, scope))
             elif isinstance(node, ast.Import):
@@ -161,6 +169,11 @@ class MaskReader:
         parameters.update({argument.arg: default for argument, default in
                            zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True)})
         self._parameters[id(node)] = parameters
+        for statement in node.body:  # run whenever the function runs, in this order
+            forced = diagonal_forced(statement)
+            if forced is not None:
+                name, index = forced
+                self._forced[(id(node), name)] = (statement.lineno, index)
 
     def _call_gives(self, node: ast.Call, scope: Scope) -> None:
         self._scope_of[id(node)] = scope
@@ -185,17 +198,22 @@ class MaskReader:
             func = func.value
         return isinstance(func, ast.Name) and func.id in self._modules
 
-    def _assign(self, target: ast.expr, value: ast.expr | None, scope: Scope) -> None:
+    def _assign(self, target: ast.expr, value: ast.expr | None, scope: Scope,
+                line: int) -> None:
         if isinstance(target, ast.Name):
             self._local.setdefault((scope, target.id), []).append((value, scope))
+            self._lines.setdefault((scope, target.id), []).append(line)
         elif attribute_of_self(target) is not None:
             self._attributes.setdefault(str(attribute_of_self(target)), []).append(
                 (value, scope))
         elif isinstance(target, ast.Tuple | ast.List):
-            for element in target.elts:  # unpacked: each value unknown
-                self._assign(element, None, scope)
+            elements = target.elts
+            starred = any(isinstance(element, ast.Starred) for element in elements)
+            for index, element in enumerate(elements):
+                self._assign(element, None if starred else unpacked(value, index, len(elements)),
+                             scope, line)
         elif isinstance(target, ast.Starred):
-            self._assign(target.value, None, scope)
+            self._assign(target.value, None, scope, line)
 
     # ---- what a value can be -------------------------------------------------------------------
     def _kind(self, node: ast.expr | None, scope: Scope, depth: int,
@@ -209,13 +227,17 @@ class MaskReader:
             return join(self._kind(node.body, scope, depth - 1, seen),
                         self._kind(node.orelse, scope, depth - 1, seen))
         if isinstance(node, ast.Name):
-            return self._name(node.id, scope, depth, seen)
+            return self._name(node.id, scope, depth, seen, getattr(node, "lineno", 0))
+        if isinstance(node, Element):
+            return self._element(node, scope, depth, seen)
         attribute = attribute_of_self(node)
         if attribute is not None:
             return self._values(("self", attribute), self._attributes.get(attribute, []),
                                 depth, seen)
         if isinstance(node, ast.Subscript):
             return self._kind(node.value, scope, depth - 1, seen)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr | ast.BitAnd):
+            return self._combined(node.op, [node.left, node.right], scope, depth, seen)
         if isinstance(node, ast.BinOp):
             return self._arithmetic(node, scope, depth, seen)
         if isinstance(node, ast.Compare):
@@ -224,10 +246,13 @@ class MaskReader:
             return self._call(node, scope, depth, seen)
         return "unknown"
 
-    def _name(self, name: str, scope: Scope, depth: int, seen: frozenset[object]) -> Kind:
+    def _name(self, name: str, scope: Scope, depth: int, seen: frozenset[object],
+              line: int = 0) -> Kind:
         key = (scope, name)
         if key in seen:
             return "cycle"  # adds nothing new (``mask = mask.to(device)``)
+        if self._diagonal_attended(key, depth, line):
+            return "causal"
         local = self._local.get(key, [])
         parameters = self._parameters.get(scope, {})
         if name in parameters:
@@ -245,6 +270,48 @@ class MaskReader:
         if scope and (0, name) in self._local:  # a module-level name
             return self._name(name, 0, depth - 1, seen)
         return "unknown"
+
+    def _diagonal_attended(self, key: tuple[Scope, str], depth: int, line: int) -> bool:
+        """Whether the name, read on ``line``, was last set by its function's forcing of the
+        diagonal (``allowed[:, idx, idx] = True`` with ``idx = arange(n)``): read after it, and
+        never assigned again after it."""
+        forced = self._forced.get(key)
+        if forced is None or line <= forced[0]:
+            return False
+        if any(assigned >= forced[0] for assigned in self._lines.get(key, [])):
+            return False
+        return self._positions(forced[1], key[0], depth - 1)
+
+    def _element(self, node: Element, scope: Scope, depth: int,
+                 seen: frozenset[object]) -> Kind:
+        """One element of a tuple unpacked from a call of a function of the file
+        (``x, mask = build(...)``): that element of each tuple the function returns."""
+        name = callee_name(node.call.func)
+        receiver = node.call.func.value if isinstance(node.call.func, ast.Attribute) else None
+        if not name or not (isinstance(node.call.func, ast.Name) or (
+                isinstance(receiver, ast.Name) and receiver.id in ("self", "cls"))):
+            return "unknown"
+        functions = self._functions.get(name)
+        if not functions or ("returns", name, node.index) in seen:
+            return "unknown"
+        inner = seen | {("returns", name, node.index)}
+        kinds: list[Kind] = []
+        for function in functions:
+            for value in returned(function):
+                if not isinstance(value, ast.Tuple) or len(value.elts) != node.size or any(
+                        isinstance(element, ast.Starred) for element in value.elts):
+                    return "unknown"
+                kinds.append(self._kind(value.elts[node.index], id(function), depth - 1, inner))
+        return join(*kinds) if kinds else "unknown"
+
+    def _combined(self, op: ast.operator, operands: list[ast.expr], scope: Scope, depth: int,
+                  seen: frozenset[object]) -> Kind:
+        """Boolean masks combined (True attends): or'ed, a row keeps its key where either
+        keeps it; and'ed, only where both keep the diagonal."""
+        kinds = [self._kind(operand, scope, depth - 1, seen) for operand in operands]
+        if isinstance(op, ast.BitOr):
+            return "causal" if "causal" in kinds else "unknown"
+        return "causal" if all(kind == "causal" for kind in kinds) else "unknown"
 
     def _values(self, key: object, values: list[Value], depth: int,
                 seen: frozenset[object]) -> Kind:
@@ -280,10 +347,15 @@ class MaskReader:
         receiver = func.value if isinstance(func, ast.Attribute) else None
         if last in KEEPING and receiver is not None:
             return self._kind(receiver, scope, depth - 1, seen)
-        if last == "logical_or" and len(node.args) == 2:
-            # attended where either is: a causal mask or'ed with any other keeps the diagonal
-            kinds = [self._kind(argument, scope, depth - 1, seen) for argument in node.args]
-            return "causal" if "causal" in kinds else "unknown"
+        if last in ("logical_or", "logical_and"):
+            # attended where either is (both are): a causal mask or'ed with any other keeps
+            # the diagonal; and'ed, only with another that keeps it
+            operands = list(node.args) if len(node.args) == 2 else [receiver, *node.args] if (
+                receiver is not None and len(node.args) == 1) else []
+            return self._combined(ast.BitOr() if last == "logical_or" else ast.BitAnd(),
+                                  operands, scope, depth, seen) if operands else "unknown"
+        if last == "eye":
+            return "causal"  # the diagonal attended (or 0/1 added: finite either way)
         if last in FILLS or last == "fill_":
             fill = node.args[0] if last == "fill_" and node.args else node.args[1] if len(
                 node.args) >= 2 else keyword(node, "fill_value")
@@ -362,6 +434,42 @@ class MaskReader:
                                         self._positions(value, scope, depth - 1)
                                         for value, _ in values)
         return False
+
+
+class Element(ast.expr):
+    """Element ``index`` of the ``size``-tuple a call returns, unpacked (``a, m = f(x)``)."""
+
+    _fields = ("call",)
+
+    def __init__(self, call: ast.Call, index: int, size: int) -> None:
+        super().__init__()
+        self.call, self.index, self.size = call, index, size
+
+
+def unpacked(value: ast.expr | None, index: int, size: int) -> ast.expr | None:
+    """What element ``index`` of a ``size``-name unpacking gets: that element of a tuple
+    written out, the call's element of what it returns, else unknown."""
+    if isinstance(value, ast.Tuple | ast.List) and len(value.elts) == size and not any(
+            isinstance(element, ast.Starred) for element in value.elts):
+        return value.elts[index]
+    return Element(value, index, size) if isinstance(value, ast.Call) else None
+
+
+def diagonal_forced(statement: ast.stmt) -> tuple[str, ast.expr] | None:
+    """``allowed[:, idx, idx] = True``: the name whose last two dimensions' diagonal is set
+    attended (boolean True), and the index written twice; None for any other statement."""
+    if not isinstance(statement, ast.Assign) or len(statement.targets) != 1:
+        return None
+    target, value = statement.targets[0], statement.value
+    if not (isinstance(value, ast.Constant) and value.value is True):
+        return None
+    if not (isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) and
+            isinstance(target.slice, ast.Tuple) and len(target.slice.elts) >= 2):
+        return None
+    row, column = target.slice.elts[-2:]
+    if isinstance(row, ast.Slice) or ast.dump(row) != ast.dump(column):
+        return None
+    return target.value.id, row
 
 
 def join(*kinds: Kind) -> Kind:
