@@ -121,6 +121,18 @@ def test_setup_cfg_and_setup_py():
             print("Python 3.8 is recommended")
         setup(name="x", install_requires=["torch"])
         """) == [(7, "package", "torch", ""), (3, "python", "", ">=3.6")]
+    # CrypTen's: first thing when run as a script; a check inside a function may never run.
+    assert declared("setup.py", """\
+        import sys
+        import setuptools
+        def warn():
+            if sys.version_info < (3, 9):
+                sys.exit("old")
+        if __name__ == "__main__":
+            if sys.version_info < (3, 7):
+                sys.exit("Sorry, Python >=3.7 is required.")
+            setuptools.setup(name="x", install_requires=["torch"])
+        """) == [(9, "package", "torch", ""), (7, "python", "", ">=3.7")]
     assert declared("setup.py", """\
         import sys
         from setuptools import setup
@@ -175,6 +187,10 @@ def test_a_stage_on_an_image_that_brings_torch_declares_nothing_unless_it_instal
 
 
 def test_conda_environment_files():
+    for name in ("env.yml", "ci/env-gpu.yaml", "conda_cpu.yml", "environment-dev.yaml"):
+        assert declared(name, "dependencies:\n  - python>=3.7\n") == [
+            (2, "python", "", ">=3.7")], name
+    assert declared("envoy.yml", "dependencies:\n  - python>=3.7\n") == []
     assert declared("environment.yml", """\
         name: trainer
         channels:

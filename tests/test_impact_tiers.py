@@ -371,6 +371,29 @@ def test_a_call_passing_its_own_pickle_module_keeps_weights_only_off(tmp_path):
     assert sorted(tiers(flip)) == [("load.py", 8), ("load.py", 9), ("load.py", 10)]
 
 
+def test_a_function_handed_on_as_a_value_is_check_for_a_changed_default(tmp_path):
+    """CrypTen's ``load(f, load_closure=torch.load)`` calls ``load_closure(f)``: the calls made
+    through a handed-on ``torch.load`` are not seen, so whether they pass ``weights_only`` is
+    not known. A partial is read as the call it binds; an import or a test of the name is no
+    call at all."""
+    code = analyzer(tmp_path, {"load.py": """\
+        import functools
+        import torch
+        def load(f, load_closure=torch.load, **kwargs):
+            return load_closure(f, **kwargs)
+        loaders = [torch.load, None]
+        safe = functools.partial(torch.load, weights_only=True)
+        alias = torch.load
+        from torch import load
+        if torch.load is None:
+            pass
+        """}, Loading())
+    flip = uses(code, "2.6.0-torch-load", "Flip default torch.load")
+    assert tiers(flip) == {("load.py", 3): "check", ("load.py", 5): "check",
+                           ("load.py", 7): "check"}
+    assert all("hands torch.load on as a value" in use.why for use in flip)
+
+
 def test_fallback_is_no_matter_to_the_exporter_dynamo_false_picks(tmp_path):
     files = {"export.py": textwrap.dedent("""\
         import torch

@@ -57,7 +57,8 @@ Raw = tuple[int, str, tuple[str, ...], bool | None, tuple[str, ...], bool, Any, 
 
 # How a use is referenced, besides a call or a read: an "import"; a type "annotation"; the
 # class argument of ``isinstance``/``issubclass``; a "decorator" (applied bare, ``@x``, or
-# called, ``@x(...)``); a class's "base"; an "assign"ment target.
+# called, ``@x(...)``); a class's "base"; an "assign"ment target; the function a "partial"
+# binds (its call is read from the partial); a name "compared" (``f is torch.load``).
 Ref = str
 TYPE_TESTS = frozenset({"isinstance", "issubclass"})
 CONSTANTS = (bool, int, float, str, type(None))
@@ -158,6 +159,7 @@ class Walker:
         assign, annotated, imports = ast.Assign, ast.AnnAssign, (ast.Import, ast.ImportFrom)
         if_kind, if_expression, try_kind, try_star = ast.If, ast.IfExp, ast.Try, ast.TryStar
         loop, async_loop, while_loop = ast.For, ast.AsyncFor, ast.While
+        compare = ast.Compare
         known_fields = FIELDS.get
         # Each node type is tested once per node, the commonest first: this loop runs for
         # every node of every file, most of a scan's time after ``ast.parse``.
@@ -215,6 +217,11 @@ class Walker:
                         self.branches(node)
                 elif kind in DEFINITIONS or kind is annotated:
                     self.definition(node)
+                elif kind is compare:
+                    # ``if loader is torch.load``: the name tested, not handed on or called
+                    for operand in (node.left, *node.comparators):
+                        if type(operand) is attribute or type(operand) is name_kind:
+                            refs[id(operand)] = "compared"
                 for field in fields:
                     value = getattr(node, field)
                     if type(value) is list:
@@ -496,6 +503,7 @@ class Walker:
         extra: Any = None
         if last == "partial" and node.args:
             extra = (PARTIAL, chain_of(node.args[0]))
+            self.mark(node.args[0], "partial")
         elif last == "patch":
             extra = (CONFIG_PATCH, string_keys(node.args[0]) if node.args else ())
         elif last in TYPE_TESTS and type(func) is ast.Name and len(node.args) == 2:

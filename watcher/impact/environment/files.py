@@ -31,9 +31,9 @@ def environment_kind(path: str) -> EnvironmentKind | None:
         return "requirements"
     if lower.startswith(("dockerfile", "containerfile")) or lower.endswith(".dockerfile"):
         return "dockerfile"
-    if any(fnmatch(lower, f"{stem}*.{ending}") for stem in ("environment", "conda")
-           for ending in ("yml", "yaml")):
-        return "conda"  # environment.yml, conda.yaml, conda-extras.yaml
+    if any(fnmatch(lower, pattern) for stem in ("environment*", "conda*", "env", "env[-_]*")
+           for pattern in (f"{stem}.yml", f"{stem}.yaml")):
+        return "conda"  # environment.yml, conda.yaml, conda-extras.yaml, env.yml, env-gpu.yml
     if lower.endswith((".sh", ".ps1")):
         return "shell"  # setup and install scripts: what they pip / conda install
     return None

@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 import re
 import tomllib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from itertools import chain
 from typing import Any
 
@@ -260,9 +260,10 @@ def string_value(node: ast.expr, constants: dict[str, ast.expr], depth: int = 0)
 
 
 def version_check(tree: ast.Module, lines: list[str]) -> list[Declaration]:
-    """The Python floor a ``setup.py`` without ``python_requires`` enforces itself: a
-    module-level ``if sys.version_info < (3, 6):`` that exits or raises is ``>=3.6``."""
-    for statement in tree.body:
+    """The Python floor a ``setup.py`` without ``python_requires`` enforces itself: an
+    ``if sys.version_info < (3, 6):`` that exits or raises, run whenever the file is (at
+    module level, or first thing under ``if __name__ == "__main__":``), is ``>=3.6``."""
+    for statement in run_always(tree.body):
         if not isinstance(statement, ast.If) or not statement.body or not stops(statement.body):
             continue
         test = statement.test
@@ -275,6 +276,25 @@ def version_check(tree: ast.Module, lines: list[str]) -> list[Declaration]:
             version = ".".join(str(e.value) for e in floor.elts)  # type: ignore[attr-defined]
             return [python(statement.lineno, lines[statement.lineno - 1], f">={version}")]
     return []
+
+
+def run_always(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """The statements of a module that run when it is run as a script: its own, and those of
+    its ``if __name__ == "__main__":`` blocks."""
+    for statement in body:
+        yield statement
+        if isinstance(statement, ast.If) and is_main_guard(statement.test):
+            yield from statement.body
+
+
+def is_main_guard(test: ast.expr) -> bool:
+    """``__name__ == "__main__"`` (either way round)."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1
+            and isinstance(test.ops[0], ast.Eq)):
+        return False
+    sides = [test.left, test.comparators[0]]
+    return any(isinstance(side, ast.Name) and side.id == "__name__" for side in sides) and any(
+        isinstance(side, ast.Constant) and side.value == "__main__" for side in sides)
 
 
 def is_version_info(node: ast.expr) -> bool:

@@ -23,10 +23,10 @@ from watcher.models import TIERS, Tier
 
 __all__ = ["Match", "Verdict", "cap", "ground", "judge", "rank"]
 
-NOT_CALLING = frozenset({"import", "annotation", "isinstance", "base"})
+NOT_CALLING = frozenset({"import", "annotation", "isinstance", "base", "compared"})
 VERBS = {"import": "imports", "annotation": "annotates with", "isinstance":
          "tests isinstance against", "decorator": "decorates with", "base": "subclasses",
-         "assign": "sets", "": "uses"}
+         "assign": "sets", "partial": "binds", "compared": "compares with", "": "uses"}
 
 
 class Match(NamedTuple):
@@ -132,11 +132,23 @@ def _judge(subject: Subject, match: Match, when: str) -> Verdict | None:
         return _handled(subject, row, what, when) if match.itself and calls else None
     if subject.condition == "signature" or subject.option is None:
         return None
+    if match.itself and not calls and ref == "" and subject.condition == "omits" and \
+            "." in subject.api:
+        return _handed_on(subject, what, when)
     if not (match.itself and calls):
         return None
     # A bare name ("export") is anyone's unless the knowledge placed it (a subclass found).
     return _option(subject, row, match.signature, when,
                    bare="." not in subject.api and match.via is None)
+
+
+def _handed_on(subject: Subject, what: str, when: str) -> Verdict:
+    """The function itself handed on as a value (``load_closure=torch.load``, ``[torch.load,
+    np.load]``, ``loader = torch.load``): the calls made through it are not seen here, so
+    whether they pass the option is not known (``check``)."""
+    change = "deprecated" if subject.effect == "deprecated" else "changed"
+    return Verdict("check", f"hands {what} on as a value: the calls made through it may rely "
+                            f"on the default of {subject.option} ({change}{when})")
 
 
 def _handled(subject: Subject, row: UseRow, what: str, when: str) -> Verdict | None:
