@@ -546,7 +546,7 @@ def test_each_use_records_how_it_is_referenced():
     assert refs[(5, "torch.Tensor")] == ("annotation", False)
     assert refs[(5, "torch.nn.Module")] == ("annotation", False)
     assert refs[(6, "torch.dtype")] == ("annotation", False)
-    assert refs[(6, "torch.float32")] == ("", False)
+    assert refs[(6, "torch.float32")] == ("aliased", False)  # read where y is
     assert refs[(7, "torch.Tensor")] == ("isinstance", False)
     assert refs[(7, "torch.nn.Parameter")] == ("isinstance", False)
     assert refs[(12, "torch.nn.Module")] == ("base", False)

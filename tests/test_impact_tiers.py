@@ -389,9 +389,42 @@ def test_a_function_handed_on_as_a_value_is_check_for_a_changed_default(tmp_path
             pass
         """}, Loading())
     flip = uses(code, "2.6.0-torch-load", "Flip default torch.load")
-    assert tiers(flip) == {("load.py", 3): "check", ("load.py", 5): "check",
-                           ("load.py", 7): "check"}
+    assert tiers(flip) == {("load.py", 3): "check", ("load.py", 5): "check"}
     assert all("hands torch.load on as a value" in use.why for use in flip)
+
+
+def test_calls_through_a_local_name_bound_to_a_function_are_its_calls(tmp_path):
+    """trl's ``loading_func = safe_load_file if use_safe else torch.load``, called with
+    ``weights_only=True`` among its keywords: the calls through the name are read as calls of
+    each function it may be, within the function that binds it; the name handed on is the
+    function handed on. A parameter of the same name elsewhere is not the alias."""
+    code = analyzer(tmp_path, {"load.py": """\
+        import torch
+        from safetensors.torch import load_file as safe_load_file
+        def plain(path):
+            loader = torch.load
+            return loader(path)
+        def chosen(path, use_safe):
+            loading_func = safe_load_file if use_safe else torch.load
+            load_kwargs = {} if use_safe else {"map_location": "cpu", "weights_only": True}
+            return loading_func(path, **load_kwargs)
+        def passed(path):
+            fn = torch.load
+            return run(fn, path)
+        def elsewhere(loader, path):
+            return loader(path)
+        def rebound(path):
+            loader = torch.load
+            loader = pickle.load
+            return loader(path)
+        def direct(path):
+            return torch.load(path)
+        """}, Loading())
+    flip = uses(code, "2.6.0-torch-load", "Flip default torch.load")
+    found = tiers(flip)
+    assert found == {("load.py", 5): found[("load.py", 20)], ("load.py", 12): "check",
+                     ("load.py", 20): found[("load.py", 20)]}  # through the name as direct
+    assert "relies on the default of weights_only" in flip[0].why
 
 
 def test_fallback_is_no_matter_to_the_exporter_dynamo_false_picks(tmp_path):

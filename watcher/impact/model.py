@@ -52,9 +52,10 @@ Scope = Literal["exact", "namespace", "method"]
 # How a use is referenced when it is not a plain call or read: decorators are applied bare
 # (``@x``, no ``is_call``) or called (``@x(...)``, ``is_call``); "partial": the function
 # ``functools.partial`` binds (read as a call of it, with the partial's keywords); "compared":
-# an operand of a comparison (``f is torch.load``), neither called nor handed on.
+# an operand of a comparison (``f is torch.load``), neither called nor handed on; "aliased":
+# bound to a local name (``loader = torch.load``), read again where the name is used.
 Ref = Literal["", "import", "annotation", "isinstance", "decorator", "base", "assign",
-              "partial", "compared"]
+              "partial", "compared", "aliased"]
 
 # What an item does to a subject, read from the words around it: "removed" (the name or option
 # is gone, or renamed), "deprecated" (it still works and warns), "changed" (its behaviour).

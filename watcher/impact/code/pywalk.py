@@ -58,7 +58,8 @@ Raw = tuple[int, str, tuple[str, ...], bool | None, tuple[str, ...], bool, Any, 
 # How a use is referenced, besides a call or a read: an "import"; a type "annotation"; the
 # class argument of ``isinstance``/``issubclass``; a "decorator" (applied bare, ``@x``, or
 # called, ``@x(...)``); a class's "base"; an "assign"ment target; the function a "partial"
-# binds (its call is read from the partial); a name "compared" (``f is torch.load``).
+# binds (its call is read from the partial); a name "compared" (``f is torch.load``); a function
+# "aliased" to a local name (``loader = torch.load``: read where the name is called or passed).
 Ref = str
 TYPE_TESTS = frozenset({"isinstance", "issubclass"})
 CONSTANTS = (bool, int, float, str, type(None))
@@ -127,6 +128,12 @@ class Walker:
         # ``params["b"] = 2``): a call passing ``**params`` passes those keywords.
         self._forwarded: set[str] = set()
         self._dicts: dict[str, set[str]] = {}
+        # Local names bound to an imported name (``loader = torch.load``, or one of two,
+        # ``safe_load if s else torch.load``): name -> (the chains, first and last line of the
+        # function binding it). A call of the name is a call of each, an attribute of it each
+        # one's attribute; another read hands each on.
+        self.local_functions: dict[str, tuple[tuple[tuple[str, tuple[str, ...]], ...], int,
+                                              int]] = {}
         self._open: set[str] = set()  # of those, the ones updated from a dict of unknown keys
         # The module's own functions, and the keys of the dicts each returns (read when a call
         # of one is spread: ``**loader_kwargs(args)``).
@@ -172,6 +179,10 @@ class Walker:
                 if type(node.ctx) is load:
                     record((node.lineno, node.id, (), False, (), False, None,
                             refs.get(id(node), ""), 0, False, ()))
+                    if self.local_functions:  # handed on: the calls made through it unseen
+                        for root, attrs in self.aliased(node.id, node.lineno):
+                            record((node.lineno, root, attrs, False, (), False, None,
+                                    refs.get(id(node), ""), 0, False, ()))
             elif kind is constant:
                 continue  # a leaf, and the most common node after names
             elif kind is attribute:
@@ -313,6 +324,7 @@ class Walker:
         target = targets[0]
         if type(target) is ast.Name:
             self.rebound.add(target.id)
+            self.local_function(target.id, value)
             keys = self._branch_keys.pop(id(value), None)  # either branch's, as one
             if keys is None:
                 keys = literal_keys(value, self.returns_of)
@@ -328,6 +340,32 @@ class Walker:
                 known.add(key.value)
             elif known is not None:
                 self._open.add(target.value.id)
+
+    def local_function(self, name: str, value: ast.expr) -> None:
+        """Notes ``name`` as bound to imported names when ``value`` names only those
+        (``torch.load``, ``a if c else torch.load``, a module: ``F = torch.nn.functional``);
+        forgets it on any other binding."""
+        branches = [value.body, value.orelse] if type(value) is ast.IfExp else [value]
+        chains = [chain_of(branch) for branch in branches]
+        if not all(chain is not None and chain[0] in self.aliases for chain in chains):
+            self.local_functions.pop(name, None)
+            return
+        line = value.lineno
+        start, end = 0, 1 << 30  # the module's own statements: the whole file
+        for function in reversed(self.functions):  # the innermost one visited holding it
+            if function[1] <= line <= function[2]:
+                start, end = function[1], function[2]
+                break
+        self.local_functions[name] = (tuple(chains), start, end)  # type: ignore[arg-type]
+        for branch in branches:
+            self.mark(branch, "aliased")  # judged where the name is called or handed on
+
+    def aliased(self, name: str, line: int) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        """The imported functions a local name read on ``line`` stands for, if any."""
+        bound = self.local_functions.get(name)
+        if bound is None or not bound[1] <= line <= bound[2]:
+            return ()
+        return bound[0]
 
     def probe(self, node: ast.If) -> None:
         names = probed_names(node.test)
@@ -469,6 +507,10 @@ class Walker:
                 attrs.reverse()
                 self.raws.append((node.lineno, node.id, tuple(attrs), call, keywords, kwargs,
                                   extra, ref, args, star, values))
+                if attrs and self.local_functions:  # ``F = torch.nn.functional``; ``F.relu``
+                    for root, bound in self.aliased(node.id, node.lineno):
+                        self.raws.append((node.lineno, root, (*bound, *attrs), call, keywords,
+                                          kwargs, extra, ref, args, star, values))
             return None
         if attrs and call is not None:  # a method of a computed object: f(x).new_tensor(...)
             self.raws.append((node.lineno, "?", (attrs[0],), call, keywords, kwargs, None, ref,
@@ -531,6 +573,10 @@ class Walker:
                 self.raws.append((node.lineno, constructed[0], constructed[1], True, keywords,
                                   kwargs, extra, "", positional, star, values))
                 return rest
+        if type(func) is ast.Name and self.local_functions:
+            for root, attrs in self.aliased(func.id, node.lineno):
+                self.raws.append((node.lineno, root, attrs, True, keywords, kwargs, extra,
+                                  self._refs.get(id(node), ""), positional, star, values))
         base = self.reference(func, True, keywords, kwargs, extra,
                               self._refs.get(id(node), ""), positional, star, values)
         return rest if base is None else [base, *rest]

@@ -23,10 +23,11 @@ from watcher.models import TIERS, Tier
 
 __all__ = ["Match", "Verdict", "cap", "ground", "judge", "rank"]
 
-NOT_CALLING = frozenset({"import", "annotation", "isinstance", "base", "compared"})
+NOT_CALLING = frozenset({"import", "annotation", "isinstance", "base", "compared", "aliased"})
 VERBS = {"import": "imports", "annotation": "annotates with", "isinstance":
          "tests isinstance against", "decorator": "decorates with", "base": "subclasses",
-         "assign": "sets", "partial": "binds", "compared": "compares with", "": "uses"}
+         "assign": "sets", "partial": "binds", "compared": "compares with",
+         "aliased": "names", "": "uses"}
 
 
 class Match(NamedTuple):
