@@ -186,6 +186,31 @@ def test_a_stage_on_an_image_that_brings_torch_declares_nothing_unless_it_instal
                  (7, "package", "triton", "==2.1.0")]
 
 
+def test_conda_build_recipes_declare_what_the_package_needs():
+    # torchdrug's recipe: host and run lists; the build list's tools, Jinja-rendered specs and
+    # selectors are not declarations of what the package runs with.
+    assert declared("conda/torchdrug/meta.yaml", """\
+        {% set version = "0.2.1" %}
+        package:
+          name: torchdrug
+          version: {{ version }}
+        requirements:
+          build:
+            - {{ compiler('cxx') }}
+            - cmake >=3.18
+          host:
+            - python >=3.7,<3.11
+            - python {{ python }}
+          run:
+            - python >=3.7,<3.11  # [linux]
+            - pytorch >=1.8.0
+        test:
+          requires:
+            - pytest >=7
+        """) == [(10, "python", "", ">=3.7,<3.11"), (13, "python", "", ">=3.7,<3.11"),
+                 (14, "package", "pytorch", ">=1.8.0")]
+
+
 def test_conda_environment_files():
     for name in ("env.yml", "ci/env-gpu.yaml", "conda_cpu.yml", "environment-dev.yaml"):
         assert declared(name, "dependencies:\n  - python>=3.7\n") == [
@@ -256,7 +281,8 @@ def test_the_end_of_the_pytorch_channel_touches_what_installs_new_torch_from_it(
     ("requirements/base.txt", True), ("deps/test.in", True), ("MANIFEST.in", False),
     ("Dockerfile", True), ("docker/Dockerfile.cpu", True), ("x.dockerfile", True),
     ("environment.yml", True), ("environment-gpu.yaml", True), ("setup.cfg", True),
-    ("conda.yaml", True), ("conda-extras.yaml", True),
+    ("conda.yaml", True), ("conda-extras.yaml", True), ("env.yml", True),
+    ("conda/pkg/meta.yaml", True), ("envoy.yml", False),
     ("setup.py", True), ("scripts/install.sh", True), ("notes.txt", False),
     ("config.yml", False), ("tox.ini", False)])
 def test_which_files_are_environment_files(path, kind):
@@ -278,6 +304,7 @@ def test_python_minimum_touches_a_requires_python_that_admits_an_older_one(speci
 @pytest.mark.parametrize(("path", "specifier", "touched"), [
     # What a package says it supports: any older Python it admits is a claim the release breaks.
     ("pyproject.toml", ">=3.8", True), ("pkg/setup.py", ">=3.6", True),
+    ("conda/pkg/meta.yaml", ">=3.7,<3.11", True),
     # What installs or runs one: it gets the newest Python it admits, unless pinned below.
     ("docker/Dockerfile", "==3.*", False), ("environment.yml", ">=3.8", False),
     ("docker/Dockerfile", "==3.9.*", True), (".github/workflows/ci.yml", "==3.8", True)])

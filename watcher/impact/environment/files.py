@@ -10,7 +10,7 @@ from typing import Literal
 __all__ = ["EnvironmentKind", "environment_kind"]
 
 EnvironmentKind = Literal["pyproject", "setup.cfg", "setup.py", "requirements", "dockerfile",
-                          "conda", "shell", "cmake"]
+                          "conda", "conda-recipe", "shell", "cmake"]
 
 
 def environment_kind(path: str) -> EnvironmentKind | None:
@@ -31,6 +31,8 @@ def environment_kind(path: str) -> EnvironmentKind | None:
         return "requirements"
     if lower.startswith(("dockerfile", "containerfile")) or lower.endswith(".dockerfile"):
         return "dockerfile"
+    if lower in ("meta.yaml", "meta.yml"):
+        return "conda-recipe"  # conda-build's recipe: what the package it builds needs
     if any(fnmatch(lower, pattern) for stem in ("environment*", "conda*", "env", "env[-_]*")
            for pattern in (f"{stem}.yml", f"{stem}.yaml")):
         return "conda"  # environment.yml, conda.yaml, conda-extras.yaml, env.yml, env-gpu.yml

@@ -24,6 +24,7 @@ from watcher.impact.environment.images import (
     shell_script,
     torch_unseen,
 )
+from watcher.impact.environment.recipes import conda_recipe
 from watcher.impact.model import Declaration, FileIndex, UnparsableError
 
 __all__ = ["index_environment", "is_environment_file"]
@@ -321,8 +322,8 @@ SETUP_KEYWORDS = ("python_requires", "install_requires", "extras_require")
 
 READERS: dict[str, Reader] = {"pyproject": pyproject, "setup.cfg": setup_cfg, "setup.py": setup_py,
                               "requirements": requirement_lines, "dockerfile": dockerfile,
-                              "conda": conda_environment, "shell": shell_script,
-                              "cmake": abi_flags}
+                              "conda": conda_environment, "conda-recipe": conda_recipe,
+                              "shell": shell_script, "cmake": abi_flags}
 # Files that hold more than C++ flags but can hold those too (``abi.abi_flags``; a CMake file's
 # reader is that alone).
 COMPILING = frozenset({"setup.py", "shell", "dockerfile"})

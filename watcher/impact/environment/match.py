@@ -24,7 +24,7 @@ __all__ = ["Installs", "admits_only_rejected", "touches"]
 
 # Files that declare which Python a package supports; any other file that names a Python
 # version installs or runs one (a Dockerfile, a conda environment, a CI matrix, a script).
-METADATA = frozenset({"pyproject.toml", "setup.py", "setup.cfg"})
+METADATA = frozenset({"pyproject.toml", "setup.py", "setup.cfg", "meta.yaml", "meta.yml"})
 PYTORCH_CHANNELS = frozenset({"pytorch", "pytorch-nightly", "pytorch-test"})
 RELEASE_TAG = re.compile(r"v?(\d+(?:\.\d+)*)")
 PACKAGE_FILES = ("pyproject.toml", "setup.py", "setup.cfg")  # what ``pip install DIR`` reads

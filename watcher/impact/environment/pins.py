@@ -79,7 +79,8 @@ def find_pins(root: str, path: Path, declarations: Iterable[tuple[str, Declarati
         name = declaration.name
         if declaration.kind == "package" and (name == wanted or (
                 conda is not None and name == conda
-                and environment_kind(relative) in ("conda", "shell", "dockerfile"))):
+                and environment_kind(relative) in ("conda", "conda-recipe", "shell",
+                                                   "dockerfile"))):
             pins.append(Pin(root, relative, declaration.line, declaration.code,
                             declaration.specifier))
     for folder in sorted(folders):
