@@ -103,7 +103,7 @@ def test_nothing_else_and_nothing_twice(changes: list[ApiChange]) -> None:
         (c.change for c in changes),
         key=["removed", "parameter_removed", "keyword_only", "positional_only",
              "default_changed", "default_removed", "required_parameter_added",
-             "deprecated"].index)
+             "parameter_moved", "deprecated"].index)
 
 
 def _atlas(tmp_path: Path, version: str, **replaced: str) -> Atlas:
@@ -117,6 +117,29 @@ def test_added_parameters_break_only_when_required(tmp_path: Path) -> None:
         "def norm(input, p='fro', dim=None, *, out):\n    return input\n")})
     found = {(c.api, c.change, c.parameter) for c in diff(before, after)}
     assert found == {("torch.nn.functional.norm", "required_parameter_added", "out")}
+
+
+def test_a_parameter_inserted_before_others_moves_the_first_of_them(tmp_path: Path) -> None:
+    # cpp_extension.load in 2.7: extra_sycl_cflags inserted before extra_ldflags. A call
+    # passing five or more arguments by position hands them to other parameters.
+    before = _atlas(tmp_path, "2.6.0")
+    after = _atlas(tmp_path, "2.7.0", **{"torch/nn/functional.py": (
+        "def pad(input, pad, fill=None, mode='constant', value=None):\n    return input\n"
+        "def norm(input, p='fro'):\n    return input\n")})
+    found = {(c.api, c.change, c.parameter, c.old, c.new) for c in diff(before, after)}
+    assert found == {("torch.nn.functional.pad", "parameter_moved", "mode", "3", "4")}
+
+
+def test_a_compiled_functions_stub_order_is_no_move(tmp_path: Path) -> None:
+    # torch.randint_like: its stub's overloads merged in first-seen order, which changed.
+    stub = ("from typing import overload\n"
+            "@overload\ndef randint_like(input, {first}): ...\n"
+            "@overload\ndef randint_like(input, low, high): ...\n")
+    stubs = "torch/_C/_VariableFunctions.pyi"  # star-imported by torch/__init__.py
+    before = _atlas(tmp_path, "2.6.0", **{stubs: stub.format(first="high")})
+    after = _atlas(tmp_path, "2.7.0", **{stubs: stub.format(first="low")})
+    assert before.resolve("torch.randint_like") == "torch._C._VariableFunctions.randint_like"
+    assert not [c for c in diff(before, after) if c.change == "parameter_moved"]
 
 
 def test_a_default_removed_and_positional_only(tmp_path: Path) -> None:

@@ -95,8 +95,10 @@ class Subject(Frozen):
     given: tuple[str, ...] = ()
     # A way of passing arguments the change is about, with condition "signature": "final_dict",
     # keyword arguments passed as a dict ending a positional tuple ("supply model keyword
-    # arguments as a final dictionary is deprecated": ``export(m, (x, {"mask": m}))``).
-    shape: Literal["final_dict"] | None = None
+    # arguments as a final dictionary is deprecated": ``export(m, (x, {"mask": m}))``);
+    # "moved", arguments passed by position up to ``option``, which moved from argument
+    # number ``value`` (the package's diff: a parameter inserted before it).
+    shape: Literal["final_dict", "moved"] | None = None
     # With condition "errors", the exception types invalid calls raised before ("instead of
     # the generic `RuntimeError`") and the ones they raise now: code catching only an old one
     # around the call no longer handles the error.

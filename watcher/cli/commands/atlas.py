@@ -222,6 +222,8 @@ def _line(change: ApiChange) -> str:
         text += f": {change.old} -> {change.new}"
     elif change.change == "default_removed":
         text += f": default {change.old} removed, now required"
+    elif change.change == "parameter_moved":
+        text += f": argument {change.old} -> {change.new}"
     elif change.raises:
         text += f": now only raises: {change.new}"
     elif change.new:

@@ -22,6 +22,7 @@ from watcher.impact.atlas.model import (
     KEYWORD_ONLY,
     MODULE,
     POSITIONAL_ONLY,
+    POSITIONAL_OR_KEYWORD,
     UNKNOWN_DEFAULT,
     Atlas,
     Param,
@@ -35,10 +36,14 @@ POSITIONAL_ONLY_CHANGE = "positional_only"
 DEFAULT_CHANGED = "default_changed"
 DEFAULT_REMOVED = "default_removed"  # the parameter became required
 REQUIRED_ADDED = "required_parameter_added"
+# A parameter both releases take by position at different positions (one inserted or removed
+# before it, or the order changed): ``old``/``new`` its argument numbers, from 1. A call
+# passing that many arguments by position hands the later ones to other parameters.
+PARAMETER_MOVED = "parameter_moved"
 DEPRECATED = "deprecated"
 # The order changes are listed in (``atlas diff`` groups its text by it).
 CHANGES = (REMOVED, PARAMETER_REMOVED, KEYWORD_ONLY_CHANGE, POSITIONAL_ONLY_CHANGE,
-           DEFAULT_CHANGED, DEFAULT_REMOVED, REQUIRED_ADDED, DEPRECATED)
+           DEFAULT_CHANGED, DEFAULT_REMOVED, REQUIRED_ADDED, PARAMETER_MOVED, DEPRECATED)
 _ORDER = {change: index for index, change in enumerate(CHANGES)}
 
 
@@ -172,7 +177,7 @@ def _names(new: Atlas, now: str, first: str) -> list[str]:
 def _own_changes(old: Atlas, new: Atlas, was: str, now: str, kind: str | None
                  ) -> Iterator[Found]:
     if kind in CALLABLE or kind == CLASS:
-        yield from _call_changes(old.signature(was), new.signature(now))
+        yield from _call_changes(old.signature(was), new.signature(now), was)
         yield from _param_markers(old.deprecated_params(was), new.deprecated_params(now))
     # Its own marker: a module newly deprecated is one change, not one per name in it.
     if old.deprecated(was) is None:
@@ -194,7 +199,7 @@ def _member_changes(old: Atlas, new: Atlas,
                          new=new.raises(now) if now else None, ordered=True, raises=bool(now))
             continue
         before, after = old.apis[was], new.apis[now]
-        found = [*_call_changes(before.params, after.params),
+        found = [*_call_changes(before.params, after.params, was),
                  *_param_markers(old.deprecated_params(was), new.deprecated_params(now))]
         if before.deprecated is None and after.deprecated is not None:
             found.append((DEPRECATED, None, None, after.deprecated, False))
@@ -238,8 +243,8 @@ def _owner_first(old: Atlas, method: str, spelled: set[str]) -> list[str]:
     return [own, *rest] if own in spelled else rest
 
 
-def _call_changes(before: tuple[Param, ...] | None, after: tuple[Param, ...] | None
-                  ) -> Iterator[Found]:
+def _call_changes(before: tuple[Param, ...] | None, after: tuple[Param, ...] | None,
+                  api: str) -> Iterator[Found]:
     if before is None or after is None:
         return
     then = {param.name: param for param in before if not param.variadic}
@@ -254,6 +259,31 @@ def _call_changes(before: tuple[Param, ...] | None, after: tuple[Param, ...] | N
     for name, param in now.items():
         if name not in then and param.default is None and not absorbs:
             yield REQUIRED_ADDED, name, None, None, False
+    if not compiled(api):
+        # A compiled function's signature is its stub's overloads merged in first-seen order
+        # (``torch.randint_like``): their order says nothing of what a call meets.
+        yield from _moved(before, after)
+
+
+def _moved(before: tuple[Param, ...], after: tuple[Param, ...]) -> Iterator[Found]:
+    """The first parameter taken by position in both releases whose position changed
+    (``cpp_extension.load``'s ``extra_ldflags``, argument 5 to 6, after 2.7 inserted
+    ``extra_sycl_cflags``): every later argument a call passes by position moves with it."""
+    then, now = _positional(before), _positional(after)
+    for position, name in enumerate(then):
+        if name in now and now.index(name) != position:
+            yield PARAMETER_MOVED, name, str(position + 1), str(now.index(name) + 1), False
+            return
+
+
+def _positional(params: tuple[Param, ...]) -> list[str]:
+    """The names a call can pass by position, in order, up to a ``*args``."""
+    names = []
+    for param in params:
+        if param.kind not in (POSITIONAL_ONLY, POSITIONAL_OR_KEYWORD):
+            break
+        names.append(param.name)
+    return names
 
 
 def _param_change(before: Param, after: Param) -> Iterator[Found]:
@@ -284,6 +314,12 @@ def _named(change: str, names: list[str], *, parameter: str | None = None,
     spelled = names if ordered else sorted(names, key=_shortest)
     return ApiChange(spelled[0], change, parameter, old, new, tuple(spelled[1:]), raises,
                      internal(spelled[0]))
+
+
+def compiled(name: str) -> bool:
+    """Whether an API is defined in a package's compiled extension (``torch._C``): read from
+    its ``.pyi`` stubs."""
+    return "._C." in name or name.endswith("._C")
 
 
 def internal(name: str) -> bool:

@@ -59,7 +59,8 @@ class Ladder:
         return (self.release or "this release").removeprefix("v")
 
     def weigh(self, subject: Subject) -> Evidence:
-        if subject.condition in ("errors", "signature"):
+        if subject.condition == "errors" or (subject.condition == "signature" and
+                                             subject.shape != "moved"):
             return Evidence(False, "")
         shown = self._shown(subject)
         if shown is not None:
@@ -83,6 +84,9 @@ class Ladder:
                 return f"{change.api} takes no {change.parameter}"
             if subject.condition == "omits" and change.change in DEFAULT_CHANGES:
                 return _default(change)
+            if subject.shape == "moved" and change.change == "parameter_moved":
+                return (f"{change.parameter} of {change.api} moved from argument {change.old} "
+                        f"to {change.new}")
         return None
 
     def _changes_of(self, subject: Subject) -> list[ApiChange]:

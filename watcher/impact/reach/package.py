@@ -183,6 +183,10 @@ def subject_of(change: ApiChange, atlas: Atlas) -> Subject | None:
         return Subject(api=api, condition="passes", option=change.parameter, effect="removed")
     if kind in ("default_changed", "default_removed", "required_parameter_added"):
         return Subject(api=api, condition="omits", option=change.parameter, effect="changed")
+    if kind == "parameter_moved" and change.old is not None:
+        return Subject(api=api, scope=scope, method=method, condition="signature",
+                       shape="moved", option=change.parameter, value=change.old,
+                       effect="changed")
     return None
 
 
@@ -195,6 +199,7 @@ SENTENCES = {
     "default_changed": "The default of {parameter} in {apis} changed from `{old}` to `{new}`",
     "default_removed": "{parameter} of {apis} no longer has a default",
     "required_parameter_added": "{apis} takes a new required parameter {parameter}",
+    "parameter_moved": "{parameter} of {apis} moved from argument {old} to argument {new}",
 }
 
 

@@ -131,6 +131,8 @@ def _judge(subject: Subject, match: Match, when: str) -> Verdict | None:
                        f"arguments, {change}{when}")
     if subject.condition == "errors":
         return _handled(subject, row, what, when) if match.itself and calls else None
+    if subject.shape == "moved":
+        return _moved(subject, row, what, when) if match.itself and calls else None
     if subject.condition == "signature" or subject.option is None:
         return None
     if match.itself and not calls and ref == "" and subject.condition == "omits" and \
@@ -141,6 +143,23 @@ def _judge(subject: Subject, match: Match, when: str) -> Verdict | None:
     # A bare name ("export") is anyone's unless the knowledge placed it (a subclass found).
     return _option(subject, row, match.signature, when,
                    bare="." not in subject.api and match.via is None)
+
+
+def _moved(subject: Subject, row: UseRow, what: str, when: str) -> Verdict | None:
+    """A call passing arguments by position up to a parameter that moved: from there on they
+    land in other parameters (``breaks``); a ``*args`` that may reach it, ``check``."""
+    moved = int(subject.value or 0)
+    args = int(row.get("args", 0))
+    if moved < 1:
+        return None
+    change = f"{subject.option} moved from argument {moved}{when}"
+    if args >= moved:
+        return Verdict("breaks", f"passes {args} arguments to {what} by position: {change}, "
+                                 f"so argument {moved} on lands in other parameters")
+    if row.get("passes_args"):
+        return Verdict("check", f"passes *args to {what}, which may reach argument {moved} "
+                                f"({change})")
+    return None
 
 
 def _handed_on(subject: Subject, what: str, when: str) -> Verdict:
