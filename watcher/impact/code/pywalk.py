@@ -361,7 +361,7 @@ class Walker:
             self.mark(branch, "aliased")  # judged where the name is called or handed on
 
     def aliased(self, name: str, line: int) -> tuple[tuple[str, tuple[str, ...]], ...]:
-        """The imported functions a local name read on ``line`` stands for, if any."""
+        """The imported names a local name read on ``line`` stands for, if any."""
         bound = self.local_functions.get(name)
         if bound is None or not bound[1] <= line <= bound[2]:
             return ()

@@ -163,9 +163,10 @@ def confirmed_classes(subject: Subject, before: Atlas, after: Atlas) -> list[str
 def subject_of(change: ApiChange, atlas: Atlas) -> Subject | None:
     """The change as a subject the matcher reads: a removed name is any use; a removed
     parameter, calls passing it; a changed default (or one removed, a parameter now required),
-    calls not passing it; a deprecation, any use. A parameter made keyword- or positional-only
-    is reached only by calls passing it the other way, which the index does not tell apart:
-    no subject (the item still names the API)."""
+    calls not passing it; a deprecation, any use; a parameter moved to another position, calls
+    passing arguments by position up to where it was. A parameter made keyword- or
+    positional-only is reached only by calls passing it the other way, which the index does
+    not tell apart: no subject (the item still names the API)."""
     api = change.api
     method = api.rpartition(".")[2] if _is_method(atlas, api) else None
     scope: Scope = "method" if method else "exact"

@@ -164,8 +164,8 @@ def _moved(subject: Subject, row: UseRow, what: str, when: str) -> Verdict | Non
 
 def _handed_on(subject: Subject, what: str, when: str) -> Verdict:
     """The function itself handed on as a value (``load_closure=torch.load``, ``[torch.load,
-    np.load]``, ``loader = torch.load``): the calls made through it are not seen here, so
-    whether they pass the option is not known (``check``)."""
+    np.load]``, a name bound to it passed on: ``run(loader)``): the calls made through it are
+    not seen here, so whether they pass the option is not known (``check``)."""
     change = "deprecated" if subject.effect == "deprecated" else "changed"
     return Verdict("check", f"hands {what} on as a value: the calls made through it may rely "
                             f"on the default of {subject.option} ({change}{when})")
