@@ -169,20 +169,59 @@ AND_PADDING = """\
 OR_EYE = AND_PADDING.replace(
     "torch.ones(n, n, dtype=torch.bool).tril() & valid[:, None, None, :]",
     "valid[:, None, None, :].logical_or(torch.eye(n, dtype=torch.bool))")
-# An element of a tuple the function returns that is not the mask.
-WRONG_ELEMENT = FORCED.replace("x, attn_mask = pack(x, valid)", "attn_mask, x = pack(x, valid)")
+# An element of a tuple the function returns that is not the mask: the caller's own input.
+WRONG_ELEMENT = FORCED.replace("return x, prefix_mask(valid, x.size(1))",
+                               "return valid, prefix_mask(valid, x.size(1))").replace(
+    "x, attn_mask = pack(x, valid)", "attn_mask, x = pack(x, valid)")
+# The last assignment before a read is what it reads: -inf above the diagonal only.
+REASSIGNED = """\
+    import torch
+    import torch.nn.functional as F
+    def attend(q):
+        n = q.size(2)
+        mask = torch.full((n, n), float("-inf"))
+        mask = torch.triu(mask, diagonal=1)
+        return F.scaled_dot_product_attention(q, q, q, attn_mask=mask)
+    """
+# ... unless a loop may bring a later one back to the read.
+REASSIGNED_IN_LOOP = REASSIGNED.replace(
+    "        return F.scaled_dot_product_attention(q, q, q, attn_mask=mask)",
+    "        for _ in range(2):\n"
+    "            out = F.scaled_dot_product_attention(q, q, q, attn_mask=mask)\n"
+    "            mask = torch.full((n, n), float(\"-inf\"))\n"
+    "        return out")
+# darts' Chronos-2: the raw padding mask is handed to the helpers that turn it into finite
+# biases; a call of a function of the file by name gives only that function's parameters.
+HELPERS = """\
+    import torch
+    import torch.nn.functional as F
+    class Layer:
+        def forward(self, h, attention_mask):
+            return F.scaled_dot_product_attention(h, h, h, attn_mask=attention_mask)
+    class Encoder:
+        def invert(self, attention_mask, dtype):
+            attention_mask = attention_mask[:, None, None, :].to(dtype)
+            attention_mask = (1.0 - attention_mask) * torch.finfo(dtype).min
+            return attention_mask
+        def forward(self, h, *, attention_mask):
+            extended = self.invert(attention_mask, h.dtype)
+            for layer in self.layers:
+                h = layer(h, attention_mask=extended)
+            return h
+    """
 
 
 @pytest.mark.parametrize(("source", "kept"), [
     (SENTINEL, True), (BUFFER, True), (FINITE, True), (SCALED, True),
-    (FORCED, True), (OR_EYE, True),
+    (FORCED, True), (OR_EYE, True), (REASSIGNED, True), (HELPERS, True),
     (PUBLIC, False), (PADDING, False), (ALL_INF, False), (UPPER, False), (ELSEWHERE, False),
     (FORCED_IF, False), (FORCED_BEFORE, False), (AND_PADDING, False), (WRONG_ELEMENT, False),
+    (REASSIGNED_IN_LOOP, False),
 ], ids=["sentinel-then-positions", "triu-of-inf-buffer", "finfo-min-bias", "scaled-bias",
-        "diagonal-forced-then-unpacked", "or-eye",
+        "diagonal-forced-then-unpacked", "or-eye", "last-assignment-read", "helpers-by-name",
         "a-public-parameter", "padding", "all-minus-inf", "bool-upper-triangle",
         "same-name-elsewhere", "diagonal-forced-on-a-branch", "padding-removed-after-forcing",
-        "causal-and-padding", "another-element-unpacked"])
+        "causal-and-padding", "another-element-unpacked", "reassigned-in-a-loop"])
 def test_a_mask_keeps_every_row_only_where_the_file_shows_all_it_can_be(source, kept):
     assert keeps_rows(source) is kept
 

@@ -14,15 +14,19 @@ row. Read from the file alone, as far as it shows every mask it makes:
   ``arange``: the usual guard against fully masked rows). Boolean masks are read as SDPA reads
   them (True attends); only SDPA's own calls are asked.
 
-A local name is followed through what its function assigns it; a parameter through what the
-file's calls give it (a keyword of its name, or a variable of its name passed on, as
-``layer(h, start_pos, freqs_cis, mask)`` hands a model's mask down its blocks) besides its
-default; ``self.x`` through every assignment and ``register_buffer`` of the file; a call of a
-function of the file through what it returns (one element of the tuples it returns, where
-``x, mask = build(...)`` unpacks them). A parameter no call of the file gives a mask (a
-public ``forward(x, mask)``), a mask made from padding or lengths, or any expression not read
-above may mask a row: the call stays reached. (A mask passed on by position under another
-name is not seen; the file's own givers are taken to be all of them.)
+A local name is followed through what its function assigns it (where the function's last
+assignment before the read is one of its own statements and no loop or later assignment can
+bring another, through that one alone: ``mask = full(-inf)`` then ``mask = triu(mask, 1)``); a
+parameter through what the file's calls give it (a keyword of its name, or a variable of its
+name passed on, as ``layer(h, start_pos, freqs_cis, mask)`` hands a model's mask down its
+blocks; a call naming a function of the file, ``self.invert(mask)``, gives that function's
+parameters only) besides its default; ``self.x`` through every assignment and
+``register_buffer`` of the file; a call of a function of the file through what it returns
+(one element of the tuples it returns, where ``x, mask = build(...)`` unpacks them). A
+parameter no call of the file gives a mask (a public ``forward(x, mask)``), a mask made from
+padding or lengths, or any expression not read above may mask a row: the call stays reached.
+(A mask passed on by position under another name is not seen; the file's own givers are taken
+to be all of them.)
 """
 
 from __future__ import annotations
@@ -84,6 +88,14 @@ class MaskReader:
     _local: dict[tuple[Scope, str], list[Value]] = field(default_factory=dict)
     _attributes: dict[str, list[Value]] = field(default_factory=dict)  # ``self.x``
     _passed: dict[str, list[Value]] = field(default_factory=dict)  # parameter name -> values
+    # What a call of a function of the file by its name (``build(m)``, ``self.build(m)``)
+    # gives that function's parameters: (function name, parameter name) -> values.
+    _given_to: dict[tuple[str, str], list[Value]] = field(default_factory=dict)
+    _scope_names: dict[Scope, str] = field(default_factory=dict)
+    # Lines of each function's own assignment statements (run whenever it runs, in order), and
+    # of its loops (where a later assignment can reach an earlier line).
+    _top: dict[Scope, set[int]] = field(default_factory=dict)
+    _loops: dict[Scope, list[tuple[int, int]]] = field(default_factory=dict)
     _parameters: dict[Scope, dict[str, ast.expr | None]] = field(default_factory=dict)
     _functions: dict[str, list[Function]] = field(default_factory=dict)
     _scope_of: dict[int, Scope] = field(default_factory=dict)  # id(call) -> its scope
@@ -138,6 +150,9 @@ class MaskReader:
                 self._assign(node.target, node.value, scope, node.lineno)
             elif isinstance(node, ast.For | ast.AsyncFor):
                 self._assign(node.target, None, scope, node.lineno)
+                self._loop(node, scope)
+            elif isinstance(node, ast.While):
+                self._loop(node, scope)
             elif isinstance(node, ast.With | ast.AsyncWith):
                 for item in node.items:
                     if item.optional_vars is not None:
@@ -169,27 +184,52 @@ class MaskReader:
         parameters.update({argument.arg: default for argument, default in
                            zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True)})
         self._parameters[id(node)] = parameters
+        self._scope_names[id(node)] = node.name
+        self._top[id(node)] = {statement.lineno for statement in node.body
+                               if isinstance(statement, ast.Assign | ast.AnnAssign)}
         for statement in node.body:  # run whenever the function runs, in this order
             forced = diagonal_forced(statement)
             if forced is not None:
                 name, index = forced
                 self._forced[(id(node), name)] = (statement.lineno, index)
 
+    def _loop(self, node: ast.For | ast.AsyncFor | ast.While, scope: Scope) -> None:
+        self._loops.setdefault(scope, []).append((node.lineno, node.end_lineno or node.lineno))
+
     def _call_gives(self, node: ast.Call, scope: Scope) -> None:
         self._scope_of[id(node)] = scope
         if self._of_a_package(node.func):
             return  # ``F.scaled_dot_product_attention(attn_mask=m)`` gives no parameter here
+        callee = self._function_called(node.func)
         for keyword in node.keywords:
             if keyword.arg is not None:
-                self._passed.setdefault(keyword.arg, []).append((keyword.value, scope))
+                self._give(callee, keyword.arg, (keyword.value, scope))
         for argument in node.args:
             if isinstance(argument, ast.Name):  # a variable handed on under its own name
-                self._passed.setdefault(argument.id, []).append((argument, scope))
+                self._give(callee, argument.id, (argument, scope))
         func = node.func
         if isinstance(func, ast.Attribute) and func.attr == "register_buffer" and \
                 len(node.args) >= 2 and isinstance(node.args[0], ast.Constant) and \
                 isinstance(node.args[0].value, str):
             self._attributes.setdefault(node.args[0].value, []).append((node.args[1], scope))
+
+    def _give(self, callee: str | None, parameter: str, value: Value) -> None:
+        """A call of a function of the file gives its own parameters; any other call (a
+        module, an object's method) may be of any function taking that parameter."""
+        if callee is not None:
+            self._given_to.setdefault((callee, parameter), []).append(value)
+        else:
+            self._passed.setdefault(parameter, []).append(value)
+
+    def _function_called(self, func: ast.expr) -> str | None:
+        """The function of the file a call names (``build(...)``, ``self.build(...)``)."""
+        name = callee_name(func)
+        if not name or name not in self._functions:
+            return None
+        if isinstance(func, ast.Name) or (isinstance(func, ast.Attribute) and isinstance(
+                func.value, ast.Name) and func.value.id in ("self", "cls")):
+            return name
+        return None
 
     def _of_a_package(self, func: ast.expr) -> bool:
         """A call of an imported module's function (``torch.x``, ``F.x``, ``np.x``): it
@@ -249,14 +289,20 @@ class MaskReader:
     def _name(self, name: str, scope: Scope, depth: int, seen: frozenset[object],
               line: int = 0) -> Kind:
         key = (scope, name)
-        if key in seen:
-            return "cycle"  # adds nothing new (``mask = mask.to(device)``)
         if self._diagonal_attended(key, depth, line):
             return "causal"
+        latest = self._latest(key, line)
+        if latest is not None:  # one assignment, read as what it was given then
+            values, last = latest
+            point = (scope, name, last)
+            return "cycle" if point in seen else join(*self._judged(point, values, depth, seen))
+        if key in seen:
+            return "cycle"  # adds nothing new (``mask = mask.to(device)``)
         local = self._local.get(key, [])
         parameters = self._parameters.get(scope, {})
         if name in parameters:
-            given = self._passed.get(name, [])
+            given = [*self._passed.get(name, []),
+                     *self._given_to.get((self._scope_names.get(scope, ""), name), [])]
             default = parameters[name]
             incoming = [*given, *([(default, 0)] if default is not None else [])]
             kinds = self._judged(key, [*incoming, *local], depth, seen)
@@ -270,6 +316,24 @@ class MaskReader:
         if scope and (0, name) in self._local:  # a module-level name
             return self._name(name, 0, depth - 1, seen)
         return "unknown"
+
+    def _latest(self, key: tuple[Scope, str], line: int) -> tuple[list[Value], int] | None:
+        """What a name read on ``line`` holds when its function's last assignment before it is
+        one of its own statements (``mask = full(-inf)``, then ``mask = triu(mask, 1)``):
+        that assignment's values, and its line. None where another may reach the read: an
+        assignment after it, or the read inside a loop."""
+        lines = self._lines.get(key)
+        if line <= 0 or not lines or any(assigned > line for assigned in lines):
+            return None
+        prior = [assigned for assigned in lines if assigned < line]
+        scope = key[0]
+        if not prior or max(prior) not in self._top.get(scope, ()):
+            return None
+        if any(start <= line <= end for start, end in self._loops.get(scope, ())):
+            return None
+        last = max(prior)
+        return [value for value, assigned in zip(self._local[key], lines, strict=True)
+                if assigned == last], last
 
     def _diagonal_attended(self, key: tuple[Scope, str], depth: int, line: int) -> bool:
         """Whether the name, read on ``line``, was last set by its function's forcing of the
