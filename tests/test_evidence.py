@@ -181,10 +181,11 @@ def test_functions_that_only_raise_break_and_a_class_body_member_still_works(run
 SHIFTED = {"ext.py": """\
     from torch.utils import cpp_extension
 
-    def build(name, sources, flags, cuda_flags, ldflags, includes, folder, verbose):
+    def build(name, sources, flags, cuda_flags, ldflags, includes, folder, verbose, *rest):
         cpp_extension.load(name, sources, flags, cuda_flags, ldflags, includes, folder, verbose)
         cpp_extension.load(name, sources, flags, cuda_flags)
         cpp_extension.load(name, sources, extra_ldflags=ldflags, build_directory=folder)
+        cpp_extension.load(name, sources, *rest)
     """}
 NOTES_270 = NOTES_2141.replace("2.14.1", "2.7.0")
 
@@ -198,7 +199,7 @@ def test_a_parameter_inserted_before_others_breaks_calls_passing_them_by_positio
     assert result.code == 1, result.stderr
     uses = [use for item in json.loads(result.stdout)["items"]
             for use in item.get("affects", []) if use["path"] == "ext.py"]
-    assert [(use["line"], use["tier"]) for use in uses] == [(4, "breaks")]
+    assert [(use["line"], use["tier"]) for use in uses] == [(4, "breaks"), (7, "check")]
     assert uses[0]["why"] == (
         "passes 8 arguments to torch.utils.cpp_extension.load by position: extra_ldflags moved "
         "from argument 5 in v2.7.0, so argument 5 on lands in other parameters (the 2.7.0 "
