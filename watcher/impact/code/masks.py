@@ -103,10 +103,8 @@ class MaskReader:
     _left: int = 0  # of the budget of the call being read
     _modules: set[str] = field(default_factory=set)  # names the file imports packages under
     _masked: dict[int, list[ast.Call]] = field(default_factory=dict)  # SDPA calls by line
-    # Lines each local name is assigned on, and the line an unconditional statement of its
-    # function sets its diagonal attended (``m[:, i, i] = True``, ``i`` positions).
+    # Lines each local name is assigned on (``_local``'s values in the same order).
     _lines: dict[tuple[Scope, str], list[int]] = field(default_factory=dict)
-    _forced: dict[tuple[Scope, str], tuple[int, ast.expr]] = field(default_factory=dict)
 
     def masked_calls(self, line: int) -> list[ast.Call]:
         """The SDPA calls starting on ``line``."""
@@ -140,6 +138,11 @@ class MaskReader:
                     *node.args.defaults, *filter(None, node.args.kw_defaults)))
                 continue
             if isinstance(node, ast.Assign):
+                forced = diagonal_forced(node)
+                if forced is not None and node.lineno in self._top.get(scope, ()):
+                    # ``allowed[:, idx, idx] = True`` as one of its function's own statements:
+                    # from here on the name holds a mask keeping each row's own key
+                    self._bind(scope, forced[0], Forced(forced[1]), node.lineno)
                 for target in node.targets:
                     self._assign(target, node.value, scope, node.lineno)
             elif isinstance(node, ast.AnnAssign) and node.value is not None:
@@ -187,11 +190,6 @@ class MaskReader:
         self._scope_names[id(node)] = node.name
         self._top[id(node)] = {statement.lineno for statement in node.body
                                if isinstance(statement, ast.Assign | ast.AnnAssign)}
-        for statement in node.body:  # run whenever the function runs, in this order
-            forced = diagonal_forced(statement)
-            if forced is not None:
-                name, index = forced
-                self._forced[(id(node), name)] = (statement.lineno, index)
 
     def _loop(self, node: ast.For | ast.AsyncFor | ast.While, scope: Scope) -> None:
         self._loops.setdefault(scope, []).append((node.lineno, node.end_lineno or node.lineno))
@@ -241,8 +239,7 @@ class MaskReader:
     def _assign(self, target: ast.expr, value: ast.expr | None, scope: Scope,
                 line: int) -> None:
         if isinstance(target, ast.Name):
-            self._local.setdefault((scope, target.id), []).append((value, scope))
-            self._lines.setdefault((scope, target.id), []).append(line)
+            self._bind(scope, target.id, value, line)
         elif attribute_of_self(target) is not None:
             self._attributes.setdefault(str(attribute_of_self(target)), []).append(
                 (value, scope))
@@ -254,6 +251,10 @@ class MaskReader:
                              scope, line)
         elif isinstance(target, ast.Starred):
             self._assign(target.value, None, scope, line)
+
+    def _bind(self, scope: Scope, name: str, value: ast.expr | None, line: int) -> None:
+        self._local.setdefault((scope, name), []).append((value, scope))
+        self._lines.setdefault((scope, name), []).append(line)
 
     # ---- what a value can be -------------------------------------------------------------------
     def _kind(self, node: ast.expr | None, scope: Scope, depth: int,
@@ -269,7 +270,10 @@ class MaskReader:
         if isinstance(node, ast.Name):
             return self._name(node.id, scope, depth, seen, getattr(node, "lineno", 0))
         if isinstance(node, Element):
-            return self._element(node, scope, depth, seen)
+            called = self._function_called(node.call.func)
+            return "unknown" if called is None else self._returned(called, depth, seen, node)
+        if isinstance(node, Forced):
+            return "causal" if self._positions(node.index, scope, depth - 1) else "unknown"
         attribute = attribute_of_self(node)
         if attribute is not None:
             return self._values(("self", attribute), self._attributes.get(attribute, []),
@@ -289,8 +293,6 @@ class MaskReader:
     def _name(self, name: str, scope: Scope, depth: int, seen: frozenset[object],
               line: int = 0) -> Kind:
         key = (scope, name)
-        if self._diagonal_attended(key, depth, line):
-            return "causal"
         latest = self._latest(key, line)
         if latest is not None:  # one assignment, read as what it was given then
             values, last = latest
@@ -303,14 +305,14 @@ class MaskReader:
         if name in parameters:
             given = [*self._passed.get(name, []),
                      *self._given_to.get((self._scope_names.get(scope, ""), name), [])]
-            default = parameters[name]
-            incoming = [*given, *([(default, 0)] if default is not None else [])]
-            kinds = self._judged(key, [*incoming, *local], depth, seen)
+            given_kinds = self._judged(key, given, depth, seen)
             # Only a default, or itself reshaped: no call of the file gives it a mask, so any
             # caller's may come.
-            if not any(kind != "cycle" for kind in self._judged(key, given, depth, seen)):
+            if not any(kind != "cycle" for kind in given_kinds):
                 return "unknown"
-            return join(*kinds)
+            default = parameters[name]
+            rest = [*([(default, 0)] if default is not None else []), *local]
+            return join(*given_kinds, *self._judged(key, rest, depth, seen))
         if local:
             return join(*self._judged(key, local, depth, seen))
         if scope and (0, name) in self._local:  # a module-level name
@@ -334,39 +336,6 @@ class MaskReader:
         last = max(prior)
         return [value for value, assigned in zip(self._local[key], lines, strict=True)
                 if assigned == last], last
-
-    def _diagonal_attended(self, key: tuple[Scope, str], depth: int, line: int) -> bool:
-        """Whether the name, read on ``line``, was last set by its function's forcing of the
-        diagonal (``allowed[:, idx, idx] = True`` with ``idx = arange(n)``): read after it, and
-        never assigned again after it."""
-        forced = self._forced.get(key)
-        if forced is None or line <= forced[0]:
-            return False
-        if any(assigned >= forced[0] for assigned in self._lines.get(key, [])):
-            return False
-        return self._positions(forced[1], key[0], depth - 1)
-
-    def _element(self, node: Element, scope: Scope, depth: int,
-                 seen: frozenset[object]) -> Kind:
-        """One element of a tuple unpacked from a call of a function of the file
-        (``x, mask = build(...)``): that element of each tuple the function returns."""
-        name = callee_name(node.call.func)
-        receiver = node.call.func.value if isinstance(node.call.func, ast.Attribute) else None
-        if not name or not (isinstance(node.call.func, ast.Name) or (
-                isinstance(receiver, ast.Name) and receiver.id in ("self", "cls"))):
-            return "unknown"
-        functions = self._functions.get(name)
-        if not functions or ("returns", name, node.index) in seen:
-            return "unknown"
-        inner = seen | {("returns", name, node.index)}
-        kinds: list[Kind] = []
-        for function in functions:
-            for value in returned(function):
-                if not isinstance(value, ast.Tuple) or len(value.elts) != node.size or any(
-                        isinstance(element, ast.Starred) for element in value.elts):
-                    return "unknown"
-                kinds.append(self._kind(value.elts[node.index], id(function), depth - 1, inner))
-        return join(*kinds) if kinds else "unknown"
 
     def _combined(self, op: ast.operator, operands: list[ast.expr], scope: Scope, depth: int,
                   seen: frozenset[object]) -> Kind:
@@ -449,22 +418,24 @@ class MaskReader:
                 else "unknown"
         if last == "generate_square_subsequent_mask":
             return "causal"
-        if last and (isinstance(func, ast.Name) or (
-                isinstance(receiver, ast.Name) and receiver.id in ("self", "cls"))):
-            return self._returned(last, depth, seen)
-        return "unknown"
+        called = self._function_called(func)
+        return "unknown" if called is None else self._returned(called, depth, seen)
 
-    def _returned(self, name: str, depth: int, seen: frozenset[object]) -> Kind:
-        """What every function of the file of that name returns."""
+    def _returned(self, name: str, depth: int, seen: frozenset[object],
+                  element: Element | None = None) -> Kind:
+        """What every function of the file of that name returns; or one ``element`` of the
+        tuples they return, where ``x, mask = build(...)`` unpacks them."""
         functions = self._functions.get(name)
-        if not functions or ("returns", name) in seen:
+        key = ("returns", name) if element is None else ("returns", name, element.index)
+        if not functions or key in seen:
             return "unknown"
-        inner = seen | {("returns", name)}
+        inner = seen | {key}
         kinds: list[Kind] = []
         for function in functions:
-            values = list(returned(function))
-            if not values:
-                return "unknown"
+            found = list(returned(function))
+            values = found if element is None else [element.of(value) for value in found]
+            if not values or None in values:
+                return "unknown"  # returns nothing, or not such a tuple
             kinds += [self._kind(value, id(function), depth - 1, inner) for value in values]
         return join(*kinds)
 
@@ -508,6 +479,24 @@ class Element(ast.expr):
     def __init__(self, call: ast.Call, index: int, size: int) -> None:
         super().__init__()
         self.call, self.index, self.size = call, index, size
+
+    def of(self, value: ast.expr) -> ast.expr | None:
+        """This element of a returned tuple of the right size; None for any other value."""
+        if not isinstance(value, ast.Tuple) or len(value.elts) != self.size or any(
+                isinstance(element, ast.Starred) for element in value.elts):
+            return None
+        return value.elts[self.index]
+
+
+class Forced(ast.expr):
+    """A mask whose diagonal a statement sets attended (``allowed[:, idx, idx] = True``),
+    ``index`` the positions written twice: each row keeps its own key."""
+
+    _fields = ()
+
+    def __init__(self, index: ast.expr) -> None:
+        super().__init__()
+        self.index = index
 
 
 def unpacked(value: ast.expr | None, index: int, size: int) -> ast.expr | None:

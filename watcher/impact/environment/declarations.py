@@ -4,6 +4,7 @@ a conda match spec, a PyTorch wheel index URL (``.../whl/cu121``), a CUDA versio
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
@@ -22,9 +23,13 @@ __all__ = [
     "requirement",
     "requirement_files",
     "requirement_lines",
+    "uncommented",
+    "yaml_lines",
 ]
 
 CODE_LIMIT = 200
+# A ``#`` comment to the end of the line (not ``a#b``: a URL fragment, a conda build string).
+COMMENT = re.compile(r"(^|\s)#.*$")
 # download.pytorch.org/whl/cu121 (also .../whl/nightly/cu121) and torch==2.1.0+cu121.
 WHEEL_CUDA = re.compile(r"(?:download\.pytorch\.org/whl/(?:nightly/|test/)?|\+)cu(\d{2,3})\b")
 TAG_CUDA = re.compile(r"cuda[-_]?(\d{1,2})\.(\d)")
@@ -110,6 +115,21 @@ def local_package(line: int, code: str, word: str) -> list[Declaration]:
     return []
 
 
+def uncommented(line: str) -> str:
+    """A line of a requirements, shell or YAML file without its ``#`` comment."""
+    return COMMENT.sub("", line)
+
+
+def yaml_lines(lines: list[str]) -> Iterator[tuple[int, str, int, str]]:
+    """The lines of a plain YAML file that say something: (number, the line as written, its
+    indent, its content without comment or surrounding blanks). Conda's files are read this
+    way, without a YAML library: their lists are plain, and a recipe is Jinja before YAML."""
+    for number, text in enumerate(lines, 1):
+        content = uncommented(text).rstrip()
+        if content.strip():
+            yield number, text, len(content) - len(content.lstrip()), content.strip()
+
+
 def requirement_lines(lines: list[str], first: int = 1) -> list[Declaration]:
     """A requirements file (or the pip section of a conda file): one requirement a line, with
     comments, ``\\`` continuations and options; only index URLs among the options matter."""
@@ -118,7 +138,7 @@ def requirement_lines(lines: list[str], first: int = 1) -> list[Declaration]:
     for number, raw in enumerate(lines, first):
         if not pending:
             start = number
-        text = re.sub(r"(^|\s)#.*$", "", raw).strip()
+        text = uncommented(raw).strip()
         if text.endswith("\\"):
             pending += text[:-1] + " "
             continue

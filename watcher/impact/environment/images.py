@@ -23,6 +23,8 @@ from watcher.impact.environment.declarations import (
     requirement,
     requirement_files,
     requirement_lines,
+    uncommented,
+    yaml_lines,
 )
 from watcher.impact.environment.wrappers import expand_wrappers, installer_wrappers
 from watcher.impact.model import Declaration
@@ -73,7 +75,7 @@ def shell_script(lines: list[str]) -> list[Declaration]:
     """What a setup script's ``pip install`` and ``conda install`` lines name (comments
     left out), also through a function of the script that wraps one (``wrappers``)."""
     found: list[Declaration] = []
-    bare = [re.sub(r"(^|\s)#.*$", "", line) for line in lines]
+    bare = [uncommented(line) for line in lines]
     wrappers = installer_wrappers(bare)
     for number, text in instructions(bare):
         found += run_line(number, lines[number - 1], expand_wrappers(text, wrappers))
@@ -316,16 +318,11 @@ def conda_environment(lines: list[str]) -> list[Declaration]:
     section = ""
     channels: list[str] = []
     specs: list[tuple[int, str, str]] = []  # each conda spec, read for torch at the end
-    for number, text in enumerate(lines, 1):
-        content = re.sub(r"(^|\s)#.*$", "", text).rstrip()
-        if not content.strip():
-            continue
-        indent = len(content) - len(content.lstrip())
+    for number, text, indent, item in yaml_lines(lines):
         if indent == 0:
-            section = content.partition(":")[0].strip()
+            section = item.partition(":")[0].strip()
             listing, pip_indent = section == "dependencies", None
             continue
-        item = content.strip()
         if section == "channels" and item.startswith("-"):
             channels.append(item[1:].strip().strip("'\"").lower())
             continue

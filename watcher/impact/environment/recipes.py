@@ -9,9 +9,7 @@ without rendering, so it is skipped; a selector (``# [py<38]``) is a comment her
 
 from __future__ import annotations
 
-import re
-
-from watcher.impact.environment.declarations import conda_spec
+from watcher.impact.environment.declarations import conda_spec, yaml_lines
 from watcher.impact.model import Declaration
 
 __all__ = ["conda_recipe"]
@@ -19,7 +17,6 @@ __all__ = ["conda_recipe"]
 # The requirement lists of the package itself: what it is built against and runs with (the
 # ``build`` list holds compilers and tools).
 PACKAGE_LISTS = frozenset({"host", "run"})
-COMMENT = re.compile(r"(^|\s)#.*$")
 
 
 def conda_recipe(lines: list[str]) -> list[Declaration]:
@@ -28,12 +25,9 @@ def conda_recipe(lines: list[str]) -> list[Declaration]:
     in_requirements = False
     listing = False
     list_indent: int | None = None
-    for number, text in enumerate(lines, 1):
-        content = COMMENT.sub("", text).rstrip()
-        if not content.strip() or content.lstrip().startswith("{%"):
+    for number, text, indent, item in yaml_lines(lines):
+        if item.startswith("{%"):
             continue
-        indent = len(content) - len(content.lstrip())
-        item = content.strip()
         if indent == 0:
             in_requirements = item.partition(":")[0].strip() == "requirements"
             listing, list_indent = False, None
