@@ -228,12 +228,15 @@ def helper():
 }
 
 
-def write_wheel(folder: Path, version: str, files: dict[str, str] | None = None) -> Path:
-    """A wheel of this small torch at ``version`` (``2.6.0``: V1, else V2) under ``folder``."""
+def write_wheel(folder: Path, version: str, files: dict[str, str] | None = None,
+                headers: str = "") -> Path:
+    """A wheel of this small torch at ``version`` (``2.6.0``: V1, else V2) under ``folder``;
+    ``headers``: more lines for its METADATA headers ("Requires-Python: >=3.10\n")."""
     chosen = files if files is not None else (V1 if version.startswith("2.6") else V2)
     path = folder / f"torch-{version}-cp311-none-macosx_11_0_arm64.whl"
     with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as archive:
         for name, text in {**COMMON, **chosen}.items():
-            archive.writestr(name.format(version=version), text.format(version=version)
-                             if name.endswith("METADATA") else text.lstrip("\n"))
+            if name.endswith("METADATA"):
+                text = text.format(version=version).replace("\n\n", f"\n{headers}\n", 1)
+            archive.writestr(name.format(version=version), text.lstrip("\n"))
     return path

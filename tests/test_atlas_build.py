@@ -170,6 +170,26 @@ def test_the_version_is_the_wheels_own_without_a_local_label(tmp_path: Path) -> 
     assert build_atlas(path).version == "2.13.0"
 
 
+def test_the_python_and_the_packages_the_wheel_requires_are_kept(tmp_path: Path) -> None:
+    path = write_wheel(tmp_path, "2.9.0", V2, headers=(
+        "Requires-Python: >=3.10\nRequires-Dist: filelock\n"
+        'Requires-Dist: triton==3.5.0; platform_system == "Linux"\n'
+        "Description-Content-Type: text/markdown\n"))
+    atlas = build_atlas(path)
+    assert atlas.requires_python == ">=3.10"
+    assert atlas.requires == ("filelock", 'triton==3.5.0; platform_system == "Linux"')
+    back = loads(dumps(atlas))
+    assert (back.requires_python, back.requires) == (atlas.requires_python, atlas.requires)
+
+
+def test_an_atlas_from_a_wheel_stating_no_requirements_keeps_its_bytes(old: Atlas) -> None:
+    # The headers are written only where the wheel states them: atlases built before they
+    # were read load as requiring nothing known, and dump to the bytes they had.
+    assert (old.requires_python, old.requires) == ("", ())
+    header = json.loads(gzip.decompress(dumps(old)).partition(b"\n")[0])
+    assert "requires_python" not in header and "requires" not in header
+
+
 def test_a_file_that_is_not_a_wheel_of_the_package_is_one_error(tmp_path: Path) -> None:
     junk = tmp_path / "junk.whl"
     junk.write_bytes(b"no zip")

@@ -21,8 +21,8 @@ from typing import NamedTuple
 from watcher.impact.analysis.suppress import Suppressed
 from watcher.impact.code import CodeIndex, scan_codebase
 from watcher.impact.knowledge import ApiKnowledge, NoKnowledge
-from watcher.impact.model import Subject, Subjects
-from watcher.impact.reach import Evidence, Ladder, find_affects
+from watcher.impact.model import Subjects
+from watcher.impact.reach import Ladder, Weigh, find_affects
 from watcher.impact.subjects import read_subjects
 from watcher.models import ATTENTION_KINDS, Affect, ClassifiedItem
 from watcher.present import unparsable_note
@@ -107,7 +107,7 @@ class ImpactAnalyzer:
 
     def impact(self, item: ClassifiedItem, release: str | None = None,
                knowledge: ApiKnowledge | None = None,
-               weigh: Callable[[Subject], Evidence] | None = None) -> ItemImpact | None:
+               weigh: Weigh | None = None) -> ItemImpact | None:
         """None for an item that names nothing a codebase could use (or is not BC-breaking or
         a deprecation); else its APIs and their uses, possibly none. ``release``: the release
         the item is of, named in each use's ``why`` and ``release``. Its package unread, the
@@ -122,7 +122,7 @@ class ImpactAnalyzer:
 
     def affects(self, subjects: Subjects, release: str | None = None,
                 knowledge: ApiKnowledge | None = None,
-                weigh: Callable[[Subject], Evidence] | None = None) -> list[Affect]:
+                weigh: Weigh | None = None) -> list[Affect]:
         """``knowledge``: of the release the code is written against (else the analyzer's);
         ``weigh``: the evidence of each subject (else the notes' words alone)."""
         weigh = weigh or Ladder(None, release).weigh

@@ -139,7 +139,9 @@ class ReleaseAnalysis:
     _ladder: Ladder = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        self._ladder = Ladder(self.package, self.release, alone=self.knowledge is not None)
+        own = self.knowledge.atlas if isinstance(self.knowledge, AtlasKnowledge) else None
+        self._ladder = Ladder(self.package, self.release, alone=self.knowledge is not None,
+                              own=own)
 
     def _package_uses(self, changes: list[ApiChange], notes: Subjects) -> list[Affect]:
         """The uses the changes reach as the package says them; a removed spelling of an API

@@ -1,5 +1,5 @@
 """Builds the atlas of a wheel: its public modules read, their names linked (``link``), the
-version taken from the wheel's own metadata.
+version, the Python and the packages it requires taken from the wheel's own metadata.
 
 A module ``ast`` cannot take (a nesting deep enough for ``RecursionError`` in ``ast.parse`` or
 ``ast.unparse``, or a ``MemoryError``), or larger than the budget lets one module be, is
@@ -16,6 +16,7 @@ import logging
 import re
 import zipfile
 from pathlib import Path
+from typing import NamedTuple
 
 from watcher.impact.atlas.budget import Budget
 from watcher.impact.atlas.errors import WheelUnreadable
@@ -27,6 +28,7 @@ from watcher.impact.atlas.wheel import Wheel
 # PEP 427: {distribution}-{version}(-{build})?-{python}-{abi}-{platform}.whl
 _WHEEL_NAME = re.compile(r"^(?P<name>[^-]+)-(?P<version>[^-]+)-")
 _METADATA_READ = 64 * 1024  # the headers come first; the long description is never needed
+_HEADERS = frozenset({"Version", "Requires-Python", "Requires-Dist"})
 
 logger = logging.getLogger(__name__)
 
@@ -66,14 +68,31 @@ def _build(path: Path, package: str, budget: Budget | None) -> Atlas:
                 return skip(module, type(error).__name__)
 
         linker = Linker(package, set(wheel.modules), read)
-        atlas = link(package, wheel_version(path), linker)
-    return dataclasses.replace(atlas, skipped=tuple(sorted(skipped))) if skipped else atlas
+        metadata = wheel_metadata(path)
+        atlas = link(package, metadata.version, linker)
+    return dataclasses.replace(atlas, skipped=tuple(sorted(skipped)),
+                               requires_python=metadata.requires_python,
+                               requires=metadata.requires)
+
+
+class WheelMetadata(NamedTuple):
+    """What a wheel's ``*.dist-info/METADATA`` headers state of it: its version (without a
+    local label: ``2.13.0+cpu`` is the release 2.13.0), its ``Requires-Python`` and its
+    ``Requires-Dist`` lines (every platform's: their markers say which)."""
+
+    version: str
+    requires_python: str = ""
+    requires: tuple[str, ...] = ()
 
 
 def wheel_version(path: Path) -> str:
-    """The version a wheel's ``*.dist-info/METADATA`` states (its file name's as a fallback),
-    without a local label: ``2.13.0+cpu`` is the release 2.13.0."""
-    version = None
+    """The release a wheel holds (``wheel_metadata``)."""
+    return wheel_metadata(path).version
+
+
+def wheel_metadata(path: Path) -> WheelMetadata:
+    """The wheel's metadata headers; the version from its file name where they state none."""
+    headers: dict[str, list[str]] = {}
     try:
         with zipfile.ZipFile(path) as archive:
             metadata = next((name for name in archive.namelist()
@@ -83,16 +102,19 @@ def wheel_version(path: Path) -> str:
                 with archive.open(metadata) as member:
                     head = member.read(_METADATA_READ)
                 for line in head.decode("utf-8", "replace").splitlines():
-                    if line.startswith("Version:"):
-                        version = line.partition(":")[2].strip()
-                        break
                     if not line:
-                        break
+                        break  # the headers end at the first empty line (RFC 822)
+                    key, sep, value = line.partition(":")
+                    if sep and key in _HEADERS:
+                        headers.setdefault(key, []).append(value.strip())
     except (OSError, zipfile.BadZipFile) as error:
         raise WheelUnreadable(f"{path}: not a readable wheel ({error})") from error
+    version = next(iter(headers.get("Version", ())), None)
     if version is None:
         match = _WHEEL_NAME.match(path.name)
         if match is None:
             raise WheelUnreadable(f"{path}: no version in its metadata or its name")
         version = match["version"]
-    return version.partition("+")[0]
+    return WheelMetadata(version.partition("+")[0],
+                         next(iter(headers.get("Requires-Python", ())), ""),
+                         tuple(headers.get("Requires-Dist", ())))

@@ -4,16 +4,20 @@ in it is asked for (``table.py``).
 
     {"format": 1, "package": "torch", "version": "2.7.0",
      "modules": [["torch", length], ..., ["torch.optim.lr_scheduler", length], ...],
-     "skipped": ["torch._deep"]}
+     "skipped": ["torch._deep"], "requires_python": ">=3.9.0",
+     "requires": ["filelock", "sympy>=1.13.3", ...]}
     [null, {"StepLR": ["c", null, null, ["torch.optim.lr_scheduler.LRScheduler"], {},
                        {"__init__": ["m", ["optimizer", "step_size", "gamma=0.1"]]}], ...},
      {"load": "torch.serialization.", ...}]
     ...
 
+The header's ``skipped``, only where the build could not read a module, names those;
+``requires_python`` and ``requires``, the wheel's ``Requires-Python`` and ``Requires-Dist``,
+are there only where it states them.
+
 A module's document (every module an API is defined in, public or not; each ``length``
-bytes, one after the other after the header line; ``skipped``, only where the build could not
-read a module, names those): its deprecation message, its definitions by name
-(a class's methods inside its row), and, for a public module, the names users write on it
+bytes, one after the other after the header line): its deprecation message, its definitions
+by name (a class's methods inside its row), and, for a public module, the names users write on it
 beyond its own public definitions (which the rows imply): the canonical name, or only its
 module (ending in a dot) where the name is the same there, or 0 for a private definition the
 module exports (``__all__``); then the attributes it binds from the package without making
@@ -61,6 +65,10 @@ def dumps(atlas: Atlas) -> bytes:
                               "version": atlas.version, "modules": index}
     if atlas.skipped:  # left out otherwise: an atlas read whole keeps the bytes it always had
         header["skipped"] = sorted(atlas.skipped)
+    if atlas.requires_python:
+        header["requires_python"] = atlas.requires_python
+    if atlas.requires:
+        header["requires"] = list(atlas.requires)
     head = json.dumps(header, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     return gzip.compress(b"\n".join([head, b"".join(parts)]), compresslevel=9, mtime=0)
 
@@ -86,7 +94,9 @@ def loads(data: bytes, *, origin: str = "atlas") -> Atlas:
     table = ModuleTable(offsets, body)
     return Atlas(str(header["package"]), str(header["version"]), ApiTable(table),
                  NameTable(table), DerivedTable(table), BoundTable(table),
-                 tuple(str(name) for name in header.get("skipped", ())))
+                 tuple(str(name) for name in header.get("skipped", ())),
+                 str(header.get("requires_python", "")),
+                 tuple(str(line) for line in header.get("requires", ())))
 
 
 def _entries(atlas: Atlas) -> dict[str, list[Any]]:

@@ -77,7 +77,9 @@ class Atlas:
     that writes ``torch.types.Tensor`` still runs, so such a name is not removed; so are the
     names a module-level ``__getattr__`` may serve (PEP 562). ``skipped``: the modules the
     build could not read (nested too deep for ``ast``, or larger than the budget lets one
-    module be): what they define is unknown, not removed."""
+    module be): what they define is unknown, not removed. ``requires_python`` and
+    ``requires``: the wheel's ``Requires-Python`` and ``Requires-Dist`` (empty where its
+    metadata had none, or the atlas was built before they were read)."""
 
     package: str
     version: str
@@ -86,6 +88,8 @@ class Atlas:
     derived: Mapping[str, tuple[str, ...]] | None = None
     bound: Mapping[str, Sequence[str]] = field(default_factory=dict)
     skipped: tuple[str, ...] = ()
+    requires_python: str = ""
+    requires: tuple[str, ...] = ()
     _members: dict[str, dict[str, str]] = field(default_factory=dict, init=False, repr=False,
                                                 compare=False)
     # Names already resolved: the impact step asks for the same few hundred thousands of times

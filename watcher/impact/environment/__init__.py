@@ -20,7 +20,9 @@ if TYPE_CHECKING:
     from watcher.impact.environment.index import index_environment as index_environment
     from watcher.impact.environment.index import is_environment_file as is_environment_file
     from watcher.impact.environment.match import Installs as Installs
+    from watcher.impact.environment.match import admits_below as admits_below
     from watcher.impact.environment.match import admits_only_rejected as admits_only_rejected
+    from watcher.impact.environment.match import admits_rejected as admits_rejected
     from watcher.impact.environment.match import touches as touches
     from watcher.impact.environment.pins import Pin as Pin
     from watcher.impact.environment.pins import PinDecision as PinDecision
@@ -32,7 +34,9 @@ _EXPORTS = {
     "index_environment": "index",
     "is_environment_file": "index",
     "Installs": "match",
+    "admits_below": "match",
     "admits_only_rejected": "match",
+    "admits_rejected": "match",
     "touches": "match",
     "Pin": "pins",
     "PinDecision": "pins",

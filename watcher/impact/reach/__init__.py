@@ -20,6 +20,7 @@ from watcher import lazy_exports
 if TYPE_CHECKING:
     from watcher.impact.reach.evidence import Evidence as Evidence
     from watcher.impact.reach.evidence import Ladder as Ladder
+    from watcher.impact.reach.evidence import Weigh as Weigh
     from watcher.impact.reach.match import find_affects as find_affects
     from watcher.impact.reach.package import PACKAGES as PACKAGES
     from watcher.impact.reach.package import UNMENTIONED as UNMENTIONED
@@ -48,6 +49,7 @@ _EXPORTS = {
     "UNMENTIONED": "package",
     "unmentioned_groups": "package",
     "unmentioned_item": "package",
+    "Weigh": "evidence",
 }
 __all__ = sorted(_EXPORTS)
 __getattr__ = lazy_exports(__name__, _EXPORTS)

@@ -10,19 +10,25 @@ checked. Everything else the words alone claim is ``check`` at most: a behaviour
 default the package shows unchanged (or cannot show: ``None`` resolved at run time), a removal
 the atlas contradicts (the API still there, the parameter still taken) or cannot see.
 
+An environment change (a Python, a package, a channel dropped) is weighed the same way: the
+wheel's metadata proves a Python floor (``Requires-Python``) or a package's new minimum
+(``Requires-Dist``); what a wheel cannot state (CUDA builds, a conda channel, the C++ ABI) rests
+on the notes' words. Its tier stays the environment verdict's: the rung is said, not weighed.
+
 Pure: a subject and the release's package changes in, an ``Evidence`` out.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from watcher.impact.atlas import VAR_KEYWORD, ApiChange, Atlas
-from watcher.impact.model import Subject
+from watcher.impact.model import EnvironmentSubject, Subject
 from watcher.impact.reach.package import PackageChanges
 
-__all__ = ["Evidence", "Ladder"]
+__all__ = ["Evidence", "Ladder", "Weigh"]
 
 # The diff's kinds that prove a changed default reaches a call leaving the option out.
 DEFAULT_CHANGES = frozenset({"default_changed", "default_removed", "required_parameter_added"})
@@ -36,15 +42,21 @@ class Evidence(NamedTuple):
     rung: str
 
 
+# What a ladder's ``weigh`` is to the steps that take one.
+Weigh = Callable[[Subject | EnvironmentSubject], Evidence]
+
+
 @dataclass
 class Ladder:
     """Weighs each subject of one release against its package (None: no diff of the release
     can be made; ``release`` names it). ``alone``: the release's own atlas was read, but none
-    of the release before it to diff it against (2.5.0, the oldest bundled, offline)."""
+    of the release before it to diff it against (2.5.0, the oldest bundled, offline), and
+    ``own`` is that atlas where it is at hand (its wheel's metadata weighs an environment)."""
 
     package: PackageChanges | None
     release: str | None = None
     alone: bool = False
+    own: Atlas | None = None
     _by_name: dict[str, list[ApiChange]] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -58,7 +70,9 @@ class Ladder:
             return self.package.after.version
         return (self.release or "this release").removeprefix("v")
 
-    def weigh(self, subject: Subject) -> Evidence:
+    def weigh(self, subject: Subject | EnvironmentSubject) -> Evidence:
+        if isinstance(subject, EnvironmentSubject):
+            return self._environment(subject)
         if subject.condition == "errors" or (subject.condition == "signature" and
                                              subject.shape != "moved"):
             return Evidence(False, "")
@@ -96,6 +110,26 @@ class Ladder:
         if canonical is not None:
             names += [canonical, *self.package.before.names_of(canonical)]
         return [change for name in dict.fromkeys(names) for change in self._by_name.get(name, ())]
+
+    # ---- an environment, against the wheel's metadata ------------------------------------
+    def _environment(self, subject: EnvironmentSubject) -> Evidence:
+        after = self.package.after if self.package is not None else self.own
+        if after is None:
+            return Evidence(True, f"the notes say so; no {self._version} package read yet")
+        version = after.version
+        if subject.kind == "python" and after.requires_python:
+            from watcher.impact.environment import admits_below
+
+            stated = after.requires_python
+            if not admits_below(stated, subject.minimum):
+                return Evidence(True, f"the {version} package: Requires-Python {stated}")
+            return Evidence(True, f"the notes say so; the {version} package still states "
+                                  f"Requires-Python {stated}")
+        if subject.kind in ("package", "renamed_package"):
+            shown = _required(subject, after.requires)
+            if shown:
+                return Evidence(True, f"the {version} package: Requires-Dist {shown}")
+        return Evidence(True, "the notes say so")
 
     # ---- the words, against the atlases -------------------------------------------------
     def _unread(self, subject: Subject) -> Evidence:
@@ -159,6 +193,32 @@ class Ladder:
                                    f"default of {option}, {new}")
         return Evidence(False, f"the notes' words; the {version} package does not show the "
                                f"default of {option} changed")
+
+
+def _required(subject: EnvironmentSubject, requires: tuple[str, ...]) -> str:
+    """The wheel's requirement that proves the subject: for ``package``, one of its name that
+    rejects every version the notes say is no longer enough; for ``renamed_package``, one of
+    the new name where none of the old is left. Empty where none does."""
+    from packaging.requirements import InvalidRequirement, Requirement
+    from packaging.utils import canonicalize_name
+
+    from watcher.impact.environment import admits_rejected
+
+    found: dict[str, str] = {}
+    for line in requires:
+        try:
+            requirement = Requirement(line)
+        except InvalidRequirement:
+            continue
+        found.setdefault(canonicalize_name(requirement.name), line.partition(";")[0].strip())
+    if subject.kind == "renamed_package":
+        new, old = canonicalize_name(subject.new_name), canonicalize_name(subject.name)
+        return found.get(new, "") if old not in found else ""
+    line = found.get(canonicalize_name(subject.name), "")
+    specifier = str(Requirement(line).specifier) if line else ""
+    if specifier and not admits_rejected(specifier, subject.specifier):
+        return line
+    return ""
 
 
 def _removes(subject: Subject) -> bool:
