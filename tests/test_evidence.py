@@ -19,7 +19,7 @@ from test_impact_subjects import item_of
 from watcher.impact import ImpactAnalyzer, ReleaseAnalysis, own_knowledge, package_changes
 from watcher.impact.analysis.item import CodeRoot
 from watcher.impact.atlas import AtlasSource
-from watcher.impact.model import Subject
+from watcher.impact.model import EnvironmentSubject, Subject
 from watcher.impact.reach.evidence import Ladder
 from watcher.impact.subjects import read_subjects
 from watcher.models import Affect, ClassifiedItem
@@ -545,3 +545,75 @@ def test_a_release_whose_own_atlas_is_read_but_none_before_it_says_so(tmp_path):
     assert [use.why for use in unread.affects] == [
         "passes attn_mask=, its behaviour changed in v2.5.0 (the notes' words; no 2.5.0 "
         "package read yet)"]
+
+
+# ---- environment changes: the wheel's metadata is the package's word -------------------------
+@pytest.mark.parametrize(("release", "subject", "rung"), [
+    # 2.9.0's wheels state Requires-Python >=3.10: the dropped 3.9 is proven.
+    ("v2.9.0", EnvironmentSubject(kind="python", minimum="3.10"),
+     "the 2.9.0 package: Requires-Python >=3.10"),
+    # A floor the wheel does not state (yet): the notes' word, with what the wheel says.
+    ("v2.7.0", EnvironmentSubject(kind="python", minimum="3.10"),
+     "the notes say so; the 2.7.0 package still states Requires-Python >=3.9.0"),
+    ("v2.9.0", EnvironmentSubject(kind="package", name="sympy", specifier=">=1.13.3"),
+     "the 2.9.0 package: Requires-Dist sympy>=1.13.3"),
+    # A minimum the wheel does not require is not proven by a looser requirement.
+    ("v2.9.0", EnvironmentSubject(kind="package", name="sympy", specifier=">=1.14"),
+     "the notes say so"),
+    ("v2.9.0", EnvironmentSubject(kind="renamed_package", name="pytorch-triton",
+                                  new_name="triton"),
+     "the 2.9.0 package: Requires-Dist triton==3.5.0"),
+    # What a wheel cannot state: a conda channel, CUDA builds.
+    ("v2.9.0", EnvironmentSubject(kind="channel", name="pytorch"), "the notes say so"),
+    ("v2.9.0", EnvironmentSubject(kind="cuda", removed="11.8"), "the notes say so"),
+], ids=["python-proven", "python-unstated", "package", "package-looser", "renamed",
+        "channel", "cuda"])
+def test_an_environment_change_names_the_wheel_metadata_that_proves_it(release, subject, rung):
+    assert Ladder(bundled(release), release).weigh(subject) == (True, rung)
+
+
+def test_an_environment_change_of_an_unread_package_rests_on_the_notes():
+    dropped = EnvironmentSubject(kind="python", minimum="3.11")
+    assert Ladder(None, "v2.16.0").weigh(dropped) == (
+        True, "the notes say so; no 2.16.0 package read yet")
+
+
+def test_a_release_read_alone_weighs_its_environment_against_its_own_wheel():
+    # 2.5.0 has no cp38 wheels, yet its metadata still states >=3.8.0: the notes' word, and
+    # the wheel's, both said; no diff is needed to read what the release's own wheel states.
+    source = AtlasSource(store=None, index=None, clock=lambda: datetime.now(UTC))
+    own = source.known("torch", "2.5.0")
+    assert own is not None
+    ladder = Ladder(None, "v2.5.0", alone=True, own=own)
+    assert ladder.weigh(EnvironmentSubject(kind="python", minimum="3.9")) == (
+        True, "the notes say so; the 2.5.0 package still states Requires-Python >=3.8.0")
+
+
+def test_a_declared_python_floor_says_the_rung_it_stands_on(tmp_path):
+    analyzer = codebase(tmp_path, {"pyproject.toml": """\
+        [project]
+        name = "app"
+        requires-python = ">=3.9"
+        dependencies = ["torch>=2.4"]
+        """})
+    found = affects(analyzer, "v2.9.0", item_of("2.9.0", "Min supported Python version is now"))
+    assert [(use.path, use.line, use.tier) for use in found] == [("pyproject.toml", 3, "breaks")]
+    assert found[0].why.endswith("(the 2.9.0 package: Requires-Python >=3.10)")
+
+
+def test_a_python_floor_reaches_only_packages_that_run_a_newer_torch(tmp_path):
+    """A client package beside the server that neither requires torch nor holds code using
+    it, and a package pinning torch to an older release, are not reached by 2.9's floor;
+    the package whose code uses an unpinned torch is."""
+    analyzer = codebase(tmp_path, {
+        "pyproject.toml": '[project]\nname = "app"\nrequires-python = ">=3.9"\n'
+                          'dependencies = ["torch>=2.4"]\n',
+        "app/model.py": "import torch\n",
+        "clients/python/pyproject.toml": '[tool.poetry.dependencies]\npython = "^3.9"\n'
+                                         'aiohttp = "^3.11"\n',
+        "clients/python/client/api.py": "import aiohttp\n",
+        "server/pyproject.toml": '[project]\nname = "server"\nrequires-python = ">=3.9"\n'
+                                 '[project.optional-dependencies]\ntorch = ["torch==2.7.0"]\n',
+        "server/serve.py": "import torch\n"})
+    found = affects(analyzer, "v2.9.0", item_of("2.9.0", "Min supported Python version is now"))
+    assert [(use.path, use.tier) for use in found] == [("pyproject.toml", "breaks")]

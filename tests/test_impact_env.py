@@ -258,6 +258,26 @@ def test_setup_scripts_and_the_channel_torch_comes_from():
         "  - pytorch\n")}
 
 
+def test_a_companion_package_brings_torch_from_its_channel():
+    # torchaudio from the pytorch channel depends on that channel's pytorch.
+    channels = [(line, name, pin) for line, kind, name, pin in declared("install.sh", """\
+        pip install -e .
+        conda install -c pytorch torchaudio
+        conda install -c pytorch torchvision=0.14.1
+        conda install pytorch::torchaudio
+        conda install -c conda-forge librosa
+        """) if kind == "channel"]
+    assert channels == [(2, "pytorch", ""), (3, "pytorch", "==0.14.1.*")]
+    # An environment file names torch's channel once: on torch's line, else the first
+    # companion's.
+    assert [(line, kind, name) for line, kind, name, _ in declared(
+        "environment.yml", "channels:\n  - pytorch\ndependencies:\n  - torchvision\n"
+        "  - torchaudio\n") if kind == "channel"] == [(4, "channel", "pytorch")]
+    assert [(line, kind, name) for line, kind, name, _ in declared(
+        "environment.yml", "channels:\n  - pytorch\ndependencies:\n  - torchvision\n"
+        "  - pytorch\n") if kind == "channel"] == [(5, "channel", "pytorch")]
+
+
 @pytest.mark.parametrize(("declaration", "touched"), [
     (Declaration(line=1, code="", kind="channel", name="pytorch"), True),
     (Declaration(line=1, code="", kind="channel", name="pytorch", specifier=">=2.3"), True),

@@ -380,6 +380,50 @@ def test_an_option_forwarded_from_a_none_default_no_caller_gives_is_not_passed(r
     assert found == {("pkg/helpers.py", 5), ("pkg/helpers.py", 9)}, found
 
 
+def test_kwargs_passed_on_that_no_caller_fills_with_the_option_do_not_carry_it(run_cli,
+                                                                                tmp_path):
+    """A DataLoader subclass passing its ``**kwargs`` to ``super().__init__`` (openspeech's
+    AudioDataLoader): where every construction of it, in any file, passes other keywords, the
+    deprecated ``pin_memory_device`` never arrives. A caller passing it, spreading ``**``,
+    a subclass (constructed with anything) or no caller seen keeps the use."""
+    root = tmp_path / "code"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "__init__.py").write_text("")
+    loader = """\
+        from torch.utils.data import DataLoader
+
+
+        class {name}(DataLoader):
+            def __init__(self, dataset, num_workers, **kwargs):
+                super().__init__(dataset=dataset, num_workers=num_workers, **kwargs)
+        """
+    for name in ("Quiet", "Given", "Spread", "Derived", "Unseen"):
+        (root / "pkg" / f"{name.lower()}.py").write_text(
+            textwrap.dedent(loader).format(name=name))
+    (root / "pkg" / "main.py").write_text(textwrap.dedent("""\
+        from pkg.quiet import Quiet
+        from pkg.given import Given
+        from pkg.spread import Spread
+        from pkg.derived import Derived
+
+
+        class Mine(Derived):
+            pass
+
+
+        def loaders(data, options):
+            a = Quiet(data, 2, batch_size=4, shuffle=True)
+            b = Given(data, 2, pin_memory=True, pin_memory_device="cuda")
+            c = Spread(data, 2, **options)
+            return a, b, c
+        """))
+    result = run_cli("impact", str(FIXTURES / "releases" / "pytorch" / "v2.9.0.md"), "--code",
+                     str(root), "--format", "json")
+    found = {use["path"] for item in json.loads(result.stdout)["items"]
+             if "pin_memory_device" in item["text"] for use in item.get("affects", [])}
+    assert found == {"pkg/given.py", "pkg/spread.py", "pkg/derived.py", "pkg/unseen.py"}, found
+
+
 def test_a_deprecated_option_passed_as_its_none_default_is_not_used(run_cli, tmp_path):
     """wenet's BPU exporter passes ``dynamic_axes=None`` (static shapes): None is the
     option's default, so the deprecation of using it does not reach the call; passing a value

@@ -228,6 +228,10 @@ class Use(Frozen):
     # option -> [function, the parameter's position (-1: keyword only), whether this file
     # calls the function, whether such a call may give the parameter]
     forwarded: dict[str, tuple[str, int, bool, bool]] = {}
+    # A call passing on nothing spread but its own function's ``**kwargs`` (``code.forwarded``):
+    # [the name that function is called by, the keywords this file's calls of it pass, whether
+    # one spreads ``*``/``**`` or the file hands it on, how many calls this file makes]
+    spreads_kwargs_of: tuple[str, tuple[str, ...], bool, int] | None = None
 
 
 class Declaration(Frozen):

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from watcher import lazy_exports
 
 if TYPE_CHECKING:
+    from watcher.impact.code.forwarded import INERT as INERT
     from watcher.impact.code.gcpause import gc_paused as gc_paused
     from watcher.impact.code.ignores import MARKER as MARKER
     from watcher.impact.code.ignores import line_markers as line_markers
@@ -43,6 +44,7 @@ _EXPORTS = {
     "gc_paused": "gcpause",
     "Hit": "usetable",
     "index_python": "scan",
+    "INERT": "forwarded",
     "line_markers": "ignores",
     "MARKER": "ignores",
     "module_name": "pyindex",

@@ -15,7 +15,11 @@ from typing import Any
 
 from watcher.impact.code.pywalk import Function, Raw, Walker, enclosing
 
-__all__ = ["mark_forwarded"]
+__all__ = ["mark_forwarded", "mark_spread"]
+
+# References to a function that neither call it nor hand it on (a subclass, "base", may be
+# constructed with anything).
+INERT = frozenset({"import", "annotation", "isinstance", "compared"})
 
 
 def mark_forwarded(rows: list[dict[str, Any]], walker: Walker) -> None:
@@ -39,6 +43,35 @@ def mark_forwarded(rows: list[dict[str, Any]], walker: Walker) -> None:
                                  any(may_pass(call, parameter, position) for call in here)]
         if forwarded:
             row["forwarded"] = forwarded
+
+
+def mark_spread(rows: list[dict[str, Any]], walker: Walker) -> None:
+    """Sets ``spreads_kwargs_of`` on each call passing on its function's own ``**kwargs``
+    and nothing else spread (``super().__init__(dataset, **kwargs)``): ``[name, keywords,
+    open, calls]``: the name the function is called by (an ``__init__``'s class's), the
+    keywords this file's calls of it pass, whether one of them spreads ``*``/``**`` or the
+    file hands the function on (then any option may reach it), and how many calls there are.
+    With every caller in view (``reach.match``), an option none of them passes never arrives
+    through the ``**kwargs``."""
+    for row in rows:
+        if not row.get("passes_kwargs"):
+            continue
+        spread = walker.spreads.get(row["line"])
+        if not spread or None in spread:
+            continue
+        around = [entry for entry in walker.var_keywords if entry[0] <= row["line"] <= entry[1]]
+        if not around:
+            continue
+        _, _, parameter, name = max(around, key=lambda entry: entry[0])
+        if any(spread_name != parameter for spread_name in spread):
+            continue
+        here = calls_of(walker.raws, name, walker.aliases)
+        handed = any(raw[1] == name and not raw[2] and raw[3] is False and raw[7] not in INERT
+                     for raw in walker.raws)
+        keywords = sorted({keyword for call in here for keyword in call[4]})
+        row["spreads_kwargs_of"] = [name, keywords,
+                                    handed or any(call[5] or call[9] for call in here),
+                                    len(here)]
 
 
 def innermost(functions: list[Function], line: int, parameter: str) -> Function | None:

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from typing import Any, NamedTuple
 
 from watcher.impact.code.callers import LocalCalls, local_calls, unreached_names
-from watcher.impact.code.forwarded import mark_forwarded
+from watcher.impact.code.forwarded import mark_forwarded, mark_spread
 from watcher.impact.code.madekeys import made_key_rows
 from watcher.impact.code.masks import MASKED_CALL, MaskReader
 from watcher.impact.code.pywalk import CONFIG_PATCH, DEFINITIONS, PARTIAL, Raw, Walker
@@ -88,6 +88,7 @@ def read_python(path: str, source: str | bytes) -> PythonIndex:
     unreached = unreached_names(walker, tree, STDLIB) if walker.unreached else {}
     functions = local_calls(tree, walker, unreached) if rows else {}
     mark_forwarded(rows, walker)
+    mark_spread(rows, walker)
     return PythonIndex(rows, exports, count, tuple(sorted(walker.sets)), tuple(walker.stars),
                        unreached or None, functions or None)
 

@@ -127,6 +127,12 @@ class Walker:
         # options), and the keys of dicts the file builds literally (``params = {"a": 1}``,
         # ``params["b"] = 2``): a call passing ``**params`` passes those keywords.
         self._forwarded: set[str] = set()
+        # Each function taking ``**kwargs``: its lines, that parameter's name and the name it
+        # is called by (an ``__init__``'s class's); and what each call spreads, by line (a
+        # name, or None for any other expression): read by ``forwarded.mark_spread``.
+        self.var_keywords: list[tuple[int, int, str, str]] = []
+        self.spreads: dict[int, list[str | None]] = {}
+        self._callable_as: dict[int, str] = {}
         self._dicts: dict[str, set[str]] = {}
         # Local names bound to an imported name (``loader = torch.load``, or one of two,
         # ``safe_load if s else torch.load``): name -> (the chains, first and last line of the
@@ -269,6 +275,9 @@ class Walker:
                 refs[id(base)] = "base"
             if node.bases:
                 self.super_inits(node)
+            for method in node.body:  # its constructor is called by the class's name
+                if type(method) is ast.FunctionDef and method.name == "__init__":
+                    self._callable_as[id(method)] = node.name
             return
         if type(node) is ast.AnnAssign:
             self.mark(node.annotation, "annotation")
@@ -279,6 +288,9 @@ class Walker:
         arguments = node.args
         if arguments.kwarg is not None:
             self._forwarded.add(arguments.kwarg.arg)
+            self.var_keywords.append((node.lineno, node.end_lineno or node.lineno,
+                                      arguments.kwarg.arg,
+                                      self._callable_as.pop(id(node), node.name)))
         positional = [*arguments.posonlyargs, *arguments.args]
         self.functions.append((node.name, node.lineno, node.end_lineno or node.lineno,
                                tuple(argument.arg for argument in positional),
@@ -453,6 +465,8 @@ class Walker:
             if keyword.arg is not None:
                 continue
             value = keyword.value
+            self.spreads.setdefault(node.lineno, []).append(
+                value.id if type(value) is ast.Name else None)
             if type(value) is ast.Name:
                 known = self._dicts.get(value.id)
                 if value.id in self._forwarded:

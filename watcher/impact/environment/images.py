@@ -63,6 +63,8 @@ CHANNEL_OPTION = re.compile(r"(?:^|\s)(?:-c|--channel)(?:\s+|=)([\w.\-/:]{1,100}
 # The torch package of conda, by its channel or not: "pytorch", "pytorch::pytorch=2.1" (not
 # "pytorch-cuda", the CUDA it wants, nor "pytorch::torchvision").
 TORCH_SPEC = re.compile(r"^(?:([\w.\-]{1,60})::)?pytorch(?![\w:-])")
+# The packages built with torch on its channel, each depending on that channel's torch.
+COMPANION_SPEC = re.compile(r"^(?:torchvision|torchaudio|torchtext)(?![\w:-])")
 # Options of pip and conda install that take a value as the next word.
 VALUED = frozenset({"-r", "-c", "-e", "-i", "-f", "-t", "-n", "-p", "--requirement",
                     "--constraint", "--editable", "--index-url", "--extra-index-url",
@@ -269,21 +271,28 @@ def channels_of(arguments: str) -> list[str]:
 def torch_channel(number: int, code: str, specs: list[str], channels: list[str]
                   ) -> list[Declaration]:
     """A conda install of torch from a named channel (``pytorch::pytorch``, or ``pytorch``
-    with ``-c pytorch`` given): where it comes from is what a channel's end reaches."""
-    found = []
+    with ``-c pytorch`` given): where it comes from is what a channel's end reaches. Without
+    torch named, a companion package from the first channel given (``conda install -c pytorch
+    torchaudio``) brings it as a dependency from there, pinned as the companion is."""
     for spec in specs:
         match = TORCH_SPEC.match(spec.strip().lower())
-        if match is None:
-            continue
-        # conda takes a package from the first channel that has it: the first one named.
-        channel = match[1] or (channels[0] if channels else "")
-        if channel:
-            pinned = next((d.specifier for d in conda_spec(number, code, spec)
-                           if d.kind == "package"), "")
-            found.append(Declaration(line=number, code=code.strip()[:200], kind="channel",
-                                     name=channel, specifier=pinned))
-        break
-    return found
+        if match is not None:
+            # conda takes a package from the first channel that has it: the first one named.
+            return channel_of(number, code, spec, match[1] or (channels[0] if channels else ""))
+    companion = next((spec for spec in specs if COMPANION_SPEC.match(spec.strip().lower())),
+                     None)
+    if companion is None or not channels:
+        return []  # ``pytorch::torchvision`` alone takes its torch from the default channels
+    return channel_of(number, code, companion, channels[0])
+
+
+def channel_of(number: int, code: str, spec: str, channel: str) -> list[Declaration]:
+    if not channel:
+        return []
+    pinned = next((d.specifier for d in conda_spec(number, code, spec) if d.kind == "package"),
+                  "")
+    return [Declaration(line=number, code=code.strip()[:200], kind="channel", name=channel,
+                        specifier=pinned)]
 
 
 def shell_words(arguments: str) -> list[str]:
@@ -339,8 +348,11 @@ def conda_environment(lines: list[str]) -> list[Declaration]:
         else:
             found += conda_spec(number, text, value)
             specs.append((number, text, value))
-    # Channels are listed before or after the dependencies: torch's is known at the end.
-    for number, text, value in specs:
+    # Channels are listed before or after the dependencies: torch's is known at the end. It
+    # is torch's line, or the first companion's that brings it.
+    named = [spec for spec in specs if TORCH_SPEC.match(spec[2].strip().lower())] or [
+        spec for spec in specs if COMPANION_SPEC.match(spec[2].strip().lower())][:1]
+    for number, text, value in named:
         found += torch_channel(number, text, [value], channels)
     return found
 

@@ -15,7 +15,12 @@ from itertools import chain
 from typing import Any
 
 from watcher.impact.environment.abi import abi_flags
-from watcher.impact.environment.declarations import python, requirement, requirement_lines
+from watcher.impact.environment.declarations import (
+    exact_version,
+    python,
+    requirement,
+    requirement_lines,
+)
 from watcher.impact.environment.files import environment_kind
 from watcher.impact.environment.images import (
     conda_environment,
@@ -39,11 +44,18 @@ def index_environment(path: str, text: str) -> FileIndex:
     found = READERS[kind](lines) if kind else []
     if kind in COMPILING:
         found = [*found, *abi_flags(lines)]
-    if kind in ONE_ENVIRONMENT:
+    if kind in ONE_ENVIRONMENT or (kind in PACKAGE_METADATA and only_exact_torch(found)):
+        # A package requiring one torch release exactly runs that one, wherever installed.
         found = pinned_to(found)
     if kind in INSTALLERS:
         found = torch_unseen(found)
     return FileIndex(path=path, declarations=tuple(found))
+
+
+def only_exact_torch(found: list[Declaration]) -> bool:
+    """Every torch requirement the file declares (its extras' too) pins a release exactly."""
+    torch = [d for d in found if d.kind == "package" and d.name == "torch"]
+    return bool(torch) and all(exact_version(d.specifier) is not None for d in torch)
 
 
 def is_environment_file(path: str) -> bool:
@@ -330,5 +342,7 @@ COMPILING = frozenset({"setup.py", "shell", "dockerfile"})
 # Files that set up one environment, whose exact torch pin is the torch it runs (a Dockerfile
 # does it stage by stage; a package's metadata declares what it supports, not what it runs).
 ONE_ENVIRONMENT = frozenset({"requirements", "shell", "conda"})
+# A package's own metadata: what it supports, unless it pins torch to one release.
+PACKAGE_METADATA = frozenset({"pyproject", "setup.py", "setup.cfg"})
 # Files that install a Python (a Dockerfile marks its stages itself, ``images.dockerfile``).
 INSTALLERS = frozenset({"shell", "conda"})

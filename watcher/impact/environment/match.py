@@ -76,15 +76,26 @@ class Installs:
     named: frozenset[str]  # the files that install torch (``torch_files``)
     known: frozenset[str]  # the files that declare anything
     targets: dict[str, tuple[str, ...]]  # each file's ``TORCH_CUDA_ARCH_LIST`` values
+    torch_code: frozenset[str] = frozenset()  # the Python files that use torch
 
     @classmethod
-    def of(cls, declarations: list[tuple[str, Declaration]]) -> Installs:
+    def of(cls, declarations: list[tuple[str, Declaration]],
+           torch_code: Iterable[str] = ()) -> Installs:
         targets: dict[str, tuple[str, ...]] = {}
         for path, declaration in declarations:
             if declaration.kind == "gpu_targets":
                 targets[path] = (*targets.get(path, ()), declaration.version)
         return cls(named=torch_files(declarations),
-                   known=frozenset(path for path, _ in declarations), targets=targets)
+                   known=frozenset(path for path, _ in declarations), targets=targets,
+                   torch_code=frozenset(torch_code))
+
+    def package_without_torch(self, path: str) -> bool:
+        """Whether ``path`` is the metadata of a package in a folder of its own (a client
+        beside the server: ``clients/python/pyproject.toml``) that neither requires torch nor
+        holds code using it: whatever Python it admits, torch's floor is not its."""
+        folder, _, name = path.rpartition("/")
+        return bool(folder) and name in PACKAGE_FILES and path not in self.named and not any(
+            code.startswith(folder + "/") for code in self.torch_code)
 
     def torch_reach(self, declaration: Declaration, path: str) -> Reach:
         """Whether the environment declaring ``declaration`` (in ``path``) gets torch:

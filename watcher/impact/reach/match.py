@@ -11,10 +11,10 @@ depends on values the index does not know.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from watcher.impact.code import CodeIndex, Hit, UseRow, UseTable
+from watcher.impact.code import INERT, CodeIndex, Hit, UseRow, UseTable
 from watcher.impact.knowledge import ApiKnowledge, NoKnowledge, Signature
 from watcher.impact.model import (
     Declaration,
@@ -24,7 +24,7 @@ from watcher.impact.model import (
     Subjects,
 )
 from watcher.impact.reach.callers import Callers
-from watcher.impact.reach.evidence import Evidence
+from watcher.impact.reach.evidence import Weigh
 from watcher.impact.reach.tiers import Match, Verdict, cap, judge, rank
 from watcher.impact.subjects import vocabulary
 from watcher.models import Affect
@@ -52,7 +52,7 @@ NO_KNOWLEDGE = NoKnowledge()
 def find_affects(subjects: Subjects, index: CodeIndex, root_label: str, *,
                  codebase: str = "", release: str | None = None,
                  knowledge: ApiKnowledge = NO_KNOWLEDGE,
-                 weigh: Callable[[Subject], Evidence] | None = None) -> list[Affect]:
+                 weigh: Weigh | None = None) -> list[Affect]:
     """One affect per (path, line, api), the surest tier kept; breaks first, then check, then
     mentions, each by path and line. ``weigh``: the evidence each subject's change rests on
     (``evidence.Ladder``), which a ``breaks`` needs; None takes the verdicts as they are."""
@@ -75,6 +75,11 @@ def find_affects(subjects: Subjects, index: CodeIndex, root_label: str, *,
                 continue  # it runs only on releases before this one (a version guard)
             if never_given(judged, match.row, index.table):
                 continue  # the option only ever arrives as None: no caller gives it
+            if never_spread(judged, match.row, index.table):
+                # No caller gives the option to the **kwargs the call passes on: judged as
+                # the call without them.
+                match = match._replace(row={key: value for key, value in match.row.items()
+                                            if key != "passes_kwargs"})
             verdict = judge(judged, match, release, evidence)
             if verdict is None:
                 continue
@@ -88,27 +93,34 @@ def find_affects(subjects: Subjects, index: CodeIndex, root_label: str, *,
                                ignore=tuple(match.row.get("ignore", ())),
                                **base))  # type: ignore[arg-type]
     if subjects.environment:
-        environment_affects(subjects, index, found, base)
+        environment_affects(subjects, index, found, base, weigh)
     return sorted(found.values(), key=lambda use: (rank(use.tier), use.path, use.line, use.api))
 
 
 def environment_affects(subjects: Subjects, index: CodeIndex,
-                        found: dict[tuple[str, int, str], Affect], base: dict[str, str | None]
-                        ) -> None:
+                        found: dict[tuple[str, int, str], Affect], base: dict[str, str | None],
+                        weigh: Weigh | None = None) -> None:
     """Each declaration a dropped Python or CUDA, a required or renamed package, an ended
-    channel, the C++ ABI or GPUs a CUDA build drops touches, judged by ``environment_verdict``."""
+    channel, the C++ ABI or GPUs a CUDA build drops touches, judged by ``environment_verdict``,
+    its why followed by the rung of evidence the change stands on (``weigh``)."""
     # Imported here: most items change no environment, and packaging's specifiers are only
     # needed for those that do.
     from watcher.impact.environment import Installs, touches
 
     declarations = index.declarations
-    installed = Installs.of(declarations)
+    table = index.table
+    torch_code = {path for name in table.by_name if name == "torch" or name.startswith("torch.")
+                  for path, _ in table.by_name[name]}
+    installed = Installs.of(declarations, torch_code)
     for environment in subjects.environment:
+        rung = weigh(environment).rung if weigh is not None else ""
         for path, declaration in declarations:
             if not touches(environment, declaration, path, base["release"]):
                 continue
             verdict = environment_verdict(environment, declaration, path, installed)
             if verdict is not None:
+                if rung:
+                    verdict = Verdict(verdict.tier, f"{verdict.why} ({rung})")
                 keep(found, Affect(path=path, line=declaration.line, code=declaration.code,
                                    api=environment.label, tier=verdict.tier, why=verdict.why,
                                    ignore=declaration.ignore, **base))  # type: ignore[arg-type]
@@ -124,7 +136,7 @@ def environment_verdict(environment: EnvironmentSubject, declaration: Declaratio
     from watcher.impact.environment import admits_only_rejected
 
     reach = installed.torch_reach(declaration, path)
-    if reach == "none":
+    if reach == "none" or installed.package_without_torch(path):
         return None
     why = WHY_ENVIRONMENT.get(environment.kind, "declares what {} no longer admits").format(
         environment.label)
@@ -172,6 +184,33 @@ def never_given(subject: Subject, row: UseRow, table: UseTable) -> bool:
     if not called and not callers:
         return False
     return not any(may_give(caller, subject.option, position) for caller in callers)
+
+
+def never_spread(subject: Subject, row: UseRow, table: UseTable) -> bool:
+    """A call passing on its function's ``**kwargs`` (``super().__init__(data, **kwargs)``)
+    where every call of that function in view, in any file, passes keywords other than the
+    removed or deprecated option, none spreads ``**``, and nothing hands the function on or
+    derives from it: the option never arrives through them. False when no call is seen (a
+    caller may be anywhere) and for a changed default, which a forward leaving the option out
+    still relies on."""
+    source = row.get("spreads_kwargs_of")
+    if source is None or subject.condition != "passes" or subject.option is None:
+        return False
+    name, keywords, open_, here = source
+    called: int = here
+    if open_ or subject.option in keywords:
+        return False
+    for _, other in (*table.by_method.get(name, ()), *table.ending_with(name)):
+        if other["name"].startswith(BARE_ROOT):
+            continue  # a torch name that ends the same
+        if not other.get("is_call"):
+            if other.get("ref") not in INERT:
+                return False  # handed on, or derived from: anything may reach it
+            continue
+        if subject.option in other.get("keywords", ()) or other.get("passes_kwargs"):
+            return False
+        called += 1
+    return called > 0
 
 
 def may_give(caller: UseRow, option: str, position: int) -> bool:
