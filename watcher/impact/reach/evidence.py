@@ -204,18 +204,18 @@ def _required(subject: EnvironmentSubject, requires: tuple[str, ...]) -> str:
 
     from watcher.impact.environment import admits_rejected
 
-    found: dict[str, str] = {}
+    found: dict[str, tuple[str, str]] = {}  # name -> (the line without markers, specifier)
     for line in requires:
         try:
             requirement = Requirement(line)
         except InvalidRequirement:
             continue
-        found.setdefault(canonicalize_name(requirement.name), line.partition(";")[0].strip())
+        found.setdefault(canonicalize_name(requirement.name),
+                         (line.partition(";")[0].strip(), str(requirement.specifier)))
     if subject.kind == "renamed_package":
         new, old = canonicalize_name(subject.new_name), canonicalize_name(subject.name)
-        return found.get(new, "") if old not in found else ""
-    line = found.get(canonicalize_name(subject.name), "")
-    specifier = str(Requirement(line).specifier) if line else ""
+        return found[new][0] if new in found and old not in found else ""
+    line, specifier = found.get(canonicalize_name(subject.name), ("", ""))
     if specifier and not admits_rejected(specifier, subject.specifier):
         return line
     return ""

@@ -108,10 +108,7 @@ def environment_affects(subjects: Subjects, index: CodeIndex,
     from watcher.impact.environment import Installs, touches
 
     declarations = index.declarations
-    table = index.table
-    torch_code = {path for name in table.by_name if name == "torch" or name.startswith("torch.")
-                  for path, _ in table.by_name[name]}
-    installed = Installs.of(declarations, torch_code)
+    installed = Installs.of(declarations, {path for path, _ in index.table.under("torch")})
     for environment in subjects.environment:
         rung = weigh(environment).rung if weigh is not None else ""
         for path, declaration in declarations:
@@ -176,11 +173,7 @@ def never_given(subject: Subject, row: UseRow, table: UseTable) -> bool:
     function, position, called, given = source
     if given or function in IMPLICITLY_CALLED or function.startswith("__"):
         return False
-    # The codebase's own function: not a torch name that ends the same (``torch.onnx.export``
-    # of a helper named ``export``).
-    callers = [caller for _, caller in (*table.by_method.get(function, ()),
-                                        *table.ending_with(function))
-               if caller.get("is_call") and not caller["name"].startswith(BARE_ROOT)]
+    callers = [caller for caller in own_references(table, function) if caller.get("is_call")]
     if not called and not callers:
         return False
     return not any(may_give(caller, subject.option, position) for caller in callers)
@@ -196,21 +189,25 @@ def never_spread(subject: Subject, row: UseRow, table: UseTable) -> bool:
     source = row.get("spreads_kwargs_of")
     if source is None or subject.condition != "passes" or subject.option is None:
         return False
-    name, keywords, open_, here = source
-    called: int = here
+    name, keywords, open_, here = source  # ``here``: the calls in the forwarding file
     if open_ or subject.option in keywords:
         return False
-    for _, other in (*table.by_method.get(name, ()), *table.ending_with(name)):
-        if other["name"].startswith(BARE_ROOT):
-            continue  # a torch name that ends the same
-        if not other.get("is_call"):
-            if other.get("ref") not in INERT:
-                return False  # handed on, or derived from: anything may reach it
-            continue
-        if subject.option in other.get("keywords", ()) or other.get("passes_kwargs"):
-            return False
-        called += 1
-    return called > 0
+    references = own_references(table, name)
+    if any(not other.get("is_call") and other.get("ref") not in INERT for other in references):
+        return False  # handed on, or derived from: anything may reach it
+    calls = [other for other in references if other.get("is_call")]
+    if any(subject.option in call.get("keywords", ()) or call.get("passes_kwargs")
+           for call in calls):
+        return False
+    return int(here) + len(calls) > 0
+
+
+def own_references(table: UseTable, function: str) -> list[UseRow]:
+    """The references in any file to the codebase's own function (or class) ``function``:
+    by method name and by last component, not a torch name that ends the same
+    (``torch.onnx.export`` beside a helper named ``export``)."""
+    return [row for _, row in (*table.by_method.get(function, ()), *table.ending_with(function))
+            if not row["name"].startswith(BARE_ROOT)]
 
 
 def may_give(caller: UseRow, option: str, position: int) -> bool:
