@@ -366,8 +366,9 @@ def test_environment_affects_name_the_subject_label(tmp_path):
     (tmp_path / "pyproject.toml").write_text(
         '[project]\nrequires-python = ">=3.9"\ndependencies = ["onnxscript>=0.4",'
         ' "pytorch-triton==3.0"]\n')
-    (tmp_path / "Dockerfile").write_text("FROM nvidia/cuda:12.1.0-cudnn8-runtime-ubuntu22.04\n"
-                                         "RUN pip install torch\n")
+    (tmp_path / "Dockerfile").write_text(
+        "FROM python:3.11\n"
+        "RUN pip install torch --index-url https://download.pytorch.org/whl/cu121\n")
     (tmp_path / "requirements.txt").write_text("onnxscript==0.2.0\n")
     index = scan_codebase(str(tmp_path), {})
     subjects = Subjects(environment=(
@@ -377,7 +378,8 @@ def test_environment_affects_name_the_subject_label(tmp_path):
         EnvironmentSubject(kind="renamed_package", name="pytorch-triton", new_name="triton")))
     affects = find_affects(subjects, index, "team")
     assert [(a.path, a.line, a.api, a.code) for a in affects] == [
-        ("Dockerfile", 1, "cuda 12.1", "FROM nvidia/cuda:12.1.0-cudnn8-runtime-ubuntu22.04"),
+        ("Dockerfile", 2, "cuda 12.1",
+         "RUN pip install torch --index-url https://download.pytorch.org/whl/cu121"),
         ("pyproject.toml", 2, "python>=3.10", 'requires-python = ">=3.9"'),
         ("pyproject.toml", 3, "pytorch-triton (now triton)",
          'dependencies = ["onnxscript>=0.4", "pytorch-triton==3.0"]'),
@@ -436,23 +438,25 @@ def test_cibuildwheel_build_selectors_name_the_pythons_the_wheels_are_for():
 
 
 def test_an_environment_pinned_to_an_older_torch_asks_nothing_of_a_later_release():
-    """verl's docker/verl0.4-cu124-torch2.6: the CUDA 12.4 toolkit with ``torch==2.6.0``, which
+    """verl's docker/verl0.4-cu124-torch2.6: the CUDA 12.4 build ``torch==2.6.0``, which
     still has CUDA 12.4 wheels; 2.7 drops 12.4, but the stage runs 2.6 until its pin is changed.
     A stage pinned to the release itself (or one with no exact pin) is still reached."""
     removed = EnvironmentSubject(kind="cuda", removed="12.4")
-    stages = index_environment("docker/Dockerfile.base", textwrap.dedent("""\
+    index = "--index-url https://download.pytorch.org/whl/cu124"
+    stages = index_environment("docker/Dockerfile.base", textwrap.dedent(f"""\
         FROM nvcr.io/nvidia/cuda:12.4.1-devel-ubuntu22.04 AS pinned
-        RUN pip install --no-cache-dir torch==2.6.0 torchvision==0.21.0
+        RUN pip install --no-cache-dir torch==2.6.0 torchvision==0.21.0 {index}
         FROM nvcr.io/nvidia/cuda:12.4.1-devel-ubuntu22.04 AS current
-        RUN pip install torch==2.7.0
+        RUN pip install torch==2.7.0 {index}
         FROM nvcr.io/nvidia/cuda:12.4.1-devel-ubuntu22.04 AS ranged
-        RUN pip install "torch>=2.6"
+        RUN pip install "torch>=2.6" {index}
         """)).declarations
-    assert [d.torch for d in stages if d.kind == "cuda"] == ["2.6.0", "2.7.0", ""]
+    builds = [d for d in stages if d.kind == "cuda" and not d.toolkit]
+    assert [d.torch for d in builds] == ["2.6.0", "2.7.0", ""]
     assert [touches(removed, d, "docker/Dockerfile.base", "v2.7.0")
-            for d in stages if d.kind == "cuda"] == [False, True, True]
+            for d in builds] == [False, True, True]
     # Without the release's tag nothing is assumed
-    assert touches(removed, stages[0], "docker/Dockerfile.base") is True
+    assert touches(removed, builds[0], "docker/Dockerfile.base") is True
     requirements = index_environment("requirements-cu124.txt", textwrap.dedent("""\
         --extra-index-url https://download.pytorch.org/whl/cu124
         torch==2.6.0+cu124
@@ -460,6 +464,42 @@ def test_an_environment_pinned_to_an_older_torch_asks_nothing_of_a_later_release
     assert {d.torch for d in requirements} == {"2.6.0"}
     assert not any(touches(removed, d, "requirements-cu124.txt", "v2.7.0")
                    for d in requirements)
+
+
+def test_a_conda_environment_pinned_to_an_older_torch_series_asks_nothing_of_the_release():
+    """ColBERT's conda_env.yml: ``python=3.8`` with ``pytorch=1.13.1`` from the pytorch channel
+    (conda's ``=`` pins a series: any build of 1.13.1), and conda_env_cpu.yml's
+    ``pytorch-cpu=1.13``: both run a 1.13 torch, which 2.5's end of Python 3.8 never reaches.
+    A series pin of the release itself (``torch==2.7.*``) still runs it, patch releases too."""
+    from watcher.impact.environment.match import older
+
+    dropped = EnvironmentSubject(kind="python", minimum="3.9")
+    for text in ("channels:\n  - pytorch\ndependencies:\n  - python=3.8\n  - pytorch=1.13.1\n",
+                 "dependencies:\n  - python=3.8\n  - pytorch-cpu=1.13\n"):
+        declarations = index_environment("conda_env.yml", text).declarations
+        python = next(d for d in declarations if d.kind == "python")
+        assert python.torch.endswith(".*") and not python.torch_unseen
+        assert not touches(dropped, python, "conda_env.yml", "v2.5.0")
+    assert [older("1.13.*", "v2.5.0"), older("2.7.*", "v2.7.0"), older("2.7.*", "v2.7.1"),
+            older("2.6.*", "v2.7.1"), older("2.6.0", "v2.7.0")] == [
+        True, False, False, True, True]
+
+
+def test_a_cuda_toolkit_image_is_no_build_of_torch():
+    """text-generation-inference builds on ``nvidia/cuda:12.4.1-devel`` and pip installs
+    ``torch==2.7`` from PyPI: the wheel brings its own CUDA 12.6 libraries, and the image's
+    12.4 toolkit only compiles the kernels (same major version). 2.7's end of CUDA 12.4 builds
+    touches a torch installed from the cu124 index, not the image."""
+    removed = EnvironmentSubject(kind="cuda", removed="12.4")
+    declarations = index_environment("Dockerfile", textwrap.dedent("""\
+        FROM nvidia/cuda:12.4.1-devel-ubuntu22.04 AS builder
+        RUN pip install torch==2.7
+        FROM nvidia/cuda:12.4.1-devel-ubuntu22.04 AS indexed
+        RUN pip install torch --index-url https://download.pytorch.org/whl/cu124
+        """)).declarations
+    assert [(d.line, d.toolkit, touches(removed, d, "Dockerfile", "v2.7.0"))
+            for d in declarations if d.kind == "cuda"] == [
+        (1, True, False), (3, True, False), (4, False, True)]
 
 
 def test_an_image_tagged_with_its_torch_brings_it():

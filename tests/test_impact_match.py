@@ -272,6 +272,53 @@ def test_a_handler_of_only_the_old_error_type_around_the_call_is_check(tmp_path)
                               "IndexError or TypeError instead")
 
 
+def test_a_handler_for_the_codebases_own_error_of_that_type_stays_in_use(tmp_path):
+    """text-generation-inference's quantized loaders wrap ``torch.cat([weights.get_sharded(p)
+    ...])`` in ``except RuntimeError`` to say "make sure the model is already quantized": the
+    handler is there for the ``RuntimeError`` its own ``Weights`` raises for a missing tensor
+    (through ``get_partial_sharded`` and ``get_filename``, in another file), which it still
+    catches when cat raises ``ValueError`` for bad input. A call of a function that raises
+    another type, or only ``NotImplementedError`` (an abstract method), leaves the handler to
+    torch's error."""
+    (tmp_path / "weights.py").write_text(textwrap.dedent("""\
+        class Weights:
+            def get_filename(self, name):
+                if name not in self.routing:
+                    raise RuntimeError(f"weight {name} does not exist")
+                return self.routing[name]
+            def get_partial_sharded(self, name, dim):
+                return self.load(self.get_filename(name), dim)
+            def get_sharded(self, name, dim):
+                return self.get_partial_sharded(name, dim)
+            def checked(self, name):
+                raise ValueError(name)
+            def abstract(self, name):
+                raise NotImplementedError
+        """))
+    (tmp_path / "gptq.py").write_text(textwrap.dedent("""\
+        import torch
+        def columns(weights, prefixes):
+            try:
+                return torch.cat([weights.get_sharded(p, dim=1) for p in prefixes], dim=1)
+            except RuntimeError:
+                raise RuntimeError("make sure the model is already quantized")
+        def checked(weights, prefixes):
+            try:
+                return torch.cat([weights.checked(p) for p in prefixes])
+            except RuntimeError:
+                raise
+        def abstract(weights, prefixes):
+            try:
+                return torch.cat([weights.abstract(p) for p in prefixes])
+            except RuntimeError:
+                raise
+        """))
+    cat = Subject(api="torch.cat", condition="errors", raised=("RuntimeError",),
+                  raises=("ValueError", "IndexError", "TypeError"))
+    affects = find_affects(Subjects(python=(cat,)), scan_codebase(str(tmp_path), {}), "code")
+    assert [(affect.line, affect.tier) for affect in affects] == [(9, "check"), (14, "check")]
+
+
 def test_a_changed_default_torch_does_not_apply_to_the_value_passed_is_not_relied_on(tmp_path):
     """2.11 makes ``trust_repo="check"`` hub's default, but torch.hub trusts repositories of
     its own owners (``_TRUSTED_REPO_OWNERS``) without asking, and asks nothing for a local

@@ -260,6 +260,10 @@ class Declaration(Frozen):
     # local packages and other installers it runs (torch named in one of the codebase's reaches
     # it after all) and the packages it names that require torch ("package lightning").
     installs_from: tuple[str, ...] = ()
+    # A cuda declaration that is a base image's CUDA toolkit (``FROM nvidia/cuda:12.4.1-devel``):
+    # what the image compiles extensions with, not the build of the torch installed on it, which
+    # a pip wheel brings with its own CUDA libraries (from the index the install names).
+    toolkit: bool = False
 
 
 class FileIndex(Frozen):

@@ -21,8 +21,9 @@ from typing import Any, Literal
 from watcher.impact.code.nodes import push_children
 from watcher.impact.code.versions import FLOOR, Test, callee_name, compared, version_test
 
-__all__ = ["FLOOR", "Test", "catches_type_error", "caught_names", "dead_branch", "exits",
-           "probed_names", "retried_calls", "runs_below", "tried_keywords"]
+__all__ = ["FLOOR", "Test", "called_in", "catches_type_error", "caught_names", "dead_branch",
+           "exits", "probed_names", "raised_type", "retried_calls", "runs_below",
+           "tried_keywords"]
 
 
 
@@ -174,6 +175,23 @@ def caught_names(handlers: list[ast.ExceptHandler]) -> frozenset[str]:
             else:
                 names.add("?")  # a computed type: anything may be caught
     return frozenset(names)
+
+
+def called_in(body: list[ast.stmt]) -> frozenset[str]:
+    """The functions (by last name) a ``try`` body calls."""
+    return frozenset(name for statement in body for call in ast.walk(statement)
+                     if type(call) is ast.Call and (name := callee_name(call.func)))
+
+
+def raised_type(node: ast.Raise) -> str:
+    """The last name of the type a ``raise`` statement raises (``raise errors.LoadError(...)``
+    is ``LoadError``), "" for a bare re-raise or a computed exception."""
+    exception = node.exc.func if type(node.exc) is ast.Call else node.exc
+    if type(exception) is ast.Name:
+        return exception.id
+    if type(exception) is ast.Attribute:
+        return exception.attr
+    return ""
 
 
 def retried_calls(node: ast.Try | ast.TryStar, looped: bool) -> frozenset[str]:

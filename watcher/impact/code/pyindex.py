@@ -22,6 +22,7 @@ from watcher.impact.code.forwarded import mark_forwarded, mark_spread
 from watcher.impact.code.madekeys import made_key_rows
 from watcher.impact.code.masks import MASKED_CALL, MaskReader
 from watcher.impact.code.pywalk import CONFIG_PATCH, DEFINITIONS, PARTIAL, Raw, Walker
+from watcher.impact.code.raisers import raisers
 from watcher.impact.code.starred import STAR, free_names
 from watcher.impact.model import UnparsableError
 
@@ -57,6 +58,9 @@ class PythonIndex(NamedTuple):
     # Its module-level functions a call here may not run on every release, by the line each
     # starts on (``code.callers``)
     functions: dict[int, LocalCalls] | None = None
+    # Its functions raising an exception type themselves or through its other functions, by
+    # name, with the types (``code.raisers``)
+    raisers: dict[str, tuple[str, ...]] | None = None
 
 
 def read_python(path: str, source: str | bytes) -> PythonIndex:
@@ -89,8 +93,9 @@ def read_python(path: str, source: str | bytes) -> PythonIndex:
     functions = local_calls(tree, walker, unreached) if rows else {}
     mark_forwarded(rows, walker)
     mark_spread(rows, walker)
+    raising = raisers(walker.functions, walker.raised, walker.raws) if walker.raised else {}
     return PythonIndex(rows, exports, count, tuple(sorted(walker.sets)), tuple(walker.stars),
-                       unreached or None, functions or None)
+                       unreached or None, functions or None, raising or None)
 
 
 def mark_mask_rows(rows: list[UseRow], tree: ast.Module) -> None:
@@ -237,11 +242,14 @@ def mark_contexts(rows: list[UseRow], walker: Walker) -> None:
                 refused = tried_with.difference(row.get("keywords", ())) if tried_with else ()
                 if refused:
                     row["fallback"] = sorted({*row.get("fallback", ()), *refused})
-    for start, end, caught, retried in walker.catches:
+    for start, end, caught, retried, called in walker.catches:
         for row in rows:
             if start <= row["line"] <= end and row.get("is_call") and \
-                    called_name(row) not in retried:
+                    (name := called_name(row)) not in retried:
                 row["caught"] = sorted({*row.get("caught", ()), *caught})
+                # the other functions the ``try`` calls: the handler may be for one of them
+                if others := called.difference((name,)):
+                    row["tried"] = sorted({*row.get("tried", ()), *others})
     if walker.final_dicts:
         for row in rows:
             if row.get("is_call") and (row["line"], called_name(row)) in walker.final_dicts:

@@ -17,11 +17,13 @@ from typing import Any
 from watcher.impact.code.guards import (
     FLOOR,
     Test,
+    called_in,
     catches_type_error,
     caught_names,
     dead_branch,
     exits,
     probed_names,
+    raised_type,
     retried_calls,
     runs_below,
     tried_keywords,
@@ -113,9 +115,11 @@ class Walker:
         # Lines of ``except TypeError:`` handlers, with the keywords the ``try`` tried each
         # function with (``guards.tried_keywords``).
         self.fallbacks: list[tuple[int, int, dict[str, frozenset[str]]]] = []
-        # The lines of each ``try`` body, with the exception types its handlers catch and the
-        # functions they retry (``guards.retried_calls``).
-        self.catches: list[tuple[int, int, frozenset[str], frozenset[str]]] = []
+        # The lines of each ``try`` body, with the exception types its handlers catch, the
+        # functions they retry (``guards.retried_calls``) and the functions it calls.
+        self.catches: list[tuple[int, int, frozenset[str], frozenset[str], frozenset[str]]] = []
+        # (line, type's last name) of each ``raise`` (``raisers``)
+        self.raised: list[tuple[int, str]] = []
         self._looped: set[int] = set()  # the ``try`` statements directly in a loop's body
         # (line, function's last name) of the calls passing a tuple that ends in a dict
         self.final_dicts: set[tuple[int, str]] = set()
@@ -172,7 +176,7 @@ class Walker:
         assign, annotated, imports = ast.Assign, ast.AnnAssign, (ast.Import, ast.ImportFrom)
         if_kind, if_expression, try_kind, try_star = ast.If, ast.IfExp, ast.Try, ast.TryStar
         loop, async_loop, while_loop = ast.For, ast.AsyncFor, ast.While
-        compare = ast.Compare
+        compare, raise_kind = ast.Compare, ast.Raise
         known_fields = FIELDS.get
         # Each node type is tested once per node, the commonest first: this loop runs for
         # every node of every file, most of a scan's time after ``ast.parse``.
@@ -234,6 +238,8 @@ class Walker:
                         self.branches(node)
                 elif kind in DEFINITIONS or kind is annotated:
                     self.definition(node)
+                elif kind is raise_kind:
+                    self.raised.append((node.lineno, raised_type(node)))
                 elif kind is compare:
                     # ``if loader is torch.load``: the name tested, not handed on or called
                     for operand in (node.left, *node.comparators):
@@ -411,7 +417,8 @@ class Walker:
         if node.body and node.handlers:
             end = node.body[-1].end_lineno or node.body[-1].lineno
             self.catches.append((node.body[0].lineno, end, caught_names(node.handlers),
-                                 retried_calls(node, id(node) in self._looped)))
+                                 retried_calls(node, id(node) in self._looped),
+                                 called_in(node.body)))
         handlers = [handler for handler in node.handlers
                     if handler.body and catches_type_error(handler.type)]
         tried = tried_keywords(node.body) if handlers else None

@@ -30,7 +30,7 @@ from watcher.impact.model import Declaration, FileIndex, UnparsableError
 
 __all__ = ["CodeIndex", "ScanCounts", "index_python", "scan_codebase"]
 
-FORMAT = 53  # bump when the index of a file would come out differently: old entries miss
+FORMAT = 54  # bump when the index of a file would come out differently: old entries miss
 SKIPPED_DIRS = frozenset({
     ".git", ".hg", ".svn", ".venv", "venv", "site-packages", "build", "dist", "node_modules",
     "__pycache__", ".tox", ".nox", ".mypy_cache", ".eggs", ".pytest_cache", ".ruff_cache",
@@ -67,6 +67,8 @@ class FileRecord:
     # its module-level functions no call here runs on every release: [start line, name,
     # [major, minor] or None, [functions calling it]] (``code.callers``)
     functions: list[list[Any]] = field(default_factory=list)
+    # its functions raising an exception type, by name, with the types (``code.raisers``)
+    raisers: dict[str, list[str]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -113,6 +115,16 @@ class CodeIndex:
         release: its name, the release its guarded calls there run below, its callers there."""
         return {(record.path, start): (name, tuple(below) if below else None, tuple(calls))
                 for record in self.records for start, name, below, calls in record.functions}
+
+    @cached_property
+    def raisers(self) -> dict[str, frozenset[str]]:
+        """Every function of the codebase (by name) that raises an exception type itself or
+        through its file's other functions, with the types of all functions of that name."""
+        found: dict[str, set[str]] = {}
+        for record in self.records:
+            for name, types in record.raisers.items():
+                found.setdefault(name, set()).update(types)
+        return {name: frozenset(types) for name, types in found.items()}
 
     @cached_property
     def declarations(self) -> list[tuple[str, Declaration]]:
@@ -175,7 +187,8 @@ def index_entries(root: str, entries: list[tuple[str, os.DirEntry[str]]],
             records.append(FileRecord(relative, index.get("uses", []),
                                       index.get("declarations", []), data.get("exports", {}),
                                       data.get("sets", []), data.get("stars", []),
-                                      data.get("unreached", {}), data.get("functions", [])))
+                                      data.get("unreached", {}), data.get("functions", []),
+                                      data.get("raisers", {})))
     if cache is not None:
         for stale in [key for key in cache if key not in seen]:
             del cache[stale]
@@ -297,6 +310,8 @@ def index_content(relative: str, content: bytes) -> dict[str, Any]:
             if python.functions:
                 data["functions"] = [[start, name, list(below) if below else None, list(calls)]
                                      for start, (name, below, calls) in python.functions.items()]
+            if python.raisers:
+                data["raisers"] = {name: list(types) for name, types in python.raisers.items()}
             if python.unreached:
                 data["unreached"] = {name: list(version)
                                      for name, version in python.unreached.items()}

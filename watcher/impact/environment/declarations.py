@@ -41,7 +41,8 @@ CONDA_SPEC = re.compile(r"^(?:[\w.\-/]+::)?([A-Za-z0-9_.\-]+)\s*(.*)$")
 REQUIREMENT_FILE = re.compile(
     r"(?:^|\s)(?:-r|--requirement|-e|--editable)(?:\s+|=)([^\s;&|]{1,300})")
 # Packages that bring torch with them: each of their releases requires one torch release.
-TORCH_FAMILY = frozenset({"torch", "pytorch", "torchvision", "torchaudio", "torchtext"})
+TORCH_FAMILY = frozenset({"torch", "pytorch", "pytorch-cpu", "pytorch-gpu", "torchvision",
+                          "torchaudio", "torchtext"})
 # Packages that require some torch without pinning one: installing them may bring it.
 TORCH_DEPENDENTS = frozenset({"lightning", "timm", "accelerate", "peft", "deepspeed", "xformers",
                               "sentence-transformers", "ultralytics", "vllm", "fairseq",

@@ -38,6 +38,10 @@ CPYTHON_TAG = re.compile(r"\bcp(3)(\d{1,2})(?=[-_*\s\"']|$)")
 TORCH_TAG = re.compile(r"(?:^|[-_.])(?:py)?torch-?v?\d+\.\d+")
 TAG_CU = re.compile(r"(?:^|[-_.])cu(\d{2,3})(?:$|[-_.])")
 RELEASE = re.compile(r"^(\d+)\.(\d+)")
+# torch's names as pip and conda install it (conda-forge's ``pytorch-cpu``/``pytorch-gpu``
+# meta-packages, the pytorch channel's old ``pytorch-cpu``), and a pin of one series of it
+TORCH_NAMES = TORCH_FAMILY - {"torchvision", "torchaudio", "torchtext"}
+SERIES = re.compile(r"===?(\d+(?:\.\d+){1,2})\.\*")
 # NVIDIA's NGC framework images are tagged by month (``nvcr.io/nvidia/tritonserver:23.01-py3``);
 # the month fixes the Ubuntu they are built on and so their Python (NVIDIA's release notes:
 # Ubuntu 18.04 and Python 3.6 through 2020, moving to 20.04 and 3.8 late that year; 20.04 and
@@ -177,14 +181,24 @@ def torch_unseen(declarations: list[Declaration]) -> list[Declaration]:
 
 
 def pinned_to(declarations: list[Declaration]) -> list[Declaration]:
-    """``declarations`` marked with the one torch release they pin exactly, if they do."""
-    # The release itself, its local label dropped (``==2.6.0+cu124`` pins 2.6.0)
-    releases = {exact.public for d in declarations if d.kind == "package" and d.name == "torch"
-                and (exact := exact_version(d.specifier)) is not None}
+    """``declarations`` marked with the one torch release they pin exactly, if they do: the
+    release (its local label dropped: ``==2.6.0+cu124`` pins 2.6.0), or one series of them,
+    as conda pins (``pytorch=1.13.1`` is any build of 1.13.1, ``pytorch-cpu=1.13`` any 1.13)."""
+    releases = {pinned for d in declarations if d.kind == "package" and d.name in TORCH_NAMES
+                and (pinned := torch_pin(d.specifier))}
     if len(releases) != 1:
         return declarations
     release = releases.pop()
     return [d.model_copy(update={"torch": release}) for d in declarations]
+
+
+def torch_pin(specifier: str) -> str:
+    """The release (``2.6.0``) or series (``1.13.*``) a torch specifier pins, else ""."""
+    exact = exact_version(specifier)
+    if exact is not None:
+        return exact.public
+    series = SERIES.fullmatch(specifier.replace(" ", ""))
+    return f"{series[1]}.*" if series else ""
 
 
 def instructions(lines: list[str]) -> list[tuple[int, str]]:
@@ -229,7 +243,7 @@ def base_image(number: int, code: str, rest: str) -> list[Declaration]:
     release = RELEASE.match(tag)
     name = repository.rpartition("/")[2]
     if name == "cuda" and release:  # nvidia/cuda:12.1.0-cudnn8-runtime-ubuntu22.04
-        return [cuda(number, code, *release.groups())]
+        return [cuda(number, code, *release.groups()).model_copy(update={"toolkit": True})]
     if name == "python" and release:  # python:3.9-slim
         return [python(number, code, f"=={release.group(1)}.{release.group(2)}.*")]
     month = NGC_TAG.match(tag)

@@ -45,8 +45,10 @@ def touches(subject: EnvironmentSubject, declaration: Declaration, path: str = "
     if subject.kind == "abi":
         return declaration.kind == "abi" and declaration.version == "0"
     if subject.kind in ("cuda", "gpu_arch"):
+        # A build of torch is dropped: a CUDA toolkit image is no build of torch (the wheel
+        # installed on it, from the index its install names, is declared on its own).
         removed = subject.removed
-        return declaration.kind == "cuda" and bool(removed) and (
+        return declaration.kind == "cuda" and not declaration.toolkit and bool(removed) and (
             declaration.version == removed or declaration.version.startswith(removed + "."))
     if subject.kind == "python":
         return declaration.kind == "python" and admits_below(declaration.specifier,
@@ -168,11 +170,19 @@ def installs(path: str, written: str, named: Iterable[str]) -> bool:
 
 
 def older(pinned: str, release: str) -> bool:
-    """Whether torch ``pinned`` ("2.6.0") comes before the release tagged ``release``
-    ("v2.7.0", "v2.6.0-torch-load"): False where either is no version."""
+    """Whether torch ``pinned`` ("2.6.0", or a series, "1.13.*") comes before the release
+    tagged ``release`` ("v2.7.0", "v2.6.0-torch-load"): every release of a series does where
+    the series is below the release's own (1.13 below 2.5; 2.7 is not below 2.7.1). False
+    where either is no version."""
     found = RELEASE_TAG.match(release)
-    before, after = version(pinned), version(found.group(1)) if found else None
-    return before is not None and after is not None and before < after
+    series = pinned.endswith(".*")
+    before = version(pinned.removesuffix(".*"))
+    after = version(found.group(1)) if found else None
+    if before is None or after is None:
+        return False
+    if series:
+        return before.release < after.release[:len(before.release)]
+    return before < after
 
 
 def channel_family(channel: str) -> str:

@@ -25,7 +25,7 @@ from watcher.impact.model import (
 )
 from watcher.impact.reach.callers import Callers
 from watcher.impact.reach.evidence import Weigh
-from watcher.impact.reach.tiers import Match, Verdict, cap, judge, rank
+from watcher.impact.reach.tiers import Match, Verdict, cap, judge, lineage, rank
 from watcher.impact.subjects import vocabulary
 from watcher.models import Affect
 
@@ -80,6 +80,8 @@ def find_affects(subjects: Subjects, index: CodeIndex, root_label: str, *,
                 # the call without them.
                 match = match._replace(row={key: value for key, value in match.row.items()
                                             if key != "passes_kwargs"})
+            if judged.raised and match.row.get("tried"):
+                match = match._replace(row=caught_for_torch(match.row, index.raisers))
             verdict = judge(judged, match, release, evidence)
             if verdict is None:
                 continue
@@ -200,6 +202,16 @@ def never_spread(subject: Subject, row: UseRow, table: UseTable) -> bool:
            for call in calls):
         return False
     return int(here) + len(calls) > 0
+
+
+def caught_for_torch(row: UseRow, raisers: dict[str, frozenset[str]]) -> UseRow:
+    """The use with the types its handlers catch for the torch call alone: a type the
+    codebase's own function called in the same ``try`` raises (``code.raisers``) is caught for
+    that function's error, and still is when torch changes what it raises."""
+    theirs = {name for callee in row["tried"] for kind in raisers.get(callee, ())
+              for name in lineage(kind)}
+    caught = [name for name in row.get("caught", ()) if name not in theirs]
+    return {**row, "caught": caught}
 
 
 def own_references(table: UseTable, function: str) -> list[UseRow]:
