@@ -335,6 +335,44 @@ def test_a_file_reading_the_flattened_dims_may_look_up_any_of_them(run_cli, tmp_
     assert "the keys of _flatten_mapping (line 2)" in flattened[8][2]
 
 
+def test_a_dim_flattened_in_one_file_and_sliced_in_another_is_reached(run_cli, tmp_path):
+    """finetrainers' parallel backend flattens "dp_cp" on the root mesh it builds and hands
+    it out through ``get_mesh(name)``, which slices ``self._mesh[name]`` for whatever its
+    callers ask; the trainer, in another file, slices ``get_mesh()["dp_cp"]``. A string no
+    file flattens (``"tp"``), or a lookup on a value not named for a mesh (``batch["dp_cp"]``),
+    is no such slice."""
+    root = tmp_path / "code"
+    (root / "parallel").mkdir(parents=True)
+    (root / "parallel" / "ptd.py").write_text(textwrap.dedent("""\
+        from torch.distributed.device_mesh import init_device_mesh
+
+
+        class Backend:
+            def get_mesh(self, name=None):
+                def _get_mesh():
+                    return self._mesh if name is None else self._mesh[name]
+                if self._mesh is None:
+                    mesh = init_device_mesh("cuda", (2, 2), mesh_dim_names=("dp", "cp"))
+                    mesh[("dp", "cp")]._flatten(mesh_dim_name="dp_cp")
+                    self._mesh = mesh
+                return _get_mesh()
+        """))
+    (root / "trainer.py").write_text(textwrap.dedent("""\
+        def step(backend, batch):
+            group = backend.get_mesh()["dp_cp"].get_group()
+            tp = backend.get_mesh()["tp"]
+            return group, tp, batch["dp_cp"]
+        """))
+    result = run_cli("impact", str(FIXTURES / "releases" / "pytorch" / "v2.10.0.md"), "--code",
+                     str(root), "--format", "json")
+    found = {(use["path"], use["line"]): use["why"] for item in json.loads(result.stdout)["items"]
+             for use in item.get("affects", []) if "looks up by" in use["why"]}
+    assert sorted(found) == [("parallel/ptd.py", 7), ("trainer.py", 2)], found
+    assert "a parameter its callers give, which may be 'dp_cp' (line 10)" in found[
+        ("parallel/ptd.py", 7)]
+    assert "'dp_cp', made by parallel/ptd.py line 10" in found[("trainer.py", 2)]
+
+
 def test_an_option_forwarded_from_a_none_default_no_caller_gives_is_not_passed(run_cli,
                                                                               tmp_path):
     """``dynamic_axes=dynamic_axes`` passes on a parameter defaulting to None: where every call

@@ -61,6 +61,9 @@ class PythonIndex(NamedTuple):
     # Its functions raising an exception type themselves or through its other functions, by
     # name, with the types (``code.raisers``)
     raisers: dict[str, tuple[str, ...]] | None = None
+    # The string keys it makes that lookups in other files may use: (api, key, line)
+    # (``code.madekeys``)
+    made_keys: tuple[tuple[str, str, int], ...] = ()
 
 
 def read_python(path: str, source: str | bytes) -> PythonIndex:
@@ -85,8 +88,8 @@ def read_python(path: str, source: str | bytes) -> PythonIndex:
     count = len(lines) - (lines[-1] == "")  # a final newline ends the last line
     rows = resolve(walker, lines)
     made = made_key_rows(tree, text, walker, lines)
-    if made:
-        rows = sorted([*rows, *made], key=line_of)
+    if made.rows:
+        rows = sorted([*rows, *made.rows], key=line_of)
     mark_scopes(rows, tree)
     mark_mask_rows(rows, tree)
     unreached = unreached_names(walker, tree, STDLIB) if walker.unreached else {}
@@ -95,7 +98,8 @@ def read_python(path: str, source: str | bytes) -> PythonIndex:
     mark_spread(rows, walker)
     raising = raisers(walker.functions, walker.raised, walker.raws) if walker.raised else {}
     return PythonIndex(rows, exports, count, tuple(sorted(walker.sets)), tuple(walker.stars),
-                       unreached or None, functions or None, raising or None)
+                       unreached or None, functions or None, raising or None,
+                       tuple(made.made))
 
 
 def mark_mask_rows(rows: list[UseRow], tree: ast.Module) -> None:

@@ -22,6 +22,7 @@ from typing import Any
 from watcher.impact.code.callers import LocalCalls
 from watcher.impact.code.gcpause import gc_paused
 from watcher.impact.code.ignores import MARKER, line_markers
+from watcher.impact.code.madekeys import join_made_keys
 from watcher.impact.code.pyindex import UseRow, read_python
 from watcher.impact.code.reexport import resolve_reexports
 from watcher.impact.code.usetable import UseTable
@@ -30,7 +31,7 @@ from watcher.impact.model import Declaration, FileIndex, UnparsableError
 
 __all__ = ["CodeIndex", "ScanCounts", "index_python", "scan_codebase"]
 
-FORMAT = 54  # bump when the index of a file would come out differently: old entries miss
+FORMAT = 55  # bump when the index of a file would come out differently: old entries miss
 SKIPPED_DIRS = frozenset({
     ".git", ".hg", ".svn", ".venv", "venv", "site-packages", "build", "dist", "node_modules",
     "__pycache__", ".tox", ".nox", ".mypy_cache", ".eggs", ".pytest_cache", ".ruff_cache",
@@ -69,6 +70,8 @@ class FileRecord:
     functions: list[list[Any]] = field(default_factory=list)
     # its functions raising an exception type, by name, with the types (``code.raisers``)
     raisers: dict[str, list[str]] = field(default_factory=dict)
+    # the string keys it makes that other files may look up: [api, key, line] (``madekeys``)
+    made_keys: list[list[Any]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -188,12 +191,13 @@ def index_entries(root: str, entries: list[tuple[str, os.DirEntry[str]]],
                                       index.get("declarations", []), data.get("exports", {}),
                                       data.get("sets", []), data.get("stars", []),
                                       data.get("unreached", {}), data.get("functions", []),
-                                      data.get("raisers", {})))
+                                      data.get("raisers", {}), data.get("made_keys", [])))
     if cache is not None:
         for stale in [key for key in cache if key not in seen]:
             del cache[stale]
             tally["dropped"] += 1
     resolve_reexports(records, packages)
+    join_made_keys(records)
     records.sort(key=lambda record: record.path)
     unparsable.sort()
     return CodeIndex(root, records, unparsable, ScanCounts(**tally), stats)
@@ -203,9 +207,11 @@ def index_python(path: str, source: str | bytes) -> FileIndex:
     """The uses of one Python file; ``path`` is relative to the codebase, with "/". Read
     alone, a name a star import bound is settled as the codebase's only file would have it."""
     python = read_python(path, source)
+    record = FileRecord(path, python.uses, exports=python.exports, stars=list(python.stars),
+                        made_keys=[list(made) for made in python.made_keys])
     if python.stars:
-        resolve_reexports([FileRecord(path, python.uses, exports=python.exports,
-                                      stars=list(python.stars))], set())
+        resolve_reexports([record], set())
+    join_made_keys([record])
     return FileIndex.model_validate({"path": path, "uses": python.uses})
 
 
@@ -310,6 +316,8 @@ def index_content(relative: str, content: bytes) -> dict[str, Any]:
             if python.functions:
                 data["functions"] = [[start, name, list(below) if below else None, list(calls)]
                                      for start, (name, below, calls) in python.functions.items()]
+            if python.made_keys:
+                data["made_keys"] = [list(made) for made in python.made_keys]
             if python.raisers:
                 data["raisers"] = {name: list(types) for name, types in python.raisers.items()}
             if python.unreached:
