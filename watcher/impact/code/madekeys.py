@@ -18,6 +18,7 @@ file, and is a use where some file makes that string (``join_made_keys``).
 from __future__ import annotations
 
 import ast
+import re
 import tomllib
 from dataclasses import dataclass
 from functools import cache
@@ -78,7 +79,7 @@ def made_key_rows(tree: ast.Module, text: str, walker: Walker, lines: list[str])
     rows in file order, and the string keys it makes."""
     entries = [entry for entry in key_makers() if f".{entry.method}(" in text
                or any(f".{listing}" in text for listing in entry.listed_by)
-               or (entry.looked_up_on and entry.looked_up_on in text)]
+               or (entry.looked_up_on and _looked_up(entry.looked_up_on).search(text))]
     if not entries:
         return MadeKeys([], [])
     nodes = list(ast.walk(tree))  # one walk, read by each step below
@@ -102,17 +103,25 @@ def made_key_rows(tree: ast.Module, text: str, walker: Walker, lines: list[str])
     return MadeKeys(rows[:MAX_ROWS], strings)
 
 
+@cache
+def _looked_up(word: str) -> re.Pattern[str]:
+    """A subscript of a value whose last name holds ``word`` (``world_mesh[``,
+    ``get_mesh()[``): the substring test a file passes before its tree is walked for them."""
+    return re.compile(rf"{re.escape(word)}\w*(?:\(\))?\[", re.IGNORECASE)
+
+
 def join_made_keys(records: list[Any]) -> None:
     """Settles, in place, each record's lookups by a string key (``keyed_by``) against the
     string keys any file of the codebase makes (``made_keys``): a lookup by one becomes a use
     (``made_key``: the key, the file and line making it); the others are no use of anything
-    and are dropped. ``records``: what has ``path``, ``uses`` and ``made_keys``."""
+    and are dropped. ``records``: what has ``path``, ``uses``, ``made_keys`` and
+    ``awaits_keys`` (whether a row is keyed so: only those records are read row by row)."""
     made: dict[tuple[str, str], tuple[str, int]] = {}
     for record in records:
         for api, key, line in record.made_keys:
             made.setdefault((api, key), (record.path, line))
     for record in records:
-        if not any("keyed_by" in row for row in record.uses):
+        if not record.awaits_keys:
             continue
         kept = []
         for row in record.uses:

@@ -31,7 +31,7 @@ from watcher.impact.model import Declaration, FileIndex, UnparsableError
 
 __all__ = ["CodeIndex", "ScanCounts", "index_python", "scan_codebase"]
 
-FORMAT = 55  # bump when the index of a file would come out differently: old entries miss
+FORMAT = 56  # bump when the index of a file would come out differently: old entries miss
 SKIPPED_DIRS = frozenset({
     ".git", ".hg", ".svn", ".venv", "venv", "site-packages", "build", "dist", "node_modules",
     "__pycache__", ".tox", ".nox", ".mypy_cache", ".eggs", ".pytest_cache", ".ruff_cache",
@@ -72,6 +72,7 @@ class FileRecord:
     raisers: dict[str, list[str]] = field(default_factory=dict)
     # the string keys it makes that other files may look up: [api, key, line] (``madekeys``)
     made_keys: list[list[Any]] = field(default_factory=list)
+    awaits_keys: bool = False  # a use row looks up a string key another file may make
 
 
 @dataclass(frozen=True)
@@ -191,7 +192,8 @@ def index_entries(root: str, entries: list[tuple[str, os.DirEntry[str]]],
                                       index.get("declarations", []), data.get("exports", {}),
                                       data.get("sets", []), data.get("stars", []),
                                       data.get("unreached", {}), data.get("functions", []),
-                                      data.get("raisers", {}), data.get("made_keys", [])))
+                                      data.get("raisers", {}), data.get("made_keys", []),
+                                      data.get("awaits_keys", False)))
     if cache is not None:
         for stale in [key for key in cache if key not in seen]:
             del cache[stale]
@@ -208,7 +210,8 @@ def index_python(path: str, source: str | bytes) -> FileIndex:
     alone, a name a star import bound is settled as the codebase's only file would have it."""
     python = read_python(path, source)
     record = FileRecord(path, python.uses, exports=python.exports, stars=list(python.stars),
-                        made_keys=[list(made) for made in python.made_keys])
+                        made_keys=[list(made) for made in python.made_keys],
+                        awaits_keys=any("keyed_by" in row for row in python.uses))
     if python.stars:
         resolve_reexports([record], set())
     join_made_keys([record])
@@ -318,6 +321,8 @@ def index_content(relative: str, content: bytes) -> dict[str, Any]:
                                      for start, (name, below, calls) in python.functions.items()]
             if python.made_keys:
                 data["made_keys"] = [list(made) for made in python.made_keys]
+            if any("keyed_by" in row for row in python.uses):
+                data["awaits_keys"] = True
             if python.raisers:
                 data["raisers"] = {name: list(types) for name, types in python.raisers.items()}
             if python.unreached:
