@@ -335,6 +335,27 @@ def test_a_file_reading_the_flattened_dims_may_look_up_any_of_them(run_cli, tmp_
     assert "the keys of _flatten_mapping (line 2)" in flattened[8][2]
 
 
+def test_a_dict_passed_as_the_exported_arguments_is_a_final_dict_of_keywords(run_cli, tmp_path):
+    """pytorch_tabular exports ``torch.onnx.export(self.model, x, path)`` with ``x`` a dict of
+    its two inputs: torch wraps a lone ``args`` into a tuple, so the dict ends it, which 2.5
+    deprecates as keyword arguments passed as a final dict. A tensor or a tuple of tensors
+    there is not; the package names the parameter (``args``) that takes the arguments."""
+    found = uses_of(run_cli, tmp_path, "v2.5.0.md", """\
+        import torch
+
+
+        def save(model, path):
+            x = {"continuous": torch.zeros(1, 3), "categorical": torch.zeros(1, 2)}
+            torch.onnx.export(model, x, str(path), opset_version=12)
+            torch.onnx.export(model, (torch.zeros(1),), str(path), opset_version=12)
+            torch.onnx.export(model, torch.zeros(1), str(path), opset_version=12)
+            torch.onnx.export(model, {"x": torch.zeros(1)}, str(path), opset_version=12)
+        """)
+    final = {line: use for line, use in found.items() if "as the arguments of" in use[2]}
+    assert sorted(final) == [6, 9], found
+    assert final[6][0] == "check"
+
+
 def test_a_dim_flattened_in_one_file_and_sliced_in_another_is_reached(run_cli, tmp_path):
     """finetrainers' parallel backend flattens "dp_cp" on the root mesh it builds and hands
     it out through ``get_mesh(name)``, which slices ``self._mesh[name]`` for whatever its

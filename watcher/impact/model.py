@@ -219,6 +219,10 @@ class Use(Frozen):
     # A positional argument is a tuple ending in a dict (``(x, {"mask": m})``, ``(batch,)`` of a
     # dict the file builds): keyword arguments passed as a final dict
     final_dict: bool = False
+    # The positions of the dicts it passes positionally (a dict literal, or a name the file
+    # binds to one): where the API takes a tuple of arguments (``args``), a dict there is read
+    # as ``(the_dict,)``, a final dict of keyword arguments
+    dict_at: tuple[int, ...] = ()
     # The torch release it runs only below ((2, 5) in the ``else`` of ``if TORCH_VERSION >=
     # (2, 5):``): no change of that release or a later one reaches it
     below: tuple[int, int] | None = None

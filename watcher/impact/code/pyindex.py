@@ -258,6 +258,11 @@ def mark_contexts(rows: list[UseRow], walker: Walker) -> None:
         for row in rows:
             if row.get("is_call") and (row["line"], called_name(row)) in walker.final_dicts:
                 row["final_dict"] = True
+    if walker.dict_arguments:
+        for row in rows:
+            if row.get("is_call") and (
+                    positions := walker.dict_arguments.get((row["line"], called_name(row)))):
+                row["dict_at"] = list(positions)
 
 
 def called_name(row: UseRow) -> str:

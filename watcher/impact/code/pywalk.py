@@ -123,6 +123,9 @@ class Walker:
         self._looped: set[int] = set()  # the ``try`` statements directly in a loop's body
         # (line, function's last name) of the calls passing a tuple that ends in a dict
         self.final_dicts: set[tuple[int, str]] = set()
+        # (line, function's last name) -> the positions of the dicts a call passes positionally
+        # (a dict where a tuple of arguments is taken is read as that tuple's final dict)
+        self.dict_arguments: dict[tuple[int, str], tuple[int, ...]] = {}
         self.raws: list[Raw] = []
         self.sets: set[str] = set()  # attribute names assigned, keyword names passed
         self._top: set[int] = set()
@@ -573,6 +576,11 @@ class Walker:
             self.mark(node.args[1], "isinstance")
         if self.ends_in_dict(arguments, named):
             self.final_dicts.add((node.lineno, last))
+        dicts = [position for position, argument in enumerate(arguments)
+                 if type(argument) is ast.Dict or (type(argument) is ast.Name and
+                                                   argument.id in self._dicts)]
+        if dicts:
+            self.dict_arguments[(node.lineno, last)] = tuple(dicts)
         positional = len(arguments)
         for argument in arguments:
             if type(argument) is ast.Starred:

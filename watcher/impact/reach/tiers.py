@@ -23,6 +23,9 @@ from watcher.models import TIERS, Tier
 
 __all__ = ["Match", "Verdict", "cap", "ground", "judge", "rank"]
 
+# The parameter taking the positional arguments an API passes on to the callee it runs
+# (``torch.onnx.export(model, args)``): a lone value there is wrapped into a tuple.
+ARGUMENTS = "args"
 NOT_CALLING = frozenset({"import", "annotation", "isinstance", "base", "compared", "aliased"})
 VERBS = {"import": "imports", "annotation": "annotates with", "isinstance":
          "tests isinstance against", "decorator": "decorates with", "base": "subclasses",
@@ -123,12 +126,17 @@ def _judge(subject: Subject, match: Match, when: str) -> Verdict | None:
         verb = "decorates with" if ref == "decorator" else "calls"
         return Verdict(tier, f"{verb} {what}, {change}{when}")
     if subject.shape == "final_dict":
-        if not (match.itself and calls and row.get("final_dict")):
+        if not (match.itself and calls):
             return None
         change = "deprecated" if subject.effect == "deprecated" else "changed"
-        return Verdict("check" if subject.effect == "deprecated" else "breaks",
-                       f"passes keyword arguments to {what} as a dict ending its positional "
-                       f"arguments, {change}{when}")
+        level: Tier = "check" if subject.effect == "deprecated" else "breaks"
+        if row.get("final_dict"):
+            return Verdict(level, f"passes keyword arguments to {what} as a dict ending its "
+                                  f"positional arguments, {change}{when}")
+        if _dict_as_arguments(row, match.signature):
+            return Verdict(level, f"passes a dict as the arguments of {what}, which takes it "
+                                  f"as one ending in a dict of keyword arguments, {change}{when}")
+        return None
     if subject.condition == "errors":
         return _handled(subject, row, what, when) if match.itself and calls else None
     if subject.shape == "moved":
@@ -169,6 +177,14 @@ def _handed_on(subject: Subject, what: str, when: str) -> Verdict:
     change = "deprecated" if subject.effect == "deprecated" else "changed"
     return Verdict("check", f"hands {what} on as a value: the calls made through it may rely "
                             f"on the default of {subject.option} ({change}{when})")
+
+
+def _dict_as_arguments(row: UseRow, signature: Signature | None) -> bool:
+    """A dict passed where the API takes its callee's positional arguments (its ``args``:
+    ``torch.onnx.export(model, {"x": x}, f)``): a lone value there is wrapped into a tuple,
+    so the dict ends it. Only where the package names that parameter."""
+    position = signature.position(ARGUMENTS) if signature is not None else None
+    return position is not None and position in row.get("dict_at", ())
 
 
 def _handled(subject: Subject, row: UseRow, what: str, when: str) -> Verdict | None:
