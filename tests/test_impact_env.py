@@ -212,7 +212,8 @@ def test_conda_build_recipes_declare_what_the_package_needs():
 
 
 def test_conda_environment_files():
-    for name in ("env.yml", "ci/env-gpu.yaml", "conda_cpu.yml", "environment-dev.yaml"):
+    for name in ("env.yml", "ci/env-gpu.yaml", "conda_cpu.yml", "environment-dev.yaml",
+                 "plugins/clip/extra_environment.yml"):
         assert declared(name, "dependencies:\n  - python>=3.7\n") == [
             (2, "python", "", ">=3.7")], name
     assert declared("envoy.yml", "dependencies:\n  - python>=3.7\n") == []
@@ -256,6 +257,12 @@ def test_setup_scripts_and_the_channel_torch_comes_from():
     assert ("channel", "conda-forge") in {(kind, name) for _, kind, name, _ in declared(
         "environment.yml", "channels:\n  - conda-forge\n  - pytorch\ndependencies:\n"
         "  - pytorch\n")}
+    # Anaconda's own channel first, then PyTorch's (allenact's environment-11.1.yml, TorchServe's
+    # wav2vec2 example): torch as the PyTorch channel builds it, with its companions.
+    for channels in (["defaults", "pytorch", "nvidia"], ["anaconda", "pytorch-nightly"]):
+        listed = "".join(f"  - {channel}\n" for channel in channels)
+        assert ("channel", channels[1]) in {(kind, name) for _, kind, name, _ in declared(
+            "environment.yml", f"channels:\n{listed}dependencies:\n  - pytorch>=1.6\n")}
 
 
 def test_a_companion_package_brings_torch_from_its_channel():

@@ -14,6 +14,7 @@ from watcher.impact.model import Declaration
 
 __all__ = [
     "TORCH_FAMILY",
+    "channel_family",
     "conda_spec",
     "cuda",
     "cuda_in",
@@ -179,3 +180,13 @@ def conda_spec(line: int, code: str, spec: str) -> list[Declaration]:
     package = declaration(line, code, kind="package", name=canonicalize_name(name),
                           specifier=specifier)
     return [package, *cuda_in(line, code, build)]
+
+
+PYTORCH_CHANNELS = frozenset({"pytorch", "pytorch-nightly", "pytorch-test"})
+
+
+def channel_family(channel: str) -> str:
+    """The project a conda channel publishes for: PyTorch's nightly and test channels
+    (``pytorch-nightly``, ``https://conda.anaconda.org/pytorch-test``) ended with its main one."""
+    name = channel.lower().rstrip("/").rpartition("/")[2]
+    return "pytorch" if name in PYTORCH_CHANNELS else name

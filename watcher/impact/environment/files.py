@@ -33,9 +33,10 @@ def environment_kind(path: str) -> EnvironmentKind | None:
         return "dockerfile"
     if lower in ("meta.yaml", "meta.yml"):
         return "conda-recipe"  # conda-build's recipe: what the package it builds needs
-    if any(fnmatch(lower, pattern) for stem in ("environment*", "conda*", "env", "env[-_]*")
+    if any(fnmatch(lower, pattern) for stem in ("*environment*", "conda*", "env", "env[-_]*")
            for pattern in (f"{stem}.yml", f"{stem}.yaml")):
-        return "conda"  # environment.yml, conda.yaml, conda-extras.yaml, env.yml, env-gpu.yml
+        # environment.yml, extra_environment.yml, conda.yaml, conda-extras.yaml, env-gpu.yml
+        return "conda"
     if lower.endswith((".sh", ".ps1")):
         return "shell"  # setup and install scripts: what they pip / conda install
     return None

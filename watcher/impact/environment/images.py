@@ -13,6 +13,7 @@ import shlex
 
 from watcher.impact.environment.declarations import (
     TORCH_FAMILY,
+    channel_family,
     conda_spec,
     cuda,
     cuda_in,
@@ -40,6 +41,8 @@ TAG_CU = re.compile(r"(?:^|[-_.])cu(\d{2,3})(?:$|[-_.])")
 RELEASE = re.compile(r"^(\d+)\.(\d+)")
 # torch's names as pip and conda install it (conda-forge's ``pytorch-cpu``/``pytorch-gpu``
 # meta-packages, the pytorch channel's old ``pytorch-cpu``), and a pin of one series of it
+# Anaconda's own channels, which conda's default configuration lists first
+ANACONDA_CHANNELS = frozenset({"defaults", "anaconda", "main", "r", "msys2"})
 TORCH_NAMES = TORCH_FAMILY - {"torchvision", "torchaudio", "torchtext"}
 SERIES = re.compile(r"===?(\d+(?:\.\d+){1,2})\.\*")
 # NVIDIA's NGC framework images are tagged by month (``nvcr.io/nvidia/tritonserver:23.01-py3``);
@@ -291,13 +294,26 @@ def torch_channel(number: int, code: str, specs: list[str], channels: list[str]
     for spec in specs:
         match = TORCH_SPEC.match(spec.strip().lower())
         if match is not None:
-            # conda takes a package from the first channel that has it: the first one named.
-            return channel_of(number, code, spec, match[1] or (channels[0] if channels else ""))
+            return channel_of(number, code, spec, match[1] or first_channel(channels))
     companion = next((spec for spec in specs if COMPANION_SPEC.match(spec.strip().lower())),
                      None)
     if companion is None or not channels:
         return []  # ``pytorch::torchvision`` alone takes its torch from the default channels
-    return channel_of(number, code, companion, channels[0])
+    return channel_of(number, code, companion, first_channel(channels))
+
+
+def first_channel(channels: list[str]) -> str:
+    """The channel conda takes torch from: the first one named (strict priority), passing over
+    Anaconda's own (``defaults``), which carry no torch newer than PyTorch's channel, where a
+    channel of PyTorch's is named after them (``defaults, pytorch``: torch as the PyTorch
+    channel builds it, with the companions it builds to match)."""
+    if not channels:
+        return ""
+    ours = next((channel for channel in channels if channel_family(channel) == "pytorch"), None)
+    if ours is not None and all(channel in ANACONDA_CHANNELS
+                                for channel in channels[:channels.index(ours)]):
+        return ours
+    return channels[0]
 
 
 def channel_of(number: int, code: str, spec: str, channel: str) -> list[Declaration]:

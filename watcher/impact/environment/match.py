@@ -16,7 +16,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from watcher.impact.environment.declarations import TORCH_FAMILY
+from watcher.impact.environment.declarations import TORCH_FAMILY, channel_family
 from watcher.impact.model import Declaration, EnvironmentSubject
 
 __all__ = ["Installs", "admits_only_rejected", "touches"]
@@ -25,7 +25,6 @@ __all__ = ["Installs", "admits_only_rejected", "touches"]
 # Files that declare which Python a package supports; any other file that names a Python
 # version installs or runs one (a Dockerfile, a conda environment, a CI matrix, a script).
 METADATA = frozenset({"pyproject.toml", "setup.py", "setup.cfg", "meta.yaml", "meta.yml"})
-PYTORCH_CHANNELS = frozenset({"pytorch", "pytorch-nightly", "pytorch-test"})
 RELEASE_TAG = re.compile(r"v?(\d+(?:\.\d+)*)")
 PACKAGE_FILES = ("pyproject.toml", "setup.py", "setup.cfg")  # what ``pip install DIR`` reads
 
@@ -183,13 +182,6 @@ def older(pinned: str, release: str) -> bool:
     if series:
         return before.release < after.release[:len(before.release)]
     return before < after
-
-
-def channel_family(channel: str) -> str:
-    """The project a conda channel publishes for: PyTorch's nightly and test channels
-    (``pytorch-nightly``, ``https://conda.anaconda.org/pytorch-test``) ended with its main one."""
-    name = channel.lower().rstrip("/").rpartition("/")[2]
-    return "pytorch" if name in PYTORCH_CHANNELS else name
 
 
 def admits_newest(specifier: str) -> bool:
