@@ -356,6 +356,49 @@ def test_a_dict_passed_as_the_exported_arguments_is_a_final_dict_of_keywords(run
     assert final[6][0] == "check"
 
 
+def test_a_custom_operator_returning_its_input_is_reached_by_2_9(run_cli, tmp_path):
+    """2.9 warns that a custom operator whose output shares storage with an input may now give
+    wrong results under ``torch.compile``. foundation-model-stack's ``paged_attn_store`` fake
+    returns its own ``key_cache, value_cache``; an operator returning a view (``x.view(-1)``)
+    does too. A clone, a new tensor, an ``autograd.Function`` returning its input (no
+    operator), and the operator's decorator itself are not reached."""
+    found = uses_of(run_cli, tmp_path, "v2.9.0.md", """\
+        import torch
+        from torch.library import custom_op
+
+
+        @custom_op("spyre::store", mutates_args=())
+        def store(key: torch.Tensor, key_cache: torch.Tensor) -> torch.Tensor:
+            return key_cache.clone()
+
+
+        @store.register_fake
+        def store_meta(key, key_cache):
+            return key_cache
+
+
+        @torch.library.custom_op("mylib::bar", mutates_args=())
+        def bar(x: torch.Tensor) -> torch.Tensor:
+            return x.view(-1)
+
+
+        @torch.library.custom_op("mylib::fresh", mutates_args=())
+        def fresh(x: torch.Tensor) -> torch.Tensor:
+            return torch.empty_like(x)
+
+
+        class Copy(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x
+        """)
+    aliasing = {line: use for line, use in found.items() if "sharing storage" in use[2]}
+    assert sorted(aliasing) == [12, 17], found
+    assert all(use[0] == "check" for use in aliasing.values())
+    assert "store_meta, the fake of an operator, returns its input key_cache" in aliasing[12][2]
+    assert 5 not in found and 20 not in found
+
+
 def test_a_dim_flattened_in_one_file_and_sliced_in_another_is_reached(run_cli, tmp_path):
     """finetrainers' parallel backend flattens "dp_cp" on the root mesh it builds and hands
     it out through ``get_mesh(name)``, which slices ``self._mesh[name]`` for whatever its

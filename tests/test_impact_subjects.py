@@ -169,7 +169,8 @@ REAL_ITEMS: list[tuple[str, str, list[str], list[str]]] = [
      ["torch.onnx.export passes dynamo", "torch.onnx.export omits dynamo"], []),
     # -- 2.9 --
     ("2.9.0", "Min supported Python version is now 3.10", [], ["python>=3.10"]),
-    ("2.9.0", "Undefined behavior when an output", [], []),  # torch.compile, torch.library: context
+    # torch.compile, torch.library: context; the shape it names is read in the code
+    ("2.9.0", "Undefined behavior when an output", ["torch.library.custom_op"], []),
     ("2.9.0", "Build metal kernels of MacOS-14+", [], []),  # "avoid updating to Python-3.9"
     ("2.9.0", "Upgrade to DLPack 1.0", ["torch.utils.dlpack", "DLDeviceType"], []),
     ("2.9.0", "Raise appropriate errors in `torch.cat`", ["torch.cat errors"], []),

@@ -98,7 +98,10 @@ class Subject(Frozen):
     # arguments as a final dictionary is deprecated": ``export(m, (x, {"mask": m}))``);
     # "moved", arguments passed by position up to ``option``, which moved from argument
     # number ``value`` (the package's diff: a parameter inserted before it).
-    shape: Literal["final_dict", "moved"] | None = None
+    # "returns_input": a code shape the words name with no API of its own (``[[code_shapes]]``:
+    # "an output of a custom operator shares storage with an input"), reaching only the uses
+    # showing it.
+    shape: Literal["final_dict", "moved", "returns_input"] | None = None
     # With condition "errors", the exception types invalid calls raised before ("instead of
     # the generic `RuntimeError`") and the ones they raise now: code catching only an old one
     # around the call no longer handles the error.
@@ -228,6 +231,9 @@ class Use(Frozen):
     below: tuple[int, int] | None = None
     # A lookup by a key the file made (``code.madekeys``): the key, and where it was made
     made_key: str = ""
+    # A registered operator's implementation returning one of its inputs, or a view of one
+    # (``code.aliasing``): which function, and what it returns
+    returns_input: str = ""
     # Keywords passing a None-default parameter of the calling function (``code.forwarded``):
     # option -> [function, the parameter's position (-1: keyword only), whether this file
     # calls the function, whether such a call may give the parameter]

@@ -17,6 +17,7 @@ from bisect import bisect_right
 from collections.abc import Iterator
 from typing import Any, NamedTuple
 
+from watcher.impact.code.aliasing import aliasing_rows
 from watcher.impact.code.callers import LocalCalls, local_calls, unreached_names
 from watcher.impact.code.forwarded import mark_forwarded, mark_spread
 from watcher.impact.code.madekeys import made_key_rows
@@ -88,8 +89,9 @@ def read_python(path: str, source: str | bytes) -> PythonIndex:
     count = len(lines) - (lines[-1] == "")  # a final newline ends the last line
     rows = resolve(walker, lines)
     made = made_key_rows(tree, text, walker, lines)
-    if made.rows:
-        rows = sorted([*rows, *made.rows], key=line_of)
+    aliasing = aliasing_rows(tree, text, walker.aliases, lines)
+    if made.rows or aliasing:
+        rows = sorted([*rows, *made.rows, *aliasing], key=line_of)
     mark_scopes(rows, tree)
     mark_mask_rows(rows, tree)
     unreached = unreached_names(walker, tree, STDLIB) if walker.unreached else {}

@@ -102,6 +102,13 @@ def _judge(subject: Subject, match: Match, when: str) -> Verdict | None:
     ref = row.get("ref", "")
     calls = bool(row.get("is_call")) or ref == "decorator"
     what = f".{subject.method}()" if match.by_method else row["name"] or subject.api
+    if subject.shape == "returns_input":
+        # Undefined behaviour the release may now turn into wrong results: where it shows
+        if not row.get("returns_input"):
+            return None
+        return Verdict("check", f"{row['returns_input']}: an output sharing storage with an "
+                                f"input{when}, undefined behaviour that may now give wrong "
+                                "results under torch.compile")
     if subject.condition == "uses" and row.get("made_key"):
         # A lookup by a key the file made: whether it is of the object the note means (the
         # root mesh, not the flattened one) is not known.

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Literal
 
 from watcher.impact.model import Effect, EnvironmentSubject, Subject, Subjects
 from watcher.impact.subjects.clause import Found, Reading, read_sentence
@@ -81,14 +82,19 @@ def read_subjects(item: ClassifiedItem) -> Subjects:
 
 def made_key_subjects(parsed: Parsed, kind: str, python: list[Subject]) -> list[Subject]:
     """Lookups by a key code makes that the prose says changed ("a warning for slicing
-    flattened dim from root mesh"): each a use of the vocabulary entry's API. Read from the
-    words, as no name in the item is the lookup itself."""
+    flattened dim from root mesh"), and shapes of code it names ("an output of a custom
+    operator shares storage with an input"): each a use of the vocabulary entry's API (a
+    shape's, only where the code shows it). Read from the words, as no name in the item is
+    the lookup or the shape itself."""
     found: list[Subject] = []
-    for entry in vocabulary().made_keys:
+    entries: list[tuple[re.Pattern[str], str, Literal["returns_input"] | None]] = [
+        (entry.pattern, entry.api, None) for entry in vocabulary().made_keys]
+    entries += [(entry.pattern, entry.api, entry.shape) for entry in vocabulary().code_shapes]
+    for pattern, api, shape in entries:
         sentence = next((sentence for sentence in parsed.sentences
-                         if entry.pattern.search(sentence.plain)), None)
-        if sentence is not None and all(subject.api != entry.api for subject in python):
-            found.append(Subject(api=entry.api, effect=effect_of(sentence, kind)))
+                         if pattern.search(sentence.plain)), None)
+        if sentence is not None and all(subject.api != api for subject in python):
+            found.append(Subject(api=api, effect=effect_of(sentence, kind), shape=shape))
     return found
 
 

@@ -14,13 +14,13 @@ import re
 import tomllib
 from dataclasses import dataclass
 from functools import cache
+from typing import Literal
 
 from watcher.impact.model import Within
 from watcher.resources import defaults_dir
 
-__all__ = ["ExemptedBy", "InputKind", "MadeKey", "OutsideSubclass", "PassedOn", "SettledBy",
-           "ValueKind", "Vocabulary",
-           "vocabulary"]
+__all__ = ["CodeShape", "ExemptedBy", "InputKind", "MadeKey", "OutsideSubclass", "PassedOn",
+           "SettledBy", "ValueKind", "Vocabulary", "vocabulary"]
 
 
 @dataclass(frozen=True)
@@ -81,6 +81,18 @@ class MadeKey:
 
 
 @dataclass(frozen=True)
+class CodeShape:
+    """A shape of code notes name in words, with no API of their own ("an output of a custom
+    operator shares storage with an input"): an item whose prose matches ``pattern`` reaches
+    the uses of ``api`` the code step marks with ``shape`` (``code.aliasing``)."""
+
+    name: str
+    pattern: re.Pattern[str]
+    api: str
+    shape: Literal["returns_input"]
+
+
+@dataclass(frozen=True)
 class ValueKind:
     """A kind of value of an option a change can be limited to ("fully masked rows" of
     ``attn_mask``), the words notes name it by, and the use field that shows a call cannot
@@ -115,6 +127,7 @@ class Vocabulary:
     settled_by: tuple[SettledBy, ...] = ()
     exempted_by: tuple[ExemptedBy, ...] = ()
     values: tuple[ValueKind, ...] = ()
+    code_shapes: tuple[CodeShape, ...] = ()
 
     def exempting(self, apis: set[str], option: str) -> list[ExemptedBy]:
         """The argument values that exempt a call of any of ``apis`` from ``option``."""
@@ -160,8 +173,19 @@ def vocabulary() -> Vocabulary:
     values = tuple(ValueKind(entry["name"], tuple(word.lower() for word in entry["words"]),
                              tuple(entry["options"]), entry["shown_by"])
                    for entry in data.get("values", []))
+    code_shapes = tuple(CodeShape(entry["name"], re.compile(entry["pattern"], re.IGNORECASE),
+                                  entry["api"], shape_of(entry))
+                        for entry in data.get("code_shapes", []))
     return Vocabulary(frozenset(data.get("markers", [])), inputs, passed_on, subclasses,
-                      made_keys, settled_by, exempted_by, values)
+                      made_keys, settled_by, exempted_by, values, code_shapes)
+
+
+def shape_of(entry: dict[str, object]) -> Literal["returns_input"]:
+    """A ``[[code_shapes]]`` entry's shape: one the code step reads."""
+    value = entry.get("shape")
+    if value == "returns_input":
+        return value
+    raise ValueError(f"impact.toml: code_shapes {entry.get('name')!r}: unknown shape {value!r}")
 
 
 def within(entry: dict[str, object]) -> Within:
