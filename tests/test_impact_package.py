@@ -356,6 +356,33 @@ def test_a_dict_passed_as_the_exported_arguments_is_a_final_dict_of_keywords(run
     assert final[6][0] == "check"
 
 
+def test_a_spread_dict_default_no_caller_replaces_passes_only_its_keys(run_cli, tmp_path):
+    """pytorch_tabular's ``save_model_for_inference(path, kind, onnx_export_params={"opset_version":
+    12})`` adds ``input_names`` and exports with ``**onnx_export_params``: where no call gives
+    the parameter, the export passes those keys only (its opset is explicit, no ``training``
+    or ``operator_export_type`` can come); a caller giving another dict may pass anything."""
+    source = """\
+        import torch
+
+
+        class Model:
+            def save(self, path, kind="onnx", params={"opset_version": 12}):
+                params["input_names"] = ["x"]
+                torch.onnx.export(self.model, (torch.zeros(1),), str(path), **params)
+
+
+        def run(model):
+            model.save("m.onnx", kind="onnx"{given})
+        """
+    (tmp_path / "quiet").mkdir()
+    quiet = uses_of(run_cli, tmp_path / "quiet", "v2.5.0.md", source.replace("{given}", ""))
+    assert 7 not in quiet, quiet
+    (tmp_path / "given").mkdir()
+    given = uses_of(run_cli, tmp_path / "given", "v2.5.0.md",
+                    source.replace("{given}", ', params={"training": 1}'))
+    assert given[7][0] == "check" and "may carry" in given[7][2], given
+
+
 def test_a_custom_operator_returning_its_input_is_reached_by_2_9(run_cli, tmp_path):
     """2.9 warns that a custom operator whose output shares storage with an input may now give
     wrong results under ``torch.compile``. foundation-model-stack's ``paged_attn_store`` fake

@@ -242,6 +242,10 @@ class Use(Frozen):
     # [the name that function is called by, the keywords this file's calls of it pass, whether
     # one spreads ``*``/``**`` or the file hands it on, how many calls this file makes]
     spreads_kwargs_of: tuple[str, tuple[str, ...], bool, int] | None = None
+    # A call spreading its function's parameter that defaults to a literal dict (``**params``,
+    # ``code.forwarded``): [the function, the parameter, its position, whether this file calls
+    # the function, whether such a call may give the parameter]
+    spreads_default_of: tuple[str, str, int, bool, bool] | None = None
 
 
 class Declaration(Frozen):

@@ -15,7 +15,7 @@ from typing import Any
 
 from watcher.impact.code.pywalk import Function, Raw, Walker, enclosing
 
-__all__ = ["mark_forwarded", "mark_spread"]
+__all__ = ["mark_forwarded", "mark_spread", "mark_spread_default"]
 
 # References to a function that neither call it nor hand it on (a subclass, "base", may be
 # constructed with anything).
@@ -72,6 +72,25 @@ def mark_spread(rows: list[dict[str, Any]], walker: Walker) -> None:
         row["spreads_kwargs_of"] = [name, keywords,
                                     handed or any(call[5] or call[9] for call in here),
                                     len(here)]
+
+
+def mark_spread_default(rows: list[dict[str, Any]], walker: Walker) -> None:
+    """Sets ``spreads_default_of`` on each call spreading a parameter of its function that
+    defaults to a literal dict (``def save(self, path, params={"opset_version": 12}): ...
+    export(m, x, path, **params)``): ``[function, parameter, position, called, given]``, as
+    ``forwarded`` has them. The call passes the default's keys and those the function assigns
+    (its ``keywords``) unless a caller gives the parameter another dict (``reach.match``)."""
+    for row in rows:
+        parameter = walker.spread_defaults.get(row["line"])
+        if parameter is None or not row.get("is_call"):
+            continue
+        function = innermost(walker.functions, row["line"], parameter)
+        if function is None:
+            continue
+        position = position_of(function, parameter)
+        here = calls_of(walker.raws, function[0], walker.aliases)
+        row["spreads_default_of"] = [function[0], parameter, position, bool(here),
+                                     any(may_pass(call, parameter, position) for call in here)]
 
 
 def innermost(functions: list[Function], line: int, parameter: str) -> Function | None:

@@ -141,6 +141,11 @@ class Walker:
         self.spreads: dict[int, list[str | None]] = {}
         self._callable_as: dict[int, str] = {}
         self._dicts: dict[str, set[str]] = {}
+        # Parameters defaulting to a literal dict (whose keys ``_dicts`` holds, with those the
+        # function assigns), and the lines of the calls spreading one: what a call of the
+        # function gives it instead is asked of its callers (``forwarded.mark_spread_default``).
+        self._dict_defaults: set[str] = set()
+        self.spread_defaults: dict[int, str] = {}
         # Local names bound to an imported name (``loader = torch.load``, or one of two,
         # ``safe_load if s else torch.load``): name -> (the chains, first and last line of the
         # function binding it). A call of the name is a call of each, an attribute of it each
@@ -312,6 +317,10 @@ class Walker:
                 self.unset.add(argument.arg)
             else:  # a parameter of that name with another default: which one is unknown
                 self.rebound.add(argument.arg)
+                keys = literal_keys(default) if type(default) is ast.Dict else None
+                if keys is not None:  # ``params={"opset_version": 12}``, spread as ``**params``
+                    self._dicts[argument.arg] = keys
+                    self._dict_defaults.add(argument.arg)
         for argument in positional[:len(positional) - len(arguments.defaults)]:
             self.rebound.add(argument.arg)
         for argument in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs,
@@ -481,6 +490,8 @@ class Walker:
                 known = self._dicts.get(value.id)
                 if value.id in self._forwarded:
                     known = None
+                elif known is not None and value.id in self._dict_defaults:
+                    self.spread_defaults[node.lineno] = value.id
                 unknown = unknown or value.id in self._open
             else:  # ``**({...} if c else {})``, ``**loader_kwargs(args)``
                 known = literal_keys(value, self.returns_of)

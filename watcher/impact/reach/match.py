@@ -80,6 +80,10 @@ def find_affects(subjects: Subjects, index: CodeIndex, root_label: str, *,
                 # the call without them.
                 match = match._replace(row={key: value for key, value in match.row.items()
                                             if key != "passes_kwargs"})
+            if match.row.get("spreads_default_of") and \
+                    not default_only(match.row, index.table):
+                # A caller may give the spread dict other keys: any option may come.
+                match = match._replace(row={**match.row, "passes_kwargs": True})
             if judged.raised and match.row.get("tried"):
                 match = match._replace(row=caught_for_torch(match.row, index.raisers))
             verdict = judge(judged, match, release, evidence)
@@ -212,6 +216,19 @@ def caught_for_torch(row: UseRow, raisers: dict[str, frozenset[str]]) -> UseRow:
               for name in lineage(kind)}
     caught = [name for name in row.get("caught", ()) if name not in theirs]
     return {**row, "caught": caught}
+
+
+def default_only(row: UseRow, table: UseTable) -> bool:
+    """A call spreading its function's literal-dict default (``**params``) that no call of the
+    function, in any file, gives another dict: it passes only the default's keys and those the
+    function assigns. False where no call is seen (a public function: a caller may give any)."""
+    function, parameter, position, called, given = row["spreads_default_of"]
+    if given:
+        return False
+    callers = [caller for caller in own_references(table, function) if caller.get("is_call")]
+    if not called and not callers:
+        return False
+    return not any(may_give(caller, parameter, position) for caller in callers)
 
 
 def own_references(table: UseTable, function: str) -> list[UseRow]:
