@@ -492,6 +492,32 @@ def test_a_conda_environment_pinned_to_an_older_torch_series_asks_nothing_of_the
         True, False, False, True, True]
 
 
+def test_a_companion_held_below_a_release_holds_torch_below_it():
+    """allenact's conda/environment-10.2.yml takes an open ``pytorch>=1.6.0,!=1.8.0`` from the
+    pytorch channel beside ``torchvision>=0.7.0,<0.10.0``: every torchvision requires one
+    torch (0.9 is 1.8's), so the environment runs torch 1.8 at most, and 2.7's end of the
+    channel does not reach it. An open torchvision bounds nothing."""
+    from watcher.impact.environment.images import companion_bound
+
+    channel = EnvironmentSubject(kind="channel", name="pytorch")
+    held = index_environment("conda/environment-10.2.yml", textwrap.dedent("""\
+        channels:
+          - defaults
+          - pytorch
+        dependencies:
+          - cudatoolkit=10.2
+          - pytorch>=1.6.0,!=1.8.0
+          - torchvision>=0.7.0,<0.10.0
+        """)).declarations
+    found = next(d for d in held if d.kind == "channel")
+    assert (found.name, found.torch) == ("pytorch", "1.8.*")
+    assert not touches(channel, found, "conda/environment-10.2.yml", "v2.7.0")
+    assert [companion_bound(name, specifier) for name, specifier in (
+        ("torchvision", "<0.10.0"), ("torchvision", "==0.15.2"), ("torchvision", "<=0.16.2"),
+        ("torchaudio", "==0.13.1"), ("torchaudio", "<2.2"), ("torchvision", ">=0.7.0"),
+        ("numpy", "<2"))] == ["1.8.*", "2.0.*", "2.1.*", "1.13.*", "2.1.*", "", ""]
+
+
 def test_a_cuda_toolkit_image_is_no_build_of_torch():
     """text-generation-inference builds on ``nvidia/cuda:12.4.1-devel`` and pip installs
     ``torch==2.7`` from PyPI: the wheel brings its own CUDA 12.6 libraries, and the image's

@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 import shlex
 
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
 from watcher.impact.environment.declarations import (
     TORCH_FAMILY,
     channel_family,
@@ -41,6 +43,14 @@ TAG_CU = re.compile(r"(?:^|[-_.])cu(\d{2,3})(?:$|[-_.])")
 RELEASE = re.compile(r"^(\d+)\.(\d+)")
 # torch's names as pip and conda install it (conda-forge's ``pytorch-cpu``/``pytorch-gpu``
 # meta-packages, the pytorch channel's old ``pytorch-cpu``), and a pin of one series of it
+# Each companion series (as its .0) and the torch series it requires, oldest first; the last
+# entry stands for every later release (a bound above it bounds nothing known).
+COMPANION_RELEASES: dict[str, list[tuple[str, str]]] = {
+    "torchvision": [*((f"0.{minor}.0", f"1.{minor - 1}") for minor in range(2, 15)),
+                    *((f"0.{minor}.0", f"2.{minor - 15}") for minor in range(15, 60))],
+    "torchaudio": [*((f"0.{minor}.0", f"1.{minor}") for minor in range(4, 14)),
+                   *((f"2.{minor}.0", f"2.{minor}") for minor in range(0, 45))],
+}
 # Anaconda's own channels, which conda's default configuration lists first
 ANACONDA_CHANNELS = frozenset({"defaults", "anaconda", "main", "r", "msys2"})
 TORCH_NAMES = TORCH_FAMILY - {"torchvision", "torchaudio", "torchtext"}
@@ -189,6 +199,10 @@ def pinned_to(declarations: list[Declaration]) -> list[Declaration]:
     as conda pins (``pytorch=1.13.1`` is any build of 1.13.1, ``pytorch-cpu=1.13`` any 1.13)."""
     releases = {pinned for d in declarations if d.kind == "package" and d.name in TORCH_NAMES
                 and (pinned := torch_pin(d.specifier))}
+    if not releases:  # a companion held below a release holds torch below its own
+        releases = {bound for d in declarations if d.kind == "package"
+                    and (bound := companion_bound(d.name, d.specifier))}
+        releases = {min(releases, key=series_key)} if releases else set()
     if len(releases) != 1:
         return declarations
     release = releases.pop()
@@ -202,6 +216,30 @@ def torch_pin(specifier: str) -> str:
         return exact.public
     series = SERIES.fullmatch(specifier.replace(" ", ""))
     return f"{series[1]}.*" if series else ""
+
+
+def companion_bound(name: str, specifier: str) -> str:
+    """The torch series a companion's upper bound holds torch to: each torchvision and
+    torchaudio release requires one torch release (torchvision 0.9 is torch 1.8's, 0.15 is
+    2.0's; torchaudio 0.13 is 1.13's, 2.1 is 2.1's), so ``torchvision<0.10.0`` installs torch
+    1.8 at most ("1.8.*"); "" for none, or no upper bound."""
+    mapping = COMPANION_RELEASES.get(name)
+    if mapping is None or not specifier:
+        return ""
+    try:
+        admitted = SpecifierSet(specifier)
+    except InvalidSpecifier:
+        return ""
+    found = [torch for companion, torch in mapping
+             if any(admitted.contains(f"{companion[:-2]}.{patch}", prereleases=True)
+                    for patch in range(10))]
+    if not found or found[-1] == mapping[-1][1]:
+        return ""  # nothing admitted, or the newest known too: no bound
+    return f"{found[-1]}.*"
+
+
+def series_key(series: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in series.removesuffix(".*").split("."))
 
 
 def instructions(lines: list[str]) -> list[tuple[int, str]]:
