@@ -518,6 +518,28 @@ def test_a_companion_held_below_a_release_holds_torch_below_it():
         ("numpy", "<2"))] == ["1.8.*", "2.0.*", "2.1.*", "1.13.*", "2.1.*", "", ""]
 
 
+def test_an_environment_pinned_to_a_dropped_python_runs_the_last_torch_for_it():
+    """allenact's conda/environment-base.yml pins ``python=3.8`` and takes an open
+    ``pytorch::pytorch``: 2.5 dropped 3.8, so it runs torch 2.4 at most, and 2.7's end of the
+    pytorch channel changes nothing there. The Python floors are about that very Python and
+    still reach it (2.5's 3.8 items, 2.9's 3.10 minimum)."""
+    declarations = index_environment("conda/environment-base.yml", textwrap.dedent("""\
+        channels:
+          - defaults
+          - pytorch
+        dependencies:
+          - python=3.8
+          - pytorch::pytorch>=1.6.0,!=1.8.0
+        """)).declarations
+    python = next(d for d in declarations if d.kind == "python")
+    channel = next(d for d in declarations if d.kind == "channel")
+    assert channel.python_holds_torch == "2.4.*" and not channel.torch
+    assert not touches(EnvironmentSubject(kind="channel", name="pytorch"), channel,
+                       "conda/environment-base.yml", "v2.7.0")
+    assert touches(EnvironmentSubject(kind="python", minimum="3.10"), python,
+                   "conda/environment-base.yml", "v2.9.0")
+
+
 def test_a_cuda_toolkit_image_is_no_build_of_torch():
     """text-generation-inference builds on ``nvidia/cuda:12.4.1-devel`` and pip installs
     ``torch==2.7`` from PyPI: the wheel brings its own CUDA 12.6 libraries, and the image's

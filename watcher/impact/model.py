@@ -278,6 +278,10 @@ class Declaration(Frozen):
     # what the image compiles extensions with, not the build of the torch installed on it, which
     # a pip wheel brings with its own CUDA libraries (from the index the install names).
     toolkit: bool = False
+    # The torch series the environment's pinned Python holds it to ("2.4.*" for python=3.8,
+    # with no torch pin): a later release's other environment changes (a channel, a CUDA, a
+    # package) do not reach it; its Python floor is about that very Python, and does
+    python_holds_torch: str = ""
 
 
 class FileIndex(Frozen):

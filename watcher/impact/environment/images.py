@@ -51,6 +51,11 @@ COMPANION_RELEASES: dict[str, list[tuple[str, str]]] = {
     "torchaudio": [*((f"0.{minor}.0", f"1.{minor}") for minor in range(4, 14)),
                    *((f"2.{minor}.0", f"2.{minor}") for minor in range(0, 45))],
 }
+# The last torch series with wheels for a Python (PyPI's and conda's files: 1.5 dropped 3.5,
+# 1.11 3.6, 2.0 3.7, 2.5 3.8, 2.9 3.9): an environment pinned to that Python, with no torch
+# pin, runs that torch at most.
+LAST_TORCH_FOR_PYTHON = {"==3.5.*": "1.4", "==3.6.*": "1.10", "==3.7.*": "1.13",
+                         "==3.8.*": "2.4", "==3.9.*": "2.8"}
 # Anaconda's own channels, which conda's default configuration lists first
 ANACONDA_CHANNELS = frozenset({"defaults", "anaconda", "main", "r", "msys2"})
 TORCH_NAMES = TORCH_FAMILY - {"torchvision", "torchaudio", "torchtext"}
@@ -203,10 +208,17 @@ def pinned_to(declarations: list[Declaration]) -> list[Declaration]:
         releases = {bound for d in declarations if d.kind == "package"
                     and (bound := companion_bound(d.name, d.specifier))}
         releases = {min(releases, key=series_key)} if releases else set()
-    if len(releases) != 1:
+    if len(releases) == 1:
+        release = releases.pop()
+        return [d.model_copy(update={"torch": release}) for d in declarations]
+    if releases:
         return declarations
-    release = releases.pop()
-    return [d.model_copy(update={"torch": release}) for d in declarations]
+    held = {last for d in declarations if d.kind == "python"
+            and (last := LAST_TORCH_FOR_PYTHON.get(d.specifier))}
+    if len(held) != 1:
+        return declarations
+    series = f"{held.pop()}.*"
+    return [d.model_copy(update={"python_holds_torch": series}) for d in declarations]
 
 
 def torch_pin(specifier: str) -> str:

@@ -37,6 +37,9 @@ def touches(subject: EnvironmentSubject, declaration: Declaration, path: str = "
     runs that torch, with what it declares beside it, and asks nothing of the release."""
     if declaration.torch and release and older(declaration.torch, release):
         return False
+    if subject.kind != "python" and declaration.python_holds_torch and release and \
+            older(declaration.python_holds_torch, release):
+        return False
     if subject.kind == "python" and path and path.rpartition("/")[2] not in METADATA and \
             declaration.kind == "python" and admits_supported(declaration.specifier,
                                                               subject.minimum):
