@@ -492,6 +492,14 @@ def test_a_conda_environment_pinned_to_an_older_torch_series_asks_nothing_of_the
         True, False, False, True, True]
 
 
+def after_defaults(path: str, *dependencies: str) -> list[Declaration]:
+    """The declarations of a conda environment file listing Anaconda's channel, then
+    PyTorch's, with ``dependencies``."""
+    listed = "".join(f"  - {dependency}\n" for dependency in dependencies)
+    return list(index_environment(path, "channels:\n  - defaults\n  - pytorch\n"
+                                        f"dependencies:\n{listed}").declarations)
+
+
 def test_a_companion_held_below_a_release_holds_torch_below_it():
     """allenact's conda/environment-10.2.yml takes an open ``pytorch>=1.6.0,!=1.8.0`` from the
     pytorch channel beside ``torchvision>=0.7.0,<0.10.0``: every torchvision requires one
@@ -500,15 +508,8 @@ def test_a_companion_held_below_a_release_holds_torch_below_it():
     from watcher.impact.environment.images import companion_bound
 
     channel = EnvironmentSubject(kind="channel", name="pytorch")
-    held = index_environment("conda/environment-10.2.yml", textwrap.dedent("""\
-        channels:
-          - defaults
-          - pytorch
-        dependencies:
-          - cudatoolkit=10.2
-          - pytorch>=1.6.0,!=1.8.0
-          - torchvision>=0.7.0,<0.10.0
-        """)).declarations
+    held = after_defaults("conda/environment-10.2.yml", "cudatoolkit=10.2",
+                          "pytorch>=1.6.0,!=1.8.0", "torchvision>=0.7.0,<0.10.0")
     found = next(d for d in held if d.kind == "channel")
     assert (found.name, found.torch) == ("pytorch", "1.8.*")
     assert not touches(channel, found, "conda/environment-10.2.yml", "v2.7.0")
@@ -523,14 +524,8 @@ def test_an_environment_pinned_to_a_dropped_python_runs_the_last_torch_for_it():
     ``pytorch::pytorch``: 2.5 dropped 3.8, so it runs torch 2.4 at most, and 2.7's end of the
     pytorch channel changes nothing there. The Python floors are about that very Python and
     still reach it (2.5's 3.8 items, 2.9's 3.10 minimum)."""
-    declarations = index_environment("conda/environment-base.yml", textwrap.dedent("""\
-        channels:
-          - defaults
-          - pytorch
-        dependencies:
-          - python=3.8
-          - pytorch::pytorch>=1.6.0,!=1.8.0
-        """)).declarations
+    declarations = after_defaults("conda/environment-base.yml", "python=3.8",
+                                  "pytorch::pytorch>=1.6.0,!=1.8.0")
     python = next(d for d in declarations if d.kind == "python")
     channel = next(d for d in declarations if d.kind == "channel")
     assert channel.python_holds_torch == "2.4.*" and not channel.torch
