@@ -7,7 +7,7 @@ that 2.9 may turn into silently wrong results under ``torch.compile``.
 
 Each such ``return`` is a row, a use of ``torch.library.custom_op`` showing the aliasing
 (``returns_input``); an item naming the shape in words reaches these rows only. Read only in
-files whose text names ``torch.library``'s registration (a substring test first).
+files whose text names one of those registrations (a substring test first).
 """
 
 from __future__ import annotations
@@ -30,7 +30,8 @@ VIEWS = frozenset({"view", "view_as", "t", "transpose", "permute", "expand", "ex
                    "squeeze", "unsqueeze", "narrow", "select", "detach", "as_strided",
                    "unfold", "diagonal", "movedim", "swapaxes", "unflatten", "T", "mT",
                    "real", "imag"})
-MARKERS = ("custom_op", "register_fake", "torch.library", "impl_abstract")
+# What a file's text must hold to register one (``torch.library.impl(`` included)
+MARKERS = ("custom_op", "register_fake", "register_kernel", "impl_abstract", "library.impl(")
 
 
 def aliasing_rows(tree: ast.Module, text: str, aliases: dict[str, str],
