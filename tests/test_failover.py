@@ -143,12 +143,14 @@ def test_a_leader_whose_package_job_hangs_loses_the_lease_and_the_standby_announ
         wait_for(lambda: second.role() == "leader", timeout=60, what="the standby to lead")
         fake_github.add_release(REPO, tag="v9.2.0", body=XLA)
         wait_for(lambda: posted(fake_slack, "v9.2.0"), timeout=60, what="v9.2.0 announced")
+        expected = reference([("v9.1.0", XLA), ("v9.2.0", XLA)], tmp_path / "ref")
+        wait_for(lambda: compare(expected, sent(fake_slack))[0] == 0, timeout=60,
+                 what="every message of the two releases")
         time.sleep(2)  # a few more polls of the new leader must add nothing
         roles = (first.role(), second.role())
     assert roles == ("standby", "leader")
     assert "handing back the leader's lease: the package torch_xla 9.1.0 job has run" in \
         first.log
     assert "this replica leads now" in second.log
-    expected = reference([("v9.1.0", XLA), ("v9.2.0", XLA)], tmp_path / "ref")
     assert compare(expected, sent(fake_slack)) == (0, 0)  # each message once, none lost
     assert "Traceback" not in first.log + second.log
