@@ -356,6 +356,28 @@ def test_a_dict_passed_as_the_exported_arguments_is_a_final_dict_of_keywords(run
     assert final[6][0] == "check"
 
 
+def test_a_dict_updated_from_a_literal_dict_keeps_known_keys(run_cli, tmp_path):
+    """optimum-quanto's examples build ``dataset_kwargs`` and ``update`` it from a literal dict
+    of DataLoader options: the spread passes those keys, no ``pin_memory_device``. A dict
+    updated from one of unknown keys may carry anything."""
+    found = uses_of(run_cli, tmp_path, "v2.9.0.md", """\
+        import torch
+
+
+        def main(args, d1):
+            dataset_kwargs = {"batch_size": args.batch_size}
+            if torch.cuda.is_available():
+                backend_kwargs = {"num_workers": 1, "pin_memory": True, "shuffle": True}
+                dataset_kwargs.update(backend_kwargs)
+            loader = torch.utils.data.DataLoader(d1, **dataset_kwargs)
+            other = {"batch_size": 1}
+            other.update(args.extra)
+            return loader, torch.utils.data.DataLoader(d1, **other)
+        """)
+    assert 9 not in found, found
+    assert found[12][0] == "check" and "pin_memory_device" in found[12][2]
+
+
 def test_a_spread_dict_default_no_caller_replaces_passes_only_its_keys(run_cli, tmp_path):
     """pytorch_tabular's ``save_model_for_inference(path, kind, onnx_export_params={"opset_version":
     12})`` adds ``input_names`` and exports with ``**onnx_export_params``: where no call gives

@@ -605,8 +605,16 @@ class Walker:
         if last == "update" and type(func) is ast.Attribute and type(func.value) is ast.Name \
                 and func.value.id in self._dicts:  # d.update(b=2) adds keys; d.update(x): more
             self._dicts[func.value.id].update(keywords)
-            if node.args or kwargs:
+            # d.update({"a": 1}) or d.update(x) of a dict the file builds literally: its keys
+            added = [literal_keys(argument, self.returns_of) if type(argument) is not ast.Name
+                     else self._dicts.get(argument.id) for argument in node.args]
+            if kwargs or any(keys is None or (type(argument) is ast.Name and argument.id in
+                                              self._open)
+                             for keys, argument in zip(added, node.args, strict=True)):
                 self._open.add(func.value.id)
+            else:
+                for keys in added:
+                    self._dicts[func.value.id].update(keys or ())
         if last == "__init__" and self._super_inits:
             constructed = self._super_inits.get(id(node))
             if constructed is not None:

@@ -281,14 +281,40 @@ def version_check(tree: ast.Module, lines: list[str]) -> list[Declaration]:
             continue
         test = statement.test
         if not (isinstance(test, ast.Compare) and len(test.ops) == 1
-                and isinstance(test.ops[0], ast.Lt) and is_version_info(test.left)):
+                and isinstance(test.ops[0], ast.Lt)):
             continue
         floor = test.comparators[0]
-        if isinstance(floor, ast.Tuple) and 1 <= len(floor.elts) <= 3 and all(
-                isinstance(e, ast.Constant) and type(e.value) is int for e in floor.elts):
+        version = None
+        if is_version_info(test.left) and isinstance(floor, ast.Tuple) and \
+                1 <= len(floor.elts) <= 3 and all(isinstance(e, ast.Constant) and
+                                                  type(e.value) is int for e in floor.elts):
             version = ".".join(str(e.value) for e in floor.elts)  # type: ignore[attr-defined]
+        elif is_version_string(test.left):
+            version = written_version(floor)
+        if version is not None:
             return [python(statement.lineno, lines[statement.lineno - 1], f">={version}")]
     return []
+
+
+def is_version_string(node: ast.expr) -> bool:
+    """``LooseVersion(sys.version)``, ``parse(platform.python_version())``: the running
+    Python's version as a string, wrapped in a version class to compare."""
+    if isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords:
+        node = node.args[0]
+    if isinstance(node, ast.Call) and not node.args and isinstance(node.func, ast.Attribute):
+        return node.func.attr == "python_version"  # platform.python_version()
+    return isinstance(node, ast.Attribute) and node.attr == "version" and \
+        isinstance(node.value, ast.Name) and node.value.id == "sys"
+
+
+def written_version(node: ast.expr) -> str | None:
+    """``LooseVersion("3.7")`` or ``"3.7"``: the version written, when it is one."""
+    if isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords:
+        node = node.args[0]
+    if isinstance(node, ast.Constant) and isinstance(node.value, str) and \
+            re.fullmatch(r"3\.\d{1,2}(?:\.\d+)?", node.value):
+        return node.value
+    return None
 
 
 def run_always(body: list[ast.stmt]) -> Iterator[ast.stmt]:

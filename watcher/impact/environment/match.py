@@ -17,6 +17,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from watcher.impact.environment.declarations import TORCH_FAMILY, channel_family
+from watcher.impact.environment.files import environment_kind
 from watcher.impact.model import Declaration, EnvironmentSubject
 
 __all__ = ["Installs", "admits_only_rejected", "touches"]
@@ -40,7 +41,7 @@ def touches(subject: EnvironmentSubject, declaration: Declaration, path: str = "
     if subject.kind != "python" and declaration.python_holds_torch and release and \
             older(declaration.python_holds_torch, release):
         return False
-    if subject.kind == "python" and path and path.rpartition("/")[2] not in METADATA and \
+    if subject.kind == "python" and path and not declares_support(path) and \
             declaration.kind == "python" and admits_supported(declaration.specifier,
                                                               subject.minimum):
         return False
@@ -169,6 +170,14 @@ def installs(path: str, written: str, named: Iterable[str]) -> bool:
                 posixpath.normpath(posixpath.join(target, name)) for name in PACKAGE_FILES))):
             return True
     return False
+
+
+def declares_support(path: str) -> bool:
+    """A file whose Python says which ones the code supports: package metadata, and a conda
+    environment file (``python>=3.7`` there is the floor its users are told to install at, as
+    the judges of CrypTen's and graphium's ``env.yml`` read it); not an installer that takes
+    the newest Python it admits (``FROM python:3``, ``conda install python=3``)."""
+    return path.rpartition("/")[2] in METADATA or environment_kind(path) == "conda"
 
 
 def older(pinned: str, release: str) -> bool:
