@@ -280,7 +280,7 @@ class Declaration(Frozen):
     toolkit: bool = False
     # The torch series the environment's pinned Python holds it to ("2.4.*" for python=3.8,
     # with no torch pin): a later release's other environment changes (a channel, a CUDA, a
-    # package) do not reach it; its Python floor is about that very Python, and does
+    # package) do not reach it; its Python floor, about that very Python, still does
     python_holds_torch: str = ""
 
 

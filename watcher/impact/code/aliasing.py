@@ -13,6 +13,7 @@ files whose text names one of those registrations (a substring test first).
 from __future__ import annotations
 
 import ast
+from collections.abc import Set as AbstractSet
 
 from watcher.impact.code.shapes import chain_of
 
@@ -43,7 +44,7 @@ def aliasing_rows(tree: ast.Module, text: str, aliases: dict[str, str],
     functions = [node for node in ast.walk(tree)
                  if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))]
     operators = {node.name for node in functions
-                 if any(registering(decorator, aliases, ()) == "operator"
+                 if any(registering(decorator, aliases, frozenset()) == "operator"
                         for decorator in node.decorator_list)}
     rows: list[dict[str, object]] = []
     for node in functions:
@@ -66,7 +67,7 @@ def aliasing_rows(tree: ast.Module, text: str, aliases: dict[str, str],
     return rows
 
 
-def registering(decorator: ast.expr, aliases: dict[str, str], operators: set[str] | tuple[()]
+def registering(decorator: ast.expr, aliases: dict[str, str], operators: AbstractSet[str]
                 ) -> str:
     """How a decorator registers the function: "operator" (``custom_op``), "fake" or
     "kernel" (``@op.register_fake``, ``torch.library.register_fake(...)``), "" for none."""

@@ -16,6 +16,7 @@ assigned a version test (``versions.module_flags``).
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterable
 from typing import Any, Literal
 
 from watcher.impact.code.nodes import push_children
@@ -177,8 +178,8 @@ def caught_names(handlers: list[ast.ExceptHandler]) -> frozenset[str]:
     return frozenset(names)
 
 
-def called_in(body: list[ast.stmt]) -> frozenset[str]:
-    """The functions (by last name) a ``try`` body calls."""
+def called_in(body: Iterable[ast.AST]) -> frozenset[str]:
+    """The functions (by last name) the statements (a ``try`` body, its handlers) call."""
     return frozenset(name for statement in body for call in ast.walk(statement)
                      if type(call) is ast.Call and (name := callee_name(call.func)))
 
@@ -200,13 +201,11 @@ def retried_calls(node: ast.Try | ast.TryStar, looped: bool) -> frozenset[str]:
     every one its body calls. A handler that retries is meant for a failure a retry can fix,
     such as running out of memory (Megatron-LM's CPU fallback of ``torch.cat``, fairseq's
     chunked retry), never for bad input, which fails the same way again."""
-    names = {name for handler in node.handlers for call in ast.walk(handler)
-             if type(call) is ast.Call and (name := callee_name(call.func))}
+    names = called_in(node.handlers)
     if looped and any(not handler.body or type(handler.body[-1]) not in LEAVING
                       for handler in node.handlers):
-        names |= {name for statement in node.body for call in ast.walk(statement)
-                  if type(call) is ast.Call and (name := callee_name(call.func))}
-    return frozenset(names)
+        names |= called_in(node.body)
+    return names
 
 
 LEAVING = (ast.Return, ast.Raise, ast.Break)

@@ -65,6 +65,8 @@ class PythonIndex(NamedTuple):
     # The string keys it makes that lookups in other files may use: (api, key, line)
     # (``code.madekeys``)
     made_keys: tuple[tuple[str, str, int], ...] = ()
+    # A use looks up a string key another file may make (``keyed_by``, ``code.madekeys``)
+    awaits_keys: bool = False
 
 
 def read_python(path: str, source: str | bytes) -> PythonIndex:
@@ -103,7 +105,7 @@ def read_python(path: str, source: str | bytes) -> PythonIndex:
     raising = raisers(walker.functions, walker.raised, walker.raws) if walker.raised else {}
     return PythonIndex(rows, exports, count, tuple(sorted(walker.sets)), tuple(walker.stars),
                        unreached or None, functions or None, raising or None,
-                       tuple(made.made))
+                       tuple(made.made), any("keyed_by" in row for row in made.rows))
 
 
 def mark_mask_rows(rows: list[UseRow], tree: ast.Module) -> None:

@@ -211,7 +211,7 @@ def index_python(path: str, source: str | bytes) -> FileIndex:
     python = read_python(path, source)
     record = FileRecord(path, python.uses, exports=python.exports, stars=list(python.stars),
                         made_keys=[list(made) for made in python.made_keys],
-                        awaits_keys=any("keyed_by" in row for row in python.uses))
+                        awaits_keys=python.awaits_keys)
     if python.stars:
         resolve_reexports([record], set())
     join_made_keys([record])
@@ -321,7 +321,7 @@ def index_content(relative: str, content: bytes) -> dict[str, Any]:
                                      for start, (name, below, calls) in python.functions.items()]
             if python.made_keys:
                 data["made_keys"] = [list(made) for made in python.made_keys]
-            if any("keyed_by" in row for row in python.uses):
+            if python.awaits_keys:
                 data["awaits_keys"] = True
             if python.raisers:
                 data["raisers"] = {name: list(types) for name, types in python.raisers.items()}

@@ -13,7 +13,9 @@ from packaging.version import InvalidVersion, Version
 from watcher.impact.model import Declaration
 
 __all__ = [
+    "COMPANIONS",
     "TORCH_FAMILY",
+    "TORCH_NAMES",
     "channel_family",
     "conda_spec",
     "cuda",
@@ -41,9 +43,12 @@ CONDA_SPEC = re.compile(r"^(?:[\w.\-/]+::)?([A-Za-z0-9_.\-]+)\s*(.*)$")
 # local package of ``-e PATH`` / ``--editable=PATH``.
 REQUIREMENT_FILE = re.compile(
     r"(?:^|\s)(?:-r|--requirement|-e|--editable)(?:\s+|=)([^\s;&|]{1,300})")
-# Packages that bring torch with them: each of their releases requires one torch release.
-TORCH_FAMILY = frozenset({"torch", "pytorch", "pytorch-cpu", "pytorch-gpu", "torchvision",
-                          "torchaudio", "torchtext"})
+# torch's names as pip and conda install it (conda-forge's ``pytorch-cpu``/``pytorch-gpu``
+# meta-packages, the pytorch channel's old ``pytorch-cpu``), and the packages built with it,
+# each of whose releases requires one torch release: together, what brings torch with it.
+TORCH_NAMES = frozenset({"torch", "pytorch", "pytorch-cpu", "pytorch-gpu"})
+COMPANIONS = frozenset({"torchvision", "torchaudio", "torchtext"})
+TORCH_FAMILY = TORCH_NAMES | COMPANIONS
 # Packages that require some torch without pinning one: installing them may bring it.
 TORCH_DEPENDENTS = frozenset({"lightning", "timm", "accelerate", "peft", "deepspeed", "xformers",
                               "sentence-transformers", "ultralytics", "vllm", "fairseq",

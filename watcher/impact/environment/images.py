@@ -14,7 +14,9 @@ import shlex
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from watcher.impact.environment.declarations import (
+    COMPANIONS,
     TORCH_FAMILY,
+    TORCH_NAMES,
     channel_family,
     conda_spec,
     cuda,
@@ -41,8 +43,6 @@ CPYTHON_TAG = re.compile(r"\bcp(3)(\d{1,2})(?=[-_*\s\"']|$)")
 TORCH_TAG = re.compile(r"(?:^|[-_.])(?:py)?torch-?v?\d+\.\d+")
 TAG_CU = re.compile(r"(?:^|[-_.])cu(\d{2,3})(?:$|[-_.])")
 RELEASE = re.compile(r"^(\d+)\.(\d+)")
-# torch's names as pip and conda install it (conda-forge's ``pytorch-cpu``/``pytorch-gpu``
-# meta-packages, the pytorch channel's old ``pytorch-cpu``), and a pin of one series of it
 # Each companion series (as its .0) and the torch series it requires, oldest first; the last
 # entry stands for every later release (a bound above it bounds nothing known).
 COMPANION_RELEASES: dict[str, list[tuple[str, str]]] = {
@@ -58,7 +58,7 @@ LAST_TORCH_FOR_PYTHON = {"==3.5.*": "1.4", "==3.6.*": "1.10", "==3.7.*": "1.13",
                          "==3.8.*": "2.4", "==3.9.*": "2.8"}
 # Anaconda's own channels, which conda's default configuration lists first
 ANACONDA_CHANNELS = frozenset({"defaults", "anaconda", "main", "r", "msys2"})
-TORCH_NAMES = TORCH_FAMILY - {"torchvision", "torchaudio", "torchtext"}
+# A pin of one series of torch (conda's ``=1.13``, pip's ``==1.13.*``)
 SERIES = re.compile(r"===?(\d+(?:\.\d+){1,2})\.\*")
 # NVIDIA's NGC framework images are tagged by month (``nvcr.io/nvidia/tritonserver:23.01-py3``);
 # the month fixes the Ubuntu they are built on and so their Python (NVIDIA's release notes:
@@ -86,7 +86,7 @@ CHANNEL_OPTION = re.compile(r"(?:^|\s)(?:-c|--channel)(?:\s+|=)([\w.\-/:]{1,100}
 # "pytorch-cuda", the CUDA it wants, nor "pytorch::torchvision").
 TORCH_SPEC = re.compile(r"^(?:([\w.\-]{1,60})::)?pytorch(?![\w:-])")
 # The packages built with torch on its channel, each depending on that channel's torch.
-COMPANION_SPEC = re.compile(r"^(?:torchvision|torchaudio|torchtext)(?![\w:-])")
+COMPANION_SPEC = re.compile(rf"^(?:{'|'.join(sorted(COMPANIONS))})(?![\w:-])")
 # Options of pip and conda install that take a value as the next word.
 VALUED = frozenset({"-r", "-c", "-e", "-i", "-f", "-t", "-n", "-p", "--requirement",
                     "--constraint", "--editable", "--index-url", "--extra-index-url",

@@ -179,10 +179,7 @@ def never_given(subject: Subject, row: UseRow, table: UseTable) -> bool:
     function, position, called, given = source
     if given or function in IMPLICITLY_CALLED or function.startswith("__"):
         return False
-    callers = [caller for caller in own_references(table, function) if caller.get("is_call")]
-    if not called and not callers:
-        return False
-    return not any(may_give(caller, subject.option, position) for caller in callers)
+    return no_caller_gives(table, function, subject.option, position, called)
 
 
 def never_spread(subject: Subject, row: UseRow, table: UseTable) -> bool:
@@ -223,12 +220,18 @@ def default_only(row: UseRow, table: UseTable) -> bool:
     function, in any file, gives another dict: it passes only the default's keys and those the
     function assigns. False where no call is seen (a public function: a caller may give any)."""
     function, parameter, position, called, given = row["spreads_default_of"]
-    if given:
-        return False
+    return not given and no_caller_gives(table, function, parameter, position, called)
+
+
+def no_caller_gives(table: UseTable, function: str, keyword: str, position: int,
+                    called: bool) -> bool:
+    """Whether the codebase's own ``function`` is called (``called``: in the file using it) and
+    no call of it, in any file, may give its parameter passed as ``keyword`` or at
+    ``position``. False when no call is seen: a caller may be anywhere."""
     callers = [caller for caller in own_references(table, function) if caller.get("is_call")]
     if not called and not callers:
         return False
-    return not any(may_give(caller, parameter, position) for caller in callers)
+    return not any(may_give(caller, keyword, position) for caller in callers)
 
 
 def own_references(table: UseTable, function: str) -> list[UseRow]:
