@@ -372,10 +372,15 @@ def test_a_dict_updated_from_a_literal_dict_keeps_known_keys(run_cli, tmp_path):
             loader = torch.utils.data.DataLoader(d1, **dataset_kwargs)
             other = {"batch_size": 1}
             other.update(args.extra)
-            return loader, torch.utils.data.DataLoader(d1, **other)
+            opened = torch.utils.data.DataLoader(d1, **other)
+            pinned = {"batch_size": 1}
+            pinned.update({"pin_memory_device": "cuda"})
+            return loader, opened, torch.utils.data.DataLoader(d1, **pinned)
         """)
     assert 9 not in found, found
-    assert found[12][0] == "check" and "pin_memory_device" in found[12][2]
+    assert found[12][0] == "check" and "may carry pin_memory_device" in found[12][2]
+    # the literal's keys are added: the option it carries is passed
+    assert found[15][0] == "check" and "passes pin_memory_device=" in found[15][2], found
 
 
 def test_a_spread_dict_default_no_caller_replaces_passes_only_its_keys(run_cli, tmp_path):
