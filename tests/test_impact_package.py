@@ -356,6 +356,28 @@ def test_a_dict_passed_as_the_exported_arguments_is_a_final_dict_of_keywords(run
     assert final[6][0] == "check"
 
 
+def test_a_scheduler_deriving_from_the_private_lrscheduler_loses_verbose(run_cli, tmp_path):
+    """graphium's ``WarmUpLinearLR(_LRScheduler)`` calls ``super().__init__(optimizer,
+    last_epoch, verbose)``: torch's private ``_LRScheduler`` is ``LRScheduler`` (the atlas lists
+    public names only), whose ``verbose`` 2.7 removes, so the call breaks; one passing two
+    arguments does not."""
+    found = uses_of(run_cli, tmp_path, "v2.7.0.md", """\
+        from torch.optim.lr_scheduler import _LRScheduler
+
+
+        class WarmUp(_LRScheduler):
+            def __init__(self, optimizer, last_epoch=-1, verbose=False):
+                super().__init__(optimizer, last_epoch, verbose)
+
+
+        class Plain(_LRScheduler):
+            def __init__(self, optimizer, last_epoch=-1):
+                super().__init__(optimizer, last_epoch)
+        """)
+    assert found[6][0] == "breaks" and "_LRScheduler derives from LRScheduler" in found[6][2]
+    assert 11 not in found, found
+
+
 def test_a_dict_updated_from_a_literal_dict_keeps_known_keys(run_cli, tmp_path):
     """optimum-quanto's examples build ``dataset_kwargs`` and ``update`` it from a literal dict
     of DataLoader options: the spread passes those keys, no ``pin_memory_device``. A dict
