@@ -209,16 +209,40 @@ HELPERS = """\
                 h = layer(h, attention_mask=extended)
             return h
     """
+# TGI's VLM masks: a boolean layout turned into a bias, 0 where attended, finfo.min elsewhere.
+WHERE = """\
+    import torch
+    import torch.nn.functional as F
+    def attend(q, keep):
+        min_dtype = torch.finfo(q.dtype).min
+        bias = torch.where(keep, 0, min_dtype)
+        return F.scaled_dot_product_attention(q, q, q, attn_mask=bias)
+    """
+# ... and with -inf where not attended: a row kept nowhere is all -inf.
+WHERE_INF = WHERE.replace("torch.finfo(q.dtype).min", 'float("-inf")')
+# surya's static cache: finfo.min written past the current position of a finite bias.
+STORED_FINITE = """\
+    import torch
+    import torch.nn.functional as F
+    def attend(q, pos):
+        bias = torch.zeros(q.size(2), q.size(2))
+        bias[:, pos + 1:] = torch.finfo(bias.dtype).min
+        return F.scaled_dot_product_attention(q, q, q, attn_mask=bias)
+    """
+# -inf written into the keys of padding: a padded sample's rows may be emptied.
+STORED_INF = STORED_FINITE.replace("torch.finfo(bias.dtype).min", 'float("-inf")')
 
 
 @pytest.mark.parametrize(("source", "kept"), [
     (SENTINEL, True), (BUFFER, True), (FINITE, True), (SCALED, True),
-    (FORCED, True), (OR_EYE, True), (REASSIGNED, True), (HELPERS, True),
+    (FORCED, True), (OR_EYE, True), (REASSIGNED, True), (HELPERS, True), (WHERE, True),
+    (STORED_FINITE, True), (WHERE_INF, False), (STORED_INF, False),
     (PUBLIC, False), (PADDING, False), (ALL_INF, False), (UPPER, False), (ELSEWHERE, False),
     (FORCED_IF, False), (FORCED_BEFORE, False), (AND_PADDING, False), (WRONG_ELEMENT, False),
     (REASSIGNED_IN_LOOP, False),
 ], ids=["sentinel-then-positions", "triu-of-inf-buffer", "finfo-min-bias", "scaled-bias",
         "diagonal-forced-then-unpacked", "or-eye", "last-assignment-read", "helpers-by-name",
+        "where-finite", "finite-written-in", "where-minus-inf", "minus-inf-written-in",
         "a-public-parameter", "padding", "all-minus-inf", "bool-upper-triangle",
         "same-name-elsewhere", "diagonal-forced-on-a-branch", "padding-removed-after-forcing",
         "causal-and-padding", "another-element-unpacked", "reassigned-in-a-loop"])

@@ -144,7 +144,8 @@ class MaskReader:
                     # from here on the name holds a mask keeping each row's own key
                     self._bind(scope, forced[0], Forced(forced[1]), node.lineno)
                 for target in node.targets:
-                    self._assign(target, node.value, scope, node.lineno)
+                    if forced is None or not isinstance(target, ast.Subscript):
+                        self._assign(target, node.value, scope, node.lineno)
             elif isinstance(node, ast.AnnAssign) and node.value is not None:
                 self._assign(node.target, node.value, scope, node.lineno)
             elif isinstance(node, ast.AugAssign):
@@ -251,6 +252,14 @@ class MaskReader:
                              scope, line)
         elif isinstance(target, ast.Starred):
             self._assign(target.value, None, scope, line)
+        elif isinstance(target, ast.Subscript):
+            # ``mask[..., pos + 1:] = finfo.min``: some entries of the mask replaced (the name
+            # read as the statement's line has it: the mask before the write)
+            stored = target.value
+            while isinstance(stored, ast.Subscript):
+                stored = stored.value
+            if isinstance(stored, ast.Name) or attribute_of_self(stored) is not None:
+                self._assign(stored, Stored(stored, value), scope, line)
 
     def _bind(self, scope: Scope, name: str, value: ast.expr | None, line: int) -> None:
         self._local.setdefault((scope, name), []).append((value, scope))
@@ -262,8 +271,12 @@ class MaskReader:
         self._left -= 1
         if node is None or depth <= 0 or self._left < 0:
             return "unknown"
+        if isinstance(node, ast.Constant) and (node.value is None or isinstance(node.value, str)):
+            return "none"
+        if finite_number(node):
+            return "finite"  # a number added to every score (``min_dtype = finfo(dtype).min``)
         if isinstance(node, ast.Constant):
-            return "none" if node.value is None or isinstance(node.value, str) else "unknown"
+            return "unknown"
         if isinstance(node, ast.IfExp):
             return join(self._kind(node.body, scope, depth - 1, seen),
                         self._kind(node.orelse, scope, depth - 1, seen))
@@ -274,6 +287,12 @@ class MaskReader:
             return "unknown" if called is None else self._returned(called, depth, seen, node)
         if isinstance(node, Forced):
             return "causal" if self._positions(node.index, scope, depth - 1) else "unknown"
+        if isinstance(node, Stored):
+            # Finite values written into a finite bias leave it finite; any other write (-inf,
+            # False, a padding mask) may empty a row.
+            base = self._kind(node.base, scope, depth - 1, seen)
+            value = self._kind(node.value, scope, depth - 1, seen)
+            return base if base in ("finite", "cycle") and value == "finite" else "unknown"
         attribute = attribute_of_self(node)
         if attribute is not None:
             return self._values(("self", attribute), self._attributes.get(attribute, []),
@@ -387,6 +406,15 @@ class MaskReader:
                 receiver is not None and len(node.args) == 1) else []
             return self._combined(ast.BitOr() if last == "logical_or" else ast.BitAnd(),
                                   operands, scope, depth, seen) if operands else "unknown"
+        if last == "where":
+            # ``torch.where(keep, 0, finfo.min)``, ``bias.where(keep, other)``: either value
+            # at each entry; finite where both are
+            values = node.args[1:3] if receiver is None or self._of_a_package(func) else (
+                [receiver, *node.args[1:2]])
+            kinds = [self._kind(value, scope, depth - 1, seen) for value in values]
+            return "finite" if len(kinds) == 2 and all(
+                kind in ("finite", "cycle") for kind in kinds) and "finite" in kinds \
+                else "unknown"
         if last == "eye":
             return "causal"  # the diagonal attended (or 0/1 added: finite either way)
         if last in FILLS or last == "fill_":
@@ -486,6 +514,17 @@ class Element(ast.expr):
                 isinstance(element, ast.Starred) for element in value.elts):
             return None
         return value.elts[self.index]
+
+
+class Stored(ast.expr):
+    """A mask some of whose entries a statement replaces (``mask[..., i:] = value``):
+    ``base`` the mask before it (read at that statement), ``value`` what is written."""
+
+    _fields = ("base", "value")
+
+    def __init__(self, base: ast.expr, value: ast.expr | None) -> None:
+        super().__init__()
+        self.base, self.value = base, value
 
 
 class Forced(ast.expr):
