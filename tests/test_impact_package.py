@@ -432,6 +432,28 @@ def test_a_spread_dict_default_no_caller_replaces_passes_only_its_keys(run_cli, 
     assert given[7][0] == "check" and "may carry" in given[7][2], given
 
 
+def test_a_spread_dict_default_of_forward_may_be_given_by_any_module_call(run_cli, tmp_path):
+    """A module's ``forward`` is called as ``model(x, ...)``, which its name does not find: a
+    call of ``self.forward`` in view does not make its dict default the only one it gets."""
+    source = """\
+        import torch
+
+
+        class Exporter(torch.nn.Module):
+            def forward(self, path, params={"opset_version": 12}):
+                torch.onnx.export(self.model, (torch.zeros(1),), str(path), **params)
+
+            def again(self, path):
+                return self.forward(path)
+
+
+        def run(exporter):
+            exporter("m.onnx", params={"training": 1})
+        """
+    uses = uses_of(run_cli, tmp_path, "v2.5.0.md", source)
+    assert uses[6][0] == "check" and "may carry" in uses[6][2], uses
+
+
 def test_a_custom_operator_returning_its_input_is_reached_by_2_9(run_cli, tmp_path):
     """2.9 warns that a custom operator whose output shares storage with an input may now give
     wrong results under ``torch.compile``. foundation-model-stack's ``paged_attn_store`` fake

@@ -177,7 +177,7 @@ def never_given(subject: Subject, row: UseRow, table: UseTable) -> bool:
     if source is None:
         return False
     function, position, called, given = source
-    if given or function in IMPLICITLY_CALLED or function.startswith("__"):
+    if given:
         return False
     return no_caller_gives(table, function, subject.option, position, called)
 
@@ -227,7 +227,11 @@ def no_caller_gives(table: UseTable, function: str, keyword: str, position: int,
                     called: bool) -> bool:
     """Whether the codebase's own ``function`` is called (``called``: in the file using it) and
     no call of it, in any file, may give its parameter passed as ``keyword`` or at
-    ``position``. False when no call is seen: a caller may be anywhere."""
+    ``position``. False when no call is seen: a caller may be anywhere; and for a function
+    called without its name (a module's ``forward``, a class's ``__init__``), whose callers
+    the name does not find."""
+    if function in IMPLICITLY_CALLED or function.startswith("__"):
+        return False
     callers = [caller for caller in own_references(table, function) if caller.get("is_call")]
     if not called and not callers:
         return False
