@@ -231,18 +231,35 @@ STORED_FINITE = """\
     """
 # -inf written into the keys of padding: a padded sample's rows may be emptied.
 STORED_INF = STORED_FINITE.replace("torch.finfo(bias.dtype).min", 'float("-inf")')
+# nunchaku's FLUX processor: a mask is refused before the call, so SDPA only ever gets None.
+REFUSED = """\
+    import torch.nn.functional as F
+    class Processor:
+        def __call__(self, q, k, v, attention_mask=None):
+            if attention_mask is not None:
+                raise NotImplementedError("attention_mask is not supported")
+            q = q * 2
+            return F.scaled_dot_product_attention(q, k, v, attn_mask=attention_mask)
+    """
+# ... refused only on a branch, or given another value after the refusal: anyone's mask.
+REFUSED_IF = REFUSED.replace("            if attention_mask is not None:",
+                             "            if q.is_cuda and attention_mask is not None:")
+REFUSED_THEN_SET = REFUSED.replace("            q = q * 2",
+                                   "            attention_mask = self.mask")
 
 
 @pytest.mark.parametrize(("source", "kept"), [
     (SENTINEL, True), (BUFFER, True), (FINITE, True), (SCALED, True),
     (FORCED, True), (OR_EYE, True), (REASSIGNED, True), (HELPERS, True), (WHERE, True),
-    (STORED_FINITE, True), (WHERE_INF, False), (STORED_INF, False),
+    (STORED_FINITE, True), (WHERE_INF, False), (STORED_INF, False), (REFUSED, True),
+    (REFUSED_IF, False), (REFUSED_THEN_SET, False),
     (PUBLIC, False), (PADDING, False), (ALL_INF, False), (UPPER, False), (ELSEWHERE, False),
     (FORCED_IF, False), (FORCED_BEFORE, False), (AND_PADDING, False), (WRONG_ELEMENT, False),
     (REASSIGNED_IN_LOOP, False),
 ], ids=["sentinel-then-positions", "triu-of-inf-buffer", "finfo-min-bias", "scaled-bias",
         "diagonal-forced-then-unpacked", "or-eye", "last-assignment-read", "helpers-by-name",
         "where-finite", "finite-written-in", "where-minus-inf", "minus-inf-written-in",
+        "refused-before", "refused-on-a-condition", "set-after-refusal",
         "a-public-parameter", "padding", "all-minus-inf", "bool-upper-triangle",
         "same-name-elsewhere", "diagonal-forced-on-a-branch", "padding-removed-after-forcing",
         "causal-and-padding", "another-element-unpacked", "reassigned-in-a-loop"])

@@ -105,6 +105,9 @@ class MaskReader:
     _masked: dict[int, list[ast.Call]] = field(default_factory=dict)  # SDPA calls by line
     # Lines each local name is assigned on (``_local``'s values in the same order).
     _lines: dict[tuple[Scope, str], list[int]] = field(default_factory=dict)
+    # Names a function's own statement leaves None from its line on: ``if mask is not None:
+    # raise ...`` or ``assert mask is None`` -> (first line, last line) of that statement.
+    _nulled: dict[tuple[Scope, str], tuple[int, int]] = field(default_factory=dict)
 
     def masked_calls(self, line: int) -> list[ast.Call]:
         """The SDPA calls starting on ``line``."""
@@ -191,6 +194,11 @@ class MaskReader:
         self._scope_names[id(node)] = node.name
         self._top[id(node)] = {statement.lineno for statement in node.body
                                if isinstance(statement, ast.Assign | ast.AnnAssign)}
+        for statement in node.body:
+            name = nulled_by(statement)
+            if name is not None and (id(node), name) not in self._nulled:
+                self._nulled[(id(node), name)] = (
+                    statement.lineno, statement.end_lineno or statement.lineno)
 
     def _loop(self, node: ast.For | ast.AsyncFor | ast.While, scope: Scope) -> None:
         self._loops.setdefault(scope, []).append((node.lineno, node.end_lineno or node.lineno))
@@ -312,6 +320,10 @@ class MaskReader:
     def _name(self, name: str, scope: Scope, depth: int, seen: frozenset[object],
               line: int = 0) -> Kind:
         key = (scope, name)
+        nulled = self._nulled.get(key)
+        if nulled is not None and line > nulled[1] and all(
+                assigned < nulled[0] for assigned in self._lines.get(key, ())):
+            return "none"  # past ``if mask is not None: raise``, with nothing assigned since
         latest = self._latest(key, line)
         if latest is not None:  # one assignment, read as what it was given then
             values, last = latest
@@ -536,6 +548,27 @@ class Forced(ast.expr):
     def __init__(self, index: ast.expr) -> None:
         super().__init__()
         self.index = index
+
+
+def nulled_by(statement: ast.stmt) -> str | None:
+    """The name a statement leaves None for what follows it: ``if mask is not None:`` whose
+    body always leaves (ends in ``raise`` or ``return``; an ``else`` assigning the name is
+    an assignment after it), or ``assert mask is None``; None for any other statement."""
+    if isinstance(statement, ast.If) and isinstance(
+            statement.body[-1], ast.Raise | ast.Return):
+        return compared_with_none(statement.test, ast.IsNot)
+    if isinstance(statement, ast.Assert):
+        return compared_with_none(statement.test, ast.Is)
+    return None
+
+
+def compared_with_none(test: ast.expr, operator: type[ast.cmpop]) -> str | None:
+    """``name is None`` (``operator`` Is) or ``name is not None`` (IsNot): the name."""
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(
+            test.ops[0], operator) and isinstance(test.left, ast.Name) and isinstance(
+            test.comparators[0], ast.Constant) and test.comparators[0].value is None:
+        return test.left.id
+    return None
 
 
 def unpacked(value: ast.expr | None, index: int, size: int) -> ast.expr | None:
