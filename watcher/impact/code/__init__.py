@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from watcher.impact.code.pyindex import module_name as module_name
     from watcher.impact.code.pyindex import read_python as read_python
     from watcher.impact.code.pywalk import FIRST as FIRST
+    from watcher.impact.code.pywalk import NOT_CALLING as NOT_CALLING
     from watcher.impact.code.scan import CodeIndex as CodeIndex
     from watcher.impact.code.scan import ScanCounts as ScanCounts
     from watcher.impact.code.scan import index_python as index_python
@@ -41,6 +42,7 @@ _EXPORTS = {
     "CodeIndex": "scan",
     "dotted": "syntax",
     "FIRST": "pywalk",
+    "NOT_CALLING": "pywalk",
     "gc_paused": "gcpause",
     "Hit": "usetable",
     "index_python": "scan",

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from watcher.impact.code.pywalk import Function, Raw, Walker, enclosing
+from watcher.impact.code.pywalk import NOT_CALLING, Function, Raw, Walker, enclosing
 
 __all__ = ["mark_forwarded", "mark_spread", "mark_spread_default"]
 
 # References to a function that neither call it nor hand it on (a subclass, "base", may be
-# constructed with anything).
-INERT = frozenset({"import", "annotation", "isinstance", "compared"})
+# constructed with anything; a name it is "aliased" to may be called with anything).
+INERT = NOT_CALLING - {"base", "aliased"}
 
 
 def mark_forwarded(rows: list[dict[str, Any]], walker: Walker) -> None:

@@ -63,6 +63,9 @@ Raw = tuple[int, str, tuple[str, ...], bool | None, tuple[str, ...], bool, Any, 
 # binds (its call is read from the partial); a name "compared" (``f is torch.load``); a function
 # "aliased" to a local name (``loader = torch.load``: read where the name is called or passed).
 Ref = str
+# The references that do not call the API where they are (a base is called when the subclass is
+# constructed, an alias where the name is called: each judged there).
+NOT_CALLING = frozenset({"import", "annotation", "isinstance", "base", "compared", "aliased"})
 TYPE_TESTS = frozenset({"isinstance", "issubclass"})
 CONSTANTS = (bool, int, float, str, type(None))
 # The key of a call's first positional argument among its constant ``values`` (no keyword can

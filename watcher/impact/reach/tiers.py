@@ -14,7 +14,7 @@ import ast
 import builtins
 from typing import NamedTuple
 
-from watcher.impact.code import FIRST, UNSET, UseRow
+from watcher.impact.code import FIRST, NOT_CALLING, UNSET, UseRow
 from watcher.impact.knowledge import Signature
 from watcher.impact.model import Subject
 from watcher.impact.reach.evidence import Evidence
@@ -26,7 +26,6 @@ __all__ = ["Match", "Verdict", "cap", "ground", "judge", "rank"]
 # The parameter taking the positional arguments an API passes on to the callee it runs
 # (``torch.onnx.export(model, args)``): a lone value there is wrapped into a tuple.
 ARGUMENTS = "args"
-NOT_CALLING = frozenset({"import", "annotation", "isinstance", "base", "compared", "aliased"})
 VERBS = {"import": "imports", "annotation": "annotates with", "isinstance":
          "tests isinstance against", "decorator": "decorates with", "base": "subclasses",
          "assign": "sets", "partial": "binds", "compared": "compares with",
