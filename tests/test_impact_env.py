@@ -820,3 +820,116 @@ def test_a_script_function_wrapping_pip_install_is_read_as_pip_at_each_call(tmp_
     names = [(line, name) for line, kind, name, _ in declared(
         "install.sh", (tmp_path / "install.sh").read_text()) if kind == "package"]
     assert names == [(6, "ninja"), (9, "torch"), (9, "torchcodec")]
+
+
+def test_uv_takes_torch_from_the_pytorch_index_its_sources_name():
+    """torch-uncertainty's pyproject: ``[tool.uv.sources]`` sends torch to an explicit
+    ``pytorch-cu128`` index for the ``gpu`` extra: that index's CUDA is the build it installs.
+    An explicit index no torch-family source names (``other-cu126``) brings no torch; one
+    that is not explicit serves every package."""
+    assert declared("pyproject.toml", """\
+        [project]
+        name = "uq"
+        dependencies = ["torch>=2.1"]
+
+        [tool.uv.sources]
+        torch = [
+          { index = "pytorch-cpu", extra = "cpu" },
+          { index = "pytorch-cu128", extra = "gpu" },
+        ]
+        numpy = { index = "other-cu126" }
+
+        [[tool.uv.index]]
+        name = "pytorch-cpu"
+        url = "https://download.pytorch.org/whl/cpu"
+        explicit = true
+
+        [[tool.uv.index]]
+        name = "pytorch-cu128"
+        url = "https://download.pytorch.org/whl/cu128"
+        explicit = true
+
+        [[tool.uv.index]]
+        name = "other-cu126"
+        url = "https://download.pytorch.org/whl/cu126"
+        explicit = true
+
+        [[tool.uv.index]]
+        name = "everything"
+        url = "https://download.pytorch.org/whl/cu124"
+        """) == [(3, "package", "torch", ">=2.1"), (19, "cuda", "", "12.8"),
+                 (29, "cuda", "", "12.4")]
+
+
+def test_pixi_features_install_torch_from_the_index_each_names():
+    """graph_weather's pyproject: pixi's ``cuda`` feature takes torch from the cu128 index
+    and pins ``cuda-version``; its conda dependencies hold Python. A ``pixi.toml`` is the
+    same manifest at the top level, its conda torch from the channel it names."""
+    assert declared("pyproject.toml", """\
+        [project]
+        name = "weather"
+
+        [tool.pixi.project]
+        channels = ["conda-forge"]
+
+        [tool.pixi.feature.cuda.target.linux-64.dependencies]
+        cuda-version = "==12.8"
+
+        [tool.pixi.dependencies]
+        python = "3.12.*"
+        pandas = "*"
+
+        [tool.pixi.feature.cuda.pypi-dependencies]
+        torch = { version = ">=2.7.0", index = "https://download.pytorch.org/whl/cu128" }
+
+        [tool.pixi.feature.cpu.pypi-dependencies]
+        torch = { version = ">=2.7.0", index = "https://download.pytorch.org/whl/cpu" }
+        """) == [(11, "python", "", "==3.12.*"), (12, "package", "pandas", ""),
+                 (15, "package", "torch", ">=2.7.0"), (15, "cuda", "", "12.8"),
+                 (8, "cuda", "", "12.8"), (18, "package", "torch", ">=2.7.0")]
+    manifest = declared("pixi.toml", """\
+        [workspace]
+        channels = ["pytorch", "conda-forge"]
+        platforms = ["linux-64"]
+
+        [dependencies]
+        python = ">=3.9"
+        pytorch = "2.4.*"
+
+        [pypi-options]
+        extra-index-urls = ["https://download.pytorch.org/whl/cu121"]
+        """)
+    assert manifest == [(6, "python", "", ">=3.9"), (7, "package", "pytorch", "==2.4.*"),
+                        (7, "channel", "pytorch", "==2.4.*"), (10, "cuda", "", "12.1")]
+    assert is_environment_file("envs/pixi.toml")
+
+
+def test_a_package_requiring_torch_below_a_release_never_runs_it():
+    """torch-uncertainty requires ``torch>=2.1,<2.9`` in its dependencies and both extras, and
+    takes the gpu extra's torch from the cu128 index: 2.8's end of Maxwell/Pascal/Volta in
+    cu128 builds reaches it, 2.11's Volta change in the same builds never can (2.8 at most).
+    One torch requirement left open (another extra) may install any release."""
+    from watcher.impact.environment.images import torch_bound
+
+    volta = EnvironmentSubject(kind="gpu_arch", name="Volta", removed="12.8")
+    capped = textwrap.dedent("""\
+        [project]
+        name = "uq"
+        dependencies = ["torch>=2.1,<2.9"]
+        [project.optional-dependencies]
+        gpu = ["torch>=2.1.0,<2.9"]
+        [[tool.uv.index]]
+        url = "https://download.pytorch.org/whl/cu128"
+        """)
+    build = next(d for d in index_environment("pyproject.toml", capped).declarations
+                 if d.kind == "cuda")
+    assert build.torch == "2.8.*"
+    assert touches(volta, build, "pyproject.toml", "v2.8.0")
+    assert not touches(volta, build, "pyproject.toml", "v2.11.0")
+    opened = capped.replace('gpu = ["torch>=2.1.0,<2.9"]', 'gpu = ["torch>=2.1.0"]')
+    build = next(d for d in index_environment("pyproject.toml", opened).declarations
+                 if d.kind == "cuda")
+    assert not build.torch and touches(volta, build, "pyproject.toml", "v2.11.0")
+    assert [torch_bound(specifier) for specifier in (
+        ">=2.1,<2.9", "<=2.5.1", "<2.8.2", "<3", ">=2.0", "==2.5.*")] == [
+        "2.8.*", "2.5.*", "2.8.*", "", "", ""]

@@ -10,7 +10,7 @@ from typing import Literal
 __all__ = ["EnvironmentKind", "environment_kind"]
 
 EnvironmentKind = Literal["pyproject", "setup.cfg", "setup.py", "requirements", "dockerfile",
-                          "conda", "conda-recipe", "shell", "cmake"]
+                          "conda", "conda-recipe", "shell", "cmake", "pixi"]
 
 
 def environment_kind(path: str) -> EnvironmentKind | None:
@@ -19,6 +19,8 @@ def environment_kind(path: str) -> EnvironmentKind | None:
     lower = name.lower()
     if lower == "pyproject.toml":
         return "pyproject"
+    if lower == "pixi.toml":
+        return "pixi"  # pixi's manifest: conda and PyPI packages, and the indexes of each
     if lower in ("setup.cfg", "setup.py"):
         return lower  # type: ignore[return-value]
     if lower.endswith(".py"):  # most files a scan asks about: none of the patterns below

@@ -201,9 +201,13 @@ def torch_unseen(declarations: list[Declaration]) -> list[Declaration]:
 def pinned_to(declarations: list[Declaration]) -> list[Declaration]:
     """``declarations`` marked with the one torch release they pin exactly, if they do: the
     release (its local label dropped: ``==2.6.0+cu124`` pins 2.6.0), or one series of them,
-    as conda pins (``pytorch=1.13.1`` is any build of 1.13.1, ``pytorch-cpu=1.13`` any 1.13)."""
+    as conda pins (``pytorch=1.13.1`` is any build of 1.13.1, ``pytorch-cpu=1.13`` any 1.13);
+    else the newest series every torch requirement's upper bound admits."""
     releases = {pinned for d in declarations if d.kind == "package" and d.name in TORCH_NAMES
                 and (pinned := torch_pin(d.specifier))}
+    if not releases and held_below(declarations):  # ``torch>=2.1,<2.9``: 2.8 at most
+        releases = {max((torch_bound(d.specifier) for d in declarations
+                         if d.kind == "package" and d.name in TORCH_NAMES), key=series_key)}
     if not releases:  # a companion held below a release holds torch below its own
         releases = {bound for d in declarations if d.kind == "package"
                     and (bound := companion_bound(d.name, d.specifier))}
@@ -228,6 +232,32 @@ def torch_pin(specifier: str) -> str:
         return exact.public
     series = SERIES.fullmatch(specifier.replace(" ", ""))
     return f"{series[1]}.*" if series else ""
+
+
+def held_below(declarations: list[Declaration]) -> bool:
+    """Whether the file requires torch and every torch requirement it makes (its extras' and
+    groups' too) is bounded above: no environment it sets up gets a newer torch."""
+    torch = [d for d in declarations if d.kind == "package" and d.name in TORCH_NAMES]
+    return bool(torch) and all(torch_bound(d.specifier) for d in torch)
+
+
+# torch's release series, oldest first: an upper bound is read against them.
+TORCH_SERIES = [*(f"1.{minor}" for minor in range(14)), *(f"2.{minor}" for minor in range(60))]
+
+
+def torch_bound(specifier: str) -> str:
+    """The newest torch series a specifier with an upper bound admits (``>=2.1,<2.9``:
+    "2.8.*"; ``<=2.5.1``: "2.5.*"); "" for none admitted, or no bound."""
+    if "<" not in specifier:
+        return ""
+    try:
+        admitted = SpecifierSet(specifier)
+    except InvalidSpecifier:
+        return ""
+    found = [series for series in TORCH_SERIES
+             if any(admitted.contains(f"{series}.{patch}", prereleases=True)
+                    for patch in range(10))]
+    return f"{found[-1]}.*" if found and found[-1] != TORCH_SERIES[-1] else ""
 
 
 def companion_bound(name: str, specifier: str) -> str:

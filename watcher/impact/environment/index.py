@@ -1,6 +1,7 @@
 """Reads the environment a codebase declares: the Python it supports, its package pins and
-the CUDA of its wheel index or base image, from pyproject.toml, requirements and constraints
-files, setup.cfg, setup.py, Dockerfiles and conda environment files.
+the CUDA of its wheel index or base image, from pyproject.toml and pixi.toml
+(``manifests``), requirements and constraints files, setup.cfg, setup.py, Dockerfiles and
+conda environment files.
 
 Each declaration keeps its 1-based line and the line as written, so a report can point at it.
 """
@@ -9,10 +10,7 @@ from __future__ import annotations
 
 import ast
 import re
-import tomllib
 from collections.abc import Callable, Iterator
-from itertools import chain
-from typing import Any
 
 from watcher.impact.environment.abi import abi_flags
 from watcher.impact.environment.declarations import (
@@ -25,12 +23,14 @@ from watcher.impact.environment.files import environment_kind
 from watcher.impact.environment.images import (
     conda_environment,
     dockerfile,
+    held_below,
     pinned_to,
     shell_script,
     torch_unseen,
 )
+from watcher.impact.environment.manifests import pixi_toml, pyproject
 from watcher.impact.environment.recipes import conda_recipe
-from watcher.impact.model import Declaration, FileIndex, UnparsableError
+from watcher.impact.model import Declaration, FileIndex
 
 __all__ = ["index_environment", "is_environment_file"]
 
@@ -44,8 +44,10 @@ def index_environment(path: str, text: str) -> FileIndex:
     found = READERS[kind](lines) if kind else []
     if kind in COMPILING:
         found = [*found, *abi_flags(lines)]
-    if kind in ONE_ENVIRONMENT or (kind in PACKAGE_METADATA and only_exact_torch(found)):
-        # A package requiring one torch release exactly runs that one, wherever installed.
+    if kind in ONE_ENVIRONMENT or (kind in PACKAGE_METADATA and (
+            only_exact_torch(found) or held_below(found))):
+        # A package requiring one torch release exactly runs that one, wherever installed; one
+        # requiring torch below a release never runs that release.
         found = pinned_to(found)
     if kind in INSTALLERS:
         found = torch_unseen(found)
@@ -60,110 +62,6 @@ def only_exact_torch(found: list[Declaration]) -> bool:
 
 def is_environment_file(path: str) -> bool:
     return environment_kind(path) is not None
-
-
-def pyproject(lines: list[str]) -> list[Declaration]:
-    """PEP 621 ``[project]`` (requires-python, dependencies, optional-dependencies) and
-    Poetry's ``[tool.poetry.*dependencies]`` (``python = "^3.9"``)."""
-    try:
-        data = tomllib.loads("\n".join(lines))
-    except tomllib.TOMLDecodeError as error:
-        raise UnparsableError(f"invalid TOML: {error}") from None
-    finder = LineFinder(lines)
-    project = table(data, "project")
-    found: list[Declaration] = []
-    spec = project.get("requires-python")
-    if isinstance(spec, str):
-        number = finder.key("requires-python")
-        found.append(python(number, lines[number - 1], spec))
-    groups = [project.get("dependencies")]
-    groups += list(table(project, "optional-dependencies").values())
-    groups += list(table(data, "dependency-groups").values())
-    for group in groups:
-        for text in group if isinstance(group, list) else ():
-            if isinstance(text, str):
-                number = finder.string(text)
-                found += requirement(number, lines[number - 1], text)
-    poetry = table(table(data, "tool"), "poetry")
-    sections = [("tool.poetry.dependencies", table(poetry, "dependencies")),
-                ("tool.poetry.dev-dependencies", table(poetry, "dev-dependencies"))]
-    sections += [(f"tool.poetry.group.{name}.dependencies", table(group, "dependencies"))
-                 for name, group in table(poetry, "group").items() if isinstance(group, dict)]
-    for header, section in sections:
-        found += poetry_section(finder, header, section)
-    return found
-
-
-def table(data: dict[str, Any], key: str) -> dict[str, Any]:
-    value = data.get(key)
-    return value if isinstance(value, dict) else {}
-
-
-def poetry_section(finder: LineFinder, header: str,
-                   section: dict[str, Any]) -> list[Declaration]:
-    found: list[Declaration] = []
-    for name, value in section.items():
-        constraint = value.get("version") if isinstance(value, dict) else value
-        if not isinstance(constraint, str):
-            continue
-        number = finder.key(name, header)
-        code = finder.lines[number - 1]
-        specifier = poetry_specifier(constraint)
-        if name == "python":
-            found.append(python(number, code, specifier))
-        else:
-            found += requirement(number, code, f"{name}{specifier}")
-    return found
-
-
-def poetry_specifier(constraint: str) -> str:
-    """Poetry's constraints in PEP 440: ``^3.9`` is >=3.9,<4.0, ``~3.9`` >=3.9,<3.10, a bare
-    version is exact, ``*`` is anything."""
-    text = constraint.strip()
-    if text in ("", "*"):
-        return ""
-    operator = text[0] if text[0] in "^~" and not text.startswith("~=") else ""
-    release = text[len(operator):].strip().removesuffix(".*")
-    if not re.fullmatch(r"\d+(\.\d+)*", release):
-        return ",".join(part.strip() for part in re.split(r"[,\s]+(?=[<>=!~])", text))
-    parts = [int(part) for part in release.split(".")]
-    if not operator:
-        return f"=={release}.*" if text.endswith(".*") else f"=={release}"
-    if operator == "^":
-        position = next((i for i, part in enumerate(parts) if part), len(parts) - 1)
-    else:
-        position = min(1, len(parts) - 1) if len(parts) > 1 else 0
-    upper = [*parts[:position], parts[position] + 1]
-    return f">={release},<{'.'.join(map(str, upper))}"
-
-
-class LineFinder:
-    """The line of a TOML key or string, found in the text (tomllib keeps no positions);
-    searches go forward so that repeated strings land on successive lines."""
-
-    def __init__(self, lines: list[str]) -> None:
-        self.lines = lines
-        self.cursor = 0
-
-    def key(self, key: str, header: str = "") -> int:
-        start = 0
-        if header:
-            pattern = re.compile(r"^\s*\[\s*" + re.escape(header).replace(r"\.", r"\s*\.\s*"))
-            start = next((i for i, text in enumerate(self.lines) if pattern.match(text)), 0)
-        pattern = re.compile(r"^\s*[\"']?" + re.escape(key) + r"[\"']?\s*=")
-        return self.search(pattern.match, start)
-
-    def string(self, text: str) -> int:
-        quoted = (f'"{text}"', f"'{text}'")
-        found = self.search(lambda line: any(q in line for q in quoted), self.cursor)
-        self.cursor = found - 1
-        return found
-
-    def search(self, test: Callable[[str], object], start: int) -> int:
-        for index in chain(range(start, len(self.lines)), range(start)):
-            if test(self.lines[index]):
-                return index + 1
-        return 1
 
 
 def setup_cfg(lines: list[str]) -> list[Declaration]:
@@ -361,7 +259,7 @@ SETUP_KEYWORDS = ("python_requires", "install_requires", "extras_require")
 READERS: dict[str, Reader] = {"pyproject": pyproject, "setup.cfg": setup_cfg, "setup.py": setup_py,
                               "requirements": requirement_lines, "dockerfile": dockerfile,
                               "conda": conda_environment, "conda-recipe": conda_recipe,
-                              "shell": shell_script, "cmake": abi_flags}
+                              "shell": shell_script, "cmake": abi_flags, "pixi": pixi_toml}
 # Files that hold more than C++ flags but can hold those too (``abi.abi_flags``; a CMake file's
 # reader is that alone).
 COMPILING = frozenset({"setup.py", "shell", "dockerfile"})
@@ -371,4 +269,4 @@ ONE_ENVIRONMENT = frozenset({"requirements", "shell", "conda"})
 # A package's own metadata: what it supports, unless it pins torch to one release.
 PACKAGE_METADATA = frozenset({"pyproject", "setup.py", "setup.cfg"})
 # Files that install a Python (a Dockerfile marks its stages itself, ``images.dockerfile``).
-INSTALLERS = frozenset({"shell", "conda"})
+INSTALLERS = frozenset({"shell", "conda", "pixi"})
