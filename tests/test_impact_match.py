@@ -272,6 +272,35 @@ def test_a_handler_of_only_the_old_error_type_around_the_call_is_check(tmp_path)
                               "IndexError or TypeError instead")
 
 
+def test_a_test_expecting_only_the_old_error_type_is_check(tmp_path):
+    """torch-uncertainty's tests expect ``RuntimeError`` from a ``torch.cat`` of mismatched
+    sizes (``with pytest.raises(RuntimeError)``, unittest's ``assertRaises``): from 2.9 cat
+    raises ``ValueError`` and the test fails, as a handler stops running. A test expecting the
+    new type too, or another ``with``, is not reached."""
+    (tmp_path / "test_mask.py").write_text(textwrap.dedent("""\
+        import contextlib
+        import pytest
+        import torch
+        def test_sizes():
+            with pytest.raises(RuntimeError, match="Sizes"):
+                torch.cat([torch.zeros(2, 1), torch.zeros(3, 2)], dim=1)
+        def test_either():
+            with pytest.raises((RuntimeError, ValueError)):
+                torch.cat([torch.zeros(2, 1), torch.zeros(3, 2)], dim=1)
+        def test_quiet():
+            with contextlib.suppress(KeyError):
+                torch.cat([torch.zeros(2, 1), torch.zeros(3, 2)], dim=1)
+        class Sizes:
+            def test_unittest(self):
+                with self.assertRaisesRegex(RuntimeError, "Sizes"):
+                    torch.cat([torch.zeros(2, 1), torch.zeros(3, 2)], dim=1)
+        """))
+    cat = Subject(api="torch.cat", condition="errors", raised=("RuntimeError",),
+                  raises=("ValueError", "IndexError", "TypeError"))
+    affects = find_affects(Subjects(python=(cat,)), scan_codebase(str(tmp_path), {}), "code")
+    assert [(affect.line, affect.tier) for affect in affects] == [(6, "check"), (16, "check")]
+
+
 def test_a_handler_for_the_codebases_own_error_of_that_type_stays_in_use(tmp_path):
     """text-generation-inference's quantized loaders wrap ``torch.cat([weights.get_sharded(p)
     ...])`` in ``except RuntimeError`` to say "make sure the model is already quantized": the

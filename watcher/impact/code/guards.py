@@ -23,8 +23,8 @@ from watcher.impact.code.nodes import push_children
 from watcher.impact.code.versions import FLOOR, Test, callee_name, compared, version_test
 
 __all__ = ["FLOOR", "Test", "called_in", "catches_type_error", "caught_names", "dead_branch",
-           "exits", "probed_names", "raised_type", "retried_calls", "runs_below",
-           "tried_keywords"]
+           "exits", "expected_names", "probed_names", "raised_type", "retried_calls",
+           "runs_below", "tried_keywords"]
 
 
 
@@ -163,18 +163,40 @@ def tried_keywords(body: list[ast.stmt]) -> dict[str, frozenset[str]] | None:
 def caught_names(handlers: list[ast.ExceptHandler]) -> frozenset[str]:
     """The exception types a ``try``'s handlers catch, by last name (``except
     torch.OutOfMemoryError`` is ``OutOfMemoryError``); a bare ``except:`` is ``BaseException``."""
+    return frozenset(name for handler in handlers for name in exception_names(handler.type))
+
+
+def exception_names(kind: ast.expr | None) -> set[str]:
+    """The exception types an expression names (a type, a tuple of them), by last name; None
+    (a bare ``except:``) is ``BaseException``, a computed type "?" (anything may be caught)."""
     names: set[str] = set()
-    for handler in handlers:
-        kinds = handler.type.elts if type(handler.type) is ast.Tuple else [handler.type]
-        for kind in kinds:
-            if kind is None:
-                names.add("BaseException")
-            elif type(kind) is ast.Name:
-                names.add(kind.id)
-            elif type(kind) is ast.Attribute:
-                names.add(kind.attr)
-            else:
-                names.add("?")  # a computed type: anything may be caught
+    for each in kind.elts if type(kind) is ast.Tuple else [kind]:
+        if each is None:
+            names.add("BaseException")
+        elif type(each) is ast.Name:
+            names.add(each.id)
+        elif type(each) is ast.Attribute:
+            names.add(each.attr)
+        else:
+            names.add("?")
+    return names
+
+
+# Test helpers whose ``with`` block expects its first argument's exception types
+# (``pytest.raises(RuntimeError)``, unittest's ``self.assertRaises(RuntimeError)``): a test
+# written for the type an API raised fails once it raises another, as a handler stops running.
+EXPECTING = frozenset({"raises", "assertRaises", "assertRaisesRegex", "assertRaisesRegexp"})
+
+
+def expected_names(node: ast.With | ast.AsyncWith) -> frozenset[str]:
+    """The exception types a ``with pytest.raises(...)`` (or ``assertRaises``) block expects;
+    empty for any other ``with``."""
+    names: set[str] = set()
+    for item in node.items:
+        context = item.context_expr
+        if type(context) is ast.Call and context.args and \
+                callee_name(context.func) in EXPECTING:
+            names |= exception_names(context.args[0])
     return frozenset(names)
 
 

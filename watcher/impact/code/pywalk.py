@@ -22,6 +22,7 @@ from watcher.impact.code.guards import (
     caught_names,
     dead_branch,
     exits,
+    expected_names,
     probed_names,
     raised_type,
     retried_calls,
@@ -186,6 +187,7 @@ class Walker:
         constant, attribute, call, expression = ast.Constant, ast.Attribute, ast.Call, ast.Expr
         assign, annotated, imports = ast.Assign, ast.AnnAssign, (ast.Import, ast.ImportFrom)
         if_kind, if_expression, try_kind, try_star = ast.If, ast.IfExp, ast.Try, ast.TryStar
+        with_kind, async_with = ast.With, ast.AsyncWith
         loop, async_loop, while_loop = ast.For, ast.AsyncFor, ast.While
         compare, raise_kind = ast.Compare, ast.Raise
         known_fields = FIELDS.get
@@ -238,6 +240,8 @@ class Walker:
                     continue
                 elif kind is try_kind or kind is try_star:
                     self.fallback(node)
+                elif kind is with_kind or kind is async_with:
+                    self.expectation(node)
                 elif kind is loop or kind is async_loop or kind is while_loop:
                     self._looped.update(id(statement) for statement in node.body
                                         if type(statement) is try_kind or
@@ -427,6 +431,15 @@ class Walker:
             if bounded is not None and bounded[0] == "orelse":
                 end = function.end_lineno or body[-1].lineno
                 self.below.append((body[position + 1].lineno, end, bounded[1]))
+
+    def expectation(self, node: ast.With | ast.AsyncWith) -> None:
+        """``with pytest.raises(RuntimeError): torch.cat(...)``: the block's calls are expected
+        to raise those types, read as a handler catching them (``catches``)."""
+        expected = expected_names(node)
+        if expected and node.body:
+            end = node.body[-1].end_lineno or node.body[-1].lineno
+            self.catches.append((node.body[0].lineno, end, expected, frozenset(),
+                                 called_in(node.body)))
 
     def fallback(self, node: ast.Try | ast.TryStar) -> None:
         if node.body and node.handlers:
