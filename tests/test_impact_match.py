@@ -11,6 +11,7 @@ import pytest
 from conftest import FIXTURES
 
 from watcher.impact.code import CodeIndex, scan_codebase
+from watcher.impact.knowledge import NoKnowledge
 from watcher.impact.model import Subject, Subjects
 from watcher.impact.reach.match import find_affects
 
@@ -299,6 +300,41 @@ def test_a_test_expecting_only_the_old_error_type_is_check(tmp_path):
                   raises=("ValueError", "IndexError", "TypeError"))
     affects = find_affects(Subjects(python=(cat,)), scan_codebase(str(tmp_path), {}), "code")
     assert [(affect.line, affect.tier) for affect in affects] == [(6, "check"), (16, "check")]
+
+
+class TensorMethods(NoKnowledge):
+    """torch.Tensor's ``to`` and ``max``, as the atlas resolves them."""
+
+    def resolve(self, name: str) -> str | None:
+        return "torch._tensor.Tensor." + name.rpartition(".")[2] if name in (
+            "torch.Tensor.to", "torch.Tensor.max") else None
+
+
+def test_a_tensor_method_is_not_the_codebases_function_of_that_name(tmp_path):
+    """hippynn's pair finder catches ``(ValueError, RuntimeError)`` around ``torch.cat(...)
+    .to(dev)``; its molecular-dynamics ``Variable.to`` raises ``ValueError`` for a bad argument.
+    Joined by name, that made the handler's ``ValueError`` the codebase's and the cat call
+    ``check``; ``.to(dev)`` beside a torch call is the tensor's method (the atlas has
+    ``torch.Tensor.to``), so the handler still catches cat's new ``ValueError``."""
+    (tmp_path / "md.py").write_text(textwrap.dedent("""\
+        class Variable:
+            def to(self, arg):
+                raise ValueError(f"cannot move to {arg}")
+        """))
+    (tmp_path / "pairs.py").write_text(textwrap.dedent("""\
+        import torch
+        def gather(pieces, dev):
+            try:
+                return torch.cat(pieces).to(dev)
+            except (ValueError, RuntimeError):
+                return torch.empty(0, device=dev)
+        """))
+    cat = Subject(api="torch.cat", condition="errors", raised=("RuntimeError",),
+                  raises=("ValueError", "IndexError", "TypeError"))
+    index = scan_codebase(str(tmp_path), {})
+    assert find_affects(Subjects(python=(cat,)), index, "code", knowledge=TensorMethods()) == []
+    assert [affect.line for affect in find_affects(Subjects(python=(cat,)), index, "code")] \
+        == [4]  # without the atlas the name is ambiguous, and the handler may be md's
 
 
 def test_a_handler_for_the_codebases_own_error_of_that_type_stays_in_use(tmp_path):

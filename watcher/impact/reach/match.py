@@ -85,7 +85,8 @@ def find_affects(subjects: Subjects, index: CodeIndex, root_label: str, *,
                 # A caller may give the spread dict other keys: any option may come.
                 match = match._replace(row={**match.row, "passes_kwargs": True})
             if judged.raised and match.row.get("tried"):
-                match = match._replace(row=caught_for_torch(match.row, index.raisers))
+                match = match._replace(row=caught_for_torch(match.row, index.raisers,
+                                                            knowledge))
             verdict = judge(judged, match, release, evidence)
             if verdict is None:
                 continue
@@ -205,12 +206,17 @@ def never_spread(subject: Subject, row: UseRow, table: UseTable) -> bool:
     return int(here) + len(calls) > 0
 
 
-def caught_for_torch(row: UseRow, raisers: dict[str, frozenset[str]]) -> UseRow:
+def caught_for_torch(row: UseRow, raisers: dict[str, frozenset[str]],
+                     knowledge: ApiKnowledge = NO_KNOWLEDGE) -> UseRow:
     """The use with the types its handlers catch for the torch call alone: a type the
     codebase's own function called in the same ``try`` raises (``code.raisers``) is caught for
-    that function's error, and still is when torch changes what it raises."""
-    theirs = {name for callee in row["tried"] for kind in raisers.get(callee, ())
-              for name in lineage(kind)}
+    that function's error, and still is when torch changes what it raises. Functions are
+    joined by name, so a name torch's ``Tensor`` has as a method (``.to(dev)``, ``.max()``) is
+    taken for the tensor's, not for a method of the codebase's spelt alike (hippynn's
+    ``to`` raising ``ValueError`` for a bad argument)."""
+    theirs = {name for callee in row["tried"]
+              if knowledge.resolve(f"torch.Tensor.{callee}") is None
+              for kind in raisers.get(callee, ()) for name in lineage(kind)}
     caught = [name for name in row.get("caught", ()) if name not in theirs]
     return {**row, "caught": caught}
 
