@@ -398,11 +398,15 @@ def test_a_changed_default_torch_does_not_apply_to_the_value_passed_is_not_relie
         torch.hub.load(checkout, "model", source="local")
         torch.hub.load(repo, "model")
         torch.hub.load("pytorchlightning/x", "model")
+        torch.hub.load(f"facebookresearch/{repo}", name)
+        torch.hub.load(f"facebook{suffix}/dinov2", name)
         """))
     index = scan_codebase(str(tmp_path), {})
     load = Subject(api="torch.hub.load", condition="omits", option="trust_repo")
     listed = Subject(api="torch.hub.list", condition="omits", option="trust_repo")
-    assert tiers(index, load, listed) == {5: "breaks", 7: "breaks", 8: "breaks"}
+    # dinov3's f"facebookresearch/{repo}" names its owner in the constant part; a head that
+    # stops before the owner's name is whole is anyone's
+    assert tiers(index, load, listed) == {5: "breaks", 7: "breaks", 8: "breaks", 10: "breaks"}
 
 
 def test_a_name_the_atlas_cannot_place_matches_its_private_module_spelling(tmp_path):

@@ -70,7 +70,9 @@ NOT_CALLING = frozenset({"import", "annotation", "isinstance", "base", "compared
 TYPE_TESTS = frozenset({"isinstance", "issubclass"})
 CONSTANTS = (bool, int, float, str, type(None))
 # The key of a call's first positional argument among its constant ``values`` (no keyword can
-# be spelt so), and the longest string kept there.
+# be spelt so), and the longest string kept there: the string as written, or the constant head
+# of an f-string (``f"facebookresearch/{repo}"``: "facebookresearch/"), which every value it
+# takes starts with (read only for prefixes, ``config/impact.toml`` ``[[exempted_by]]``).
 FIRST = "#0"
 FIRST_LIMIT = 200
 
@@ -613,11 +615,11 @@ class Walker:
             if type(argument) is ast.Starred:
                 positional -= 1
         star = positional != len(arguments)
-        if arguments and type(arguments[0]) is ast.Constant and \
-                type(arguments[0].value) is str and len(arguments[0].value) <= FIRST_LIMIT:
+        written = string_head(arguments[0]) if arguments else None
+        if written is not None and len(written) <= FIRST_LIMIT:
             # The first argument as written, when a string (``torch.hub.load("pytorch/vision",
             # ...)``): some changes depend on it (``config/impact.toml`` ``[[exempted_by]]``).
-            values += ((FIRST, arguments[0].value),)
+            values += ((FIRST, written),)
         if last == "update" and type(func) is ast.Attribute and type(func.value) is ast.Name \
                 and func.value.id in self._dicts:  # d.update(b=2) adds keys; d.update(x): more
             self._dicts[func.value.id].update(keywords)
@@ -688,3 +690,13 @@ class Walker:
             base.append(node.module)
         return ".".join(base) or None
 
+
+def string_head(node: ast.expr) -> str | None:
+    """A string constant, or the constant text an f-string starts with (``f"owner/{repo}"``:
+    "owner/"); None for anything else."""
+    if type(node) is ast.Constant and type(node.value) is str:
+        return node.value
+    if type(node) is ast.JoinedStr and node.values and type(node.values[0]) is ast.Constant \
+            and type(node.values[0].value) is str:
+        return node.values[0].value
+    return None
