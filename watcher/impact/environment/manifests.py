@@ -188,7 +188,7 @@ def pixi_pypi(finder: LineFinder, header: str, section: dict[str, Any]) -> list[
     for name, value in section.items():
         version = value.get("version", "") if isinstance(value, dict) else value
         if not isinstance(version, str):
-            continue  # a path, git or URL source: no version to read
+            continue  # not a constraint (a path, git or URL source names no version: "")
         number = finder.key(name, header)
         code = finder.lines[number - 1]
         found += requirement(number, code, name + ("" if version.strip() == "*" else version))
