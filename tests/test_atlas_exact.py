@@ -11,7 +11,7 @@ from pathlib import Path
 
 from atlas_support import V1, write_wheel
 
-from watcher.impact.atlas import Atlas, Param, build_atlas, diff
+from watcher.impact.atlas import Atlas, Param, build_atlas, diff, dumps, loads
 from watcher.impact.atlas.compare import ApiChange, internal
 
 
@@ -200,6 +200,23 @@ def test_a_packages_binding_wins_over_its_submodule_of_that_name(tmp_path: Path)
         "torch/__init__.py": V1["torch/__init__.py"] + "from torch._hops import cond as cond\n"})
     assert atlas.resolve("torch.cond") == "torch._hops.cond.cond"
     assert atlas.kind("torch._hops.cond.cond") == "function"
+
+
+def test_a_packages_binding_wins_over_its_public_submodule_of_that_name(tmp_path: Path) -> None:
+    """``torch.quantization`` imports the function ``fuse_modules`` from its public submodule of
+    that name (and ``torch.nn.utils`` does ``weight_norm``): at run time the attribute is the
+    function, so a call ``torch.quantization.fuse_modules(...)`` is the function's, before and
+    after the atlas is written to disk and read back; the submodule's own names stay."""
+    atlas = _atlas(tmp_path, **{
+        "torch/quantization/__init__.py": "from .fuse_modules import fuse_modules\n",
+        "torch/quantization/fuse_modules.py": "def fuse_modules(model, names):\n    pass\n"
+                                              "def fuse_known_modules(mods):\n    pass\n"})
+    for read in (atlas, loads(dumps(atlas))):
+        assert read.resolve("torch.quantization.fuse_modules") == \
+            "torch.quantization.fuse_modules.fuse_modules"
+        assert read.kind("torch.quantization.fuse_modules.fuse_modules") == "function"
+        assert read.resolve("torch.quantization.fuse_modules.fuse_known_modules") == \
+            "torch.quantization.fuse_modules.fuse_known_modules"
 
 
 def test_an_alias_no_reading_follows_is_still_a_name(tmp_path: Path) -> None:

@@ -213,7 +213,10 @@ def link(package: str, version: str, linker: Linker) -> Atlas:
         facts = linker.facts(module)
         if facts is None:
             continue
-        names[module] = module
+        # A package's binding of the name wins over its public submodule's own (``from
+        # .fuse_modules import fuse_modules`` in torch.quantization: the function, as at run
+        # time); the package is read first, its submodules after it.
+        names.setdefault(module, module)
         for name, target in linker.public_names(module).items():
             if target is None or name.startswith("_"):
                 continue  # outside the package, or private even where ``__all__`` lists it

@@ -146,17 +146,20 @@ class NameTable(Mapping[str, str]):
         return str(found)
 
     def get(self, name: str, default: Any = None) -> Any:
-        """As ``Mapping.get``, without raising and catching ``KeyError`` for a name not here."""
-        entry = self._modules.get(name)
-        if entry is not None and len(entry) > 2:
-            return name
+        """As ``Mapping.get``, without raising and catching ``KeyError`` for a name not here.
+        What a package binds under a name wins over its public submodule of that name, as at
+        run time (``torch.quantization.fuse_modules`` is the function the package imports)."""
         module, _, attr = name.rpartition(".")
-        entry = self._modules.get(module)
-        if entry is None or len(entry) < 3:
+        parent = self._modules.get(module)
+        bound = parent[2].get(attr) if parent is not None and len(parent) > 2 else None
+        entry = self._modules.get(name)
+        if bound is None and entry is not None and len(entry) > 2:
+            return name
+        if parent is None or len(parent) < 3:
             return default
-        found = entry[2].get(attr)
+        found = bound
         if found is None:
-            return name if own(entry, attr) else default
+            return name if own(parent, attr) else default
         if found == 0:
             return name
         return f"{found}{attr}" if found.endswith(".") else str(found)
