@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from functools import lru_cache
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
@@ -43,13 +44,16 @@ CPYTHON_TAG = re.compile(r"\bcp(3)(\d{1,2})(?=[-_*\s\"']|$)")
 TORCH_TAG = re.compile(r"(?:^|[-_.])(?:py)?torch-?v?\d+\.\d+")
 TAG_CU = re.compile(r"(?:^|[-_.])cu(\d{2,3})(?:$|[-_.])")
 RELEASE = re.compile(r"^(\d+)\.(\d+)")
-# Each companion series (as its .0) and the torch series it requires, oldest first; the last
-# entry stands for every later release (a bound above it bounds nothing known).
+# Each release series of torch and of its companions, with the torch series it requires,
+# oldest first; the last entry stands for every later release (a bound above it bounds
+# nothing known).
+TORCH_RELEASES = [(series, series) for series in (
+    *(f"1.{minor}" for minor in range(14)), *(f"2.{minor}" for minor in range(60)))]
 COMPANION_RELEASES: dict[str, list[tuple[str, str]]] = {
-    "torchvision": [*((f"0.{minor}.0", f"1.{minor - 1}") for minor in range(2, 15)),
-                    *((f"0.{minor}.0", f"2.{minor - 15}") for minor in range(15, 60))],
-    "torchaudio": [*((f"0.{minor}.0", f"1.{minor}") for minor in range(4, 14)),
-                   *((f"2.{minor}.0", f"2.{minor}") for minor in range(0, 45))],
+    "torchvision": [*((f"0.{minor}", f"1.{minor - 1}") for minor in range(2, 15)),
+                    *((f"0.{minor}", f"2.{minor - 15}") for minor in range(15, 60))],
+    "torchaudio": [*((f"0.{minor}", f"1.{minor}") for minor in range(4, 14)),
+                   *((f"2.{minor}", f"2.{minor}") for minor in range(0, 45))],
 }
 # The last torch series with wheels for a Python (PyPI's and conda's files: 1.5 dropped 3.5,
 # 1.11 3.6, 2.0 3.7, 2.5 3.8, 2.9 3.9): an environment pinned to that Python, with no torch
@@ -241,23 +245,11 @@ def held_below(declarations: list[Declaration]) -> bool:
     return bool(torch) and all(torch_bound(d.specifier) for d in torch)
 
 
-# torch's release series, oldest first: an upper bound is read against them.
-TORCH_SERIES = [*(f"1.{minor}" for minor in range(14)), *(f"2.{minor}" for minor in range(60))]
-
-
+@lru_cache(maxsize=256)  # a file's extras repeat their torch requirement
 def torch_bound(specifier: str) -> str:
     """The newest torch series a specifier with an upper bound admits (``>=2.1,<2.9``:
     "2.8.*"; ``<=2.5.1``: "2.5.*"); "" for none admitted, or no bound."""
-    if "<" not in specifier:
-        return ""
-    try:
-        admitted = SpecifierSet(specifier)
-    except InvalidSpecifier:
-        return ""
-    found = [series for series in TORCH_SERIES
-             if any(admitted.contains(f"{series}.{patch}", prereleases=True)
-                    for patch in range(10))]
-    return f"{found[-1]}.*" if found and found[-1] != TORCH_SERIES[-1] else ""
+    return newest_admitted(specifier, TORCH_RELEASES) if "<" in specifier else ""
 
 
 def companion_bound(name: str, specifier: str) -> str:
@@ -266,17 +258,22 @@ def companion_bound(name: str, specifier: str) -> str:
     2.0's; torchaudio 0.13 is 1.13's, 2.1 is 2.1's), so ``torchvision<0.10.0`` installs torch
     1.8 at most ("1.8.*"); "" for none, or no upper bound."""
     mapping = COMPANION_RELEASES.get(name)
-    if mapping is None or not specifier:
-        return ""
+    return newest_admitted(specifier, mapping) if mapping is not None and specifier else ""
+
+
+def newest_admitted(specifier: str, releases: list[tuple[str, str]]) -> str:
+    """The torch series (``"2.8.*"``) of the newest of ``releases`` (a package's series and the
+    torch series it requires) that ``specifier`` admits; "" where it admits none, or the newest
+    known too (no bound)."""
     try:
         admitted = SpecifierSet(specifier)
     except InvalidSpecifier:
         return ""
-    found = [torch for companion, torch in mapping
-             if any(admitted.contains(f"{companion[:-2]}.{patch}", prereleases=True)
+    found = [torch for series, torch in releases
+             if any(admitted.contains(f"{series}.{patch}", prereleases=True)
                     for patch in range(10))]
-    if not found or found[-1] == mapping[-1][1]:
-        return ""  # nothing admitted, or the newest known too: no bound
+    if not found or found[-1] == releases[-1][1]:
+        return ""
     return f"{found[-1]}.*"
 
 

@@ -178,9 +178,7 @@ def never_given(subject: Subject, row: UseRow, table: UseTable) -> bool:
     if source is None:
         return False
     function, position, called, given = source
-    if given:
-        return False
-    return no_caller_gives(table, function, subject.option, position, called)
+    return not given and no_caller_gives(table, function, subject.option, position, called)
 
 
 def never_spread(subject: Subject, row: UseRow, table: UseTable) -> bool:
