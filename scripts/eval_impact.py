@@ -15,6 +15,9 @@ the same precision over the pairs whose surest tier is ``breaks`` (a pair with o
     python scripts/eval_impact.py --heldout DIR --truth scripts/impact_truth/unseen.json \
         [--details] [--uses] [--releases v2.10.0,v2.11.0]
 
+A file judged true both under a notes item and under a ``(package)`` key of the same release
+(one use, judged twice) counts once, as the notes item's pair.
+
 ``--releases`` limits the run (and the truth it is measured against) to those notes.
 
 ``--uses`` prints every flagged use (tier, path:line, code, why) under its item, to judge from.
@@ -32,6 +35,7 @@ NOTES = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "release
 RELEASES = ("v2.5.0", "v2.6.0-torch-load", "v2.7.0", "v2.8.0", "v2.9.0", "v2.10.0", "v2.11.0")
 KINDS = {"bc_breaking", "deprecation"}
 TIERS = {"breaks", "check"}
+PACKAGE_KEY = "(package)"  # a truth key for a change the package shows and no item names
 
 
 def item_key(text: str) -> str:
@@ -97,12 +101,22 @@ def main() -> None:
     def verdict(pair):
         return truth[pair]["verdict"] if pair in truth else None
 
+    # A file judged true under a notes item and again under a "(package)" key of the same
+    # release is one finding judged twice: the tool reports each use once, under the item that
+    # speaks of it. The notes item's pair is the one counted.
+    true_files = {(r, cb, path) for (r, item, cb, path), t in truth.items()
+                  if t["verdict"] == "true" and not item.startswith(PACKAGE_KEY)}
+
+    def double_key(pair):
+        return pair[1].startswith(PACKAGE_KEY) and (pair[0], pair[2], pair[3]) in true_files
+
     rows = []
     for cb in [*codebases, "overall"]:
         scope = set(codebases) if cb == "overall" else {cb}
         judged = [p for p in flagged if p[2] in scope and verdict(p) in ("true", "false")]
         right = sum(verdict(p) == "true" for p in judged)
-        true_pairs = [p for p, t in truth.items() if p[2] in scope and t["verdict"] == "true"]
+        true_pairs = [p for p, t in truth.items() if p[2] in scope and t["verdict"] == "true"
+                      and not double_key(p)]
         found = sum(p in flagged for p in true_pairs)
         breaks = [p for p in judged if tiers[p] == "breaks"]
         breaks_right = sum(verdict(p) == "true" for p in breaks)
@@ -122,7 +136,8 @@ def main() -> None:
         for title, pairs in (
             ("FALSE ALARMS", sorted(p for p in flagged if verdict(p) == "false")),
             ("MISSES", sorted(p for p, t in truth.items()
-                              if t["verdict"] == "true" and p not in flagged)),
+                              if t["verdict"] == "true" and p not in flagged
+                              and not double_key(p))),
             ("UNJUDGED", unjudged),
         ):
             print(f"\n{title} ({len(pairs)})")

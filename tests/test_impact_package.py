@@ -624,6 +624,47 @@ def test_kwargs_passed_on_that_no_caller_fills_with_the_option_do_not_carry_it(r
     assert found == {"pkg/given.py", "pkg/spread.py", "pkg/derived.py", "pkg/unseen.py"}, found
 
 
+@pytest.mark.parametrize(("config", "flagged"), [
+    (None, set()),
+    ("loader:\n  pin_memory_device: cuda\n", {"pkg/data.py"}),
+    ('LOADER = {"pin_memory_device": "cuda"}\n', {"pkg/data.py"})])
+def test_a_deprecated_option_no_file_writes_is_not_carried_by_kwargs(run_cli, tmp_path, config,
+                                                                      flagged):
+    """pytorch_tabular's ``DataLoader(..., **self.config.dataloader_kwargs)``, with no caller
+    in view: the deprecated ``pin_memory_device`` can only come through the forward where
+    something in the tree writes it (a YAML key, a dict key); where nothing does, it would
+    come from a caller outside the tree, whose warning it is. A removed option
+    (``StepLR``'s ``verbose`` in 2.7) stays ``check``: the library's call is where it breaks."""
+    root = tmp_path / "code"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "data.py").write_text(textwrap.dedent("""\
+        from torch.utils.data import DataLoader
+
+
+        def loader(dataset, config):
+            return DataLoader(dataset, batch_size=8, pin_memory=True, **config.loader_kwargs)
+        """))
+    (root / "pkg" / "sched.py").write_text(textwrap.dedent("""\
+        from torch.optim.lr_scheduler import StepLR
+
+
+        def scheduler(optimizer, **options):
+            return StepLR(optimizer, step_size=10, **options)
+        """))
+    if config is not None:
+        (root / ("config.yaml" if config.startswith("loader") else "pkg/defaults.py")) \
+            .write_text(config)
+    found = {}
+    for release in ("v2.9.0", "v2.7.0"):
+        result = run_cli("impact", str(FIXTURES / "releases" / "pytorch" / f"{release}.md"),
+                         "--code", str(root), "--format", "json")
+        for item in json.loads(result.stdout)["items"]:
+            for use in item.get("affects", []):
+                found.setdefault(use["path"], set()).add((use["tier"], use["why"][:40]))
+    assert ("pkg/data.py" in found) == bool(flagged), found
+    assert found["pkg/sched.py"] == {("check", "forwards **kwargs to StepLR, which may c")}
+
+
 def test_a_deprecated_option_passed_as_its_none_default_is_not_used(run_cli, tmp_path):
     """wenet's BPU exporter passes ``dynamic_axes=None`` (static shapes): None is the
     option's default, so the deprecation of using it does not reach the call; passing a value

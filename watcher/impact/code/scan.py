@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Iterator, MutableMapping
+from collections.abc import Callable, Iterator, MutableMapping
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
@@ -102,6 +102,19 @@ class CodeIndex:
     def sets(self) -> frozenset[str]:
         """Every attribute name the codebase assigns and keyword name it passes."""
         return frozenset(name for record in self.records for name in record.sets)
+
+    @cached_property
+    def _spelled(self) -> dict[str, bool]:
+        return {}
+
+    def spells(self, word: str) -> bool:
+        """Whether any text file of the codebase (code, configs, docs) writes ``word`` as a
+        word; read from disk on first asking, and True when the tree cannot be read."""
+        if word not in self._spelled:
+            from watcher.impact.code.spelled import spelled_in_tree
+
+            self._spelled[word] = spelled_in_tree(self.root, word)
+        return self._spelled[word]
 
     @cached_property
     def unreached(self) -> dict[str, tuple[int, int]]:
@@ -218,11 +231,13 @@ def index_python(path: str, source: str | bytes) -> FileIndex:
     return FileIndex.model_validate({"path": path, "uses": python.uses})
 
 
-def walk(root: str, unparsable: list[tuple[str, str]]) -> Iterator[tuple[str, os.DirEntry[str]]]:
-    """The files to index, sorted, depth first; skipped folders and symlinked folders are not
-    entered. A symlinked file is indexed at its own path when it points at a file inside the
-    codebase (a recipe importing a shared ``model.py`` through a link runs it there too);
-    one pointing outside is not read."""
+def walk(root: str, unparsable: list[tuple[str, str]],
+         keep: Callable[[str], bool] | None = None) -> Iterator[tuple[str, os.DirEntry[str]]]:
+    """The files to index (or those ``keep`` wants), sorted, depth first; skipped folders and
+    symlinked folders are not entered. A symlinked file is indexed at its own path when it
+    points at a file inside the codebase (a recipe importing a shared ``model.py`` through a
+    link runs it there too); one pointing outside is not read."""
+    keep = keep or wanted
     pending: list[tuple[str, str]] = [("", root)]
     real_root = ""
     while pending:
@@ -243,9 +258,9 @@ def walk(root: str, unparsable: list[tuple[str, str]]) -> Iterator[tuple[str, os
             if entry.is_dir(follow_symlinks=False):
                 if entry.name not in SKIPPED_DIRS and not entry.name.endswith(".egg-info"):
                     folders.append((path, entry.path))
-            elif entry.is_file(follow_symlinks=False) and wanted(path):
+            elif entry.is_file(follow_symlinks=False) and keep(path):
                 yield path, entry
-            elif entry.is_symlink() and wanted(path):
+            elif entry.is_symlink() and keep(path):
                 real_root = real_root or os.path.realpath(root)
                 if inside(entry.path, real_root):
                     yield path, entry

@@ -75,7 +75,8 @@ def find_affects(subjects: Subjects, index: CodeIndex, root_label: str, *,
                 continue  # it runs only on releases before this one (a version guard)
             if never_given(judged, match.row, index.table):
                 continue  # the option only ever arrives as None: no caller gives it
-            if never_spread(judged, match.row, index.table):
+            if never_spread(judged, match.row, index.table) or never_spelled(judged, match.row,
+                                                                             index):
                 # No caller gives the option to the **kwargs the call passes on: judged as
                 # the call without them.
                 match = match._replace(row={key: value for key, value in match.row.items()
@@ -202,6 +203,16 @@ def never_spread(subject: Subject, row: UseRow, table: UseTable) -> bool:
            for call in calls):
         return False
     return int(here) + len(calls) > 0
+
+
+def never_spelled(subject: Subject, row: UseRow, index: CodeIndex) -> bool:
+    """A call passing on ``**kwargs`` to an API whose option is deprecated, where no text file
+    of the codebase writes the option's name (no keyword, dict key, config key or flag): the
+    forward can only carry it from a caller outside the tree, whose warning it is. A removed
+    option is not excused so: a library's forward is where its users' calls break."""
+    return subject.condition == "passes" and subject.effect == "deprecated" and \
+        subject.option is not None and bool(row.get("passes_kwargs")) and \
+        subject.option not in row.get("keywords", ()) and not index.spells(subject.option)
 
 
 def caught_for_torch(row: UseRow, raisers: dict[str, frozenset[str]],
