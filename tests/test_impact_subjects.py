@@ -105,7 +105,9 @@ REAL_ITEMS: list[tuple[str, str, list[str], list[str]]] = [
     ("2.7.0", "Removed CUDA 12.4 support", [], ["cuda 12.4"]),  # not 12.8, the replacement
     ("2.7.0", "Removed Anaconda support", [], ["the pytorch conda channel"]),
     ("2.7.0", "Dropped support for Triton < 2.2.0", [], ["triton>=2.2.0"]),
-    ("2.7.0", "Change `torch.Tensor.new_tensor()`", ["torch.Tensor.new_tensor [method]"], []),
+    # the default it changes named in plain words: "the given Tensor's device by default"
+    ("2.7.0", "Change `torch.Tensor.new_tensor()`",
+     ["torch.Tensor.new_tensor [method] omits device"], []),
     ("2.7.0", "Use Manylinux 2.28", [], ["the C++11 ABI"]),  # glibc 2.28: no file says it
     ("2.7.0", "now uses the ExportedProgram logic path", ["torch.onnx.dynamo_export"], []),
     ("2.7.0", "Finish deprecation of `LRScheduler.print_lr()`",

@@ -15,6 +15,9 @@ from watcher.impact import ImpactAnalyzer, ReleaseAnalysis, package_changes
 from watcher.impact.analysis.item import CodeRoot
 from watcher.impact.atlas import AtlasSource
 from watcher.impact.knowledge import NoKnowledge, Parameter, Signature
+from watcher.impact.model import Subject
+from watcher.impact.reach.match import confirmed_option
+from watcher.impact.subjects import read_subjects
 from watcher.models import Affect, ClassifiedItem
 
 SCHEDULERS = "torch.optim.lr_scheduler"
@@ -575,3 +578,61 @@ def test_what_an_option_does_changed_reaches_calls_passing_it_unless_none(tmp_pa
     # Fully masked rows now give zeros, not NaN: a state the code can reach, so check.
     sdpa = uses(analyzer(tmp_path / "again", files), "2.5.0", "call _safe_softmax from SDPA")
     assert tiers(sdpa) == {("attn.py", 4): "check"}
+
+
+class TensorMaking(NoKnowledge):
+    """``Tensor.new_tensor`` where the package defines it, with its signature."""
+
+    def resolve(self, name: str) -> str | None:
+        return "torch._C.TensorBase.new_tensor" if name.endswith(".new_tensor") else None
+
+    def signature(self, api: str) -> Signature | None:
+        return Signature((Parameter("data"), Parameter("dtype", default="None"),
+                          Parameter("device", default="None"))) \
+            if api == "torch._C.TensorBase.new_tensor" else None
+
+
+NEW_TENSORS = {"boxes.py": """\
+    import torch
+    def weights(scores, class_weight, means):
+        a = scores.new_tensor(class_weight, device=scores.device)
+        b = scores.new_tensor(means)
+        c = scores.new_tensor(means, device="cpu")
+        return a, b, c
+    """}
+
+
+def test_a_default_named_in_plain_words_spares_calls_passing_that_option(tmp_path):
+    """2.7's "Change `torch.Tensor.new_tensor()` to be on the given Tensor's device by default"
+    (mmhuman3d's ``cls_score.new_tensor(w, device=cls_score.device)`` was flagged): the
+    package's signature has ``device``, so only a call leaving it out relies on the changed
+    default. With no signature to confirm the word names a parameter, every call stays."""
+    found = uses(analyzer(tmp_path / "known", NEW_TENSORS, TensorMaking()), "2.7.0",
+                 "Change `torch.Tensor.new_tensor()`")
+    assert tiers(found) == {("boxes.py", 4): "check"}
+    assert "relies on the default of device" in found[0].why
+    unknown = uses(analyzer(tmp_path / "unknown", NEW_TENSORS), "2.7.0",
+                   "Change `torch.Tensor.new_tensor()`")
+    assert sorted(tiers(unknown)) == [("boxes.py", 3), ("boxes.py", 4), ("boxes.py", 5)]
+
+
+@pytest.mark.parametrize(("title", "option"), [
+    ("Change `torch.Tensor.new_tensor()` to be on the given Tensor's device by default",
+     "device"),
+    ("The default dtype of `torch.foo()` is now float32", "dtype"),
+    ("`torch.foo()` now uses strict by default and its device by default", None),
+    ("Change `torch.foo()` to use the input's device", None)])
+def test_a_default_change_reads_the_option_its_title_names_in_plain_words(title, option):
+    subjects = read_subjects(ClassifiedItem(text=title, subsystem="other", kind="bc_breaking"))
+    assert [(s.option, s.worded) for s in subjects.python] == [(option, option is not None)]
+
+
+def test_a_worded_option_the_signature_lacks_is_a_plain_use():
+    """A word before "by default" that is no parameter of the API ("the tanh approximation
+    by default" of a function taking ``approximate``) leaves the API's plain use."""
+    worded = Subject(api="torch.Tensor.new_tensor", scope="method", condition="omits",
+                     option="approximation", worded=True)
+    assert confirmed_option(worded, TensorMaking()) == Subject(
+        api="torch.Tensor.new_tensor", scope="method")
+    named = worded.model_copy(update={"option": "device"})
+    assert confirmed_option(named, TensorMaking()) == named

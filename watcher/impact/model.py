@@ -111,6 +111,10 @@ class Subject(Frozen):
     # (``[[values]]`` of ``config/impact.toml``: "fully masked rows" of ``attn_mask``): a call
     # the code shows cannot pass one is not reached.
     limited_to: str | None = None
+    # The option is a plain word of the title, not a code span ("to be on the given Tensor's
+    # device by default"): the API's own only where the package's signature of it has that
+    # parameter (``reach.match`` reads it as a plain use otherwise).
+    worded: bool = False
 
 
 class Qualifier(Frozen):

@@ -63,6 +63,7 @@ def find_affects(subjects: Subjects, index: CodeIndex, root_label: str, *,
     running = release_version(release)
     callers = Callers(index)
     for subject in subjects.python if reaches else ():
+        subject = confirmed_option(subject, knowledge)
         evidence = weigh(subject) if weigh is not None else None
         for judged, match, through in reaching_uses(subject, index.table, knowledge):
             if where is not None and (match.path, None) not in where and (
@@ -103,6 +104,19 @@ def find_affects(subjects: Subjects, index: CodeIndex, root_label: str, *,
     if subjects.environment:
         environment_affects(subjects, index, found, base, weigh)
     return sorted(found.values(), key=lambda use: (rank(use.tier), use.path, use.line, use.api))
+
+
+def confirmed_option(subject: Subject, knowledge: ApiKnowledge) -> Subject:
+    """A default the title names in plain words (``Subject.worded``) is the API's option only
+    where the package's signature of the API has that parameter; else (or with no signature
+    to ask) the subject is a plain use of the API, as the words said before."""
+    if not subject.worded:
+        return subject
+    signature = signature_of(subject.api, knowledge)
+    if signature is not None and any(parameter.name == subject.option
+                                     for parameter in signature.parameters):
+        return subject
+    return subject.model_copy(update={"condition": "uses", "option": None, "worded": False})
 
 
 def environment_affects(subjects: Subjects, index: CodeIndex,

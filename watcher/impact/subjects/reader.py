@@ -45,6 +45,11 @@ SIGNATURE = re.compile(r"\b(?:keyword[- ]only|positional[- ]only|(?:keyword|posi
 # How the arguments a "signature" change is about are passed: "as a final dictionary".
 FINAL_DICT = re.compile(r"\b(?:final|last|trailing)\s+(?:dict|dictionary|dicts|mapping)\b",
                         re.IGNORECASE)
+# A changed default whose option the title names in plain words: "to be on the given Tensor's
+# device by default", "the default device of". Only a lower-case word that could be a
+# parameter's name; whether it is one, the package says.
+WORDED_DEFAULT = re.compile(r"\b([a-z][a-z0-9_]{1,40})\s+by\s+default\b"
+                            r"|\b[Tt]he\s+default\s+([a-z][a-z0-9_]{1,40})\s+(?:of|for|is|are)\b")
 CALLERS = re.compile(r"\b(?:remov\w{0,3}|deprecat\w{0,5}|defaults?|renam\w{0,3}|no longer|"
                      r"keyword|signature|returns?|returning|drop\w{0,4}|disallow\w{0,3}|"
                      r"requir\w{0,4}|instead|only)\b", re.IGNORECASE)
@@ -72,6 +77,7 @@ def read_subjects(item: ClassifiedItem) -> Subjects:
                   if subject.condition == "uses" else subject for subject in python]
     python = with_given_options(python, parsed, item_view.readings)
     python = with_value_limits(python, parsed)
+    python = with_worded_default(python, parsed)
     python += made_key_subjects(parsed, item.kind, python)
     environment: list[EnvironmentSubject] = read_environment(parsed.sentences)
     qualifiers = read_qualifiers(parsed.sentences, vocabulary().inputs,
@@ -127,6 +133,23 @@ def with_value_limits(python: list[Subject], parsed: Parsed) -> list[Subject]:
                       if subject.condition == "passes" and subject.option in kind.options
                       else subject for subject in python]
     return python
+
+
+def with_worded_default(python: list[Subject], parsed: Parsed) -> list[Subject]:
+    """A title changing a default it names in plain words ("Change `torch.Tensor.new_tensor()`
+    to be on the given Tensor's device by default"): its APIs' plain uses become calls relying
+    on that option's default, so a call passing it (``device=x.device``) is not touched.
+    ``worded``: the package must show the API has the parameter (``reach.match``). One word
+    only: a title naming two is not read this way."""
+    words = {word for sentence in parsed.sentences if sentence.title
+             for found in WORDED_DEFAULT.finditer(sentence.plain) for word in found.groups()
+             if word}
+    if len(words) != 1:
+        return python
+    option = words.pop()
+    return [subject.model_copy(update={"condition": "omits", "option": option, "worded": True})
+            if subject.condition == "uses" and subject.option is None and subject.shape is None
+            and not subject.raised else subject for subject in python]
 
 
 def errors_only(title: str) -> bool:
