@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from watcher.impact.code import UnparsableError, index_python, read_python, scan_codebase
+from watcher.impact.code.newsyntax import downgraded
 from watcher.impact.model import FileIndex
 
 
@@ -337,6 +338,52 @@ def test_unparsable_files_are_counted_not_fatal(tmp_path):
     assert [path for path, _ in index.unparsable] == ["bad.py", "nul.py"]
     assert index.unparsable[0][1] == "line 1: invalid syntax"
     assert scan_codebase(str(root), {}).counts.files == 3
+
+
+NEWER_SYNTAX = """\
+    import torch
+    from torch import nn
+
+
+    class Box[T: torch.Tensor](nn.Module):
+        def load[K](self, path: K) -> T:
+            return torch.load(path)
+
+
+    type Batch[T] = dict[str, T]
+    type Plain = list[torch.Tensor]
+
+
+    def first[T](
+            xs: list[T]) -> T:
+        try:
+            return torch.jit.script(xs[0])
+        except ValueError, TypeError:
+            return torch.cat(xs)
+
+
+    def keeps(type, x):
+        type = type(x)
+        return type
+    """
+
+
+def test_code_in_a_newer_pythons_syntax_is_read_on_the_lines_it_was_written_on():
+    """orb-models' ``class ModelMixin[T: AbstractAtomBatch](torch.nn.Module)`` (3.12 type
+    parameters) did not parse on 3.11, and its torch uses went unread: type parameter lists,
+    ``type`` aliases and 3.14's ``except A, B:`` are read in their 3.11 spelling, each use on
+    its own line, and shown as written. ``type`` as a plain name is left alone."""
+    found = uses(NEWER_SYNTAX)
+    # (a type parameter's bound goes with its list: an annotation, never a call)
+    assert [(line, name) for line, name, _, _ in found] == [
+        (1, "torch"), (2, "torch.nn"), (5, "torch.nn.Module"), (7, "torch.load"),
+        (11, "torch.Tensor"), (17, "torch.jit.script"), (19, "torch.cat")]
+    index = index_python("pkg/mod.py", textwrap.dedent(NEWER_SYNTAX))
+    assert {use.line: use.code for use in index.uses}[5] == \
+        "class Box[T: torch.Tensor](nn.Module):"
+    assert downgraded("import torch\nx = type(torch)\n") is None
+    with pytest.raises(UnparsableError):
+        read_python("pkg/new.py", 'f"{x["a"]}"\n')  # 3.12's f-string nesting: not rewritten
 
 
 def test_a_missing_root_raises_oserror(tmp_path):

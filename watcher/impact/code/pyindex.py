@@ -22,6 +22,7 @@ from watcher.impact.code.callers import LocalCalls, local_calls, unreached_names
 from watcher.impact.code.forwarded import mark_forwarded, mark_spread, mark_spread_default
 from watcher.impact.code.madekeys import made_key_rows
 from watcher.impact.code.masks import MASKED_CALL, MaskReader
+from watcher.impact.code.newsyntax import downgraded
 from watcher.impact.code.pywalk import CONFIG_PATCH, DEFINITIONS, PARTIAL, Raw, Walker
 from watcher.impact.code.raisers import raisers
 from watcher.impact.code.starred import STAR, free_names
@@ -71,21 +72,13 @@ class PythonIndex(NamedTuple):
 
 def read_python(path: str, source: str | bytes) -> PythonIndex:
     """What the scan keeps of one Python file; ``UnparsableError`` if it does not parse."""
-    text = decode(source)
-    try:
-        tree = ast.parse(text, filename=path)
-    except SyntaxError as error:
-        where = f"line {error.lineno}: " if error.lineno else ""
-        raise UnparsableError(one_line(where + str(error.msg))) from None
-    except ValueError as error:  # NUL bytes, on Python 3.11
-        raise UnparsableError(one_line(str(error))) from None
-    except (RecursionError, MemoryError) as error:  # absurdly deep nesting
-        raise UnparsableError(f"too deeply nested ({type(error).__name__})") from None
+    written = decode(source)
+    tree, text = parsed(path, written)
     walker = Walker(package_of(path))
     walker.walk(tree)
     if walker.stars:
         bind_starred(walker, tree)
-    lines = split_lines(text)
+    lines = split_lines(written)  # what a use shows is the line as written
     exports = {name: target for name, target in walker.exports.items()
                if root_of(target) not in STDLIB}
     count = len(lines) - (lines[-1] == "")  # a final newline ends the last line
@@ -120,6 +113,28 @@ def mark_mask_rows(rows: list[UseRow], tree: ast.Module) -> None:
         found = reader.masked_calls(row["line"])
         if found and all(reader.keeps_rows(call) for call in found):
             row["keeps_rows"] = True
+
+
+def parsed(path: str, text: str) -> tuple[ast.Module, str]:
+    """The file's syntax tree and the text it was read from: a file in a newer Python's syntax
+    than the running one (type parameters, ``type`` aliases, ``except A, B:``) is read through
+    its 3.11 spelling, on the same lines (``newsyntax``). ``UnparsableError`` if it still does
+    not parse."""
+    try:
+        return ast.parse(text, filename=path), text
+    except SyntaxError as error:
+        older = downgraded(text)
+        if older is not None:
+            try:
+                return ast.parse(older, filename=path), older
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                pass  # the first error is the one to report
+        where = f"line {error.lineno}: " if error.lineno else ""
+        raise UnparsableError(one_line(where + str(error.msg))) from None
+    except ValueError as error:  # NUL bytes, on Python 3.11
+        raise UnparsableError(one_line(str(error))) from None
+    except (RecursionError, MemoryError) as error:  # absurdly deep nesting
+        raise UnparsableError(f"too deeply nested ({type(error).__name__})") from None
 
 
 def mark_scopes(rows: list[UseRow], tree: ast.Module) -> None:

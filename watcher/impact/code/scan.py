@@ -31,7 +31,7 @@ from watcher.impact.model import Declaration, FileIndex, UnparsableError
 
 __all__ = ["CodeIndex", "ScanCounts", "index_python", "scan_codebase"]
 
-FORMAT = 69  # bump when the index of a file would come out differently: old entries miss
+FORMAT = 70  # bump when the index of a file would come out differently: old entries miss
 SKIPPED_DIRS = frozenset({
     ".git", ".hg", ".svn", ".venv", "venv", "site-packages", "build", "dist", "node_modules",
     "__pycache__", ".tox", ".nox", ".mypy_cache", ".eggs", ".pytest_cache", ".ruff_cache",
