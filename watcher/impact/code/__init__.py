@@ -5,9 +5,11 @@ referenced: a call, an import, an annotation, an ``isinstance`` argument, a deco
 with ``shapes`` for the expressions it reads whole (dotted names, literal dicts);
 ``pyindex`` resolves them to dotted names; ``callers`` lists what a file shows of who calls its
 functions (under which version guards); ``reexport`` follows names the codebase's own modules
-re-export; ``usetable`` is the look-ups the matcher asks; ``scan`` walks a codebase through a
-per-file cache, so an unchanged file is never read again (``gcpause``: with the cyclic
-collector paused); ``ignores`` reads the ``# release-watch: ignore[...]`` comments on the way;
+re-export; ``usetable`` is the look-ups the matcher asks; ``scan`` walks a codebase (``tree``)
+through a per-file cache, so an unchanged file is never read again (``gcpause``: with the
+cyclic collector paused), reading a newer Python's syntax in its 3.11 spelling
+(``newsyntax``); ``spelled`` asks whether any text file of the tree writes a word;
+``ignores`` reads the ``# release-watch: ignore[...]`` comments on the way;
 ``syntax`` holds the small readings of syntax trees the atlas and the subjects reader share.
 """
 

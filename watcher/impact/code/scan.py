@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Callable, Iterator, MutableMapping
+from collections.abc import MutableMapping
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
@@ -25,6 +25,8 @@ from watcher.impact.code.ignores import MARKER, line_markers
 from watcher.impact.code.madekeys import join_made_keys
 from watcher.impact.code.pyindex import UseRow, read_python
 from watcher.impact.code.reexport import resolve_reexports
+from watcher.impact.code.spelled import spelled_in_tree
+from watcher.impact.code.tree import MAX_BYTES, walk
 from watcher.impact.code.usetable import UseTable
 from watcher.impact.environment import environment_kind
 from watcher.impact.model import Declaration, FileIndex, UnparsableError
@@ -32,11 +34,6 @@ from watcher.impact.model import Declaration, FileIndex, UnparsableError
 __all__ = ["CodeIndex", "ScanCounts", "index_python", "scan_codebase"]
 
 FORMAT = 70  # bump when the index of a file would come out differently: old entries miss
-SKIPPED_DIRS = frozenset({
-    ".git", ".hg", ".svn", ".venv", "venv", "site-packages", "build", "dist", "node_modules",
-    "__pycache__", ".tox", ".nox", ".mypy_cache", ".eggs", ".pytest_cache", ".ruff_cache",
-    ".ipynb_checkpoints"})
-MAX_BYTES = 8_000_000  # a generated file this big would take ast seconds; never hand-written
 
 
 @dataclass(frozen=True)
@@ -111,8 +108,6 @@ class CodeIndex:
         """Whether any text file of the codebase (code, configs, docs) writes ``word`` as a
         word; read from disk on first asking, and True when the tree cannot be read."""
         if word not in self._spelled:
-            from watcher.impact.code.spelled import spelled_in_tree
-
             self._spelled[word] = spelled_in_tree(self.root, word)
         return self._spelled[word]
 
@@ -156,7 +151,7 @@ def scan_codebase(root: str, cache: MutableMapping[str, str] | None = None,
     since, it is the answer, and no cache entry is decoded. Without a ``cache`` (a one-off
     scan: the offline command) no entry is encoded either."""
     unparsable: list[tuple[str, str]] = []
-    entries = list(walk(root, unparsable))
+    entries = list(walk(root, unparsable, wanted))
     # DirEntry keeps its stat result, so the per-file cache below does not stat again.
     stats = {relative: stat_key(entry) for relative, entry in entries}
     if previous is not None and previous.root == root and previous.stats == stats and not (
@@ -229,48 +224,6 @@ def index_python(path: str, source: str | bytes) -> FileIndex:
         resolve_reexports([record], set())
     join_made_keys([record])
     return FileIndex.model_validate({"path": path, "uses": python.uses})
-
-
-def walk(root: str, unparsable: list[tuple[str, str]],
-         keep: Callable[[str], bool] | None = None) -> Iterator[tuple[str, os.DirEntry[str]]]:
-    """The files to index (or those ``keep`` wants), sorted, depth first; skipped folders and
-    symlinked folders are not entered. A symlinked file is indexed at its own path when it
-    points at a file inside the codebase (a recipe importing a shared ``model.py`` through a
-    link runs it there too); one pointing outside is not read."""
-    keep = keep or wanted
-    pending: list[tuple[str, str]] = [("", root)]
-    real_root = ""
-    while pending:
-        relative, folder = pending.pop()
-        try:
-            with os.scandir(folder) as listing:
-                entries = sorted(listing, key=lambda entry: entry.name)
-        except OSError as error:
-            if not relative:
-                raise
-            unparsable.append((relative + "/", f"cannot list: {error.strerror or error}"))
-            continue
-        if relative and any(entry.name == "pyvenv.cfg" for entry in entries):
-            continue  # a virtual environment, whatever its name
-        folders = []
-        for entry in entries:
-            path = f"{relative}/{entry.name}" if relative else entry.name
-            if entry.is_dir(follow_symlinks=False):
-                if entry.name not in SKIPPED_DIRS and not entry.name.endswith(".egg-info"):
-                    folders.append((path, entry.path))
-            elif entry.is_file(follow_symlinks=False) and keep(path):
-                yield path, entry
-            elif entry.is_symlink() and keep(path):
-                real_root = real_root or os.path.realpath(root)
-                if inside(entry.path, real_root):
-                    yield path, entry
-        pending.extend(reversed(folders))
-
-
-def inside(link: str, real_root: str) -> bool:
-    """Whether a symlink points at a regular file under ``real_root``."""
-    target = os.path.realpath(link)
-    return target.startswith(real_root + os.sep) and os.path.isfile(target)
 
 
 def wanted(path: str) -> bool:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from watcher.impact.code.scan import MAX_BYTES, walk
+from watcher.impact.code.tree import MAX_BYTES, walk
 
 __all__ = ["spelled_in_tree"]
 
