@@ -665,6 +665,35 @@ def test_a_deprecated_option_no_file_writes_is_not_carried_by_kwargs(run_cli, tm
     assert found["pkg/sched.py"] == {("check", "forwards **kwargs to StepLR, which may c")}
 
 
+@pytest.mark.parametrize("spelled", [False, True])
+def test_a_removal_the_package_disputes_is_not_carried_by_kwargs_nobody_writes(run_cli, tmp_path,
+                                                                              spelled):
+    """PyG's ``torch.onnx.export(model, args, f, **kwargs)``: 2.11's notes remove
+    ``custom_translation_table`` from ``torch.onnx.export``, yet the 2.11.0 package still takes
+    it (only the dispatcher's overload matching changed). Where nothing in the tree writes the
+    option the forward cannot carry it from the tree, as a deprecated option: no use. Where a
+    file writes it, ``check``. ``fallback``, which the package confirms gone, stays ``check``
+    either way: a library's forward is where its users' calls break."""
+    root = tmp_path / "code"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "onnx.py").write_text(textwrap.dedent("""\
+        import torch
+
+
+        def safe_export(model, args, f, **kwargs):
+            torch.onnx.export(model, args, f, **kwargs)
+        """))
+    if spelled:
+        (root / "pkg" / "tables.py").write_text('OPTIONS = {"custom_translation_table": {}}\n')
+    result = run_cli("impact", str(FIXTURES / "releases" / "pytorch" / "v2.11.0.md"), "--code",
+                     str(root), "--format", "json")
+    found = {item["text"].strip("* ")[:30]: use["tier"]
+             for item in json.loads(result.stdout)["items"] for use in item.get("affects", [])
+             if use["path"] == "pkg/onnx.py"}
+    assert found == {"Remove the `fallback` option f": "check",
+                     **({"Remove overload matching logic": "check"} if spelled else {})}, found
+
+
 def test_a_deprecated_option_passed_as_its_none_default_is_not_used(run_cli, tmp_path):
     """wenet's BPU exporter passes ``dynamic_axes=None`` (static shapes): None is the
     option's default, so the deprecation of using it does not reach the call; passing a value

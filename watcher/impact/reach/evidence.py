@@ -36,10 +36,13 @@ DEFAULT_CHANGES = frozenset({"default_changed", "default_removed", "required_par
 
 class Evidence(NamedTuple):
     """``sure``: a use may stand in ``breaks``; ``rung``: what it rests on, said after the
-    ``why`` ("the 2.14.1 package: torch.cholesky now only raises")."""
+    ``why`` ("the 2.14.1 package: torch.cholesky now only raises"); ``disputed``: the notes
+    call an option removed that the new package's API still takes, so what changed is only
+    what the option does."""
 
     sure: bool
     rung: str
+    disputed: bool = False
 
 
 # What a ladder's ``weigh`` is to the steps that take one.
@@ -178,7 +181,7 @@ class Ladder:
         names = {param.name for param in params}
         if option in names:
             return Evidence(False, f"the notes say {option} is removed, but {api} still takes "
-                                   f"it in the {version} package")
+                                   f"it in the {version} package", disputed=True)
         if any(param.kind == VAR_KEYWORD for param in params):
             return Evidence(False, f"the notes say {option} is removed; {api} takes **kwargs "
                                    f"in the {version} package")

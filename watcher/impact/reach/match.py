@@ -24,7 +24,7 @@ from watcher.impact.model import (
     Subjects,
 )
 from watcher.impact.reach.callers import Callers
-from watcher.impact.reach.evidence import Weigh
+from watcher.impact.reach.evidence import Evidence, Weigh
 from watcher.impact.reach.tiers import Match, Verdict, cap, judge, lineage, rank
 from watcher.impact.subjects import vocabulary
 from watcher.models import Affect
@@ -76,8 +76,8 @@ def find_affects(subjects: Subjects, index: CodeIndex, root_label: str, *,
                 continue  # it runs only on releases before this one (a version guard)
             if never_given(judged, match.row, index.table):
                 continue  # the option only ever arrives as None: no caller gives it
-            if never_spread(judged, match.row, index.table) or never_spelled(judged, match.row,
-                                                                             index):
+            if never_spread(judged, match.row, index.table) or never_spelled(
+                    judged, match.row, index, evidence):
                 # No caller gives the option to the **kwargs the call passes on: judged as
                 # the call without them.
                 match = match._replace(row={key: value for key, value in match.row.items()
@@ -219,12 +219,16 @@ def never_spread(subject: Subject, row: UseRow, table: UseTable) -> bool:
     return int(here) + len(calls) > 0
 
 
-def never_spelled(subject: Subject, row: UseRow, index: CodeIndex) -> bool:
-    """A call passing on ``**kwargs`` to an API whose option is deprecated, where no text file
-    of the codebase writes the option's name (no keyword, dict key, config key or flag): the
-    forward can only carry it from a caller outside the tree, whose warning it is. A removed
-    option is not excused so: a library's forward is where its users' calls break."""
-    return subject.condition == "passes" and subject.effect == "deprecated" and \
+def never_spelled(subject: Subject, row: UseRow, index: CodeIndex,
+                  evidence: Evidence | None = None) -> bool:
+    """A call passing on ``**kwargs`` to an API whose option is deprecated, or which the notes
+    call removed while the package's API still takes it (``evidence.disputed``: only what it
+    does changed), where no text file of the codebase writes the option's name (no keyword,
+    dict key, config key or flag): the forward can only carry it from a caller outside the
+    tree, whose warning or changed result it is. A removal the package confirms, or cannot
+    see, is not excused so: a library's forward is where its users' calls break."""
+    excused = subject.effect == "deprecated" or (evidence is not None and evidence.disputed)
+    return subject.condition == "passes" and excused and \
         subject.option is not None and bool(row.get("passes_kwargs")) and \
         subject.option not in row.get("keywords", ()) and not index.spells(subject.option)
 
