@@ -20,7 +20,7 @@ from watcher.impact import ImpactAnalyzer, ReleaseAnalysis, own_knowledge, packa
 from watcher.impact.analysis.item import CodeRoot
 from watcher.impact.atlas import AtlasSource
 from watcher.impact.model import EnvironmentSubject, Subject
-from watcher.impact.reach.evidence import Ladder
+from watcher.impact.reach.evidence import Evidence, Ladder
 from watcher.impact.subjects import read_subjects
 from watcher.models import Affect, ClassifiedItem
 
@@ -342,15 +342,16 @@ def test_a_stated_removal_the_atlas_contradicts_is_check_and_says_so():
 
 def test_a_removal_the_package_shows_is_sure_and_the_unread_package_lets_the_notes_stand():
     removed = Subject(api="torch.onnx.dynamo_export", effect="removed")
-    assert Ladder(bundled("v2.9.0"), "v2.9.0").weigh(removed) == (
+    assert Ladder(bundled("v2.9.0"), "v2.9.0").weigh(removed) == Evidence(
         True, "the 2.9.0 package: torch.onnx.dynamo_export is gone")
     unread = Ladder(None, "v2.16.0")
-    assert unread.weigh(removed) == (True, "the notes say so; no 2.16.0 package read yet")
+    assert unread.weigh(removed) == Evidence(True, "the notes say so; no 2.16.0 package read yet")
     # The release's own atlas read, none before it (2.5.0 offline): said as that.
     alone = Ladder(None, "v2.5.0", alone=True)
-    assert alone.weigh(removed) == (
+    assert alone.weigh(removed) == Evidence(
         True, "the notes say so; no package before 2.5.0 read to diff it against")
-    assert alone.weigh(Subject(api="torch.load", condition="omits", option="weights_only")) == (
+    omits = Subject(api="torch.load", condition="omits", option="weights_only")
+    assert alone.weigh(omits) == Evidence(
         False, "the notes' words; no package before 2.5.0 read to diff it against")
     # A default the words alone change waits for the package.
     flipped = Subject(api="torch.load", condition="omits", option="weights_only")
@@ -360,11 +361,11 @@ def test_a_removal_the_package_shows_is_sure_and_the_unread_package_lets_the_not
 def test_a_default_the_package_changes_is_sure_and_one_it_keeps_is_not():
     ladder = Ladder(bundled("v2.9.0"), "v2.9.0")
     dynamo = Subject(api="torch.onnx.export", condition="omits", option="dynamo")
-    assert ladder.weigh(dynamo) == (
+    assert ladder.weigh(dynamo) == Evidence(
         True, "the 2.9.0 package: the default of dynamo is now True, was False")
     load = Ladder(bundled("v2.6.0"), "v2.6.0").weigh(
         Subject(api="torch.load", condition="omits", option="weights_only"))
-    assert load == (False, "the notes' words; the 2.6.0 package shows the same default of "
+    assert load == Evidence(False, "the notes' words; the 2.6.0 package shows the same default of "
                            "weights_only, None")
 
 
@@ -374,14 +375,16 @@ def test_a_removed_option_the_signature_still_takes_is_check():
                    option="cuda", effect="removed")
     kept = gone.model_copy(update={"option": "device_type"})
     assert ladder.weigh(gone).sure
-    assert ladder.weigh(kept) == (False, "the notes say device_type is removed, but "
+    # Disputed: only what the option does may have changed (``match.never_spelled``).
+    assert ladder.weigh(kept) == Evidence(False, "the notes say device_type is removed, but "
                                          "torch.utils.cpp_extension.include_paths still "
-                                         "takes it in the 2.6.0 package")
+                                         "takes it in the 2.6.0 package", disputed=True)
+    assert not ladder.weigh(gone).disputed
 
 
 def test_a_behaviour_change_is_never_sure():
     ladder = Ladder(bundled("v2.11.0"), "v2.11.0")
-    assert ladder.weigh(Subject(api="torch.compile")) == (
+    assert ladder.weigh(Subject(api="torch.compile")) == Evidence(
         False, "a behaviour change the 2.11.0 package cannot show")
 
 
@@ -518,7 +521,7 @@ def test_a_stated_removal_of_a_function_that_already_only_raises_is_confirmed():
     """2.15.0's diff has no change to torch.cholesky (it only raised since 2.14.1); notes that
     say it is removed are confirmed by the atlas, not by the diff."""
     ladder = Ladder(bundled("v2.15.0"), "v2.15.0")
-    assert ladder.weigh(Subject(api="torch.cholesky", effect="removed")) == (
+    assert ladder.weigh(Subject(api="torch.cholesky", effect="removed")) == Evidence(
         True, "the 2.15.0 package: torch.cholesky now only raises")
 
 
@@ -569,12 +572,12 @@ def test_a_release_whose_own_atlas_is_read_but_none_before_it_says_so(tmp_path):
 ], ids=["python-proven", "python-unstated", "package", "package-looser", "renamed",
         "channel", "cuda"])
 def test_an_environment_change_names_the_wheel_metadata_that_proves_it(release, subject, rung):
-    assert Ladder(bundled(release), release).weigh(subject) == (True, rung)
+    assert Ladder(bundled(release), release).weigh(subject) == Evidence(True, rung)
 
 
 def test_an_environment_change_of_an_unread_package_rests_on_the_notes():
     dropped = EnvironmentSubject(kind="python", minimum="3.11")
-    assert Ladder(None, "v2.16.0").weigh(dropped) == (
+    assert Ladder(None, "v2.16.0").weigh(dropped) == Evidence(
         True, "the notes say so; no 2.16.0 package read yet")
 
 
@@ -585,7 +588,7 @@ def test_a_release_read_alone_weighs_its_environment_against_its_own_wheel():
     own = source.known("torch", "2.5.0")
     assert own is not None
     ladder = Ladder(None, "v2.5.0", alone=True, own=own)
-    assert ladder.weigh(EnvironmentSubject(kind="python", minimum="3.9")) == (
+    assert ladder.weigh(EnvironmentSubject(kind="python", minimum="3.9")) == Evidence(
         True, "the notes say so; the 2.5.0 package still states Requires-Python >=3.8.0")
 
 
