@@ -665,6 +665,47 @@ def test_a_deprecated_option_no_file_writes_is_not_carried_by_kwargs(run_cli, tm
     assert found["pkg/sched.py"] == {("check", "forwards **kwargs to StepLR, which may c")}
 
 
+@pytest.mark.parametrize("config", ["gamma: 0.9\n", "gamma: 0.9\nverbose: true\n"])
+def test_a_removed_option_no_file_writes_is_not_carried_by_the_codebase_own_dicts(
+        run_cli, tmp_path, config):
+    """tky823's recipes' ``ExponentialLR(optimizer, **config_scheduler)`` of a YAML file they
+    load, and NATSpeech's ``StepLR(optimizer, **hparams["scheduler_params"])`` of a module's
+    dict: the dicts are the codebase's own, so 2.7's removed ``verbose`` reaches them only where
+    a file of the tree writes it. A library's forward of its callers' ``**kwargs`` or of a dict
+    parameter stays ``check`` either way: its users' calls break there."""
+    root = tmp_path / "code"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "train.py").write_text(textwrap.dedent("""\
+        import torch
+        import yaml
+
+        hparams = {}
+
+
+        def main(args, optimizer):
+            with open(args.scheduler_path) as f:
+                config_scheduler = yaml.safe_load(f)
+            first = torch.optim.lr_scheduler.ExponentialLR(optimizer, **config_scheduler)
+            second = torch.optim.lr_scheduler.StepLR(optimizer, **hparams["scheduler_params"])
+            return first, second
+
+
+        def forwarded(optimizer, **kwargs):
+            return torch.optim.lr_scheduler.StepLR(optimizer, **kwargs)
+
+
+        def given(optimizer, options):
+            return torch.optim.lr_scheduler.StepLR(optimizer, **options)
+        """))
+    (root / "scheduler.yaml").write_text(config)
+    result = run_cli("impact", str(FIXTURES / "releases" / "pytorch" / "v2.7.0.md"), "--code",
+                     str(root), "--format", "json")
+    lines = {use["line"] for item in json.loads(result.stdout)["items"]
+             if "print_lr" in item["text"] for use in item.get("affects", [])
+             if use["tier"] == "check"}
+    assert lines == ({10, 11, 16, 20} if "verbose" in config else {16, 20}), lines
+
+
 @pytest.mark.parametrize("spelled", [False, True])
 def test_a_removal_the_package_disputes_is_not_carried_by_kwargs_nobody_writes(run_cli, tmp_path,
                                                                               spelled):

@@ -250,6 +250,10 @@ class Use(Frozen):
     # ``code.forwarded``): [the function, the parameter, its position, whether this file calls
     # the function, whether such a call may give the parameter]
     spreads_default_of: tuple[str, str, int, bool, bool] | None = None
+    # A call whose every ``**`` spreads a dict starting from a name no function around it
+    # takes as a parameter (a config it loads, a module's dict; ``code.forwarded``): its keys
+    # are the codebase's own, not a caller's
+    spreads_local: bool = False
 
 
 class Declaration(Frozen):

@@ -15,7 +15,7 @@ from typing import Any
 
 from watcher.impact.code.pywalk import NOT_CALLING, Function, Raw, Walker, enclosing
 
-__all__ = ["mark_forwarded", "mark_spread", "mark_spread_default"]
+__all__ = ["mark_forwarded", "mark_spread", "mark_spread_default", "mark_spread_local"]
 
 # References to a function that neither call it nor hand it on (a subclass, "base", may be
 # constructed with anything; a name it is "aliased" to may be called with anything).
@@ -91,6 +91,26 @@ def mark_spread_default(rows: list[dict[str, Any]], walker: Walker) -> None:
         here = calls_of(walker.raws, function[0], walker.aliases)
         row["spreads_default_of"] = [function[0], parameter, position, bool(here),
                                      any(may_pass(call, parameter, position) for call in here)]
+
+
+def mark_spread_local(rows: list[dict[str, Any]], walker: Walker) -> None:
+    """Sets ``spreads_local`` on each call whose every ``**`` spreads a dict starting from a
+    name that no function around the call takes as a parameter (``**config_scheduler`` read
+    from a YAML file, ``**hparams["scheduler_params"]``, a module's dict): its keys come from
+    the codebase's own code and configs, not from a caller's arguments as a library's
+    forwarded ``**kwargs`` or ``**options`` do (``reach.match.never_spelled``)."""
+    for row in rows:
+        if not row.get("passes_kwargs") or not row.get("is_call"):
+            continue
+        roots = walker.spread_roots.get(row["line"])
+        if not roots or None in roots:
+            continue
+        around = enclosing(walker.functions, row["line"])
+        taken = {parameter for function in around for parameter in function[4]}
+        taken |= {entry[2] for entry in walker.var_keywords
+                  if entry[0] <= row["line"] <= entry[1]}
+        if not taken.intersection(roots):
+            row["spreads_local"] = True
 
 
 def innermost(functions: list[Function], line: int, parameter: str) -> Function | None:

@@ -19,7 +19,12 @@ from typing import Any, NamedTuple
 
 from watcher.impact.code.aliasing import aliasing_rows
 from watcher.impact.code.callers import LocalCalls, local_calls, unreached_names
-from watcher.impact.code.forwarded import mark_forwarded, mark_spread, mark_spread_default
+from watcher.impact.code.forwarded import (
+    mark_forwarded,
+    mark_spread,
+    mark_spread_default,
+    mark_spread_local,
+)
 from watcher.impact.code.madekeys import made_key_rows
 from watcher.impact.code.masks import MASKED_CALL, MaskReader
 from watcher.impact.code.newsyntax import downgraded
@@ -93,6 +98,7 @@ def read_python(path: str, source: str | bytes) -> PythonIndex:
     functions = local_calls(tree, walker, unreached) if rows else {}
     mark_forwarded(rows, walker)
     mark_spread(rows, walker)
+    mark_spread_local(rows, walker)
     if walker.spread_defaults:
         mark_spread_default(rows, walker)
     raising = raisers(walker.functions, walker.raised, walker.raws) if walker.raised else {}

@@ -90,6 +90,14 @@ def is_super_init(func: ast.expr) -> bool:
 Function = tuple[str, int, int, tuple[str, ...], frozenset[str]]
 
 
+def root_name(node: ast.expr) -> str | None:
+    """The name an attribute or subscript chain starts from (``hparams`` of
+    ``hparams["a"].b``); None where it starts from anything else (a call, a literal)."""
+    while type(node) in (ast.Attribute, ast.Subscript):
+        node = node.value  # type: ignore[attr-defined]
+    return node.id if type(node) is ast.Name else None
+
+
 def enclosing(functions: list[Function], line: int) -> list[Function]:
     """The functions around ``line``, innermost first."""
     return sorted((function for function in functions if function[1] <= line <= function[2]),
@@ -145,6 +153,9 @@ class Walker:
         # name, or None for any other expression): read by ``forwarded.mark_spread``.
         self.var_keywords: list[tuple[int, int, str, str]] = []
         self.spreads: dict[int, list[str | None]] = {}
+        # The name each ``**`` expression starts from (``cfg`` of ``**cfg["sched"]``, None for
+        # a call's result), by line: read by ``forwarded.mark_spread_local``.
+        self.spread_roots: dict[int, list[str | None]] = {}
         self._callable_as: dict[int, str] = {}
         self._dicts: dict[str, set[str]] = {}
         # Parameters defaulting to a literal dict (whose keys ``_dicts`` holds, with those the
@@ -504,6 +515,7 @@ class Walker:
             value = keyword.value
             self.spreads.setdefault(node.lineno, []).append(
                 value.id if type(value) is ast.Name else None)
+            self.spread_roots.setdefault(node.lineno, []).append(root_name(value))
             if type(value) is ast.Name:
                 known = self._dicts.get(value.id)
                 if value.id in self._forwarded:

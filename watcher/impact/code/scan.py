@@ -33,7 +33,7 @@ from watcher.impact.model import Declaration, FileIndex, UnparsableError
 
 __all__ = ["CodeIndex", "ScanCounts", "index_python", "scan_codebase"]
 
-FORMAT = 70  # bump when the index of a file would come out differently: old entries miss
+FORMAT = 71  # bump when the index of a file would come out differently: old entries miss
 
 
 @dataclass(frozen=True)

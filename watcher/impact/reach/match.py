@@ -226,8 +226,11 @@ def never_spelled(subject: Subject, row: UseRow, index: CodeIndex,
     does changed), where no text file of the codebase writes the option's name (no keyword,
     dict key, config key or flag): the forward can only carry it from a caller outside the
     tree, whose warning or changed result it is. A removal the package confirms, or cannot
-    see, is not excused so: a library's forward is where its users' calls break."""
-    excused = subject.effect == "deprecated" or (evidence is not None and evidence.disputed)
+    see, is excused so only where the spread dicts are the codebase's own (``spreads_local``:
+    a config it loads, a module's dict), not a parameter: a library's forward of its callers'
+    options is where its users' calls break."""
+    excused = subject.effect == "deprecated" or (evidence is not None and evidence.disputed) \
+        or bool(row.get("spreads_local"))
     return subject.condition == "passes" and excused and \
         subject.option is not None and bool(row.get("passes_kwargs")) and \
         subject.option not in row.get("keywords", ()) and not index.spells(subject.option)
