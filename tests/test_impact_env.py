@@ -549,6 +549,21 @@ def test_an_environment_pinned_to_a_dropped_python_runs_the_last_torch_for_it():
                    "conda/environment-base.yml", "v2.9.0")
 
 
+@pytest.mark.parametrize(("python", "held"), [
+    ("python>=3.6,<=3.8", "2.4.*"), ("python<3.9", "2.4.*"), ("python>=3.6,<3.10", "2.8.*"),
+    ("python>=3.8", ""), ("python=3.10", "")])
+def test_a_python_range_ending_at_a_dropped_python_runs_the_last_torch_for_it(python, held):
+    """tky823's tutorial environments cap ``python>=3.6,<=3.8`` beside an open ``pytorch``
+    from the pytorch channel: the newest Python they admit is 3.8, so torch 2.4 at most, and
+    2.7's end of the channel changes nothing there. A range reaching a Python torch still
+    builds for, or with no upper bound, holds nothing."""
+    declarations = after_defaults("environment-cpu.yaml", python, "pytorch>=1.8.0")
+    channel = next(d for d in declarations if d.kind == "channel")
+    assert channel.python_holds_torch == held
+    assert touches(EnvironmentSubject(kind="channel", name="pytorch"), channel,
+                   "environment-cpu.yaml", "v2.7.0") == (not held or held == "2.8.*")
+
+
 def test_a_cuda_toolkit_image_is_no_build_of_torch():
     """text-generation-inference builds on ``nvidia/cuda:12.4.1-devel`` and pip installs
     ``torch==2.7`` from PyPI: the wheel brings its own CUDA 12.6 libraries, and the image's

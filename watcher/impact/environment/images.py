@@ -222,11 +222,28 @@ def pinned_to(declarations: list[Declaration]) -> list[Declaration]:
     if releases:
         return declarations
     held = {last for d in declarations if d.kind == "python"
-            and (last := LAST_TORCH_FOR_PYTHON.get(d.specifier))}
+            and (last := last_torch_for(d.specifier))}
     if len(held) != 1:
         return declarations
     series = f"{held.pop()}.*"
     return [d.model_copy(update={"python_holds_torch": series}) for d in declarations]
+
+
+@lru_cache(maxsize=256)
+def last_torch_for(specifier: str) -> str:
+    """The last torch series with wheels for the newest Python 3 a specifier admits
+    (``==3.8.*``, ``>=3.6,<=3.8``, ``<3.9``: "2.4"); "" where it admits a Python torch still
+    builds for, has no upper bound, or cannot be read."""
+    if specifier in LAST_TORCH_FOR_PYTHON:
+        return LAST_TORCH_FOR_PYTHON[specifier]
+    try:
+        allowed = SpecifierSet(specifier)
+    except InvalidSpecifier:
+        return ""
+    newest = max((minor for minor in range(5, 20)
+                  if any(allowed.contains(f"3.{minor}{patch}", prereleases=True)
+                         for patch in ("", ".0", ".99"))), default=None)
+    return "" if newest is None else LAST_TORCH_FOR_PYTHON.get(f"==3.{newest}.*", "")
 
 
 def torch_pin(specifier: str) -> str:
