@@ -35,6 +35,7 @@ from watcher.impact.code.shapes import (
     literal_keys,
     methods_by_name,
     returned_keys,
+    root_name,
     string_keys,
     top_level_imports,
 )
@@ -88,14 +89,6 @@ def is_super_init(func: ast.expr) -> bool:
 
 # A function of the file: (name, first line, last line, positional parameters, all of them).
 Function = tuple[str, int, int, tuple[str, ...], frozenset[str]]
-
-
-def root_name(node: ast.expr) -> str | None:
-    """The name an attribute or subscript chain starts from (``hparams`` of
-    ``hparams["a"].b``); None where it starts from anything else (a call, a literal)."""
-    while type(node) in (ast.Attribute, ast.Subscript):
-        node = node.value  # type: ignore[attr-defined]
-    return node.id if type(node) is ast.Name else None
 
 
 def enclosing(functions: list[Function], line: int) -> list[Function]:

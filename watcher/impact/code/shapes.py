@@ -11,8 +11,8 @@ from typing import Any
 from watcher.impact.code.guards import dead_branch
 from watcher.impact.code.nodes import push_children
 
-__all__ = ["chain_of", "literal_keys", "methods_by_name", "returned_keys", "string_keys",
-           "top_level_imports"]
+__all__ = ["chain_of", "literal_keys", "methods_by_name", "returned_keys", "root_name",
+           "string_keys", "top_level_imports"]
 
 
 def chain_of(node: ast.expr) -> tuple[str, tuple[str, ...]] | None:
@@ -25,6 +25,14 @@ def chain_of(node: ast.expr) -> tuple[str, tuple[str, ...]] | None:
         return None
     attrs.reverse()
     return node.id, tuple(attrs)
+
+
+def root_name(node: ast.expr) -> str | None:
+    """The name an attribute or subscript chain starts from (``hparams`` of
+    ``hparams["a"].b``); None where it starts from anything else (a call, a literal)."""
+    while type(node) in (ast.Attribute, ast.Subscript):
+        node = node.value  # type: ignore[attr-defined]
+    return node.id if type(node) is ast.Name else None
 
 
 def string_keys(node: ast.expr) -> tuple[str, ...]:

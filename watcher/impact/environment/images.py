@@ -234,8 +234,6 @@ def last_torch_for(specifier: str) -> str:
     """The last torch series with wheels for the newest Python 3 a specifier admits
     (``==3.8.*``, ``>=3.6,<=3.8``, ``<3.9``: "2.4"); "" where it admits a Python torch still
     builds for, has no upper bound, or cannot be read."""
-    if specifier in LAST_TORCH_FOR_PYTHON:
-        return LAST_TORCH_FOR_PYTHON[specifier]
     try:
         allowed = SpecifierSet(specifier)
     except InvalidSpecifier:
